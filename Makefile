@@ -1,0 +1,31 @@
+# phptune: `make demo` runs the main job on the bundled demo app; `make test` runs every test.
+# Both install what they need first (Debian packages as root, Go modules through the Go toolchain).
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+BIN := bin/phptune
+
+.PHONY: all build deps demo test vet fmt-check clean
+
+all: build
+
+deps:
+	GO=$(GO) sh scripts/install-deps.sh
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/phptune
+
+demo: deps build
+	sh scripts/demo.sh $(BIN)
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l cmd internal workloads); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Tests that measure must not run beside each other on 2 cores: -p 1.
+test: deps fmt-check vet
+	$(GO) test -p 1 -count=1 -timeout 25m ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/report"
+)
+
+type benchFlags struct {
+	connections                 int
+	requests                    int64
+	duration, warmup, timeout   time.Duration
+	method, bodyFile            string
+	headers                     []string
+	noKeepalive                 bool
+	expectStatus, expectBody    string
+	requestURI, docRoot, status string
+	json                        bool
+	out                         string
+	procs                       int
+}
+
+func newBenchCmd() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench TARGET",
+		Short: "Drive load at an HTTP server or straight at php-fpm over FastCGI",
+		Long: `Drive load at TARGET with N connections, each sending its next request when the last one is answered
+(closed model), and report requests/s, latency percentiles from HDR histograms, errors by class and the
+generator's own CPU time per request.
+
+TARGET is one of
+  http://HOST:PORT/PATH?QUERY                  HTTP/1.1, keep-alive unless --no-keepalive
+  fcgi://HOST:PORT/ABS/PATH/script.php?QUERY   FastCGI over TCP straight to php-fpm
+  unix:/PATH/TO.sock:/ABS/PATH/script.php?QUERY  FastCGI over a unix socket
+For FastCGI the script path is SCRIPT_FILENAME as php-fpm sees it; the CGI params are those nginx sends.
+php-fpm never multiplexes: each kept FastCGI connection holds one worker, so connections above
+pm.max_children wait for a free one.
+
+Error classes: connect, timeout, read_write, protocol (the peer does not speak HTTP or FastCGI), fcgi_status,
+http_4xx, http_5xx, http_502, http_504, status (outside --expect-status), body (--expect-body did not match),
+php_stderr (PHP wrote warnings or errors to FastCGI stderr). A timed-out request is recorded at the timeout.`,
+		Example: `  phptune bench http://127.0.0.1:8080/ -c 32 -d 30s
+  phptune bench fcgi://127.0.0.1:9000/var/www/index.php -c 4 --fpm-status /status
+  phptune bench unix:/run/php/php8.2-fpm.sock:/var/www/index.php --request-uri /articles/3 -n 10000
+  phptune bench http://127.0.0.1:8080/contact -m POST --body form.txt -H 'Content-Type: application/x-www-form-urlencoded'`,
+		Args: cobra.ExactArgs(1),
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), f, args[0], cmd.Flags().Changed("duration"))
+		}),
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.connections, "connections", "c", 4, "concurrent connections")
+	fl.Int64VarP(&f.requests, "requests", "n", 0, "measured requests in all (instead of -d)")
+	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured window")
+	fl.DurationVar(&f.warmup, "warmup", time.Second, "warm-up before the measured window, excluded from the results")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
+	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
+	fl.BoolVar(&f.noKeepalive, "no-keepalive", false, "HTTP: a new connection for every request")
+	fl.StringVar(&f.expectStatus, "expect-status", "", "accepted statuses, e.g. 200 or 200,301-302 (default: 1xx-3xx)")
+	fl.StringVar(&f.expectBody, "expect-body", "", "regular expression every response body must match")
+	fl.StringVar(&f.requestURI, "request-uri", "", "FastCGI: REQUEST_URI to send (front controllers route on it; default: the script path)")
+	fl.StringVar(&f.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT (default: the script's directory)")
+	fl.StringVar(&f.status, "fpm-status", "", "read php-fpm's status page before and after: its path (FastCGI targets) or fcgi://HOST:PORT/PATH or unix:/SOCK:/PATH")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/bench/v1) instead of the summary")
+	fl.StringVar(&f.out, "out", "", "also write result.json into this directory")
+	fl.IntVar(&f.procs, "procs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, so the server keeps a core)")
+	return cmd
+}
+
+func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet bool) error {
+	t, err := load.ParseTarget(rawTarget)
+	if err != nil {
+		return err
+	}
+	o := load.Options{Target: t, Connections: f.connections, Warmup: f.warmup, Timeout: f.timeout}
+	if f.requests > 0 {
+		if durationSet {
+			return exitcode.UsageErrorf("give -n or -d, not both")
+		}
+		o.Requests = f.requests
+	} else if f.requests < 0 {
+		return exitcode.UsageErrorf("-n %d: want a positive count", f.requests)
+	} else {
+		if f.duration <= 0 {
+			return exitcode.UsageErrorf("-d %s: want a positive duration", f.duration)
+		}
+		o.Duration = f.duration
+	}
+	if f.warmup < 0 || f.timeout <= 0 {
+		return exitcode.UsageErrorf("--warmup must not be negative and --timeout must be positive")
+	}
+	o.Request = load.Request{Method: f.method, KeepAlive: !f.noKeepalive}
+	for _, h := range f.headers {
+		hv, err := load.ParseHeader(h)
+		if err != nil {
+			return err
+		}
+		o.Request.Headers = append(o.Request.Headers, hv)
+	}
+	if f.bodyFile != "" {
+		if o.Request.Body, err = os.ReadFile(f.bodyFile); err != nil {
+			return exitcode.UsageErrorf("--body: %v", err)
+		}
+	}
+	if f.expectStatus != "" {
+		if o.ExpectStatus, err = load.ParseStatuses(f.expectStatus); err != nil {
+			return err
+		}
+	}
+	if f.expectBody != "" {
+		if o.ExpectBody, err = regexp.Compile(f.expectBody); err != nil {
+			return exitcode.UsageErrorf("--expect-body: %v", err)
+		}
+	}
+	if t.Protocol == load.FastCGI {
+		o.Target.RequestURI, o.Target.DocumentRoot = f.requestURI, f.docRoot
+	} else if f.requestURI != "" || f.docRoot != "" {
+		return exitcode.UsageErrorf("--request-uri and --document-root apply to FastCGI targets only")
+	}
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return exitcode.UsageErrorf("--out %s: %v", f.out, err)
+		}
+	}
+
+	procs := f.procs
+	if procs == 0 && runtime.NumCPU() <= 2 {
+		procs = 1
+	}
+	if procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	}
+
+	// The status page, when asked for: where to read it.
+	var st *statusSource
+	if f.status != "" {
+		if st, err = parseStatusSource(f.status, t); err != nil {
+			return err
+		}
+	}
+	var before *measure.FPMStatus
+	if st != nil {
+		if before, err = st.read(ctx); err != nil {
+			return exitcode.WithCode(exitcode.Usage, err)
+		}
+	}
+
+	line := newStatusLine(os.Stderr)
+	o.Progress = func(p load.Progress) {
+		phase := "measuring"
+		if p.Warmup {
+			phase = "warming up"
+		}
+		total := ""
+		if p.Total > 0 {
+			total = "/" + p.Total.Round(time.Second).String()
+		}
+		line.set("bench: %s %s%s  %d requests  %d errors", phase, p.Elapsed.Round(time.Second), total, p.Requests, p.Errors)
+	}
+	res, runErr := load.Run(ctx, o)
+	line.clear()
+	if res == nil {
+		return runErr
+	}
+	if st != nil && ctx.Err() == nil {
+		after, err := st.read(ctx)
+		if err != nil {
+			res.Warnings = append(res.Warnings, "php-fpm status after the run: "+err.Error())
+		} else {
+			d := measure.Delta(before, after)
+			res.FPMStatus = d
+			res.Warnings = append(res.Warnings, fpmWarnings(d, before, t, f.connections)...)
+		}
+	}
+	if res.Requests > 0 && res.Errors == res.Requests && runErr == nil {
+		runErr = exitcode.WithCode(exitcode.Failed, errors.New("every request failed"))
+	}
+	if f.out != "" {
+		var buf jsonBuf
+		report.WriteJSON(&buf, res)
+		if err := writeAtomic(filepath.Join(f.out, "result.json"), buf.b); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		report.WriteJSON(os.Stdout, res)
+	} else {
+		report.Bench(os.Stdout, res)
+		if f.out != "" {
+			fmt.Printf("\n  result: %s\n", filepath.Join(f.out, "result.json"))
+		}
+	}
+	return runErr
+}
+
+type jsonBuf struct{ b []byte }
+
+func (j *jsonBuf) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
+
+type statusSource struct{ network, address, path string }
+
+func (s *statusSource) read(ctx context.Context) (*measure.FPMStatus, error) {
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return measure.ReadFPMStatus(c, s.network, s.address, s.path)
+}
+
+func parseStatusSource(v string, t load.Target) (*statusSource, error) {
+	if len(v) > 0 && v[0] == '/' {
+		if t.Protocol != load.FastCGI {
+			return nil, exitcode.UsageErrorf("--fpm-status %s: for an HTTP target give the pool's address too, as fcgi://HOST:PORT%s or unix:/SOCK:%s", v, v, v)
+		}
+		return &statusSource{t.Network, t.Address, v}, nil
+	}
+	st, err := load.ParseTarget(v)
+	if err != nil || st.Protocol != load.FastCGI {
+		return nil, exitcode.UsageErrorf("--fpm-status %q: want /PATH, fcgi://HOST:PORT/PATH or unix:/SOCK:/PATH", v)
+	}
+	return &statusSource{st.Network, st.Address, st.Script}, nil
+}
+
+// fpmWarnings says when the pool capped the run: php-fpm never multiplexes, so kept FastCGI connections beyond
+// max_children wait for a worker.
+func fpmWarnings(d measure.FPMDelta, before *measure.FPMStatus, t load.Target, conns int) []string {
+	var w []string
+	if d.MaxChildrenReached > 0 {
+		w = append(w, fmt.Sprintf("php-fpm pool %q reached pm.max_children %d time(s) during the run: requests queued for a worker", d.Pool, d.MaxChildrenReached))
+	}
+	if t.Protocol == load.FastCGI && d.PM == "static" && conns > before.TotalProcesses {
+		w = append(w, fmt.Sprintf("%d connections > pm.max_children %d of static pool %q: each kept FastCGI connection holds a worker, so %d connection(s) waited",
+			conns, before.TotalProcesses, d.Pool, conns-before.TotalProcesses))
+	} else if t.Protocol == load.FastCGI && d.MaxChildrenReached > 0 && conns > d.MaxActive {
+		w = append(w, fmt.Sprintf("%d connections > the %d workers the pool could run: each kept FastCGI connection holds a worker, so the extra connections waited",
+			conns, d.MaxActive))
+	}
+	if d.MaxListenQueue > 0 {
+		w = append(w, fmt.Sprintf("php-fpm's listen queue reached %d: connections waited in the backlog", d.MaxListenQueue))
+	}
+	return w
+}

@@ -1,0 +1,84 @@
+// Command phptune measures a PHP stack (nginx + php-fpm) and says what to change, with evidence.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/exitcode"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := newRoot().ExecuteContext(ctx)
+	stop()
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, errQuiet) {
+		msg := err.Error()
+		if code == exitcode.Interrupted {
+			msg = "interrupted"
+		}
+		fmt.Fprintf(os.Stderr, "phptune: %s\n", strings.TrimSpace(msg))
+	}
+	os.Exit(code)
+}
+
+// errQuiet marks an error already reported to the user; only its exit code matters.
+var errQuiet = errors.New("reported")
+
+// runError marks errors returned by a command's own code; anything else came from cobra's parsing (bad usage).
+type runError struct{ err error }
+
+func (e runError) Error() string { return e.err.Error() }
+func (e runError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	if err == nil {
+		return exitcode.OK
+	}
+	var re runError
+	if !errors.As(err, &re) {
+		return exitcode.Usage
+	}
+	return exitcode.Of(re.err)
+}
+
+// run adapts a command body so that its errors are told apart from cobra's usage errors.
+func run(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := f(cmd, args); err != nil {
+			return runError{err}
+		}
+		return nil
+	}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "phptune",
+		Short: "Measure a PHP stack (nginx + php-fpm) and say what to change, with evidence",
+		Long: `phptune serves a PHP application for real (nginx + php-fpm in a private run directory), drives load at it
+over HTTP or straight to php-fpm over FastCGI, and reports what it measured.
+
+Exit codes: 0 ok, 1 the run failed, 2 bad usage, bad input or a missing prerequisite,
+3 a threshold you set was not met, 130 interrupted (results so far kept, marked partial).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(newServeCmd(), newBenchCmd())
+	return root
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/workloads"
+)
+
+type serveFlags struct {
+	phpFPM, nginx, front, out, user, pm, envFile string
+	port, maxChildren                            int
+	forDur                                       time.Duration
+	json                                         bool
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [APP]",
+		Short: "Serve a PHP app with nginx + php-fpm in a private run directory until Ctrl-C",
+		Long: `Serve APP (a docroot with a front controller; the bundled demo app when omitted) for real: php-fpm and nginx
+on loopback with free ports, started from configs written to a private run directory, workers as an unprivileged
+user. Two pools with Debian's default settings: one on a unix socket (behind nginx), one on TCP, so all three
+transports can be benched. Stops every process it started on Ctrl-C or after --for, and removes its sockets.
+It never changes system configuration.`,
+		Example: `  phptune serve
+  phptune serve ./myapp --port 8080 --out ./run
+  phptune serve --for 1m --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), f, args) }),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm binary (default: the newest installed php-fpm8.x)")
+	fl.StringVar(&f.nginx, "nginx", "", "nginx binary (default: /usr/sbin/nginx)")
+	fl.StringVar(&f.front, "front", "index.php", "front controller, relative to the docroot")
+	fl.StringVar(&f.out, "out", "", "keep configs and logs in this run directory (default: a temporary one, removed at the end)")
+	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
+	fl.StringVar(&f.pm, "pm", "dynamic", "process manager of the pools: static, dynamic or ondemand")
+	fl.IntVar(&f.maxChildren, "max-children", 5, "pm.max_children of each pool")
+	fl.IntVar(&f.port, "port", 0, "HTTP port for nginx on 127.0.0.1 (default: a free one)")
+	fl.DurationVar(&f.forDur, "for", 0, "stop after this long (default: until Ctrl-C)")
+	fl.BoolVar(&f.json, "json", false, "print the endpoints as JSON (schema phptune/serve/v1) once ready")
+	fl.StringVar(&f.envFile, "env-file", "", "write the endpoints as shell variables to this file once ready (removed at the end)")
+	return cmd
+}
+
+// appConfig resolves the APP argument: a directory, or the bundled demo.
+func appConfig(args []string) (cfg stack.Config, name string, err error) {
+	if len(args) == 0 || args[0] == "demo" {
+		if len(args) == 1 {
+			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+				return stack.Config{App: args[0]}, args[0], nil
+			}
+		}
+		return stack.Config{AppFS: workloads.Demo()}, "demo app", nil
+	}
+	st, err := os.Stat(args[0])
+	if err != nil || !st.IsDir() {
+		return cfg, "", exitcode.UsageErrorf("app %q: not a directory: give the docroot of a PHP application, or omit it for the demo app", args[0])
+	}
+	return stack.Config{App: args[0]}, args[0], nil
+}
+
+func runServe(ctx context.Context, f serveFlags, args []string) error {
+	cfg, name, err := appConfig(args)
+	if err != nil {
+		return err
+	}
+	if f.forDur < 0 {
+		return exitcode.UsageErrorf("--for %s: want a positive duration", f.forDur)
+	}
+	cfg.PHPFPM, cfg.Nginx, cfg.Front, cfg.RunDir, cfg.User, cfg.HTTPPort = f.phpFPM, f.nginx, f.front, f.out, f.user, f.port
+	cfg.Pools = stack.DefaultPools()
+	for i := range cfg.Pools {
+		cfg.Pools[i].PM = f.pm
+		cfg.Pools[i].MaxChildren = f.maxChildren
+		if f.pm == "dynamic" && f.maxChildren < 5 {
+			// Debian's spare-server defaults assume 5 children; scale them down with the pool.
+			cfg.Pools[i].StartServers, cfg.Pools[i].MinSpare, cfg.Pools[i].MaxSpare = 1, 1, f.maxChildren
+		}
+	}
+	s, err := stack.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Stop(context.Background())
+
+	unixEP, tcpEP := s.Pools[0], s.Pools[1]
+	script := s.Script()
+	if f.envFile != "" {
+		env := fmt.Sprintf("PHPTUNE_HTTP=%s\nPHPTUNE_FCGI=%s\nPHPTUNE_UNIX=%s\nPHPTUNE_DOCROOT=%s\nPHPTUNE_SCRIPT=%s\nPHPTUNE_RUNDIR=%s\n",
+			shellQuote(s.HTTPURL), shellQuote(tcpEP.URL(script)), shellQuote(unixEP.URL(script)),
+			shellQuote(s.Docroot), shellQuote(script), shellQuote(s.RunDir))
+		if err := writeAtomic(f.envFile, []byte(env)); err != nil {
+			return err
+		}
+		defer os.Remove(f.envFile)
+	}
+	if f.json {
+		report.WriteJSON(os.Stdout, map[string]any{
+			"schema": "phptune/serve/v1", "app": name, "http": s.HTTPURL, "docroot": s.Docroot, "script": script,
+			"run_dir": s.RunDir, "php_fpm": s.FPMBin,
+			"fastcgi_tcp":  map[string]any{"address": tcpEP.Address, "target": tcpEP.URL(script), "status_path": tcpEP.StatusPath},
+			"fastcgi_unix": map[string]any{"socket": unixEP.Address, "target": unixEP.URL(script), "status_path": unixEP.StatusPath},
+		})
+	} else {
+		fmt.Printf("phptune serve: %s, served from %s\n", name, s.Docroot)
+		fmt.Printf("  HTTP (nginx)     %s\n", s.HTTPURL)
+		fmt.Printf("  FastCGI TCP      %s   (pool %q, status %s)\n", tcpEP.Address, tcpEP.Name, tcpEP.StatusPath)
+		fmt.Printf("  FastCGI unix     %s   (pool %q, behind nginx)\n", unixEP.Address, unixEP.Name)
+		fmt.Printf("  php-fpm          %s\n", s.FPMBin)
+		fmt.Printf("  configs, logs    %s\n", s.RunDir)
+		fmt.Printf("\n  phptune bench %s -c 8 -d 10s\n", s.HTTPURL)
+		fmt.Printf("  phptune bench %s -c 4 -d 10s --fpm-status %s\n", tcpEP.URL(script), tcpEP.StatusPath)
+		fmt.Printf("  phptune bench %s -c 4 -d 10s\n\n", unixEP.URL(script))
+		if f.forDur > 0 {
+			fmt.Printf("Serving for %s (Ctrl-C stops it sooner).\n", f.forDur)
+		} else {
+			fmt.Printf("Serving until Ctrl-C.\n")
+		}
+	}
+	var timeout <-chan time.Time
+	if f.forDur > 0 {
+		timeout = time.After(f.forDur)
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+		runErr = ctx.Err()
+	case <-timeout:
+	case <-s.Exited():
+		runErr = fmt.Errorf("a server process exited unexpectedly; logs in %s:\n%s", s.RunDir, s.LogTail("php-fpm.log", 5))
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		return err
+	}
+	if !f.json {
+		fmt.Println("Stopped.")
+	}
+	return runErr
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// writeAtomic writes a file through a temporary one and a rename: no reader sees half of it.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".phptune-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Chmod(path, 0o644)
+}

@@ -1,0 +1,171 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/http1"
+)
+
+// Request is what every connection sends.
+type Request struct {
+	Method    string
+	Headers   [][2]string
+	Body      []byte
+	KeepAlive bool // HTTP keep-alive; FastCGI connections are always kept (FCGI_KEEP_CONN)
+}
+
+// outcome is one response, reused per connection.
+type outcome struct {
+	status      int
+	bytes       int64
+	stderrBytes int64
+	stderr      []byte
+	fcgiStatus  uint8
+	body        []byte
+}
+
+// client is one connection of the generator; not safe for concurrent use.
+type client interface {
+	do(ctx context.Context, deadline time.Time, o *outcome) error
+	reconnects() int64
+	close() error
+}
+
+// newClientFactory pre-encodes the request once; each call of the factory makes one connection's client.
+func newClientFactory(t Target, r Request, keepBody bool, dialTimeout time.Duration) func() client {
+	switch t.Protocol {
+	case HTTP:
+		req := http1.NewRequest(r.Method, t.Host, t.RequestURI, r.Headers, r.Body, r.KeepAlive)
+		return func() client {
+			return &httpClient{c: http1.NewClient(t.Network, t.Address, dialTimeout), req: req, resp: http1.Response{KeepBody: keepBody}}
+		}
+	default:
+		req := fcgi.NewRequest(FastCGIParams(t, r), r.Body)
+		return func() client {
+			return &fcgiClient{c: fcgi.NewClient(t.Network, t.Address, dialTimeout), req: req, resp: fcgi.Response{KeepBody: keepBody}}
+		}
+	}
+}
+
+// FastCGIParams are the CGI params a web server would send for this target and request.
+func FastCGIParams(t Target, r Request) []fcgi.Param {
+	var hdrs []fcgi.Param
+	for _, h := range r.Headers {
+		hdrs = append(hdrs, fcgi.Param{Name: h[0], Value: h[1]})
+	}
+	port := 0
+	if t.Network == "tcp" {
+		if _, p, ok := cutLast(t.Address, ":"); ok {
+			port, _ = strconv.Atoi(p)
+		}
+	}
+	return fcgi.CGIParams(fcgi.CGIOptions{
+		Method:         r.Method,
+		ScriptFilename: t.Script,
+		DocumentRoot:   t.DocumentRoot,
+		ScriptName:     t.ScriptName,
+		RequestURI:     t.RequestURI,
+		QueryString:    t.Query,
+		ServerPort:     port,
+		Headers:        hdrs,
+		BodyLen:        len(r.Body),
+	})
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+type httpClient struct {
+	c    *http1.Client
+	req  *http1.Request
+	resp http1.Response
+}
+
+func (h *httpClient) do(ctx context.Context, deadline time.Time, o *outcome) error {
+	err := h.c.Do(ctx, h.req, &h.resp, deadline)
+	o.status = h.resp.Status
+	o.bytes = h.resp.HeaderBytes + h.resp.BodyBytes
+	o.body = h.resp.Body
+	o.stderrBytes, o.fcgiStatus, o.stderr = 0, 0, nil
+	return err
+}
+func (h *httpClient) reconnects() int64 { return h.c.Reconnects() }
+func (h *httpClient) close() error      { return h.c.Close() }
+
+type fcgiClient struct {
+	c    *fcgi.Client
+	req  *fcgi.Request
+	resp fcgi.Response
+}
+
+func (f *fcgiClient) do(ctx context.Context, deadline time.Time, o *outcome) error {
+	err := f.c.Do(ctx, f.req, &f.resp, deadline)
+	o.status = f.resp.Status
+	o.bytes = f.resp.HeaderBytes + f.resp.BodyBytes
+	o.body = f.resp.Body
+	o.stderrBytes = f.resp.StderrBytes
+	o.stderr = f.resp.Stderr
+	o.fcgiStatus = f.resp.ProtocolStatus
+	return err
+}
+func (f *fcgiClient) reconnects() int64 { return f.c.Reconnects() }
+func (f *fcgiClient) close() error      { return f.c.Close() }
+
+// Error classes of failed requests.
+const (
+	ClassConnect    = "connect"
+	ClassTimeout    = "timeout"
+	ClassIO         = "read_write"
+	ClassProtocol   = "protocol"    // the peer does not speak the target's protocol
+	ClassFCGIStatus = "fcgi_status" // END_REQUEST with a protocol status other than complete
+	Class4xx        = "http_4xx"    // statuses 400-499
+	Class5xx        = "http_5xx"    // 500-599 but 502 and 504
+	Class502        = "http_502"    // bad gateway: nginx could not reach php-fpm
+	Class504        = "http_504"    // gateway timeout: php-fpm too slow for nginx
+	ClassStatus     = "status"      // a status outside --expect-status
+	ClassBody       = "body"        // the body did not match --expect-body
+	ClassPHPStderr  = "php_stderr"  // PHP wrote to FastCGI stderr (warnings, notices, fatal errors)
+	classCount      = 12
+)
+
+var classNames = [classCount]string{ClassConnect, ClassTimeout, ClassIO, ClassProtocol, ClassFCGIStatus,
+	Class4xx, Class5xx, Class502, Class504, ClassStatus, ClassBody, ClassPHPStderr}
+
+const (
+	cConnect = iota
+	cTimeout
+	cIO
+	cProtocol
+	cFCGIStatus
+	c4xx
+	c5xx
+	c502
+	c504
+	cStatus
+	cBody
+	cStderr
+)
+
+// classifyErr maps a transport error to its class.
+func classifyErr(err error) int {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+		return cTimeout
+	case errors.Is(err, fcgi.ErrConnect), errors.Is(err, http1.ErrConnect):
+		return cConnect
+	case errors.Is(err, fcgi.ErrProtocol), errors.Is(err, http1.ErrProtocol):
+		return cProtocol
+	}
+	return cIO
+}

@@ -1,0 +1,150 @@
+// Package report turns results into what people and machines read: terminal summaries, JSON, and later HTML.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/load"
+)
+
+// WriteJSON writes v as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Bench writes the human summary of a bench result, laid out so that ab and wrk users read it at a glance.
+func Bench(w io.Writer, r *load.Result) {
+	mode := "closed loop"
+	ka := ""
+	if r.Protocol == load.HTTP {
+		ka = ", no keep-alive"
+		if r.KeepAlive {
+			ka = ", keep-alive"
+		}
+	}
+	proto := "HTTP/1.1"
+	if r.Protocol == load.FastCGI {
+		proto = "FastCGI"
+	}
+	warm := ""
+	if r.WarmupS > 0 {
+		warm = fmt.Sprintf(" after %s warm-up", secs(r.WarmupS))
+	}
+	fmt.Fprintf(w, "%s %s\n", r.Method, r.Target)
+	fmt.Fprintf(w, "  %s, %d connections%s, %s, %s measured%s\n", proto, r.Connections, ka, mode, secs(r.DurationS), warm)
+	if r.Partial {
+		fmt.Fprintf(w, "  PARTIAL: interrupted, these are the results so far\n")
+	}
+	fmt.Fprintf(w, "\n  %-13s %s in %s   %s req/s   %s/s\n", "Requests", group(r.Requests), secs(r.DurationS), rate(r.RPS), bytesStr(r.BytesPerSec))
+	fmt.Fprintf(w, "  %-13s p50 %s   p90 %s   p99 %s   p99.9 %s   max %s\n", "Latency",
+		us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99), us(r.Latency.P999), us(r.Latency.Max))
+	fmt.Fprintf(w, "  %-13s mean %s, stdev %s, min %s\n", "", us(r.Latency.Mean), us(r.Latency.Stdev), us(r.Latency.Min))
+	fmt.Fprintf(w, "  %-13s %s\n", "Status", statuses(r.StatusCodes))
+	if r.Errors == 0 {
+		fmt.Fprintf(w, "  %-13s none\n", "Errors")
+	} else {
+		fmt.Fprintf(w, "  %-13s %s of %s (%.2f%%)\n", "Errors", group(r.Errors), group(r.Requests), 100*float64(r.Errors)/float64(max(r.Requests, 1)))
+		classes := make([]string, 0, len(r.ErrorsByClass))
+		for c := range r.ErrorsByClass {
+			classes = append(classes, c)
+		}
+		sort.Slice(classes, func(i, j int) bool { return r.ErrorsByClass[classes[i]] > r.ErrorsByClass[classes[j]] })
+		for _, c := range classes {
+			line := fmt.Sprintf("    %-12s %s", c, group(r.ErrorsByClass[c]))
+			if s := r.ErrorSamples[c]; s != "" {
+				line += "   e.g. " + s
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if r.StderrBytes > 0 {
+		fmt.Fprintf(w, "  %-13s %s bytes written by PHP to FastCGI stderr\n", "PHP stderr", group(r.StderrBytes))
+	}
+	if r.InFlightAtEnd > 0 {
+		fmt.Fprintf(w, "  %-13s %d requests still running when the window closed (not counted)\n", "In flight", r.InFlightAtEnd)
+	}
+	if r.Reconnects > 0 {
+		fmt.Fprintf(w, "  %-13s %s (server closed kept connections)\n", "Reconnects", group(r.Reconnects))
+	}
+	fmt.Fprintf(w, "  %-13s %.1f us a request (%.2f s in all, GOMAXPROCS %d)\n", "Client CPU", r.ClientCPUUsPerReq, r.ClientCPUS, r.GoMaxProcs)
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warn)
+	}
+}
+
+func statuses(m map[string]int64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + group(m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// us formats microseconds with a unit that keeps 3 significant digits.
+func us(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fs", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.2fms", v/1e3)
+	default:
+		return fmt.Sprintf("%.0fus", v)
+	}
+}
+
+func secs(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(10 * time.Millisecond).String()
+}
+
+func rate(v float64) string {
+	if v >= 100 {
+		return group(int64(v + 0.5))
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func bytesStr(v float64) string {
+	switch {
+	case v >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", v/(1<<30))
+	case v >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", v/(1<<20))
+	case v >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", v/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", v)
+}
+
+// group writes 1234567 as 1,234,567.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

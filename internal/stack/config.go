@@ -1,0 +1,230 @@
+package stack
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// Listen kinds for a pool.
+const (
+	ListenUnix = "unix"
+	ListenTCP  = "tcp"
+)
+
+// Pool is one php-fpm pool. Zero values take Debian's defaults (pm = dynamic, max_children = 5, ...).
+type Pool struct {
+	Name         string // pool name; also names its socket
+	Listen       string // ListenUnix or ListenTCP
+	PM           string // static, dynamic or ondemand
+	MaxChildren  int
+	StartServers int
+	MinSpare     int
+	MaxSpare     int
+	MaxRequests  int
+	Backlog      int               // listen.backlog; 0 = php-fpm's default
+	StatusPath   string            // pm.status_path; default /fpm-status
+	PingPath     string            // ping.path; default /fpm-ping
+	AdminValues  map[string]string // php_admin_value[...] of this pool
+	Extra        []string          // raw pool directives, one a line, for knobs not modelled here
+}
+
+// Config describes a stack to start.
+type Config struct {
+	// The app: a docroot directory, or AppFS (the embedded demo) when App is empty.
+	App   string
+	AppFS fs.FS
+	// Front is the front controller, relative to the docroot; default index.php.
+	Front string
+
+	PHPFPM string // php-fpm binary; "" = the newest installed php-fpm8.x
+	Nginx  string // nginx binary; "" = /usr/sbin/nginx
+	// NoNginx serves FastCGI only.
+	NoNginx bool
+	// HTTPPort for nginx; 0 = a free port.
+	HTTPPort int
+	// NginxWorkers is worker_processes; 0 = auto.
+	NginxWorkers int
+	// NginxPool names the pool nginx passes PHP requests to; "" = the first pool.
+	NginxPool string
+	// NginxKeepalive, when > 0, keeps that many FastCGI connections per nginx worker to php-fpm
+	// (upstream keepalive with fastcgi_keep_conn on).
+	NginxKeepalive int
+
+	Pools []Pool
+	// Defines are passed to php-fpm as -d KEY=VALUE (settings that only the master reads, such as
+	// opcache.memory_consumption, must go here rather than in a pool).
+	Defines map[string]string
+
+	// RunDir keeps configs and logs; "" = a directory inside the private directory, removed at Stop.
+	RunDir string
+	// User runs the workers when phptune runs as root; default www-data (or nobody).
+	User string
+}
+
+// DefaultPools is what `phptune serve` starts: Debian's pool settings twice, one pool on a unix socket
+// (behind nginx) and one on TCP, so both FastCGI transports can be driven directly.
+func DefaultPools() []Pool {
+	return []Pool{{Name: "unix", Listen: ListenUnix}, {Name: "tcp", Listen: ListenTCP}}
+}
+
+func (p *Pool) withDefaults() {
+	if p.PM == "" {
+		p.PM = "dynamic"
+	}
+	if p.MaxChildren == 0 {
+		p.MaxChildren = 5
+	}
+	if p.PM == "dynamic" {
+		if p.StartServers == 0 {
+			p.StartServers = min(2, p.MaxChildren)
+		}
+		if p.MinSpare == 0 {
+			p.MinSpare = 1
+		}
+		if p.MaxSpare == 0 {
+			p.MaxSpare = max(p.MinSpare, min(3, p.MaxChildren))
+		}
+	}
+	if p.StatusPath == "" {
+		p.StatusPath = "/fpm-status"
+	}
+	if p.PingPath == "" {
+		p.PingPath = "/fpm-ping"
+	}
+}
+
+func (p *Pool) validate() error {
+	if p.Name == "" || strings.ContainsAny(p.Name, " []/\n") {
+		return fmt.Errorf("pool name %q: use letters, digits, - and _", p.Name)
+	}
+	switch p.Listen {
+	case ListenUnix, ListenTCP:
+	default:
+		return fmt.Errorf("pool %s: listen %q: want unix or tcp", p.Name, p.Listen)
+	}
+	switch p.PM {
+	case "static", "dynamic", "ondemand":
+	default:
+		return fmt.Errorf("pool %s: pm %q: want static, dynamic or ondemand", p.Name, p.PM)
+	}
+	if p.MaxChildren < 1 {
+		return fmt.Errorf("pool %s: max_children %d: want at least 1", p.Name, p.MaxChildren)
+	}
+	if p.PM == "dynamic" && !(p.MinSpare <= p.StartServers && p.StartServers <= p.MaxSpare && p.MaxSpare <= p.MaxChildren) {
+		return fmt.Errorf("pool %s: dynamic pm needs min_spare <= start_servers <= max_spare <= max_children (got %d, %d, %d, %d)",
+			p.Name, p.MinSpare, p.StartServers, p.MaxSpare, p.MaxChildren)
+	}
+	return nil
+}
+
+// renderFPM renders php-fpm's configuration: one [global] section and a section per pool.
+func renderFPM(runDir string, pools []Pool, addrs []string, user, group string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "; written by phptune; php-fpm reads only this file (-y)\n[global]\n")
+	fmt.Fprintf(&b, "pid = %s/php-fpm.pid\nerror_log = %s/php-fpm.log\nlog_level = notice\ndaemonize = no\n", runDir, runDir)
+	// Bounded graceful stop: children finish their request, or are killed after this.
+	b.WriteString("process_control_timeout = 5s\n")
+	for i, p := range pools {
+		fmt.Fprintf(&b, "\n[%s]\n", p.Name)
+		if user != "" {
+			fmt.Fprintf(&b, "user = %s\ngroup = %s\n", user, group)
+		}
+		fmt.Fprintf(&b, "listen = %s\n", addrs[i])
+		if p.Listen == ListenUnix {
+			// The socket must be reachable by nginx's workers and by phptune whatever user they run as.
+			b.WriteString("listen.mode = 0666\n")
+		}
+		if p.Backlog > 0 {
+			fmt.Fprintf(&b, "listen.backlog = %d\n", p.Backlog)
+		}
+		fmt.Fprintf(&b, "pm = %s\npm.max_children = %d\n", p.PM, p.MaxChildren)
+		if p.PM == "dynamic" {
+			fmt.Fprintf(&b, "pm.start_servers = %d\npm.min_spare_servers = %d\npm.max_spare_servers = %d\n",
+				p.StartServers, p.MinSpare, p.MaxSpare)
+		}
+		fmt.Fprintf(&b, "pm.max_requests = %d\n", p.MaxRequests)
+		fmt.Fprintf(&b, "pm.status_path = %s\nping.path = %s\n", p.StatusPath, p.PingPath)
+		for _, k := range sortedKeys(p.AdminValues) {
+			fmt.Fprintf(&b, "php_admin_value[%s] = %s\n", k, p.AdminValues[k])
+		}
+		for _, line := range p.Extra {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+type nginxVars struct {
+	RunDir, PrivDir, Docroot, Front, User, Upstream string
+	Port, Workers, Keepalive                        int
+}
+
+// renderNginx renders a whole nginx.conf that reads no system file.
+func renderNginx(v nginxVars) string {
+	var b strings.Builder
+	b.WriteString("# written by phptune; nginx reads only this file (-c)\n")
+	if v.User != "" {
+		fmt.Fprintf(&b, "user %s;\n", v.User)
+	}
+	workers := "auto"
+	if v.Workers > 0 {
+		workers = fmt.Sprint(v.Workers)
+	}
+	fmt.Fprintf(&b, "worker_processes %s;\npid %s/nginx.pid;\nerror_log %s/nginx-error.log warn;\ndaemon off;\n", workers, v.RunDir, v.RunDir)
+	b.WriteString("events { worker_connections 4096; }\n\nhttp {\n")
+	b.WriteString("    access_log off;\n    server_tokens off;\n    sendfile on;\n    tcp_nodelay on;\n")
+	b.WriteString("    default_type application/octet-stream;\n")
+	b.WriteString("    types { text/html html htm; text/css css; application/javascript js; application/json json;\n" +
+		"            image/png png; image/jpeg jpg jpeg; image/gif gif; image/svg+xml svg; text/plain txt; }\n")
+	for _, t := range []string{"client_body", "fastcgi", "proxy", "uwsgi", "scgi"} {
+		fmt.Fprintf(&b, "    %s_temp_path %s/nginx/%s;\n", t, v.PrivDir, t)
+	}
+	fmt.Fprintf(&b, "\n    upstream php {\n        server %s;\n", v.Upstream)
+	if v.Keepalive > 0 {
+		fmt.Fprintf(&b, "        keepalive %d;\n", v.Keepalive)
+	}
+	b.WriteString("    }\n\n    server {\n")
+	fmt.Fprintf(&b, "        listen 127.0.0.1:%d;\n        server_name localhost;\n        root %s;\n        index %s;\n\n", v.Port, v.Docroot, v.Front)
+	fmt.Fprintf(&b, "        location / {\n            try_files $uri /%s$is_args$args;\n        }\n\n", v.Front)
+	b.WriteString("        location ~ \\.php$ {\n            try_files $uri =404;\n            fastcgi_pass php;\n")
+	if v.Keepalive > 0 {
+		b.WriteString("            fastcgi_keep_conn on;\n")
+	}
+	b.WriteString(fastcgiParams)
+	b.WriteString("        }\n    }\n}\n")
+	return b.String()
+}
+
+// fastcgiParams mirrors Debian's /etc/nginx/fastcgi_params plus SCRIPT_FILENAME, so that no system file is read.
+const fastcgiParams = `            fastcgi_param SCRIPT_FILENAME   $document_root$fastcgi_script_name;
+            fastcgi_param QUERY_STRING      $query_string;
+            fastcgi_param REQUEST_METHOD    $request_method;
+            fastcgi_param CONTENT_TYPE      $content_type;
+            fastcgi_param CONTENT_LENGTH    $content_length;
+            fastcgi_param SCRIPT_NAME       $fastcgi_script_name;
+            fastcgi_param REQUEST_URI       $request_uri;
+            fastcgi_param DOCUMENT_URI      $document_uri;
+            fastcgi_param DOCUMENT_ROOT     $document_root;
+            fastcgi_param SERVER_PROTOCOL   $server_protocol;
+            fastcgi_param REQUEST_SCHEME    $scheme;
+            fastcgi_param HTTPS             $https if_not_empty;
+            fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+            fastcgi_param SERVER_SOFTWARE   nginx/$nginx_version;
+            fastcgi_param REMOTE_ADDR       $remote_addr;
+            fastcgi_param REMOTE_PORT       $remote_port;
+            fastcgi_param SERVER_ADDR       $server_addr;
+            fastcgi_param SERVER_PORT       $server_port;
+            fastcgi_param SERVER_NAME       $server_name;
+            fastcgi_param REDIRECT_STATUS   200;
+`
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,594 @@
+// Package stack serves a PHP application for real: php-fpm pools and nginx, started from configs rendered into a
+// private run directory, on loopback, and stopped with every process they started. It never touches system config.
+package stack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/fcgi"
+)
+
+// maxSocketPath is the limit of sun_path less its terminating NUL.
+const maxSocketPath = 107
+
+// Endpoint is a running pool's address.
+type Endpoint struct {
+	Name        string
+	Network     string // "unix" or "tcp"
+	Address     string // socket path or host:port
+	PM          string
+	MaxChildren int
+	StatusPath  string
+	PingPath    string
+}
+
+// URL is the endpoint in the form `phptune bench` takes, for script (an absolute path).
+func (e Endpoint) URL(script string) string {
+	if e.Network == ListenUnix {
+		return "unix:" + e.Address + ":" + script
+	}
+	return "fcgi://" + e.Address + script
+}
+
+// Stack is a running app: php-fpm, and nginx unless disabled.
+type Stack struct {
+	RunDir  string // configs and logs
+	PrivDir string // short private directory: sockets, the served copy of the app, nginx temp files
+	Docroot string // the served copy of the app
+	Front   string // front controller, relative to Docroot
+	HTTPURL string // http://127.0.0.1:PORT/ ("" without nginx)
+	Pools   []Endpoint
+	FPMBin  string
+
+	ownRunDir bool
+	procs     []*proc
+	exited    chan struct{} // closed when any process exits
+	exitOnce  sync.Once
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	log     *os.File
+	done    chan struct{}
+	waitErr error
+}
+
+// Script is the absolute path of the front controller in the served copy.
+func (s *Stack) Script() string { return filepath.Join(s.Docroot, s.Front) }
+
+// Pool returns the endpoint of the named pool.
+func (s *Stack) Pool(name string) (Endpoint, bool) {
+	for _, p := range s.Pools {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// Exited is closed when a server process exits before Stop was called.
+func (s *Stack) Exited() <-chan struct{} { return s.exited }
+
+// PID returns the master pid of "php-fpm" or "nginx", or 0.
+func (s *Stack) PID(name string) int {
+	for _, p := range s.procs {
+		if p.name == name && p.cmd.Process != nil {
+			return p.cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
+// LogPath is the path of a log in the run dir: "php-fpm.log", "nginx-error.log", "php-fpm.out", "nginx.out".
+func (s *Stack) LogPath(name string) string { return filepath.Join(s.RunDir, name) }
+
+// LogTail returns up to n last lines of a log in the run dir.
+func (s *Stack) LogTail(name string, n int) string { return tail(s.LogPath(name), n) }
+
+// Start renders the configs, copies the app, starts php-fpm and nginx and waits until they answer.
+// On error everything started is stopped again.
+func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
+	if len(cfg.Pools) == 0 {
+		cfg.Pools = DefaultPools()
+	}
+	if cfg.Front == "" {
+		cfg.Front = "index.php"
+	}
+	pools := make([]Pool, len(cfg.Pools))
+	copy(pools, cfg.Pools)
+	for i := range pools {
+		pools[i].withDefaults()
+		if err := pools[i].validate(); err != nil {
+			return nil, exitcode.WithCode(exitcode.Usage, err)
+		}
+	}
+	fpmBin, err := FindPHPFPM(cfg.PHPFPM)
+	if err != nil {
+		return nil, err
+	}
+	var nginxBin string
+	if !cfg.NoNginx {
+		if nginxBin, err = FindNginx(cfg.Nginx); err != nil {
+			return nil, err
+		}
+		if cfg.HTTPPort != 0 {
+			if err := portFree(cfg.HTTPPort); err != nil {
+				return nil, exitcode.UsageErrorf("port %d is in use (%v): pick another with --port, or omit it for a free one", cfg.HTTPPort, err)
+			}
+		}
+	}
+	appFS := cfg.AppFS
+	if cfg.App != "" {
+		st, err := os.Stat(cfg.App)
+		if err != nil || !st.IsDir() {
+			return nil, exitcode.UsageErrorf("app %s: not a directory: give the docroot of a PHP application", cfg.App)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.App, cfg.Front)); err != nil {
+			return nil, exitcode.UsageErrorf("app %s has no front controller %s: pass --front FILE", cfg.App, cfg.Front)
+		}
+	} else if appFS == nil {
+		return nil, exitcode.UsageErrorf("no app given")
+	}
+
+	userName, groupName, uid, gid, err := workerUser(cfg.User)
+	if err != nil {
+		return nil, err
+	}
+
+	priv, err := os.MkdirTemp("/tmp", "phptune-")
+	if err != nil {
+		return nil, fmt.Errorf("create private dir: %w", err)
+	}
+	s := &Stack{PrivDir: priv, Front: cfg.Front, exited: make(chan struct{}), FPMBin: fpmBin}
+	defer func() {
+		if err != nil {
+			s.Stop(context.Background())
+		}
+	}()
+	// The workers' user must be able to enter it; nothing in it is secret.
+	if err := os.Chmod(priv, 0o755); err != nil {
+		return nil, fmt.Errorf("chmod private dir: %w", err)
+	}
+	if cfg.RunDir == "" {
+		s.RunDir = filepath.Join(priv, "run")
+		s.ownRunDir = true
+	} else if s.RunDir, err = filepath.Abs(cfg.RunDir); err != nil {
+		return nil, fmt.Errorf("run dir: %w", err)
+	}
+	if err := os.MkdirAll(s.RunDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run dir: %w", err)
+	}
+
+	s.Docroot = filepath.Join(priv, "app")
+	if cfg.App != "" {
+		err = copyDir(cfg.App, s.Docroot)
+	} else {
+		err = copyFS(appFS, s.Docroot)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("copy app: %w", err)
+	}
+
+	addrs := make([]string, len(pools))
+	for i, p := range pools {
+		ep := Endpoint{Name: p.Name, Network: p.Listen, PM: p.PM, MaxChildren: p.MaxChildren, StatusPath: p.StatusPath, PingPath: p.PingPath}
+		if p.Listen == ListenUnix {
+			ep.Address = filepath.Join(priv, p.Name+".sock")
+			if len(ep.Address) > maxSocketPath {
+				return nil, fmt.Errorf("socket path %s is longer than %d bytes", ep.Address, maxSocketPath)
+			}
+			addrs[i] = ep.Address
+		} else {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			ep.Address = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			addrs[i] = ep.Address
+		}
+		s.Pools = append(s.Pools, ep)
+	}
+
+	fpmConf := filepath.Join(s.RunDir, "php-fpm.conf")
+	if err := writeFileAtomic(fpmConf, []byte(renderFPM(s.RunDir, pools, addrs, userName, groupName))); err != nil {
+		return nil, err
+	}
+	args := []string{"-F", "-O", "-y", fpmConf, "-p", s.RunDir}
+	for _, k := range sortedKeys(cfg.Defines) {
+		args = append(args, "-d", k+"="+cfg.Defines[k])
+	}
+	if err := s.spawn("php-fpm", fpmBin, args...); err != nil {
+		return nil, err
+	}
+
+	if nginxBin != "" {
+		upstream := s.Pools[0]
+		if cfg.NginxPool != "" {
+			var ok bool
+			if upstream, ok = s.Pool(cfg.NginxPool); !ok {
+				return nil, exitcode.UsageErrorf("nginx pool %q: no such pool", cfg.NginxPool)
+			}
+		}
+		up := upstream.Address
+		if upstream.Network == ListenUnix {
+			up = "unix:" + up
+		}
+		port := cfg.HTTPPort
+		if port == 0 {
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		for _, t := range []string{"client_body", "fastcgi", "proxy", "uwsgi", "scgi"} {
+			d := filepath.Join(priv, "nginx", t)
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil, fmt.Errorf("nginx temp dir: %w", err)
+			}
+			if uid >= 0 {
+				if err := os.Chown(d, uid, gid); err != nil {
+					return nil, fmt.Errorf("nginx temp dir: %w", err)
+				}
+			}
+		}
+		conf := renderNginx(nginxVars{RunDir: s.RunDir, PrivDir: priv, Docroot: s.Docroot, Front: cfg.Front, User: userName,
+			Upstream: up, Port: port, Workers: cfg.NginxWorkers, Keepalive: cfg.NginxKeepalive})
+		nginxConf := filepath.Join(s.RunDir, "nginx.conf")
+		if err := writeFileAtomic(nginxConf, []byte(conf)); err != nil {
+			return nil, err
+		}
+		if err := s.spawn("nginx", nginxBin, "-e", filepath.Join(s.RunDir, "nginx-error.log"), "-p", s.RunDir, "-c", nginxConf); err != nil {
+			return nil, err
+		}
+		s.HTTPURL = fmt.Sprintf("http://127.0.0.1:%d/", port)
+	}
+	if err := s.waitHealthy(ctx, 15*time.Second); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) spawn(name, bin string, args ...string) error {
+	logf, err := os.OpenFile(filepath.Join(s.RunDir, name+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s log: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = s.RunDir
+	// Own process group: a terminal's Ctrl-C reaches phptune only, which then stops the group in order;
+	// Pdeathsig kills the master should phptune itself be killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logf, done: make(chan struct{})}
+	s.procs = append(s.procs, p)
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+		s.exitOnce.Do(func() { close(s.exited) })
+	}()
+	return nil
+}
+
+// waitHealthy waits until every pool answers its ping over FastCGI and nginx answers HTTP.
+func (s *Stack) waitHealthy(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for _, ep := range s.Pools {
+		params := fcgi.CGIParams(fcgi.CGIOptions{ScriptFilename: ep.PingPath, ScriptName: ep.PingPath, DocumentRoot: "/"})
+		if err := s.poll(ctx, deadline, "php-fpm", func(c context.Context) error {
+			status, body, _, err := fcgi.Get(c, ep.Network, ep.Address, params)
+			if err != nil {
+				return err
+			}
+			if status != 200 || !bytes.Contains(body, []byte("pong")) {
+				return fmt.Errorf("ping %s answered %d %q", ep.PingPath, status, body)
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("php-fpm pool %s did not come up: %w", ep.Name, err)
+		}
+	}
+	if s.HTTPURL == "" {
+		return nil
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	defer client.CloseIdleConnections()
+	err := s.poll(ctx, deadline, "nginx", func(c context.Context) error {
+		req, err := http.NewRequestWithContext(c, http.MethodGet, s.HTTPURL+"phptune-health-check", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout {
+			return fmt.Errorf("nginx answered %s", resp.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("nginx did not come up: %w", err)
+	}
+	return nil
+}
+
+func (s *Stack) poll(ctx context.Context, deadline time.Time, who string, check func(context.Context) error) error {
+	var last error
+	for {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = check(c)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return s.exitError()
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (logs in %s)", last, s.RunDir)
+		}
+	}
+}
+
+// exitError describes the process that exited, with the line of its log that says why.
+func (s *Stack) exitError() error {
+	for _, p := range s.procs {
+		select {
+		case <-p.done:
+		default:
+			continue
+		}
+		why := ""
+		for _, log := range []string{p.name + ".out", p.name + ".log", p.name + "-error.log"} {
+			if t := lastErrorLine(s.LogPath(log)); t != "" {
+				why = t
+			}
+		}
+		if why == "" {
+			why = fmt.Sprint(p.waitErr)
+		}
+		if strings.Contains(why, "Address already in use") {
+			return exitcode.UsageErrorf("%s exited: %s: pick another port", p.name, why)
+		}
+		return fmt.Errorf("%s exited: %s (logs in %s)", p.name, why, s.RunDir)
+	}
+	return errors.New("a server process exited")
+}
+
+// Stop stops nginx, then php-fpm: a graceful signal first (SIGQUIT: requests in progress finish, and a
+// PGO-instrumented PHP writes its profile), then SIGKILL to the whole process group after a grace period. It
+// removes the sockets, the private directory and a run dir of its own. Safe to call more than once.
+func (s *Stack) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop(ctx) })
+	return s.stopErr
+}
+
+func (s *Stack) stop(ctx context.Context) error {
+	var errs []error
+	// Reverse start order: nginx stops taking requests before php-fpm goes.
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		p := s.procs[i]
+		pgid := p.cmd.Process.Pid
+		_ = syscall.Kill(pgid, syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(8 * time.Second):
+		case <-ctx.Done():
+		}
+		// Workers whose master is gone, or a master that did not stop in time.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+		if err := waitGroupGone(pgid, 3*time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+		}
+		p.log.Close()
+	}
+	if s.PrivDir != "" {
+		if err := os.RemoveAll(s.PrivDir); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", s.PrivDir, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitGroupGone waits until no process is left in process group pgid.
+func waitGroupGone(pgid int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes of group %d still running", pgid)
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func workerUser(name string) (userName, groupName string, uid, gid int, err error) {
+	if os.Geteuid() != 0 {
+		// php-fpm and nginx keep the current user when not root; the user directives would only warn.
+		return "", "", -1, -1, nil
+	}
+	names := []string{name}
+	if name == "" {
+		names = []string{"www-data", "nobody"}
+	}
+	for _, n := range names {
+		u, err := user.Lookup(n)
+		if err != nil {
+			continue
+		}
+		g, err := user.LookupGroupId(u.Gid)
+		if err != nil {
+			continue
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+		if uid == 0 {
+			return "", "", -1, -1, exitcode.UsageErrorf("--user %s: workers must not run as root", n)
+		}
+		return u.Username, g.Name, uid, gid, nil
+	}
+	return "", "", -1, -1, exitcode.UsageErrorf("no user %q to run the workers: create it or pass --user NAME", names[0])
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}
+
+// copyFS copies an fs.FS (the embedded demo) into dir, world-readable.
+func copyFS(src fs.FS, dir string) error {
+	return fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(path))
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := fs.ReadFile(src, path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+}
+
+// copyDir copies a docroot, following symlinks (Debian's packaged apps link into /etc and /var/lib), into dir,
+// world-readable so the workers' user can read it.
+func copyDir(src, dir string) error {
+	return copyDirDepth(src, dir, 0)
+}
+
+func copyDirDepth(src, dst string, depth int) error {
+	if depth > 40 {
+		return fmt.Errorf("%s: directories nested too deep (a symlink loop?)", src)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		st, err := os.Stat(from) // follows symlinks
+		if err != nil {
+			continue // a dangling link serves nothing
+		}
+		switch {
+		case st.IsDir():
+			if err := copyDirDepth(from, to, depth+1); err != nil {
+				return err
+			}
+		case st.Mode().IsRegular():
+			if err := copyFile(from, to); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// writeFileAtomic writes through a temporary file and a rename, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lastErrorLine is the last line of a log that reports an error, for one-line messages.
+func lastErrorLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if strings.Contains(l, "ERROR") || strings.Contains(l, "[emerg]") || strings.Contains(l, "[alert]") || strings.Contains(l, "[crit]") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}

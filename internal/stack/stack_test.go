@@ -1,0 +1,187 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/workloads"
+)
+
+func startDemo(t *testing.T, cfg Config) *Stack {
+	t.Helper()
+	if cfg.App == "" && cfg.AppFS == nil {
+		cfg.AppFS = workloads.Demo()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start stack (needs php8.2-fpm and nginx: make deps): %v", err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	return s
+}
+
+// groupPIDs lists the processes of the stack's process groups, read from /proc.
+func groupPIDs(t *testing.T, pgids ...int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		pg, err := syscall.Getpgid(pid)
+		if err != nil {
+			continue
+		}
+		for _, g := range pgids {
+			if pg == g {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func TestDemoRoutesOverHTTPAndFastCGI(t *testing.T) {
+	s := startDemo(t, Config{})
+	if !strings.HasPrefix(s.HTTPURL, "http://127.0.0.1:") {
+		t.Fatalf("HTTPURL %q", s.HTTPURL)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	cases := []struct {
+		method, path, body string
+		status             int
+		marker             string
+	}{
+		{"GET", "", "", 200, "phptune-demo:list"},
+		{"GET", "articles?page=2", "", 200, "phptune-demo:list"},
+		{"GET", "articles/3", "", 200, "phptune-demo:detail"},
+		{"GET", "articles/999999", "", 404, "phptune-demo:notfound"},
+		{"GET", "api/articles", "", 200, `"phptune-demo:api"`},
+		{"GET", "contact", "", 200, "<form"},
+		{"POST", "contact", "name=Ada&email=ada%40example.org&message=" + url.QueryEscape("Hello there, this is a message."), 200, "phptune-demo:contact"},
+		{"POST", "contact", "name=&email=nope&message=", 422, ""},
+		{"GET", "remote", "", 200, "phptune-demo:remote"},
+		{"GET", "no/such/page", "", 404, "phptune-demo:notfound"},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest(c.method, s.HTTPURL+c.path, strings.NewReader(c.body))
+		if c.body != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s /%s: %v", c.method, c.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s /%s: status %d, want %d; body %.300s", c.method, c.path, resp.StatusCode, c.status, body)
+		}
+		if !strings.Contains(string(body), c.marker) {
+			t.Errorf("%s /%s: no marker %q in %.300s", c.method, c.path, c.marker, body)
+		}
+	}
+	// Both pools answer FastCGI directly, with the front controller routing on REQUEST_URI.
+	for _, ep := range s.Pools {
+		params := fcgi.CGIParams(fcgi.CGIOptions{ScriptFilename: s.Script(), DocumentRoot: s.Docroot, ScriptName: "/index.php", RequestURI: "/articles/2"})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		status, body, stderr, err := fcgi.Get(ctx, ep.Network, ep.Address, params)
+		cancel()
+		if err != nil || status != 200 || !strings.Contains(string(body), "phptune-demo:detail") || len(stderr) != 0 {
+			t.Errorf("pool %s: status %d err %v stderr %q body %.200s", ep.Name, status, err, stderr, body)
+		}
+	}
+}
+
+func TestStopLeavesNothingBehind(t *testing.T) {
+	runDir := filepath.Join(t.TempDir(), "run")
+	s := startDemo(t, Config{RunDir: runDir})
+	pgids := []int{s.PID("php-fpm"), s.PID("nginx")}
+	if pgids[0] == 0 || pgids[1] == 0 {
+		t.Fatalf("pids %v", pgids)
+	}
+	if n := len(groupPIDs(t, pgids...)); n < 4 {
+		t.Fatalf("expected masters and workers running, found %d processes", n)
+	}
+	sock := s.Pools[0].Address
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left := groupPIDs(t, pgids...); len(left) > 0 {
+		t.Fatalf("processes left after Stop: %v", left)
+	}
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket %s still there: %v", sock, err)
+	}
+	if _, err := os.Stat(s.PrivDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("private dir %s still there", s.PrivDir)
+	}
+	for _, f := range []string{"php-fpm.conf", "nginx.conf", "php-fpm.log", "nginx-error.log"} {
+		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+			t.Errorf("run dir lacks %s: %v", f, err)
+		}
+	}
+	// Stop is idempotent.
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPortInUseIsAUsageError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	_, err = Start(context.Background(), Config{AppFS: workloads.Demo(), HTTPPort: port})
+	if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("err = %v (code %d), want a usage error saying the port is in use", err, exitcode.Of(err))
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, []byte("x"), 0o644)
+	noFront := t.TempDir()
+	for name, cfg := range map[string]Config{
+		"app not a dir":     {App: notDir},
+		"no front":          {App: noFront},
+		"php-fpm not found": {AppFS: workloads.Demo(), PHPFPM: "/nonexistent/php-fpm"},
+		"bad pm":            {AppFS: workloads.Demo(), Pools: []Pool{{Name: "x", Listen: ListenUnix, PM: "lazy"}}},
+	} {
+		_, err := Start(context.Background(), cfg)
+		if exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%s: err = %v (code %d), want usage error", name, err, exitcode.Of(err))
+		}
+	}
+}
+
+func TestBrokenConfigReportsWhy(t *testing.T) {
+	// A pool directive php-fpm rejects: Start must fail with php-fpm's reason and leave nothing running.
+	_, err := Start(context.Background(), Config{AppFS: workloads.Demo(), NoNginx: true,
+		Pools: []Pool{{Name: "x", Listen: ListenUnix, Extra: []string{"pm.bogus_directive = 3"}}}})
+	if err == nil || !strings.Contains(err.Error(), "php-fpm") {
+		t.Fatalf("err = %v, want php-fpm's complaint", err)
+	}
+}

@@ -1,0 +1,29 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Demo\Presentation;
+
+use Demo\Domain\Article;
+use Demo\Text\RenderedDocument;
+
+final readonly class ArticleDetail
+{
+    /**
+     * @param list<Article> $related
+     */
+    public function __construct(
+        public ArticleSummary $summary,
+        public RenderedDocument $document,
+        public array $related,
+        public ?Article $previous,
+        public ?Article $next,
+        public string $checksum,
+    ) {
+    }
+
+    public function article(): Article
+    {
+        return $this->summary->article;
+    }
+}

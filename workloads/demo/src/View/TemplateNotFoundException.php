@@ -1,0 +1,11 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Demo\View;
+
+use RuntimeException;
+
+final class TemplateNotFoundException extends RuntimeException
+{
+}
