@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -42,6 +43,10 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
+		if err == context.DeadlineExceeded {
+			// Keep the one test for timeouts valid: os.ErrDeadlineExceeded.
+			return fmt.Errorf("fcgi: %w (%w)", err, os.ErrDeadlineExceeded)
+		}
 		return fmt.Errorf("fcgi: %w", err)
 	}
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {

@@ -3,7 +3,6 @@ package fcgi
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -75,9 +74,7 @@ func newConn(nc net.Conn) (*Conn, error) {
 
 // Close closes the connection.
 func (c *Conn) Close() error {
-	if c.err == nil || !errors.Is(c.err, ErrClosed) {
-		c.err = ErrClosed
-	}
+	c.err = ErrClosed
 	if err := c.nc.Close(); err != nil {
 		return fmt.Errorf("fcgi: close: %w", err)
 	}
@@ -97,8 +94,10 @@ func (c *Conn) Do(req *Request, resp *Response, deadline time.Time) error {
 		return fmt.Errorf("fcgi: connection unusable after an earlier error: %w", c.err)
 	}
 	resp.reset()
+	// Unread bytes, if any, are kept: in stream order they belong to this
+	// exchange, and a server that sent extra bytes is caught as a protocol
+	// error instead of being hidden.
 	c.got = false
-	c.r, c.w = 0, 0
 	if !deadline.Equal(c.deadline) {
 		if err := c.nc.SetDeadline(deadline); err != nil {
 			return c.fail(fmt.Errorf("fcgi: set deadline: %w", err))

@@ -619,3 +619,14 @@ func median(ds []time.Duration) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }
+
+func TestClientExpiredContext(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	cl := NewClient("unix", "/nonexistent.sock", time.Second)
+	var resp Response
+	err := cl.Do(ctx, NewRequest(nil, nil), &resp, time.Time{})
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want os.ErrDeadlineExceeded and context.DeadlineExceeded", err)
+	}
+}

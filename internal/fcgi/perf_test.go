@@ -127,3 +127,24 @@ func TestQuickAckAvoidsDelayedACKStall(t *testing.T) {
 		t.Errorf("median %v with TCP_QUICKACK, want well under the 40 ms delayed-ACK stall", with)
 	}
 }
+
+// BenchmarkClientDo reports the client's cost per request against the
+// in-process fixed responder (which is included in the time).
+func BenchmarkClientDo(b *testing.B) {
+	stdout := append([]byte("Content-Type: text/html\r\n\r\n"), pattern(4000)...)
+	out := reply(stdout, nil, 8192, 0, 0)
+	req := NewRequest(testParams("/index.php", "", nil, 0), nil)
+	for _, network := range networks {
+		b.Run(network, func(b *testing.B) {
+			cl := NewClient(network, startFixedResponder(b, network, out), time.Second)
+			defer cl.Close()
+			var resp Response
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := cl.Do(context.Background(), req, &resp, time.Now().Add(5*time.Second)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -8,9 +8,9 @@ import (
 
 func TestParseTarget(t *testing.T) {
 	cases := []struct {
-		in                                 string
+		in                                string
 		proto, network, addr, uri, script string
-		query                              string
+		query                             string
 	}{
 		{"http://127.0.0.1:8080/a/b?x=1", HTTP, "tcp", "127.0.0.1:8080", "/a/b?x=1", "", ""},
 		{"http://localhost", HTTP, "tcp", "localhost:80", "/", "", ""},

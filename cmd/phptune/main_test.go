@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The CLI is tested as users run it: the real binary, real php-fpm and nginx.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "phptune-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "phptune")
+	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		panic("build phptune: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type runOut struct {
+	stdout, stderr string
+	code           int
+}
+
+func phptune(t *testing.T, args ...string) runOut {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return runOut{so.String(), se.String(), code}
+}
+
+type serveInfo struct {
+	Schema      string                           `json:"schema"`
+	HTTP        string                           `json:"http"`
+	Script      string                           `json:"script"`
+	RunDir      string                           `json:"run_dir"`
+	FastCGITCP  struct{ Address, Target string } `json:"fastcgi_tcp"`
+	FastCGIUnix struct{ Socket, Target string }  `json:"fastcgi_unix"`
+}
+
+// startServe runs `phptune serve --json` and returns once it printed its endpoints.
+func startServe(t *testing.T, args ...string) (*exec.Cmd, serveInfo, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"serve", "--json", "--for", "2m"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Signal(syscall.SIGINT)
+			cmd.Wait()
+		}
+	})
+	var info serveInfo
+	dec := json.NewDecoder(bufio.NewReader(stdout))
+	done := make(chan error, 1)
+	go func() { done <- dec.Decode(&info); io.Copy(io.Discard, stdout) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v; stderr: %s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not come up; stderr: %s", stderr.String())
+	}
+	if info.Schema != "phptune/serve/v1" {
+		t.Fatalf("serve printed %+v", info)
+	}
+	return cmd, info, &stderr
+}
+
+// processesMentioning lists pids whose command line mentions s.
+func processesMentioning(s string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestServeAndBenchEveryTransport(t *testing.T) {
+	runDir := filepath.Join(t.TempDir(), "run")
+	serve, info, stderr := startServe(t, "--out", runDir)
+	if len(processesMentioning(runDir)) < 2 {
+		t.Fatalf("php-fpm and nginx masters not found running with %s", runDir)
+	}
+	type benchJSON struct {
+		Schema        string             `json:"schema"`
+		Requests      int64              `json:"requests"`
+		Errors        int64              `json:"errors"`
+		ErrorsByClass map[string]int64   `json:"errors_by_class"`
+		RPS           float64            `json:"rps"`
+		Latency       map[string]float64 `json:"latency_us"`
+		ClientCPU     float64            `json:"client_cpu_us_per_req"`
+	}
+	for _, args := range [][]string{
+		{info.HTTP + "articles/7", "--expect-body", "phptune-demo:detail"},
+		{info.HTTP + "api/articles", "--expect-body", "phptune-demo:api"},
+		{info.FastCGITCP.Target, "--request-uri", "/articles", "--expect-body", "phptune-demo:list", "--fpm-status", "/fpm-status"},
+		{info.FastCGIUnix.Target, "--request-uri", "/remote", "--expect-body", "phptune-demo:remote"},
+	} {
+		r := phptune(t, append([]string{"bench", "-c", "2", "-n", "100", "--warmup", "200ms", "--json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("bench %v: exit %d: %s", args, r.code, r.stderr)
+		}
+		var b benchJSON
+		if err := json.Unmarshal([]byte(r.stdout), &b); err != nil {
+			t.Fatalf("bench %v: %v in %s", args, err, r.stdout)
+		}
+		if b.Schema != "phptune/bench/v1" || b.Requests != 100 || b.Errors != 0 || b.RPS <= 0 || b.ClientCPU <= 0 {
+			t.Errorf("bench %v: %+v", args, b)
+		}
+		for _, p := range []string{"p50", "p90", "p99", "p999", "max"} {
+			if b.Latency[p] <= 0 {
+				t.Errorf("bench %v: latency %s = %v", args, p, b.Latency[p])
+			}
+		}
+	}
+	// The human summary names what ab and wrk users look for.
+	r := phptune(t, "bench", info.HTTP, "-c", "2", "-d", "1s", "--warmup", "0s")
+	for _, want := range []string{"req/s", "p99", "Errors", "Client CPU"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// Ctrl-C: everything stops, exit 130, nothing left behind.
+	serve.Process.Signal(syscall.SIGINT)
+	err := serve.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("serve after SIGINT: %v, want exit 130; stderr %s", err, stderr.String())
+	}
+	if left := processesMentioning(runDir); len(left) > 0 {
+		t.Errorf("processes left after SIGINT: %v", left)
+	}
+	if _, err := os.Stat(info.FastCGIUnix.Socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket %s left behind", info.FastCGIUnix.Socket)
+	}
+}
+
+func TestBenchInterruptKeepsPartialResult(t *testing.T) {
+	_, info, _ := startServe(t)
+	out := t.TempDir()
+	cmd := exec.Command(binPath, "bench", info.HTTP, "-c", "2", "-d", "60s", "--warmup", "0s", "--out", out)
+	var so strings.Builder
+	cmd.Stdout = &so
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("bench after SIGINT: %v, want exit 130", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("bench took %s to stop", time.Since(start))
+	}
+	var res struct {
+		Partial  bool  `json:"partial"`
+		Requests int64 `json:"requests"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil || json.Unmarshal(data, &res) != nil || !res.Partial || res.Requests == 0 {
+		t.Fatalf("result.json: %v %s", err, data)
+	}
+	if !strings.Contains(so.String(), "PARTIAL") {
+		t.Errorf("summary does not say partial:\n%s", so.String())
+	}
+}
+
+func TestExitCodesForBadInput(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	defer l.Close()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"bench", "gopher://x/"}, 2, "unknown scheme"},
+		{[]string{"bench", "http://" + closedAddr + "/", "-n", "1"}, 2, "cannot connect"},
+		{[]string{"bench", "http://" + closedAddr + "/", "-n", "5", "-d", "1s"}, 2, "not both"},
+		{[]string{"bench"}, 2, "accepts 1 arg"},
+		{[]string{"bench", "--no-such-flag", "http://x/"}, 2, "unknown flag"},
+		{[]string{"nosuchcommand"}, 2, "unknown command"},
+		{[]string{"serve", "--php-fpm", "/nonexistent/php-fpm"}, 2, "--php-fpm"},
+		{[]string{"serve", "--port", busy}, 2, "in use"},
+		{[]string{"serve", "/nonexistent/app"}, 2, "not a directory"},
+	}
+	for _, c := range cases {
+		r := phptune(t, c.args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) || len(lines) != 1 {
+			t.Errorf("phptune %v: exit %d, stderr %q; want exit %d and one line containing %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
