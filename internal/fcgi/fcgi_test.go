@@ -489,7 +489,9 @@ func TestParamsOnTheWire(t *testing.T) {
 	body := []byte("a=1&b=2")
 	params := testParams("/index.php", "q=x", []Param{{"Content-Type", "application/x-www-form-urlencoded"}, {"X-Foo", "bar"}}, len(body))
 	var resp Response
-	if err := NewClient("tcp", addr, time.Second).Do(context.Background(), NewRequest(params, body), &resp, time.Now().Add(5*time.Second)); err != nil {
+	cl := NewClient("tcp", addr, time.Second)
+	defer cl.Close()
+	if err := cl.Do(context.Background(), NewRequest(params, body), &resp, time.Now().Add(5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	m := <-got

@@ -77,9 +77,9 @@ func TestDemoRoutesOverHTTPAndFastCGI(t *testing.T) {
 		{"GET", "articles/3", "", 200, "phptune-demo:detail"},
 		{"GET", "articles/999999", "", 404, "phptune-demo:notfound"},
 		{"GET", "api/articles", "", 200, `"phptune-demo:api"`},
-		{"GET", "contact", "", 200, "<form"},
+		{"GET", "contact", "", 200, "phptune-demo:form"},
 		{"POST", "contact", "name=Ada&email=ada%40example.org&message=" + url.QueryEscape("Hello there, this is a message."), 200, "phptune-demo:contact"},
-		{"POST", "contact", "name=&email=nope&message=", 422, ""},
+		{"POST", "contact", "name=&email=nope&message=", 422, "phptune-demo:invalid"},
 		{"GET", "remote", "", 200, "phptune-demo:remote"},
 		{"GET", "no/such/page", "", 404, "phptune-demo:notfound"},
 	}

@@ -26,6 +26,8 @@ article.card{border-bottom:1px solid #ddd;padding:.6rem 0}
 nav.pages a,nav.pages span{margin-right:.4rem}
 .errors{background:#fde8e8;border:1px solid #e9a8a8;padding:.5rem 1rem}
 pre{background:#eef;padding:.6rem;overflow:auto}
+.avatar{display:inline-block;width:1.6rem;height:1.6rem;border-radius:50%;color:#fff;text-align:center;font-size:.7rem;line-height:1.6rem;margin-right:.3rem}
+.comment{border-left:3px solid #e6eef7;padding-left:.8rem;margin:.8rem 0}
 label{display:block;margin-top:.6rem}input,textarea{width:100%;max-width:30rem}
 </style>
 </head>

@@ -19,7 +19,7 @@ use Demo\View\RendererInterface;
 final class ApiController extends AbstractController
 {
     public const MARKER = 'phptune-demo:api';
-    private const PER_PAGE = 20;
+    private const PER_PAGE = 10;
 
     public function __construct(
         RendererInterface $view,

@@ -37,4 +37,9 @@ interface ArticleRepositoryInterface
      * @return list<Author>
      */
     public function authors(): array;
+
+    /**
+     * @return list<Comment> oldest first
+     */
+    public function comments(Article $article): array;
 }

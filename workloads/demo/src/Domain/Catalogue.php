@@ -47,7 +47,7 @@ final readonly class Catalogue
         }
 
         $vocabulary = [];
-        foreach (['adjectives', 'nouns', 'verbs', 'titlePatterns', 'words', 'inlineCode'] as $key) {
+        foreach (['adjectives', 'nouns', 'verbs', 'titlePatterns', 'words', 'inlineCode', 'commenters'] as $key) {
             $vocabulary[$key] = array_map('strval', self::listOf($data, $key));
         }
 

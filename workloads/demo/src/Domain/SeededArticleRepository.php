@@ -108,6 +108,31 @@ final class SeededArticleRepository implements ArticleRepositoryInterface
         return $this->catalogue->authors;
     }
 
+    public function comments(Article $article): array
+    {
+        $rng = Prng::derive($this->catalogue->seed, 'comments:' . $article->id);
+        $handles = $this->catalogue->words('commenters');
+        $postedAt = $article->publishedAt;
+        $comments = [];
+        $count = $rng->int(2, 9);
+        for ($i = 1; $i <= $count; $i++) {
+            $postedAt = $postedAt->modify('+' . $rng->int(5, 3000) . ' minutes');
+            $sentences = [];
+            for ($s = $rng->int(1, 4); $s > 0; $s--) {
+                $sentences[] = $this->generator->sentence($rng, 5, 18);
+            }
+            $comments[] = new Comment(
+                $article->id * 100 + $i,
+                $rng->pick($handles),
+                $postedAt,
+                implode(' ', $sentences),
+                $i > 1 && $rng->chance(30) ? $article->id * 100 + $rng->int(1, $i - 1) : null,
+            );
+        }
+
+        return $comments;
+    }
+
     /**
      * @return array<int, Article>
      */

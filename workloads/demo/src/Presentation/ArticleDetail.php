@@ -10,12 +10,14 @@ use Demo\Text\RenderedDocument;
 final readonly class ArticleDetail
 {
     /**
-     * @param list<Article> $related
+     * @param list<ArticleSummary> $related
+     * @param list<CommentView>    $comments
      */
     public function __construct(
         public ArticleSummary $summary,
         public RenderedDocument $document,
         public array $related,
+        public array $comments,
         public ?Article $previous,
         public ?Article $next,
         public string $checksum,

@@ -46,7 +46,7 @@ final class ArticlePresenter
         return array_map($this->summary(...), $articles);
     }
 
-    public function detail(Article $article, int $relatedLimit = 4): ArticleDetail
+    public function detail(Article $article, int $relatedLimit = 6): ArticleDetail
     {
         $document = $this->document($article);
         $neighbours = $this->articles->neighbours($article);
@@ -54,11 +54,31 @@ final class ArticlePresenter
         return new ArticleDetail(
             $this->summary($article),
             $document,
-            $this->articles->related($article, $relatedLimit),
+            $this->summaries($this->articles->related($article, $relatedLimit)),
+            $this->comments($article),
             $neighbours['previous'],
             $neighbours['next'],
             hash('sha256', $article->body()),
         );
+    }
+
+    /**
+     * @return list<CommentView>
+     */
+    private function comments(Article $article): array
+    {
+        $handles = [];
+        $views = [];
+        foreach ($this->articles->comments($article) as $comment) {
+            $handles[$comment->id] = $comment->handle;
+            $views[] = new CommentView(
+                $comment,
+                $this->markdown->render($comment->body)->html,
+                $comment->inReplyTo === null ? null : ($handles[$comment->inReplyTo] ?? null),
+            );
+        }
+
+        return $views;
     }
 
     private function document(Article $article): RenderedDocument

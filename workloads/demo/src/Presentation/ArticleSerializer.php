@@ -63,7 +63,20 @@ final class ArticleSerializer
             'toc' => $detail->document->headings,
             'body_html' => $detail->document->html,
             'checksum' => $detail->checksum,
-            'related' => array_map($this->reference(...), $detail->related),
+            'related' => array_map(
+                fn (ArticleSummary $related): array => $this->reference($related->article) + [
+                    'reading_time' => $related->readingTime,
+                    'excerpt' => $related->excerpt,
+                ],
+                $detail->related,
+            ),
+            'comments' => array_map(static fn (CommentView $view): array => [
+                'id' => $view->comment->id,
+                'author' => $view->comment->handle,
+                'posted_at' => $view->comment->postedAt->format(DateTimeInterface::ATOM),
+                'in_reply_to' => $view->comment->inReplyTo,
+                'body_html' => $view->html,
+            ], $detail->comments),
             'previous' => $detail->previous === null ? null : $this->reference($detail->previous),
             'next' => $detail->next === null ? null : $this->reference($detail->next),
         ];

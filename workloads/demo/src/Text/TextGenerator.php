@@ -67,7 +67,7 @@ final class TextGenerator
         $count = $rng->int($min, $max);
         $parts = [];
         for ($i = 0; $i < $count; $i++) {
-            $roll = $rng->int(0, 99);
+            $roll = $i === 0 ? 99 : $rng->int(0, 99);
             if ($roll < 2) {
                 $parts[] = '`' . $rng->pick($this->vocabulary['inlineCode']) . '`';
             } elseif ($roll < 4) {
@@ -82,10 +82,7 @@ final class TextGenerator
             }
         }
 
-        $sentence = implode(' ', $parts);
-        if (ctype_lower($sentence[0])) {
-            $sentence = ucfirst($sentence);
-        }
+        $sentence = ucfirst(implode(' ', $parts));
 
         return $sentence . ($rng->chance(10) ? '?' : '.');
     }

@@ -24,6 +24,15 @@ $this->layout('layout', ['active' => 'articles', 'description' => $detail->summa
 <?php endif ?>
 </nav>
 </article>
+<?php if ($detail->related !== []): ?>
+<section class="related">
+<h2>Read next</h2>
+<?php foreach ($detail->related as $summary): ?>
+<?php $this->insert('partials/article_card', ['summary' => $summary]) ?>
+<?php endforeach ?>
+</section>
+<?php endif ?>
+<?php $this->insert('partials/comments', ['comments' => $detail->comments]) ?>
 <?php $this->start('aside') ?>
 <?php if ($detail->document->headings !== []): ?>
 <h3>Contents</h3>
@@ -35,12 +44,4 @@ $this->layout('layout', ['active' => 'articles', 'description' => $detail->summa
 <?php endif ?>
 <h3>About the author</h3>
 <p><strong><?= $this->e($article->author->name) ?></strong><br><?= $this->e($article->author->bio) ?></p>
-<?php if ($detail->related !== []): ?>
-<h3>Related</h3>
-<ul>
-<?php foreach ($detail->related as $related): ?>
-<li><a href="<?= $this->url('article', ['id' => $related->id]) ?>"><?= $this->e($related->title) ?></a> <span class="meta"><?= $this->date($related->publishedAt) ?></span></li>
-<?php endforeach ?>
-</ul>
-<?php endif ?>
 <?php $this->stop() ?>
