@@ -27,6 +27,12 @@ type Client struct {
 	dialed     bool // the first connection has been made
 	closed     bool
 	reconnects atomic.Int64
+
+	// Cancellation: an AfterFunc on the caller's context interrupts the active Conn.
+	active    atomic.Pointer[Conn]
+	watchDone <-chan struct{}
+	stopWatch func() bool
+	watchGen  atomic.Uint64
 }
 
 // NewClient returns a Client for network ("tcp" or "unix") and address.
@@ -36,44 +42,98 @@ func NewClient(network, address string, dialTimeout time.Duration) *Client {
 }
 
 // Do runs one exchange like Conn.Do, dialing first if needed. ctx bounds the
-// dial, and its deadline, if earlier, replaces deadline; cancelling ctx
-// without a deadline does not interrupt an exchange already under way.
+// dial, and its deadline, if earlier, replaces deadline. Cancelling ctx
+// interrupts an exchange under way (the connection is then dropped); for zero
+// allocations per request pass the same long-lived ctx each time and use
+// deadline for per-request timeouts.
 func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline time.Time) error {
 	if c.closed {
 		return ErrClosed
 	}
+	done := ctx.Done()
+	if done != c.watchDone {
+		c.watch(ctx, done)
+	}
 	if err := ctx.Err(); err != nil {
-		if err == context.DeadlineExceeded {
-			// Keep the one test for timeouts valid: os.ErrDeadlineExceeded.
-			return fmt.Errorf("fcgi: %w (%w)", err, os.ErrDeadlineExceeded)
-		}
-		return fmt.Errorf("fcgi: %w", err)
+		c.drop()
+		return ctxError("fcgi", err)
 	}
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 		deadline = d
 	}
-	if c.conn == nil {
-		if err := c.dial(ctx, deadline); err != nil {
+	for attempt := 0; ; attempt++ {
+		if c.conn == nil {
+			if err := c.dial(ctx, deadline); err != nil {
+				return err
+			}
+		}
+		conn := c.conn
+		reused := conn.done > 0
+		c.active.Store(conn)
+		if isDone(done) {
+			// Cancelled between the check above and publishing the Conn.
+			c.active.Store(nil)
+			c.drop()
+			return ctxError("fcgi: request not sent", ctx.Err())
+		}
+		err := conn.Do(req, resp, deadline)
+		c.active.Store(nil)
+		if err == nil {
+			if isDone(done) {
+				// A cancellation racing with completion may have poisoned the deadline.
+				c.drop()
+			}
+			return nil
+		}
+		got := conn.got
+		c.drop()
+		if isDone(done) {
+			return ctxError("fcgi: request aborted", ctx.Err())
+		}
+		if attempt > 0 || !reused || got || !peerClosed(err) {
 			return err
 		}
 	}
-	err := c.conn.Do(req, resp, deadline)
-	if err == nil {
-		return nil
+}
+
+// watch replaces the cancellation callback when the caller switches context:
+// one registration per context, not per request, so Do does not allocate.
+func (c *Client) watch(ctx context.Context, done <-chan struct{}) {
+	if c.stopWatch != nil {
+		c.stopWatch()
+		c.stopWatch = nil
 	}
-	retry := c.conn.done > 0 && !c.conn.got && peerClosed(err)
-	c.drop()
-	if !retry {
-		return err
+	gen := c.watchGen.Add(1)
+	c.watchDone = done
+	if done == nil {
+		return
 	}
-	if err := c.dial(ctx, deadline); err != nil {
-		return err
+	c.stopWatch = context.AfterFunc(ctx, func() {
+		// A stale callback must not interrupt an exchange under a newer context.
+		if c.watchGen.Load() != gen {
+			return
+		}
+		if conn := c.active.Load(); conn != nil {
+			conn.interrupt()
+		}
+	})
+}
+
+// ctxError reports a context's end; a context deadline is a timeout whichever way it was given.
+func ctxError(prefix string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w: %w", prefix, os.ErrDeadlineExceeded, err)
 	}
-	if err := c.conn.Do(req, resp, deadline); err != nil {
-		c.drop()
-		return err
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
-	return nil
 }
 
 // peerClosed reports errors meaning the server had closed the connection.
@@ -106,6 +166,7 @@ func (c *Client) drop() {
 // Close closes the current connection, if any; later calls to Do fail.
 func (c *Client) Close() error {
 	c.closed = true
+	c.watch(context.Background(), nil)
 	if c.conn == nil {
 		return nil
 	}

@@ -114,6 +114,11 @@ func (c *Conn) Do(req *Request, resp *Response, deadline time.Time) error {
 	return nil
 }
 
+// interrupt makes a blocked Do return promptly; it may be called from another goroutine.
+func (c *Conn) interrupt() {
+	_ = c.nc.SetDeadline(time.Unix(1, 0)) // the Conn is dropped after the error this causes
+}
+
 func (c *Conn) fail(err error) error {
 	c.err = err
 	return err

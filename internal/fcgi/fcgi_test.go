@@ -632,3 +632,20 @@ func TestClientExpiredContext(t *testing.T) {
 		t.Errorf("err = %v, want os.ErrDeadlineExceeded and context.DeadlineExceeded", err)
 	}
 }
+
+func TestClientCancelInterruptsExchange(t *testing.T) {
+	addr, _ := startRaw(t, "unix", func(c net.Conn) { io.Copy(io.Discard, c) }) // never answers
+	cl := NewClient("unix", addr, time.Second)
+	defer cl.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	var resp Response
+	err := cl.Do(ctx, NewRequest(testParams("/echo", "", nil, 0), nil), &resp, time.Now().Add(20*time.Second))
+	if !errors.Is(err, context.Canceled) || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("err = %v, want context.Canceled (not a timeout)", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("cancelled Client.Do took %v", took)
+	}
+}

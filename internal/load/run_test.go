@@ -248,7 +248,7 @@ func TestHangingServerTimesOut(t *testing.T) {
 
 func TestCancelStopsPromptlyWithPartialResult(t *testing.T) {
 	s := startApp(t)
-	for _, raw := range []string{s.HTTPURL + "remote", "http://" + hangServer(t) + "/"} {
+	for _, raw := range []string{s.HTTPURL + "remote", "http://" + hangServer(t) + "/", "fcgi://" + hangServer(t) + "/x/index.php"} {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(700*time.Millisecond, cancel)
 		start := time.Now()
