@@ -245,3 +245,19 @@ func TestExitCodesForBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchWarnsWhenConnectionsExceedMaxChildren(t *testing.T) {
+	_, info, _ := startServe(t, "--pm", "static", "--max-children", "2")
+	r := phptune(t, "bench", info.FastCGITCP.Target, "--request-uri", "/contact", "-c", "3", "-n", "60", "--warmup", "0s",
+		"--timeout", "20s", "--fpm-status", "/fpm-status")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "3 connections > pm.max_children 2") {
+		t.Errorf("no max_children warning in:\n%s", r.stdout)
+	}
+	r = phptune(t, "bench", info.FastCGITCP.Target, "--request-uri", "/contact", "-c", "2", "-n", "60", "--warmup", "0s", "--fpm-status", "/fpm-status")
+	if r.code != 0 || strings.Contains(r.stdout, "max_children") {
+		t.Errorf("exit %d, unexpected warning with 2 connections for 2 children:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -178,7 +178,7 @@ func (c *Conn) readResponse(req *Request, resp *Response) error {
 	resp.Close = h.connClose || (h.minor == 0 && !h.connKeepAlive) || !req.keepAlive
 
 	switch {
-	case req.head || h.status == 204:
+	case req.head || h.status == 204 || h.status == 304:
 		return nil
 	case h.chunked:
 		return c.readChunked(resp)

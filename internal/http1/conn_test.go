@@ -207,7 +207,7 @@ func TestConnSequence(t *testing.T) {
 	resp := Response{KeepBody: true}
 	for i, st := range steps {
 		req := NewRequest(st.method, "example.test", "/", nil, nil, true)
-		if err := c.Do(req, &resp, time.Time{}); err != nil {
+		if err := c.Do(req, &resp, time.Now().Add(10*time.Second)); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		if resp.Status != st.status || string(resp.Body) != st.body || resp.Close {
