@@ -95,7 +95,7 @@ type httpClient struct {
 func (h *httpClient) do(ctx context.Context, deadline time.Time, o *outcome) error {
 	err := h.c.Do(ctx, h.req, &h.resp, deadline)
 	o.status = h.resp.Status
-	o.bytes = h.resp.HeaderBytes + h.resp.BodyBytes
+	o.bytes = h.resp.WireBytes
 	o.body = h.resp.Body
 	o.stderrBytes, o.fcgiStatus, o.stderr = 0, 0, nil
 	return err
