@@ -241,15 +241,20 @@ func fpmWarnings(d measure.FPMDelta, before *measure.FPMStatus, t load.Target, c
 	if d.MaxChildrenReached > 0 {
 		w = append(w, fmt.Sprintf("php-fpm pool %q reached pm.max_children %d time(s) during the run: requests queued for a worker", d.Pool, d.MaxChildrenReached))
 	}
-	if t.Protocol == load.FastCGI && d.PM == "static" && conns > before.TotalProcesses {
+	if t.Protocol == load.FastCGI && d.PM == "static" && conns > d.ProcessesBefore {
 		w = append(w, fmt.Sprintf("%d connections > pm.max_children %d of static pool %q: each kept FastCGI connection holds a worker, so %d connection(s) waited",
-			conns, before.TotalProcesses, d.Pool, conns-before.TotalProcesses))
-	} else if t.Protocol == load.FastCGI && d.MaxChildrenReached > 0 && conns > d.MaxActive {
+			conns, d.ProcessesBefore, d.Pool, conns-d.ProcessesBefore))
+	} else if t.Protocol == load.FastCGI && d.MaxChildrenReached > 0 && conns > d.ProcessesAfter {
 		w = append(w, fmt.Sprintf("%d connections > the %d workers the pool could run: each kept FastCGI connection holds a worker, so the extra connections waited",
-			conns, d.MaxActive))
+			conns, d.ProcessesAfter))
 	}
-	if d.MaxListenQueue > 0 {
-		w = append(w, fmt.Sprintf("php-fpm's listen queue reached %d: connections waited in the backlog", d.MaxListenQueue))
+	// The status page keeps the high-water mark since the pool started: only a rise belongs to this run.
+	if d.MaxListenQueue > before.MaxListenQueue {
+		why := ""
+		if d.PM != "static" {
+			why = " (a " + d.PM + " pool starts workers on demand)"
+		}
+		w = append(w, fmt.Sprintf("php-fpm's listen queue reached %d during the run, warm-up included: connections waited for a worker%s", d.MaxListenQueue, why))
 	}
 	return w
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -20,6 +21,15 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// A developer's aid: PHPTUNE_CPUPROFILE=FILE writes a Go CPU profile of the whole command.
+	if path := os.Getenv("PHPTUNE_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer f.Close()
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	code := exitCode(err)
@@ -30,7 +40,10 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "phptune: %s\n", strings.TrimSpace(msg))
 	}
-	os.Exit(code)
+	if code != 0 {
+		pprof.StopCPUProfile()
+		os.Exit(code)
+	}
 }
 
 // errQuiet marks an error already reported to the user; only its exit code matters.

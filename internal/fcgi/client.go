@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/ctxwatch"
 )
 
 // Client owns at most one Conn to one address and dials lazily. It hides
@@ -28,17 +30,14 @@ type Client struct {
 	closed     bool
 	reconnects atomic.Int64
 
-	// Cancellation: an AfterFunc on the caller's context interrupts the active Conn.
-	active    atomic.Pointer[Conn]
-	watchDone <-chan struct{}
-	stopWatch func() bool
-	watchGen  atomic.Uint64
+	// Cancellation: one registration per caller context interrupts the active Conn.
+	watch *ctxwatch.Watch[Conn]
 }
 
 // NewClient returns a Client for network ("tcp" or "unix") and address.
 // dialTimeout bounds each dial; zero means only the deadlines bound it.
 func NewClient(network, address string, dialTimeout time.Duration) *Client {
-	return &Client{network: network, address: address, dialTimeout: dialTimeout}
+	return &Client{network: network, address: address, dialTimeout: dialTimeout, watch: ctxwatch.New((*Conn).interrupt)}
 }
 
 // Do runs one exchange like Conn.Do, dialing first if needed. ctx bounds the
@@ -50,10 +49,7 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 	if c.closed {
 		return ErrClosed
 	}
-	done := ctx.Done()
-	if done != c.watchDone {
-		c.watch(ctx, done)
-	}
+	c.watch.Follow(ctx)
 	if err := ctx.Err(); err != nil {
 		c.drop()
 		return ctxError("fcgi", err)
@@ -69,17 +65,15 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 		}
 		conn := c.conn
 		reused := conn.done > 0
-		c.active.Store(conn)
-		if isDone(done) {
+		if c.watch.Begin(conn) {
 			// Cancelled between the check above and publishing the Conn.
-			c.active.Store(nil)
 			c.drop()
 			return ctxError("fcgi: request not sent", ctx.Err())
 		}
 		err := conn.Do(req, resp, deadline)
-		c.active.Store(nil)
+		cancelled := c.watch.End()
 		if err == nil {
-			if isDone(done) {
+			if cancelled {
 				// A cancellation racing with completion may have poisoned the deadline.
 				c.drop()
 			}
@@ -87,7 +81,7 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 		}
 		got := conn.got
 		c.drop()
-		if isDone(done) {
+		if cancelled {
 			return ctxError("fcgi: request aborted", ctx.Err())
 		}
 		if attempt > 0 || !reused || got || !peerClosed(err) {
@@ -96,44 +90,12 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 	}
 }
 
-// watch replaces the cancellation callback when the caller switches context:
-// one registration per context, not per request, so Do does not allocate.
-func (c *Client) watch(ctx context.Context, done <-chan struct{}) {
-	if c.stopWatch != nil {
-		c.stopWatch()
-		c.stopWatch = nil
-	}
-	gen := c.watchGen.Add(1)
-	c.watchDone = done
-	if done == nil {
-		return
-	}
-	c.stopWatch = context.AfterFunc(ctx, func() {
-		// A stale callback must not interrupt an exchange under a newer context.
-		if c.watchGen.Load() != gen {
-			return
-		}
-		if conn := c.active.Load(); conn != nil {
-			conn.interrupt()
-		}
-	})
-}
-
 // ctxError reports a context's end; a context deadline is a timeout whichever way it was given.
 func ctxError(prefix string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w: %w", prefix, os.ErrDeadlineExceeded, err)
 	}
 	return fmt.Errorf("%s: %w", prefix, err)
-}
-
-func isDone(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
 }
 
 // peerClosed reports errors meaning the server had closed the connection.
@@ -166,7 +128,7 @@ func (c *Client) drop() {
 // Close closes the current connection, if any; later calls to Do fail.
 func (c *Client) Close() error {
 	c.closed = true
-	c.watch(context.Background(), nil)
+	c.watch.Release()
 	if c.conn == nil {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/ctxwatch"
 )
 
 // Client owns at most one connection to a server, dialing lazily and
@@ -26,13 +28,10 @@ type Client struct {
 	reconnects atomic.Int64
 	closed     bool
 
-	// Context cancellation interrupts an in-flight exchange through a single
-	// context.AfterFunc registration per distinct context, so that a
-	// long-lived context costs nothing per request.
-	active    atomic.Pointer[Conn] // the Conn inside Do, for the callback
-	watchDone <-chan struct{}
-	stopWatch func() bool
-	watchGen  atomic.Uint64
+	// Context cancellation interrupts an in-flight exchange through one
+	// registration per distinct context: a long-lived context costs nothing
+	// per request.
+	watch *ctxwatch.Watch[Conn]
 }
 
 // NewClient returns a Client for the server at address. dialTimeout bounds
@@ -42,6 +41,7 @@ func NewClient(network, address string, dialTimeout time.Duration) *Client {
 		network: network,
 		address: address,
 		dialer:  net.Dialer{Timeout: dialTimeout},
+		watch:   ctxwatch.New((*Conn).interrupt),
 	}
 }
 
@@ -61,11 +61,8 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 	if c.closed {
 		return errClientClosed
 	}
-	done := ctx.Done()
-	if done != c.watchDone {
-		c.watch(ctx, done)
-	}
-	if isDone(done) {
+	c.watch.Follow(ctx)
+	if ctx.Err() != nil {
 		c.closeConn()
 		return fmt.Errorf("http1: request not sent: %w", ctx.Err())
 	}
@@ -85,26 +82,24 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 			resp.reset()
 			return err
 		}
-		c.active.Store(conn)
-		if isDone(done) {
-			c.active.Store(nil)
+		if c.watch.Begin(conn) {
 			c.closeConn()
 			resp.reset()
 			return fmt.Errorf("http1: request not sent: %w", ctx.Err())
 		}
 		err := conn.Do(req, resp, deadline)
-		c.active.Store(nil)
+		cancelled := c.watch.End()
 		if err == nil {
 			// A cancellation racing with completion may have poisoned the
 			// connection's deadline, so drop it too.
-			if resp.Close || isDone(done) {
+			if resp.Close || cancelled {
 				c.closeConn()
 			}
 			return nil
 		}
 		got := conn.got
 		c.closeConn()
-		if isDone(done) {
+		if cancelled {
 			// Report the cancellation, not the deadline error used to interrupt.
 			return fmt.Errorf("http1: request aborted: %w", ctx.Err())
 		}
@@ -119,7 +114,7 @@ func (c *Client) Do(ctx context.Context, req *Request, resp *Response, deadline 
 // Client cannot be used afterwards.
 func (c *Client) Close() error {
 	c.closed = true
-	c.watch(context.Background(), nil)
+	c.watch.Release()
 	if c.conn == nil {
 		return nil
 	}
@@ -161,38 +156,6 @@ func (c *Client) closeConn() {
 	if c.conn != nil {
 		_ = c.conn.Close() // the connection is being discarded; nothing to report
 		c.conn = nil
-	}
-}
-
-// watch replaces the cancellation callback when the caller switches context.
-func (c *Client) watch(ctx context.Context, done <-chan struct{}) {
-	if c.stopWatch != nil {
-		c.stopWatch()
-		c.stopWatch = nil
-	}
-	gen := c.watchGen.Add(1)
-	c.watchDone = done
-	if done == nil {
-		return
-	}
-	c.stopWatch = context.AfterFunc(ctx, func() {
-		// A stale callback (the caller moved to another context while this
-		// one was being cancelled) must not interrupt the new exchange.
-		if c.watchGen.Load() != gen {
-			return
-		}
-		if conn := c.active.Load(); conn != nil {
-			conn.interrupt()
-		}
-	})
-}
-
-func isDone(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
 	}
 }
 

@@ -69,17 +69,27 @@ func (s *FPMStatus) States() map[string]int {
 	return m
 }
 
+// Workers counts the pool's workers from the per-process list ("total processes" follows the active counter,
+// which drifts under keep-alive), or falls back to the counter without the full list.
+func (s *FPMStatus) Workers() int {
+	if len(s.Processes) > 0 {
+		return len(s.Processes)
+	}
+	return s.TotalProcesses
+}
+
 // FPMDelta is what a pool did between two status reads around a run.
 type FPMDelta struct {
-	Pool               string         `json:"pool"`
-	PM                 string         `json:"pm"`
+	Pool string `json:"pool"`
+	PM   string `json:"pm"`
+	// Accepted is php-fpm's "accepted conn": it counts request reads, so a kept FastCGI connection adds one
+	// more when it closes.
 	Accepted           int64          `json:"accepted_conn"`
 	MaxChildrenReached int64          `json:"max_children_reached"`
 	MaxListenQueue     int64          `json:"max_listen_queue"`
 	SlowRequests       int64          `json:"slow_requests"`
 	ProcessesBefore    int            `json:"processes_before"`
 	ProcessesAfter     int            `json:"processes_after"`
-	MaxActive          int            `json:"max_active_processes"`
 	StatesAfter        map[string]int `json:"states_after"`
 	Elapsed            time.Duration  `json:"-"`
 }
@@ -93,9 +103,8 @@ func Delta(before, after *FPMStatus) FPMDelta {
 		MaxChildrenReached: after.MaxChildrenReached - before.MaxChildrenReached,
 		MaxListenQueue:     after.MaxListenQueue,
 		SlowRequests:       after.SlowRequests - before.SlowRequests,
-		ProcessesBefore:    before.TotalProcesses,
-		ProcessesAfter:     after.TotalProcesses,
-		MaxActive:          after.MaxActiveProcesses,
+		ProcessesBefore:    before.Workers(),
+		ProcessesAfter:     after.Workers(),
 		StatesAfter:        after.States(),
 	}
 }

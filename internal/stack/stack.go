@@ -23,6 +23,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/measure"
 )
 
 // maxSocketPath is the limit of sun_path less its terminating NUL.
@@ -308,6 +309,28 @@ func (s *Stack) waitHealthy(ctx context.Context, limit time.Duration) error {
 			return nil
 		}); err != nil {
 			return fmt.Errorf("php-fpm pool %s did not come up: %w", ep.Name, err)
+		}
+		// Every run starts from the same state: a static pool with all its workers forked and idle
+		// (right after start-up some are still initialising and the status page lists them as "(null)").
+		if ep.PM == "static" {
+			if err := s.poll(ctx, deadline, "php-fpm", func(c context.Context) error {
+				st, err := measure.ReadFPMStatus(c, ep.Network, ep.Address, ep.StatusPath)
+				if err != nil {
+					return err
+				}
+				ready := 0
+				for _, p := range st.Processes {
+					if p.State == "Idle" || p.State == "Running" {
+						ready++
+					}
+				}
+				if ready < ep.MaxChildren {
+					return fmt.Errorf("%d of %d workers ready", ready, ep.MaxChildren)
+				}
+				return nil
+			}); err != nil {
+				return fmt.Errorf("php-fpm pool %s did not start its workers: %w", ep.Name, err)
+			}
 		}
 	}
 	if s.HTTPURL == "" {
