@@ -30,6 +30,8 @@ type benchFlags struct {
 	json                        bool
 	out                         string
 	procs                       int
+	rate                        float64
+	maxInflight, repeat         int
 }
 
 func newBenchCmd() *cobra.Command {
@@ -48,6 +50,11 @@ TARGET is one of
 For FastCGI the script path is SCRIPT_FILENAME as php-fpm sees it; the CGI params are those nginx sends.
 php-fpm never multiplexes: each kept FastCGI connection holds one worker, so connections above
 pm.max_children wait for a free one.
+
+With --rate R it is an open model (wrk2's method): requests are due on a schedule, latency counts from the due
+time when a busy connection made a request late (coordinated omission corrected), and the uncorrected latency,
+late starts and the largest lag are reported beside it. --max-inflight M shares one schedule among M connections,
+a bounded pool in which requests queue.
 
 Error classes: connect, timeout, read_write, protocol (the peer does not speak HTTP or FastCGI), fcgi_status,
 http_4xx, http_5xx, http_502, http_504, status (outside --expect-status), body (--expect-body did not match),
@@ -78,6 +85,9 @@ php_stderr (PHP wrote warnings or errors to FastCGI stderr). A timed-out request
 	fl.StringVar(&f.status, "fpm-status", "", "read php-fpm's status page before and after: its path (FastCGI targets) or fcgi://HOST:PORT/PATH or unix:/SOCK:/PATH")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/bench/v1) instead of the summary")
 	fl.StringVar(&f.out, "out", "", "also write result.json into this directory")
+	fl.Float64Var(&f.rate, "rate", 0, "open model: send this many requests/s in all, on a schedule; latency counts from each request's due time")
+	fl.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: one schedule shared by this many connections, a bounded pool whose queueing time is counted (FastCGI: default the static pool's max_children when --fpm-status tells it)")
+	fl.IntVar(&f.repeat, "repeat", 1, "run this many trials, each with its own warm-up; results per trial and merged")
 	fl.IntVar(&f.procs, "procs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, so the server keeps a core)")
 	return cmd
 }
@@ -87,7 +97,10 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 	if err != nil {
 		return err
 	}
-	o := load.Options{Target: t, Connections: f.connections, Warmup: f.warmup, Timeout: f.timeout}
+	o := load.Options{Target: t, Connections: f.connections, Warmup: f.warmup, Timeout: f.timeout, Rate: f.rate, MaxInflight: f.maxInflight}
+	if f.repeat < 1 {
+		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
+	}
 	if f.requests > 0 {
 		if durationSet {
 			return exitcode.UsageErrorf("give -n or -d, not both")
@@ -158,6 +171,10 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		if before, err = st.read(ctx); err != nil {
 			return exitcode.WithCode(exitcode.Usage, err)
 		}
+		// A kept FastCGI connection holds a worker: at a rate, the bounded pool is the pool's own size.
+		if t.Protocol == load.FastCGI && o.Rate > 0 && o.MaxInflight == 0 && before.PM == "static" {
+			o.MaxInflight = before.Workers()
+		}
 	}
 
 	line := newStatusLine(os.Stderr)
@@ -170,9 +187,13 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		if p.Total > 0 {
 			total = "/" + p.Total.Round(time.Second).String()
 		}
-		line.set("bench: %s %s%s  %d requests  %d errors", phase, p.Elapsed.Round(time.Second), total, p.Requests, p.Errors)
+		trial := ""
+		if p.Trials > 1 {
+			trial = fmt.Sprintf("trial %d/%d ", p.Trial, p.Trials)
+		}
+		line.set("bench: %s%s %s%s  %d requests  %d errors", trial, phase, p.Elapsed.Round(time.Second), total, p.Requests, p.Errors)
 	}
-	res, runErr := load.Run(ctx, o)
+	res, runErr := load.RunTrials(ctx, o, f.repeat)
 	line.clear()
 	if res == nil {
 		return runErr
@@ -189,6 +210,9 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 	}
 	if res.Requests > 0 && res.Errors == res.Requests && runErr == nil {
 		runErr = exitcode.WithCode(exitcode.Failed, errors.New("every request failed"))
+	}
+	if err := res.Encode(); err != nil {
+		return err
 	}
 	if f.out != "" {
 		var buf jsonBuf

@@ -3,8 +3,10 @@ package load
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +18,9 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
-// Options configure one run (a closed model: each connection sends its next request when the last one ends).
+// Options configure one run. Without Rate it is a closed model: each connection sends its next request when the
+// last one is answered. With Rate it is an open model (wrk2's method): requests follow a schedule, and latency runs
+// from each request's intended send time, so a stalled server cannot hide its queue (coordinated omission).
 type Options struct {
 	Target      Target
 	Request     Request
@@ -25,6 +29,12 @@ type Options struct {
 	Duration    time.Duration // measured window when Requests is 0
 	Warmup      time.Duration // excluded from the results
 	Timeout     time.Duration // per request; a timed-out request is recorded at this value
+	// Rate, when > 0, is the open model's request rate (requests/s in all).
+	Rate float64
+	// MaxInflight, with Rate: one schedule shared by this many connections, a bounded pool in which a request
+	// waits for a free connection (its queueing time is counted). 0: each of the Connections follows its own
+	// schedule of Rate/Connections (wrk2).
+	MaxInflight int
 	// ExpectStatus lists the accepted statuses; empty = 1xx-3xx accepted, 4xx and 5xx are errors.
 	ExpectStatus []int
 	ExpectBody   *regexp.Regexp
@@ -36,6 +46,8 @@ type Options struct {
 
 // Progress is a running count.
 type Progress struct {
+	Trial    int // 1-based, in RunTrials
+	Trials   int
 	Elapsed  time.Duration
 	Total    time.Duration // warm-up plus measured window (duration mode), else 0
 	Warmup   bool
@@ -55,38 +67,81 @@ type Latency struct {
 	Stdev float64 `json:"stdev"`
 }
 
+// Models.
+const (
+	Closed = "closed"
+	Open   = "open"
+)
+
+// LateThreshold is how far behind its schedule a request must start, because its connection was still busy,
+// to count as a late start.
+const LateThreshold = time.Millisecond
+
 // Result is one run's outcome; its JSON form is the schema phptune/bench/v1.
 type Result struct {
-	Schema            string            `json:"schema"`
-	Target            string            `json:"target"`
-	Protocol          string            `json:"protocol"`
-	Method            string            `json:"method"`
-	Connections       int               `json:"connections"`
-	KeepAlive         bool              `json:"keepalive"`
-	WarmupS           float64           `json:"warmup_s"`
-	DurationS         float64           `json:"duration_s"` // the measured window as it ran
-	TimeoutS          float64           `json:"timeout_s"`
-	Started           time.Time         `json:"started"`
-	Requests          int64             `json:"requests"` // completed in the measured window, errors included
-	Errors            int64             `json:"errors"`
-	ErrorsByClass     map[string]int64  `json:"errors_by_class"`
-	ErrorSamples      map[string]string `json:"error_samples,omitempty"`
-	StatusCodes       map[string]int64  `json:"status_codes"`
-	RPS               float64           `json:"rps"`
-	Bytes             int64             `json:"bytes"`
-	BytesPerSec       float64           `json:"bytes_per_sec"`
-	StderrBytes       int64             `json:"php_stderr_bytes"`
-	Latency           Latency           `json:"latency_us"`
-	InFlightAtEnd     int64             `json:"in_flight_at_end"`
-	Reconnects        int64             `json:"reconnects"`
-	ClientCPUUsPerReq float64           `json:"client_cpu_us_per_req"`
-	ClientCPUS        float64           `json:"client_cpu_s"`
-	GoMaxProcs        int               `json:"gomaxprocs"`
-	Warnings          []string          `json:"warnings,omitempty"`
-	Partial           bool              `json:"partial"`
-	FPMStatus         any               `json:"fpm_status,omitempty"`
+	Schema      string    `json:"schema"`
+	Target      string    `json:"target"`
+	Protocol    string    `json:"protocol"`
+	Method      string    `json:"method"`
+	Model       string    `json:"model"` // closed or open
+	Connections int       `json:"connections"`
+	Rate        float64   `json:"rate,omitempty"`         // open model: requests/s asked for
+	MaxInflight int       `json:"max_inflight,omitempty"` // open model with a bounded pool
+	KeepAlive   bool      `json:"keepalive"`
+	WarmupS     float64   `json:"warmup_s"`
+	DurationS   float64   `json:"duration_s"` // the measured window as it ran (summed over trials)
+	TimeoutS    float64   `json:"timeout_s"`
+	Started     time.Time `json:"started"`
 
-	hist *hdrhistogram.Histogram
+	Requests      int64             `json:"requests"` // completed in the measured window, errors included
+	Errors        int64             `json:"errors"`
+	ErrorsByClass map[string]int64  `json:"errors_by_class"`
+	ErrorSamples  map[string]string `json:"error_samples,omitempty"`
+	StatusCodes   map[string]int64  `json:"status_codes"`
+	RPS           float64           `json:"rps"`
+	Bytes         int64             `json:"bytes"`
+	BytesPerSec   float64           `json:"bytes_per_sec"`
+	StderrBytes   int64             `json:"php_stderr_bytes"`
+
+	// Latency is from the intended send time in the open model (LatencyCorrected), from the actual send
+	// otherwise; LatencyUncorrected, open model only, is from the actual send.
+	Latency            Latency  `json:"latency_us"`
+	LatencyCorrected   bool     `json:"latency_corrected"`
+	LatencyUncorrected *Latency `json:"latency_uncorrected_us,omitempty"`
+	LateStarts         int64    `json:"late_starts,omitempty"` // open model: sent over LateThreshold behind schedule
+	MaxLagUs           float64  `json:"max_lag_us,omitempty"`  // open model: the furthest behind schedule a request was sent
+	Unsent             int64    `json:"unsent,omitempty"`      // open model: scheduled in the window but never sent
+
+	InFlightAtEnd     int64    `json:"in_flight_at_end"`
+	Reconnects        int64    `json:"reconnects"`
+	ClientCPUUsPerReq float64  `json:"client_cpu_us_per_req"`
+	ClientCPUS        float64  `json:"client_cpu_s"`
+	GoMaxProcs        int      `json:"gomaxprocs"`
+	Warnings          []string `json:"warnings,omitempty"`
+	Partial           bool     `json:"partial"`
+	FPMStatus         any      `json:"fpm_status,omitempty"`
+
+	// Trials, with RunTrials: one summary per trial; the fields above are the merged result, percentiles
+	// from the merged histogram.
+	Trials []Trial `json:"trials,omitempty"`
+	// Histogram is the merged latency histogram (microseconds), HDR's compressed base64 encoding.
+	HistogramEncoded string `json:"histogram,omitempty"`
+
+	hist, histUncorr *hdrhistogram.Histogram
+}
+
+// Trial is one trial's summary.
+type Trial struct {
+	Index             int       `json:"index"`
+	Started           time.Time `json:"started"`
+	DurationS         float64   `json:"duration_s"`
+	Requests          int64     `json:"requests"`
+	Errors            int64     `json:"errors"`
+	RPS               float64   `json:"rps"`
+	Latency           Latency   `json:"latency_us"`
+	LatencyUncorr     *Latency  `json:"latency_uncorrected_us,omitempty"`
+	ClientCPUUsPerReq float64   `json:"client_cpu_us_per_req"`
+	Partial           bool      `json:"partial,omitempty"`
 }
 
 // SchemaBench names the JSON form of a Result.
@@ -97,7 +152,9 @@ func (r *Result) Histogram() *hdrhistogram.Histogram { return r.hist }
 
 // worker is one connection's private state; nothing in it is shared until the run ends.
 type worker struct {
-	hist       *hdrhistogram.Histogram
+	id         int
+	hist       *hdrhistogram.Histogram // closed model: from the send; open model: from the intended send
+	histUncorr *hdrhistogram.Histogram // open model: from the actual send
 	requests   int64
 	errors     int64
 	classes    [classCount]int64
@@ -107,6 +164,10 @@ type worker struct {
 	stderr     int64
 	inFlight   int64
 	reconnects int64
+	late       int64
+	maxLag     time.Duration
+	unsent     int64
+	k          int64 // open model, own schedule: requests drawn so far
 }
 
 // shared counters for progress reporting.
@@ -115,14 +176,52 @@ type counters struct {
 	errors   atomic.Int64
 }
 
+// schedule is the open model's: request idx is due at t0 + idx/rate.
+type schedule struct {
+	t0            time.Time
+	perReq        float64 // nanoseconds between requests, all connections together
+	firstMeasured int64   // requests before this index are warm-up
+	limit         int64   // requests scheduled in all
+	hardEnd       time.Time
+	shared        bool // one schedule for all connections (bounded pool) rather than one each
+	next          atomic.Int64
+	conns         int64
+}
+
+func (s *schedule) due(idx int64) time.Time {
+	return s.t0.Add(time.Duration(float64(idx) * s.perReq))
+}
+
 // Run drives the target and returns the measured results. A cancelled ctx stops the run early: the result
 // so far is returned with Partial set, together with ctx's error.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	newClient := newClientFactory(o.Target, o.Request, o.ExpectBody != nil, min(o.Timeout, 5*time.Second))
+	if !o.SkipPreflight {
+		if err := preflight(ctx, o, newClient()); err != nil {
+			return nil, err
+		}
+	}
+	return run(ctx, &o, newClient, 0, 0)
+}
+
+func (o *Options) check() error {
+	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
+		return exitcode.UsageErrorf("--rate %v: want a positive rate in requests/s", o.Rate)
+	}
+	if o.MaxInflight < 0 || (o.MaxInflight > 0 && o.Rate == 0) {
+		return exitcode.UsageErrorf("--max-inflight applies with --rate only, and must be positive")
+	}
+	if o.MaxInflight > 0 {
+		o.Connections = o.MaxInflight
+	}
 	if o.Connections < 1 {
-		return nil, exitcode.UsageErrorf("-c %d: want at least 1 connection", o.Connections)
+		return exitcode.UsageErrorf("-c %d: want at least 1 connection", o.Connections)
 	}
 	if o.Requests <= 0 && o.Duration <= 0 {
-		return nil, exitcode.UsageErrorf("give -n COUNT or -d DURATION")
+		return exitcode.UsageErrorf("give -n COUNT or -d DURATION")
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
@@ -130,30 +229,49 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Request.Method == "" {
 		o.Request.Method = "GET"
 	}
-	accept := acceptSet(o.ExpectStatus)
-	keepBody := o.ExpectBody != nil
-	newClient := newClientFactory(o.Target, o.Request, keepBody, min(o.Timeout, 5*time.Second))
+	return nil
+}
 
-	if !o.SkipPreflight {
-		if err := preflight(ctx, o, newClient()); err != nil {
-			return nil, err
-		}
-	}
-
+func (o *Options) newResult(t0 time.Time) *Result {
 	res := &Result{
-		Schema: SchemaBench, Target: o.Target.Raw, Protocol: o.Target.Protocol, Method: o.Request.Method,
+		Schema: SchemaBench, Target: o.Target.Raw, Protocol: o.Target.Protocol, Method: o.Request.Method, Model: Closed,
 		Connections: o.Connections, KeepAlive: o.Request.KeepAlive || o.Target.Protocol == FastCGI,
-		WarmupS: o.Warmup.Seconds(), TimeoutS: o.Timeout.Seconds(), GoMaxProcs: runtime.GOMAXPROCS(0),
+		WarmupS: o.Warmup.Seconds(), TimeoutS: o.Timeout.Seconds(), GoMaxProcs: runtime.GOMAXPROCS(0), Started: t0,
+		ErrorsByClass: map[string]int64{}, StatusCodes: map[string]int64{},
 	}
+	if o.Rate > 0 {
+		res.Model, res.Rate, res.MaxInflight, res.LatencyCorrected = Open, o.Rate, o.MaxInflight, true
+	}
+	return res
+}
+
+func (o *Options) highest() int64 { return max(int64(o.Timeout/time.Microsecond)*2, int64(60e6)) }
+
+// run is one trial (trial and trials are for progress reports only).
+func run(ctx context.Context, o *Options, newClient func() client, trial, trials int) (*Result, error) {
+	accept := acceptSet(o.ExpectStatus)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	t0 := time.Now()
-	res.Started = t0
+	res := o.newResult(t0)
 	measureStart := t0.Add(o.Warmup)
 	var end time.Time
 	if o.Requests <= 0 {
 		end = measureStart.Add(o.Duration)
+	}
+	var sched *schedule
+	if o.Rate > 0 {
+		per := float64(time.Second) / o.Rate
+		sched = &schedule{t0: t0, perReq: per, shared: o.MaxInflight > 0, conns: int64(o.Connections)}
+		sched.firstMeasured = int64(math.Ceil(o.Warmup.Seconds() * o.Rate))
+		if o.Requests > 0 {
+			sched.limit = sched.firstMeasured + o.Requests
+		} else {
+			sched.limit = int64(math.Ceil((o.Warmup + o.Duration).Seconds() * o.Rate))
+		}
+		// After the last scheduled send, the backlog of a server that fell behind may drain for a while, not forever.
+		sched.hardEnd = sched.due(sched.limit).Add(min(o.Timeout, 5*time.Second))
 	}
 	var remaining atomic.Int64
 	remaining.Store(o.Requests)
@@ -171,8 +289,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		timers.Add(1)
 		go func() {
 			defer timers.Done()
+			t := time.NewTimer(time.Until(measureStart))
+			defer t.Stop()
 			select {
-			case <-time.After(time.Until(measureStart)):
+			case <-t.C:
 				ru := rusage()
 				ruStart.Store(&ru)
 				cnt.requests.Store(0)
@@ -194,7 +314,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			for {
 				select {
 				case now := <-tick.C:
-					o.Progress(Progress{Elapsed: now.Sub(t0), Total: total, Warmup: now.Before(measureStart),
+					o.Progress(Progress{Trial: trial, Trials: trials, Elapsed: now.Sub(t0), Total: total, Warmup: now.Before(measureStart),
 						Requests: cnt.requests.Load(), Errors: cnt.errors.Load()})
 				case <-stopTimers:
 					return
@@ -203,18 +323,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}()
 	}
 
-	highest := max(int64(o.Timeout/time.Microsecond)*2, int64(60e6))
 	workers := make([]*worker, o.Connections)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := &worker{hist: hdrhistogram.New(1, highest, 3)}
+		w := &worker{id: i, hist: hdrhistogram.New(1, o.highest(), 3)}
+		if sched != nil {
+			w.histUncorr = hdrhistogram.New(1, o.highest(), 3)
+		}
 		workers[i] = w
 		c := newClient()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer c.close()
-			w.run(runCtx, c, &o, accept, measureStart, end, &remaining, &cnt)
+			if sched != nil {
+				w.runOpen(runCtx, c, o, accept, sched, &cnt)
+			} else {
+				w.runClosed(runCtx, c, o, accept, measureStart, end, &remaining, &cnt)
+			}
 			w.reconnects = c.reconnects()
 		}()
 	}
@@ -224,50 +350,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	finish := time.Now()
 	ruEnd := rusage()
 
-	res.hist = hdrhistogram.New(1, highest, 3)
-	res.ErrorsByClass = map[string]int64{}
-	res.StatusCodes = map[string]int64{}
-	for _, w := range workers {
-		res.hist.Merge(w.hist)
-		res.Requests += w.requests
-		res.Errors += w.errors
-		res.Bytes += w.bytes
-		res.StderrBytes += w.stderr
-		res.InFlightAtEnd += w.inFlight
-		res.Reconnects += w.reconnects
-		for c, n := range w.classes {
-			if n > 0 {
-				res.ErrorsByClass[classNames[c]] += n
-				if res.ErrorSamples == nil {
-					res.ErrorSamples = map[string]string{}
-				}
-				if _, ok := res.ErrorSamples[classNames[c]]; !ok && w.samples[c] != "" {
-					res.ErrorSamples[classNames[c]] = w.samples[c]
-				}
-			}
-		}
-		for code, n := range w.statuses {
-			if n > 0 {
-				res.StatusCodes[fmt.Sprint(code)] += n
-			}
-		}
-	}
+	res.mergeWorkers(o, workers)
 	window := finish.Sub(measureStart)
-	if !end.IsZero() && finish.After(end) {
+	if !end.IsZero() && sched == nil && finish.After(end) {
 		window = end.Sub(measureStart)
 	}
-	if window <= 0 {
-		window = time.Nanosecond
-	}
-	res.DurationS = window.Seconds()
-	res.RPS = float64(res.Requests) / window.Seconds()
-	res.BytesPerSec = float64(res.Bytes) / window.Seconds()
-	res.Latency = latencyOf(res.hist)
+	res.setWindow(max(window, time.Nanosecond))
 	if rs := ruStart.Load(); rs != nil {
 		res.ClientCPUS = cpuSeconds(ruEnd) - cpuSeconds(*rs)
 		if res.Requests > 0 {
 			res.ClientCPUUsPerReq = res.ClientCPUS * 1e6 / float64(res.Requests)
 		}
+	}
+	if res.Unsent > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the server did not keep up with %.0f requests/s: %d scheduled requests were never sent", o.Rate, res.Unsent))
 	}
 	if err := ctx.Err(); err != nil {
 		res.Partial = true
@@ -279,7 +375,64 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-func (w *worker) run(ctx context.Context, c client, o *Options, accept *[600]bool, measureStart, end time.Time,
+func (res *Result) mergeWorkers(o *Options, workers []*worker) {
+	res.hist = hdrhistogram.New(1, o.highest(), 3)
+	if o.Rate > 0 {
+		res.histUncorr = hdrhistogram.New(1, o.highest(), 3)
+	}
+	for _, w := range workers {
+		res.hist.Merge(w.hist)
+		if w.histUncorr != nil {
+			res.histUncorr.Merge(w.histUncorr)
+		}
+		res.Requests += w.requests
+		res.Errors += w.errors
+		res.Bytes += w.bytes
+		res.StderrBytes += w.stderr
+		res.InFlightAtEnd += w.inFlight
+		res.Reconnects += w.reconnects
+		res.LateStarts += w.late
+		res.Unsent += w.unsent
+		res.MaxLagUs = max(res.MaxLagUs, float64(w.maxLag/time.Microsecond))
+		for c, n := range w.classes {
+			if n == 0 {
+				continue
+			}
+			res.ErrorsByClass[classNames[c]] += n
+			if w.samples[c] != "" {
+				if res.ErrorSamples == nil {
+					res.ErrorSamples = map[string]string{}
+				}
+				if _, ok := res.ErrorSamples[classNames[c]]; !ok {
+					res.ErrorSamples[classNames[c]] = w.samples[c]
+				}
+			}
+		}
+		for code, n := range w.statuses {
+			if n > 0 {
+				res.StatusCodes[strconv.Itoa(code)] += n
+			}
+		}
+	}
+	res.setLatency()
+}
+
+func (res *Result) setLatency() {
+	res.Latency = latencyOf(res.hist)
+	if res.histUncorr != nil {
+		l := latencyOf(res.histUncorr)
+		res.LatencyUncorrected = &l
+	}
+}
+
+func (res *Result) setWindow(window time.Duration) {
+	res.DurationS = window.Seconds()
+	res.RPS = float64(res.Requests) / window.Seconds()
+	res.BytesPerSec = float64(res.Bytes) / window.Seconds()
+}
+
+// runClosed is the closed model: the next request goes as soon as the last one is answered.
+func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[600]bool, measureStart, end time.Time,
 	remaining *atomic.Int64, cnt *counters) {
 	var out outcome
 	countMode := end.IsZero()
@@ -315,36 +468,143 @@ func (w *worker) run(ctx context.Context, c client, o *Options, accept *[600]boo
 			}
 			continue
 		}
-		cls := -1
-		if err != nil {
-			cls = classifyErr(err)
-			if cls == cTimeout {
-				w.hist.RecordValue(int64(o.Timeout / time.Microsecond))
-			}
-		} else {
-			backoff = 0
-			w.hist.RecordValue(int64(fin.Sub(start) / time.Microsecond))
-			w.bytes += out.bytes
-			if out.status > 0 && out.status < 600 {
-				w.statuses[out.status]++
-			}
-			w.stderr += out.stderrBytes
-			cls = w.classifyResponse(&out, o, accept)
+		lat := fin.Sub(start)
+		if err != nil && classifyErr(err) == cTimeout {
+			lat = o.Timeout // recorded at the timeout, whatever the clock said
 		}
-		w.requests++
-		cnt.requests.Add(1)
-		if cls >= 0 {
-			w.errors++
-			cnt.errors.Add(1)
-			w.classes[cls]++
-			if w.samples[cls] == "" {
-				w.samples[cls] = sampleOf(cls, err, &out)
+		if w.record(o, accept, err, &out, lat, 0, cnt) && err != nil {
+			backoff = pause(ctx, err, backoff)
+		} else if err == nil {
+			backoff = 0
+		}
+	}
+}
+
+// runOpen is the open model: request idx is sent at its due time (or as soon as the connection is free when
+// behind), and its latency counts from the due time.
+func (w *worker) runOpen(ctx context.Context, c client, o *Options, accept *[600]bool, s *schedule, cnt *counters) {
+	var out outcome
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		var idx int64
+		if s.shared {
+			idx = s.next.Add(1) - 1
+		} else {
+			idx = int64(w.id) + w.k*s.conns
+			w.k++
+		}
+		if idx >= s.limit {
+			return
+		}
+		measuring := idx >= s.firstMeasured
+		due := s.due(idx)
+		now := time.Now()
+		if !now.Before(s.hardEnd) {
+			// Past the drain period: what is left of the schedule was never sent.
+			if measuring {
+				w.unsent++
 			}
+			continue
+		}
+		slept := false
+		if d := due.Sub(now); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+			slept = true
+		}
+		start := time.Now()
+		// Latency counts from the due time when the request went late because the connection was busy (the
+		// server's delay: coordinated omission corrected), from the send when the generator slept until the due
+		// time: the runtime's timers wake up to a millisecond late, and that delay is ours, not the server's.
+		origin := due
+		if slept {
+			origin = start
+		}
+		deadline := start.Add(o.Timeout)
+		if deadline.After(s.hardEnd) {
+			deadline = s.hardEnd
+		}
+		err := c.do(ctx, deadline, &out)
+		fin := time.Now()
+		if err != nil && (ctx.Err() != nil || (deadline.Equal(s.hardEnd) && !fin.Before(s.hardEnd))) {
+			if ctx.Err() != nil {
+				if measuring {
+					w.inFlight++
+				}
+				return
+			}
+			if measuring {
+				w.inFlight++
+			}
+			continue
+		}
+		if !measuring {
 			if err != nil {
 				backoff = pause(ctx, err, backoff)
 			}
+			continue
+		}
+		lag := start.Sub(origin)
+		if lag > w.maxLag {
+			w.maxLag = lag
+		}
+		if lag > LateThreshold {
+			w.late++
+		}
+		lat, uncorr := fin.Sub(origin), fin.Sub(start)
+		if err != nil && classifyErr(err) == cTimeout {
+			lat, uncorr = max(lag, 0)+o.Timeout, o.Timeout
+		}
+		if w.record(o, accept, err, &out, lat, uncorr, cnt) && err != nil {
+			backoff = pause(ctx, err, backoff)
+		} else if err == nil {
+			backoff = 0
 		}
 	}
+}
+
+// record counts one measured request; it reports whether it was an error.
+func (w *worker) record(o *Options, accept *[600]bool, err error, out *outcome, lat, uncorr time.Duration, cnt *counters) bool {
+	cls := -1
+	if err != nil {
+		cls = classifyErr(err)
+		if cls == cTimeout {
+			w.hist.RecordValue(int64(lat / time.Microsecond))
+			if w.histUncorr != nil {
+				w.histUncorr.RecordValue(int64(uncorr / time.Microsecond))
+			}
+		}
+	} else {
+		w.hist.RecordValue(int64(lat / time.Microsecond))
+		if w.histUncorr != nil {
+			w.histUncorr.RecordValue(int64(uncorr / time.Microsecond))
+		}
+		w.bytes += out.bytes
+		if out.status > 0 && out.status < 600 {
+			w.statuses[out.status]++
+		}
+		w.stderr += out.stderrBytes
+		cls = w.classifyResponse(out, o, accept)
+	}
+	w.requests++
+	cnt.requests.Add(1)
+	if cls < 0 {
+		return false
+	}
+	w.errors++
+	cnt.errors.Add(1)
+	w.classes[cls]++
+	if w.samples[cls] == "" {
+		w.samples[cls] = sampleOf(cls, err, out)
+	}
+	return true
 }
 
 func (w *worker) classifyResponse(out *outcome, o *Options, accept *[600]bool) int {

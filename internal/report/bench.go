@@ -23,6 +23,12 @@ func WriteJSON(w io.Writer, v any) error {
 // Bench writes the human summary of a bench result, laid out so that ab and wrk users read it at a glance.
 func Bench(w io.Writer, r *load.Result) {
 	mode := "closed loop"
+	if r.Model == load.Open {
+		mode = fmt.Sprintf("open loop at %s req/s", rate(r.Rate))
+		if r.MaxInflight > 0 {
+			mode += fmt.Sprintf(" through at most %d in flight", r.MaxInflight)
+		}
+	}
 	ka := ""
 	if r.Protocol == load.HTTP {
 		ka = ", no keep-alive"
@@ -44,9 +50,32 @@ func Bench(w io.Writer, r *load.Result) {
 		fmt.Fprintf(w, "  PARTIAL: interrupted, these are the results so far\n")
 	}
 	fmt.Fprintf(w, "\n  %-13s %s in %s   %s req/s   %s/s\n", "Requests", group(r.Requests), secs(r.DurationS), rate(r.RPS), bytesStr(r.BytesPerSec))
-	fmt.Fprintf(w, "  %-13s p50 %s   p90 %s   p99 %s   p99.9 %s   max %s\n", "Latency",
-		us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99), us(r.Latency.P999), us(r.Latency.Max))
+	latLabel := "Latency"
+	if r.LatencyCorrected {
+		latLabel = "Latency (CO)"
+	}
+	fmt.Fprintf(w, "  %-13s %s\n", latLabel, percentiles(r.Latency))
 	fmt.Fprintf(w, "  %-13s mean %s, stdev %s, min %s\n", "", us(r.Latency.Mean), us(r.Latency.Stdev), us(r.Latency.Min))
+	if r.LatencyUncorrected != nil {
+		fmt.Fprintf(w, "  %-13s %s\n", "uncorrected", percentiles(*r.LatencyUncorrected))
+		fmt.Fprintf(w, "  %-13s (CO) counts from each request's due time when a busy connection sent it late; uncorrected from the send\n", "")
+		fmt.Fprintf(w, "  %-13s %s late by more than 1ms, largest lag %s\n", "Late starts", group(r.LateStarts), us(r.MaxLagUs))
+		if r.Unsent > 0 {
+			fmt.Fprintf(w, "  %-13s %s scheduled requests never sent: the server did not keep up\n", "Unsent", group(r.Unsent))
+		}
+	}
+	if len(r.Trials) > 1 {
+		rps := make([]float64, len(r.Trials))
+		p99 := make([]float64, len(r.Trials))
+		for i, t := range r.Trials {
+			rps[i], p99[i] = t.RPS, t.Latency.P99
+		}
+		sort.Float64s(rps)
+		sort.Float64s(p99)
+		fmt.Fprintf(w, "  %-13s %d: req/s min %s median %s max %s; p99 min %s median %s max %s\n", "Trials", len(r.Trials),
+			rate(rps[0]), rate(median(rps)), rate(rps[len(rps)-1]), us(p99[0]), us(median(p99)), us(p99[len(p99)-1]))
+		fmt.Fprintf(w, "  %-13s percentiles above are from the trials' merged histogram\n", "")
+	}
 	fmt.Fprintf(w, "  %-13s %s\n", "Status", statuses(r.StatusCodes))
 	if r.Errors == 0 {
 		fmt.Fprintf(w, "  %-13s none\n", "Errors")
@@ -78,6 +107,19 @@ func Bench(w io.Writer, r *load.Result) {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
+}
+
+func percentiles(l load.Latency) string {
+	return fmt.Sprintf("p50 %s   p90 %s   p99 %s   p99.9 %s   max %s", us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
+}
+
+// median of sorted values.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func statuses(m map[string]int64) string {

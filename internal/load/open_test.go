@@ -1,0 +1,162 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// delayServer answers HTTP requests with a fixed service time, and holds every response while a stall is on.
+type delayServer struct {
+	addr       string
+	service    time.Duration
+	stallFrom  atomic.Int64 // unix nanoseconds
+	stallUntil atomic.Int64
+}
+
+func newDelayServer(t *testing.T, service time.Duration) *delayServer {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &delayServer{addr: l.Addr().String(), service: service}
+	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				n := 0
+				for {
+					m, err := c.Read(buf[n:])
+					if err != nil {
+						return
+					}
+					n += m
+					for {
+						i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+						if i < 0 {
+							break
+						}
+						copy(buf, buf[i+4:n])
+						n -= i + 4
+						if d.service > 0 {
+							time.Sleep(d.service)
+						}
+						now := time.Now().UnixNano()
+						if from, until := d.stallFrom.Load(), d.stallUntil.Load(); now >= from && now < until {
+							time.Sleep(time.Duration(until - now))
+						}
+						if _, err := c.Write(resp); err != nil {
+							return
+						}
+					}
+				}
+			}(c)
+		}
+	}()
+	t.Cleanup(func() { l.Close() })
+	return d
+}
+
+func TestOpenModelCountsTheStall(t *testing.T) {
+	d := newDelayServer(t, 0)
+	start := time.Now()
+	d.stallFrom.Store(start.Add(4 * time.Second).UnixNano())
+	d.stallUntil.Store(start.Add(5 * time.Second).UnixNano())
+	res, err := Run(context.Background(), Options{Target: mustTarget(t, "http://"+d.addr+"/"), Request: Request{KeepAlive: true},
+		Connections: 10, Rate: 1000, Duration: 10 * time.Second, Timeout: 5 * time.Second, SkipPreflight: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("requests %d, corrected p50 %.0f p99 %.0f max %.0f us; uncorrected p99 %.0f max %.0f us; late %d, max lag %.0f us",
+		res.Requests, res.Latency.P50, res.Latency.P99, res.Latency.Max, res.LatencyUncorrected.P99, res.LatencyUncorrected.Max,
+		res.LateStarts, res.MaxLagUs)
+	if res.Model != Open || !res.LatencyCorrected || res.LatencyUncorrected == nil {
+		t.Fatalf("model %q corrected %v", res.Model, res.LatencyCorrected)
+	}
+	if res.Latency.P99 < 0.8e6 || res.Latency.Max < 1e6 {
+		t.Errorf("corrected p99 %.0f us, max %.0f us: want >= 0.8 s and >= 1 s", res.Latency.P99, res.Latency.Max)
+	}
+	if res.LatencyUncorrected.P99 >= 0.1e6 {
+		t.Errorf("uncorrected p99 %.0f us: want < 0.1 s", res.LatencyUncorrected.P99)
+	}
+	if res.Requests != 10000 || res.Errors != 0 {
+		t.Errorf("requests %d errors %d: want all 10,000 scheduled requests sent and answered", res.Requests, res.Errors)
+	}
+	if res.LateStarts < 500 || res.MaxLagUs < 0.9e6 {
+		t.Errorf("late starts %d, max lag %.0f us: the stall must show as late starts", res.LateStarts, res.MaxLagUs)
+	}
+}
+
+func TestOpenModelHoldsTheRate(t *testing.T) {
+	d := newDelayServer(t, 0)
+	res, err := Run(context.Background(), Options{Target: mustTarget(t, "http://"+d.addr+"/"), Request: Request{KeepAlive: true},
+		Connections: 4, Rate: 400, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, Timeout: 5 * time.Second, SkipPreflight: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 800 || res.RPS < 360 || res.RPS > 440 {
+		t.Errorf("requests %d at %.1f/s: want the 800 scheduled requests at about 400/s", res.Requests, res.RPS)
+	}
+	// -n with a rate: exactly n measured requests.
+	res, err = Run(context.Background(), Options{Target: mustTarget(t, "http://"+d.addr+"/"), Request: Request{KeepAlive: true},
+		Connections: 2, Rate: 500, Requests: 300, Warmup: 200 * time.Millisecond, Timeout: 5 * time.Second, SkipPreflight: true})
+	if err != nil || res.Requests != 300 {
+		t.Errorf("-n 300 at 500/s: %d requests, err %v", res.Requests, err)
+	}
+}
+
+func TestBoundedPoolCountsQueueing(t *testing.T) {
+	// One connection serving 5 ms requests can do 200/s; asked for 400/s, requests queue for the connection and
+	// the queueing shows in the corrected latency only.
+	d := newDelayServer(t, 5*time.Millisecond)
+	res, err := Run(context.Background(), Options{Target: mustTarget(t, "http://"+d.addr+"/"), Request: Request{KeepAlive: true},
+		Rate: 400, MaxInflight: 1, Duration: time.Second, Timeout: 5 * time.Second, SkipPreflight: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("requests %d, corrected p50 %.0f p99 %.0f us; uncorrected p99 %.0f us; late %d",
+		res.Requests, res.Latency.P50, res.Latency.P99, res.LatencyUncorrected.P99, res.LateStarts)
+	if res.Connections != 1 || res.MaxInflight != 1 {
+		t.Errorf("connections %d max inflight %d", res.Connections, res.MaxInflight)
+	}
+	if res.Latency.P99 < 300e3 || res.LatencyUncorrected.P99 > 50e3 {
+		t.Errorf("corrected p99 %.0f us (want >= 300 ms of queueing), uncorrected p99 %.0f us (want < 50 ms)", res.Latency.P99, res.LatencyUncorrected.P99)
+	}
+}
+
+func TestTrialsMergeHistograms(t *testing.T) {
+	d := newDelayServer(t, 0)
+	res, err := RunTrials(context.Background(), Options{Target: mustTarget(t, "http://"+d.addr+"/"), Request: Request{KeepAlive: true},
+		Connections: 2, Requests: 500, Warmup: 100 * time.Millisecond, Timeout: 5 * time.Second}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 3 || res.Requests != 1500 {
+		t.Fatalf("trials %d requests %d", len(res.Trials), res.Requests)
+	}
+	lo, hi := res.Trials[0].Latency.P50, res.Trials[0].Latency.P50
+	var sum int64
+	for _, tr := range res.Trials {
+		lo, hi = min(lo, tr.Latency.P50), max(hi, tr.Latency.P50)
+		sum += tr.Requests
+		if tr.Requests != 500 || tr.RPS <= 0 {
+			t.Errorf("trial %+v", tr)
+		}
+	}
+	if sum != res.Requests || res.Latency.P50 < lo || res.Latency.P50 > hi || res.Histogram().TotalCount() != 1500 {
+		t.Errorf("merged p50 %.0f outside trial p50s [%.0f, %.0f], or counts off (%d)", res.Latency.P50, lo, hi, res.Histogram().TotalCount())
+	}
+	// A saved result reloads with its histogram.
+	if err := res.Encode(); err != nil || res.HistogramEncoded == "" {
+		t.Fatalf("encode: %v", err)
+	}
+}

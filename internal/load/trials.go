@@ -1,0 +1,153 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/phptune/phptune/internal/exitcode"
+)
+
+// RunTrials runs k trials of o, each with its own warm-up, and merges them: counts add up, percentiles come
+// from the merged histograms (not from averaging per-trial percentiles), and each trial's summary is kept for
+// the statistics. A cancelled ctx returns the trials so far, merged, with Partial set.
+func RunTrials(ctx context.Context, o Options, k int) (*Result, error) {
+	if k < 1 {
+		return nil, exitcode.UsageErrorf("--repeat %d: want at least 1 trial", k)
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	newClient := newClientFactory(o.Target, o.Request, o.ExpectBody != nil, min(o.Timeout, 5*time.Second))
+	if !o.SkipPreflight {
+		if err := preflight(ctx, o, newClient()); err != nil {
+			return nil, err
+		}
+	}
+	var results []*Result
+	var runErr error
+	for i := 0; i < k; i++ {
+		r, err := run(ctx, &o, newClient, i+1, k)
+		if r != nil {
+			results = append(results, r)
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	if len(results) == 0 {
+		return nil, runErr
+	}
+	return Merge(results), runErr
+}
+
+// Trials is a trial's own summary.
+func (r *Result) trial(i int) Trial {
+	return Trial{Index: i, Started: r.Started, DurationS: r.DurationS, Requests: r.Requests, Errors: r.Errors, RPS: r.RPS,
+		Latency: r.Latency, LatencyUncorr: r.LatencyUncorrected, ClientCPUUsPerReq: r.ClientCPUUsPerReq, Partial: r.Partial}
+}
+
+// Merge combines trials of the same options into one result with a Trial entry for each.
+func Merge(trials []*Result) *Result {
+	first := trials[0]
+	m := *first
+	m.ErrorsByClass, m.StatusCodes, m.ErrorSamples = map[string]int64{}, map[string]int64{}, nil
+	m.Requests, m.Errors, m.Bytes, m.StderrBytes, m.InFlightAtEnd, m.Reconnects = 0, 0, 0, 0, 0, 0
+	m.LateStarts, m.Unsent, m.MaxLagUs, m.ClientCPUS, m.Partial = 0, 0, 0, 0, false
+	m.Warnings, m.Trials = nil, nil
+	m.hist = hdrhistogram.New(first.hist.LowestTrackableValue(), first.hist.HighestTrackableValue(), int(first.hist.SignificantFigures()))
+	if first.histUncorr != nil {
+		m.histUncorr = hdrhistogram.New(first.histUncorr.LowestTrackableValue(), first.histUncorr.HighestTrackableValue(), int(first.histUncorr.SignificantFigures()))
+	}
+	window := 0.0
+	seen := map[string]bool{}
+	for i, r := range trials {
+		m.Trials = append(m.Trials, r.trial(i+1))
+		m.hist.Merge(r.hist)
+		if m.histUncorr != nil && r.histUncorr != nil {
+			m.histUncorr.Merge(r.histUncorr)
+		}
+		m.Requests += r.Requests
+		m.Errors += r.Errors
+		m.Bytes += r.Bytes
+		m.StderrBytes += r.StderrBytes
+		m.InFlightAtEnd += r.InFlightAtEnd
+		m.Reconnects += r.Reconnects
+		m.LateStarts += r.LateStarts
+		m.Unsent += r.Unsent
+		m.MaxLagUs = max(m.MaxLagUs, r.MaxLagUs)
+		m.ClientCPUS += r.ClientCPUS
+		m.Partial = m.Partial || r.Partial
+		window += r.DurationS
+		for c, n := range r.ErrorsByClass {
+			m.ErrorsByClass[c] += n
+		}
+		for c, s := range r.ErrorSamples {
+			if m.ErrorSamples == nil {
+				m.ErrorSamples = map[string]string{}
+			}
+			if _, ok := m.ErrorSamples[c]; !ok {
+				m.ErrorSamples[c] = s
+			}
+		}
+		for s, n := range r.StatusCodes {
+			m.StatusCodes[s] += n
+		}
+		for _, w := range r.Warnings {
+			if !seen[w] {
+				seen[w] = true
+				m.Warnings = append(m.Warnings, w)
+			}
+		}
+	}
+	m.setLatency()
+	m.setWindow(time.Duration(window * float64(time.Second)))
+	if m.Requests > 0 {
+		m.ClientCPUUsPerReq = m.ClientCPUS * 1e6 / float64(m.Requests)
+	}
+	if len(trials) == 1 {
+		m.Trials = nil
+	}
+	return &m
+}
+
+// Encode fills HistogramEncoded from the merged histogram, for saving.
+func (r *Result) Encode() error {
+	if r.hist == nil {
+		return nil
+	}
+	b, err := r.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return fmt.Errorf("encode histogram: %w", err)
+	}
+	r.HistogramEncoded = string(b)
+	return nil
+}
+
+// ReadResult loads a saved bench result (schema phptune/bench/v1).
+func ReadResult(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, exitcode.UsageErrorf("read result: %v", err)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, exitcode.UsageErrorf("%s: not a phptune result: %v", path, err)
+	}
+	if r.Schema != SchemaBench {
+		return nil, exitcode.UsageErrorf("%s: schema %q, want %s: give results saved by phptune bench --out or --json", path, r.Schema, SchemaBench)
+	}
+	if r.HistogramEncoded != "" {
+		h, err := hdrhistogram.Decode([]byte(r.HistogramEncoded))
+		if err != nil {
+			return nil, exitcode.UsageErrorf("%s: bad histogram: %v", path, err)
+		}
+		r.hist = h
+	}
+	return &r, nil
+}
