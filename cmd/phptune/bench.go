@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
@@ -69,6 +70,16 @@ php_stderr (PHP wrote warnings or errors to FastCGI stderr). A timed-out request
 		}),
 	}
 	fl := cmd.Flags()
+	registerLoadFlags(fl, &f)
+	fl.StringVar(&f.status, "fpm-status", "", "read php-fpm's status page before and after: its path (FastCGI targets) or fcgi://HOST:PORT/PATH or unix:/SOCK:/PATH")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/bench/v1) instead of the summary")
+	fl.StringVar(&f.out, "out", "", "also write result.json into this directory")
+	fl.IntVar(&f.repeat, "repeat", 1, "run this many trials, each with its own warm-up; results per trial and merged")
+	return cmd
+}
+
+// registerLoadFlags registers the flags that shape the load, shared by bench and compare's arms.
+func registerLoadFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.IntVarP(&f.connections, "connections", "c", 4, "concurrent connections")
 	fl.Int64VarP(&f.requests, "requests", "n", 0, "measured requests in all (instead of -d)")
 	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured window")
@@ -82,82 +93,92 @@ php_stderr (PHP wrote warnings or errors to FastCGI stderr). A timed-out request
 	fl.StringVar(&f.expectBody, "expect-body", "", "regular expression every response body must match")
 	fl.StringVar(&f.requestURI, "request-uri", "", "FastCGI: REQUEST_URI to send (front controllers route on it; default: the script path)")
 	fl.StringVar(&f.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT (default: the script's directory)")
-	fl.StringVar(&f.status, "fpm-status", "", "read php-fpm's status page before and after: its path (FastCGI targets) or fcgi://HOST:PORT/PATH or unix:/SOCK:/PATH")
-	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/bench/v1) instead of the summary")
-	fl.StringVar(&f.out, "out", "", "also write result.json into this directory")
 	fl.Float64Var(&f.rate, "rate", 0, "open model: send this many requests/s in all, on a schedule; latency counts from each request's due time")
 	fl.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: one schedule shared by this many connections, a bounded pool whose queueing time is counted (FastCGI: default the static pool's max_children when --fpm-status tells it)")
-	fl.IntVar(&f.repeat, "repeat", 1, "run this many trials, each with its own warm-up; results per trial and merged")
 	fl.IntVar(&f.procs, "procs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, so the server keeps a core)")
-	return cmd
 }
 
-func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet bool) error {
+// options turns the load flags into the generator's options.
+func (f *benchFlags) options(rawTarget string, durationSet bool) (load.Options, error) {
 	t, err := load.ParseTarget(rawTarget)
 	if err != nil {
-		return err
+		return load.Options{}, err
 	}
 	o := load.Options{Target: t, Connections: f.connections, Warmup: f.warmup, Timeout: f.timeout, Rate: f.rate, MaxInflight: f.maxInflight}
-	if f.repeat < 1 {
-		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
-	}
 	if f.requests > 0 {
 		if durationSet {
-			return exitcode.UsageErrorf("give -n or -d, not both")
+			return o, exitcode.UsageErrorf("give -n or -d, not both")
 		}
 		o.Requests = f.requests
 	} else if f.requests < 0 {
-		return exitcode.UsageErrorf("-n %d: want a positive count", f.requests)
+		return o, exitcode.UsageErrorf("-n %d: want a positive count", f.requests)
 	} else {
 		if f.duration <= 0 {
-			return exitcode.UsageErrorf("-d %s: want a positive duration", f.duration)
+			return o, exitcode.UsageErrorf("-d %s: want a positive duration", f.duration)
 		}
 		o.Duration = f.duration
 	}
 	if f.warmup < 0 || f.timeout <= 0 {
-		return exitcode.UsageErrorf("--warmup must not be negative and --timeout must be positive")
+		return o, exitcode.UsageErrorf("--warmup must not be negative and --timeout must be positive")
 	}
 	o.Request = load.Request{Method: f.method, KeepAlive: !f.noKeepalive}
 	for _, h := range f.headers {
 		hv, err := load.ParseHeader(h)
 		if err != nil {
-			return err
+			return o, err
 		}
 		o.Request.Headers = append(o.Request.Headers, hv)
 	}
 	if f.bodyFile != "" {
 		if o.Request.Body, err = os.ReadFile(f.bodyFile); err != nil {
-			return exitcode.UsageErrorf("--body: %v", err)
+			return o, exitcode.UsageErrorf("--body: %v", err)
 		}
 	}
 	if f.expectStatus != "" {
 		if o.ExpectStatus, err = load.ParseStatuses(f.expectStatus); err != nil {
-			return err
+			return o, err
 		}
 	}
 	if f.expectBody != "" {
 		if o.ExpectBody, err = regexp.Compile(f.expectBody); err != nil {
-			return exitcode.UsageErrorf("--expect-body: %v", err)
+			return o, exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
 	if t.Protocol == load.FastCGI {
 		o.Target.RequestURI, o.Target.DocumentRoot = f.requestURI, f.docRoot
 	} else if f.requestURI != "" || f.docRoot != "" {
-		return exitcode.UsageErrorf("--request-uri and --document-root apply to FastCGI targets only")
+		return o, exitcode.UsageErrorf("--request-uri and --document-root apply to FastCGI targets only")
+	}
+	return o, nil
+}
+
+// setProcs applies --procs (one Go processor by default on small machines) and returns the undo.
+func setProcs(procs int) func() {
+	if procs == 0 && runtime.NumCPU() <= 2 {
+		procs = 1
+	}
+	if procs <= 0 {
+		return func() {}
+	}
+	old := runtime.GOMAXPROCS(procs)
+	return func() { runtime.GOMAXPROCS(old) }
+}
+
+func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet bool) error {
+	o, err := f.options(rawTarget, durationSet)
+	if err != nil {
+		return err
+	}
+	t := o.Target
+	if f.repeat < 1 {
+		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
 	}
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return exitcode.UsageErrorf("--out %s: %v", f.out, err)
 		}
 	}
-
-	procs := f.procs
-	if procs == 0 && runtime.NumCPU() <= 2 {
-		procs = 1
-	}
-	if procs > 0 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	}
+	defer setProcs(f.procs)()
 
 	// The status page, when asked for: where to read it.
 	var st *statusSource
@@ -215,9 +236,7 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		return err
 	}
 	if f.out != "" {
-		var buf jsonBuf
-		report.WriteJSON(&buf, res)
-		if err := writeAtomic(filepath.Join(f.out, "result.json"), buf.b); err != nil {
+		if err := saveResult(filepath.Join(f.out, "result.json"), res); err != nil {
 			return err
 		}
 	}

@@ -261,3 +261,76 @@ func TestBenchWarnsWhenConnectionsExceedMaxChildren(t *testing.T) {
 		t.Errorf("exit %d, unexpected warning with 2 connections for 2 children:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+type compareJSON struct {
+	Schema string `json:"schema"`
+	Paired bool   `json:"paired"`
+	Arms   []struct {
+		Name string `json:"name"`
+		Rows []struct {
+			Metric  string `json:"metric"`
+			Verdict string `json:"verdict"`
+			Stats   struct {
+				Estimate float64 `json:"estimate"`
+				Lo       float64 `json:"lo"`
+				Hi       float64 `json:"hi"`
+			} `json:"stats"`
+		} `json:"rows"`
+	} `json:"arms"`
+}
+
+func TestCompareInterleaved(t *testing.T) {
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep((int)($_GET["us"] ?? 0)); echo "slept";`), 0o644)
+	_, info, _ := startServe(t, app)
+	common := []string{"compare", "--interleave", "--repeat", "10", "-c", "4", "-d", "1s", "--warmup", "300ms", "--json"}
+	same := info.HTTP + "?us=20000"
+
+	// A target against itself: no difference. (The statistics' calibration is tested by simulation in
+	// internal/stats; a 3% minimum effect keeps this plumbing test from failing on a noisy machine's rare
+	// false positive.)
+	out := t.TempDir()
+	r := phptune(t, append(common, "--min-effect", "3", "--out", out, same, same)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var c compareJSON
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil || c.Schema != "phptune/compare/v1" || !c.Paired || len(c.Arms) != 2 {
+		t.Fatalf("%v %s", err, r.stdout)
+	}
+	for _, row := range c.Arms[1].Rows {
+		if row.Verdict != "no_difference" {
+			t.Errorf("same target: %s verdict %s (%+v)", row.Metric, row.Verdict, row.Stats)
+		}
+	}
+	// The saved arms compare again, still paired.
+	r = phptune(t, "compare", "--json", filepath.Join(out, "A.json"), filepath.Join(out, "B.json"))
+	if err := json.Unmarshal([]byte(r.stdout), &c); r.code != 0 || err != nil || !c.Paired {
+		t.Errorf("compare saved: exit %d paired %v %v %s", r.code, c.Paired, err, r.stderr)
+	}
+
+	// 20% more sleep: worse, and the CI covers the true effect, which the fixed overhead of a request
+	// (well under 4 ms of the 20 ms) can only dilute to between 17% and 20%.
+	r = phptune(t, append(common, "--fail-if-worse", same, info.HTTP+"?us=24000")...)
+	if r.code != 3 {
+		t.Errorf("--fail-if-worse: exit %d, want 3; %s", r.code, r.stderr)
+	}
+	c = compareJSON{}
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range c.Arms[1].Rows {
+		switch row.Metric {
+		case "rps", "p50":
+			if row.Verdict != "worse" {
+				t.Errorf("+20%% delay: %s verdict %s (%+v)", row.Metric, row.Verdict, row.Stats)
+			}
+		}
+		if row.Metric == "p50" && (row.Stats.Lo > 0.20 || row.Stats.Hi < 0.17) {
+			t.Errorf("+20%% delay: p50 CI [%.3f, %.3f] misses the true effect (17%% to 20%%)", row.Stats.Lo, row.Stats.Hi)
+		}
+	}
+	if r := phptune(t, "compare", info.HTTP, info.HTTP); r.code != 2 || !strings.Contains(r.stderr, "--interleave") {
+		t.Errorf("targets without --interleave: exit %d %s", r.code, r.stderr)
+	}
+}

@@ -121,6 +121,10 @@ type Result struct {
 	Partial           bool     `json:"partial"`
 	FPMStatus         any      `json:"fpm_status,omitempty"`
 
+	// Interleave names the interleaved run (compare --interleave) the result is an arm of: the trials of
+	// arms with the same Interleave were run in alternation, and trial i of each forms a pair.
+	Interleave string `json:"interleave,omitempty"`
+	Arm        string `json:"arm,omitempty"`
 	// Trials, with RunTrials: one summary per trial; the fields above are the merged result, percentiles
 	// from the merged histogram.
 	Trials []Trial `json:"trials,omitempty"`
@@ -192,19 +196,19 @@ func (s *schedule) due(idx int64) time.Time {
 	return s.t0.Add(time.Duration(float64(idx) * s.perReq))
 }
 
-// Run drives the target and returns the measured results. A cancelled ctx stops the run early: the result
-// so far is returned with Partial set, together with ctx's error.
+// Run drives the target and returns the measured results: one trial. A cancelled ctx stops the run early: the
+// result so far is returned with Partial set, together with ctx's error.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if err := o.check(); err != nil {
+	r, err := NewRunner(o)
+	if err != nil {
 		return nil, err
 	}
-	newClient := newClientFactory(o.Target, o.Request, o.ExpectBody != nil, min(o.Timeout, 5*time.Second))
 	if !o.SkipPreflight {
-		if err := preflight(ctx, o, newClient()); err != nil {
+		if err := r.Preflight(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return run(ctx, &o, newClient, 0, 0)
+	return r.Trial(ctx, 0, 0)
 }
 
 func (o *Options) check() error {

@@ -12,6 +12,38 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
+// Runner runs trials of one set of options; compare interleaves the trials of several Runners.
+type Runner struct {
+	o         Options
+	newClient func() client
+}
+
+// NewRunner checks o and pre-encodes its request.
+func NewRunner(o Options) (*Runner, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return &Runner{o: o, newClient: newClientFactory(o.Target, o.Request, o.ExpectBody != nil, min(o.Timeout, 5*time.Second))}, nil
+}
+
+// WithProgress returns a Runner that shares r's request and reports progress to f.
+func (r *Runner) WithProgress(f func(Progress)) *Runner {
+	c := *r
+	c.o.Progress = f
+	return &c
+}
+
+// Options are the runner's options, defaults filled in.
+func (r *Runner) Options() Options { return r.o }
+
+// Preflight sends one checked request: the failures that make a run pointless become one-line errors.
+func (r *Runner) Preflight(ctx context.Context) error { return preflight(ctx, r.o, r.newClient()) }
+
+// Trial runs one trial, its warm-up included; i and k (1-based index and count) are for progress reports.
+func (r *Runner) Trial(ctx context.Context, i, k int) (*Result, error) {
+	return run(ctx, &r.o, r.newClient, i, k)
+}
+
 // RunTrials runs k trials of o, each with its own warm-up, and merges them: counts add up, percentiles come
 // from the merged histograms (not from averaging per-trial percentiles), and each trial's summary is kept for
 // the statistics. A cancelled ctx returns the trials so far, merged, with Partial set.
@@ -19,21 +51,21 @@ func RunTrials(ctx context.Context, o Options, k int) (*Result, error) {
 	if k < 1 {
 		return nil, exitcode.UsageErrorf("--repeat %d: want at least 1 trial", k)
 	}
-	if err := o.check(); err != nil {
+	r, err := NewRunner(o)
+	if err != nil {
 		return nil, err
 	}
-	newClient := newClientFactory(o.Target, o.Request, o.ExpectBody != nil, min(o.Timeout, 5*time.Second))
 	if !o.SkipPreflight {
-		if err := preflight(ctx, o, newClient()); err != nil {
+		if err := r.Preflight(ctx); err != nil {
 			return nil, err
 		}
 	}
 	var results []*Result
 	var runErr error
 	for i := 0; i < k; i++ {
-		r, err := run(ctx, &o, newClient, i+1, k)
-		if r != nil {
-			results = append(results, r)
+		res, err := r.Trial(ctx, i+1, k)
+		if res != nil {
+			results = append(results, res)
 		}
 		if err != nil {
 			runErr = err

@@ -1,0 +1,92 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// fakeResult builds a result with n trials whose throughput is rps times lognormal noise and whose
+// latency is its inverse, as in a closed loop.
+func fakeResult(rng *rand.Rand, n int, rps, noise float64, interleave string) *load.Result {
+	r := &load.Result{Target: "t", Interleave: interleave}
+	for i := 0; i < n; i++ {
+		x := rps * math.Exp(noise*rng.NormFloat64())
+		lat := 1e6 / x
+		r.Trials = append(r.Trials, load.Trial{Index: i + 1, RPS: x, Latency: load.Latency{P50: lat, P90: lat * 1.5, P99: lat * 3}})
+		r.Requests += int64(x)
+	}
+	r.RPS, r.Latency = rps, load.Latency{P50: 1e6 / rps, P90: 1.5e6 / rps, P99: 3e6 / rps}
+	return r
+}
+
+func TestVerdictsFromTrials(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	a := fakeResult(rng, 10, 1000, 0.01, "run1")
+	b := fakeResult(rng, 10, 800, 0.01, "run1") // 20% slower
+	rep, err := Results([]*load.Result{a, b}, []string{"A", "B"}, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Paired {
+		t.Error("results of one interleaved run must pair")
+	}
+	rows := rep.Arms[1].Rows
+	if rows[0].Metric != "rps" || rows[0].Verdict != stats.Worse || rows[1].Verdict != stats.Worse {
+		t.Errorf("rps %s, p50 %s: want worse and worse", rows[0].Verdict, rows[1].Verdict)
+	}
+	if s := rows[0].Stats; s.Lo > -0.2 || s.Hi < -0.2 {
+		t.Errorf("rps CI [%.3f, %.3f] does not cover -20%%", s.Lo, s.Hi)
+	}
+	if s := rows[1].Stats; s.Lo > 0.25 || s.Hi < 0.25 {
+		t.Errorf("p50 CI [%.3f, %.3f] does not cover +25%%", s.Lo, s.Hi)
+	}
+	if !rep.Worse() {
+		t.Error("Worse() false")
+	}
+	// Not interleaved: independent samples, said so.
+	b.Interleave = "run2"
+	rep, _ = Results([]*load.Result{a, b}, []string{"A", "B"}, 0.01)
+	if rep.Paired || !strings.Contains(strings.Join(rep.Notes, " "), "independent") {
+		t.Errorf("paired %v notes %v", rep.Paired, rep.Notes)
+	}
+}
+
+func TestTooFewTrialsSaySo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	a, b := fakeResult(rng, 6, 1000, 0.01, "x"), fakeResult(rng, 6, 500, 0.01, "x")
+	rep, _ := Results([]*load.Result{a, b}, []string{"A", "B"}, 0.01)
+	notes := strings.Join(rep.Notes, " ")
+	if !strings.Contains(notes, "cannot show any difference") || !strings.Contains(notes, "at least 8") {
+		t.Errorf("notes %q: 6 pairs over 4 metrics can never be significant; want the minimum (8) said", notes)
+	}
+	// Without trials: figures side by side, no verdict.
+	a, b = &load.Result{RPS: 100}, &load.Result{RPS: 110}
+	rep, _ = Results([]*load.Result{a, b}, []string{"A", "B"}, 0.01)
+	if r := rep.Arms[1].Rows[0]; r.Verdict != "" || math.Abs(r.Diff-0.1) > 1e-9 {
+		t.Errorf("row %+v", r)
+	}
+}
+
+func TestIdenticalArmsRarelyDiffer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	false_ := 0
+	const runs = 400
+	for i := 0; i < runs; i++ {
+		a, b := fakeResult(rng, 10, 1000, 0.03, "r"), fakeResult(rng, 10, 1000, 0.03, "r")
+		rep, _ := Results([]*load.Result{a, b}, []string{"A", "B"}, 0.01)
+		for _, row := range rep.Arms[1].Rows {
+			if row.Verdict == stats.Better || row.Verdict == stats.Worse {
+				false_++
+				break
+			}
+		}
+	}
+	if rate := float64(false_) / runs; rate > 0.06 {
+		t.Errorf("identical arms got a verdict in %.1f%% of runs; want <= 5%% (Holm across the metrics)", 100*rate)
+	}
+}
