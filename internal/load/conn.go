@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/fcgi"
@@ -29,25 +30,45 @@ type outcome struct {
 	body        []byte
 }
 
-// client is one connection of the generator; not safe for concurrent use.
+// client is one connection of the generator; not safe for concurrent use. do sends request i of the mix.
 type client interface {
-	do(ctx context.Context, deadline time.Time, o *outcome) error
+	do(ctx context.Context, deadline time.Time, o *outcome, i int) error
 	reconnects() int64
 	close() error
 }
 
-// newClientFactory pre-encodes the request once; each call of the factory makes one connection's client.
-func newClientFactory(t Target, r Request, keepBody bool, dialTimeout time.Duration) func() client {
+// newClientFactory pre-encodes the requests once (one per entry of the mix); each call of the factory makes
+// one connection's client.
+func newClientFactory(t Target, r Request, mix []MixItem, keepBody bool, dialTimeout time.Duration) func() client {
+	targets := []Target{t}
+	if len(mix) > 0 {
+		targets = targets[:0]
+		for _, m := range mix {
+			tm := t
+			tm.RequestURI = m.URI
+			if t.Protocol == FastCGI {
+				// The front controller routes on REQUEST_URI; QUERY_STRING follows it.
+				_, tm.Query, _ = strings.Cut(m.URI, "?")
+			}
+			targets = append(targets, tm)
+		}
+	}
 	switch t.Protocol {
 	case HTTP:
-		req := http1.NewRequest(r.Method, t.Host, t.RequestURI, r.Headers, r.Body, r.KeepAlive)
+		reqs := make([]*http1.Request, len(targets))
+		for i, tm := range targets {
+			reqs[i] = http1.NewRequest(r.Method, tm.Host, tm.RequestURI, r.Headers, r.Body, r.KeepAlive)
+		}
 		return func() client {
-			return &httpClient{c: http1.NewClient(t.Network, t.Address, dialTimeout), req: req, resp: http1.Response{KeepBody: keepBody}}
+			return &httpClient{c: http1.NewClient(t.Network, t.Address, dialTimeout), reqs: reqs, resp: http1.Response{KeepBody: keepBody}}
 		}
 	default:
-		req := fcgi.NewRequest(FastCGIParams(t, r), r.Body)
+		reqs := make([]*fcgi.Request, len(targets))
+		for i, tm := range targets {
+			reqs[i] = fcgi.NewRequest(FastCGIParams(tm, r), r.Body)
+		}
 		return func() client {
-			return &fcgiClient{c: fcgi.NewClient(t.Network, t.Address, dialTimeout), req: req, resp: fcgi.Response{KeepBody: keepBody}}
+			return &fcgiClient{c: fcgi.NewClient(t.Network, t.Address, dialTimeout), reqs: reqs, resp: fcgi.Response{KeepBody: keepBody}}
 		}
 	}
 }
@@ -88,12 +109,12 @@ func cutLast(s, sep string) (before, after string, found bool) {
 
 type httpClient struct {
 	c    *http1.Client
-	req  *http1.Request
+	reqs []*http1.Request
 	resp http1.Response
 }
 
-func (h *httpClient) do(ctx context.Context, deadline time.Time, o *outcome) error {
-	err := h.c.Do(ctx, h.req, &h.resp, deadline)
+func (h *httpClient) do(ctx context.Context, deadline time.Time, o *outcome, i int) error {
+	err := h.c.Do(ctx, h.reqs[i], &h.resp, deadline)
 	o.status = h.resp.Status
 	o.bytes = h.resp.WireBytes
 	o.body = h.resp.Body
@@ -105,12 +126,12 @@ func (h *httpClient) close() error      { return h.c.Close() }
 
 type fcgiClient struct {
 	c    *fcgi.Client
-	req  *fcgi.Request
+	reqs []*fcgi.Request
 	resp fcgi.Response
 }
 
-func (f *fcgiClient) do(ctx context.Context, deadline time.Time, o *outcome) error {
-	err := f.c.Do(ctx, f.req, &f.resp, deadline)
+func (f *fcgiClient) do(ctx context.Context, deadline time.Time, o *outcome, i int) error {
+	err := f.c.Do(ctx, f.reqs[i], &f.resp, deadline)
 	o.status = f.resp.Status
 	o.bytes = f.resp.HeaderBytes + f.resp.BodyBytes
 	o.body = f.resp.Body

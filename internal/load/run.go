@@ -38,10 +38,46 @@ type Options struct {
 	// ExpectStatus lists the accepted statuses; empty = 1xx-3xx accepted, 4xx and 5xx are errors.
 	ExpectStatus []int
 	ExpectBody   *regexp.Regexp
+	// Mix, when set, replaces the target's request URI with a weighted mix of URIs (FastCGI: REQUEST_URI and
+	// QUERY_STRING for the target's front controller).
+	Mix []MixItem
 	// Progress, when set, is called about twice a second from another goroutine.
 	Progress func(Progress)
 	// SkipPreflight skips the single checked request before the run.
 	SkipPreflight bool
+}
+
+// MixItem is one URI of a weighted mix, with its own content check (ExpectBody applies when it has none).
+type MixItem struct {
+	URI        string
+	Weight     int
+	ExpectBody *regexp.Regexp
+}
+
+// mixSequence spreads the mix's entries over one cycle by smooth weighted round-robin, so that every stretch of
+// requests has the mix's proportions rather than runs of one URI.
+func mixSequence(mix []MixItem) []uint16 {
+	if len(mix) <= 1 {
+		return []uint16{0}
+	}
+	total := 0
+	for _, m := range mix {
+		total += m.Weight
+	}
+	cur := make([]int, len(mix))
+	seq := make([]uint16, 0, total)
+	for len(seq) < total {
+		best := 0
+		for i, m := range mix {
+			cur[i] += m.Weight
+			if cur[i] > cur[best] {
+				best = i
+			}
+		}
+		cur[best] -= total
+		seq = append(seq, uint16(best))
+	}
+	return seq
 }
 
 // Progress is a running count.
@@ -172,6 +208,18 @@ type worker struct {
 	maxLag     time.Duration
 	unsent     int64
 	k          int64 // open model, own schedule: requests drawn so far
+	seq        []uint16
+	pos        int
+}
+
+// nextReq is the index of the next request of the mix.
+func (w *worker) nextReq() int {
+	i := int(w.seq[w.pos])
+	w.pos++
+	if w.pos == len(w.seq) {
+		w.pos = 0
+	}
+	return i
 }
 
 // shared counters for progress reporting.
@@ -232,6 +280,19 @@ func (o *Options) check() error {
 	}
 	if o.Request.Method == "" {
 		o.Request.Method = "GET"
+	}
+	total := 0
+	for i := range o.Mix {
+		if o.Mix[i].Weight == 0 {
+			o.Mix[i].Weight = 1
+		}
+		if o.Mix[i].Weight < 0 || o.Mix[i].URI == "" || o.Mix[i].URI[0] != '/' {
+			return exitcode.UsageErrorf("URL %q weight %d: want a path starting with / and a positive weight", o.Mix[i].URI, o.Mix[i].Weight)
+		}
+		total += o.Mix[i].Weight
+	}
+	if len(o.Mix) > 1<<16 || total > 1<<20 {
+		return exitcode.UsageErrorf("the URL mix is too large: %d entries, weights summing to %d", len(o.Mix), total)
 	}
 	return nil
 }
@@ -327,10 +388,11 @@ func run(ctx context.Context, o *Options, newClient func() client, trial, trials
 		}()
 	}
 
+	seq := mixSequence(o.Mix)
 	workers := make([]*worker, o.Connections)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := &worker{id: i, hist: hdrhistogram.New(1, o.highest(), 3)}
+		w := &worker{id: i, hist: hdrhistogram.New(1, o.highest(), 3), seq: seq, pos: i % len(seq)}
 		if sched != nil {
 			w.histUncorr = hdrhistogram.New(1, o.highest(), 3)
 		}
@@ -458,7 +520,8 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 			// A request still running when the window closes is in flight at the end, not a timeout.
 			deadline = end
 		}
-		err := c.do(ctx, deadline, &out)
+		req := w.nextReq()
+		err := c.do(ctx, deadline, &out, req)
 		fin := time.Now()
 		if err != nil && (ctx.Err() != nil || (!countMode && !fin.Before(end) && deadline.Equal(end))) {
 			if measuring {
@@ -476,7 +539,7 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 		if err != nil && classifyErr(err) == cTimeout {
 			lat = o.Timeout // recorded at the timeout, whatever the clock said
 		}
-		if w.record(o, accept, err, &out, lat, 0, cnt) && err != nil {
+		if w.record(o, accept, err, &out, lat, 0, req, cnt) && err != nil {
 			backoff = pause(ctx, err, backoff)
 		} else if err == nil {
 			backoff = 0
@@ -535,7 +598,8 @@ func (w *worker) runOpen(ctx context.Context, c client, o *Options, accept *[600
 		if deadline.After(s.hardEnd) {
 			deadline = s.hardEnd
 		}
-		err := c.do(ctx, deadline, &out)
+		req := w.nextReq()
+		err := c.do(ctx, deadline, &out, req)
 		fin := time.Now()
 		if err != nil && (ctx.Err() != nil || (deadline.Equal(s.hardEnd) && !fin.Before(s.hardEnd))) {
 			if ctx.Err() != nil {
@@ -566,7 +630,7 @@ func (w *worker) runOpen(ctx context.Context, c client, o *Options, accept *[600
 		if err != nil && classifyErr(err) == cTimeout {
 			lat, uncorr = max(lag, 0)+o.Timeout, o.Timeout
 		}
-		if w.record(o, accept, err, &out, lat, uncorr, cnt) && err != nil {
+		if w.record(o, accept, err, &out, lat, uncorr, req, cnt) && err != nil {
 			backoff = pause(ctx, err, backoff)
 		} else if err == nil {
 			backoff = 0
@@ -575,7 +639,7 @@ func (w *worker) runOpen(ctx context.Context, c client, o *Options, accept *[600
 }
 
 // record counts one measured request; it reports whether it was an error.
-func (w *worker) record(o *Options, accept *[600]bool, err error, out *outcome, lat, uncorr time.Duration, cnt *counters) bool {
+func (w *worker) record(o *Options, accept *[600]bool, err error, out *outcome, lat, uncorr time.Duration, req int, cnt *counters) bool {
 	cls := -1
 	if err != nil {
 		cls = classifyErr(err)
@@ -595,7 +659,7 @@ func (w *worker) record(o *Options, accept *[600]bool, err error, out *outcome, 
 			w.statuses[out.status]++
 		}
 		w.stderr += out.stderrBytes
-		cls = w.classifyResponse(out, o, accept)
+		cls = w.classifyResponse(out, o, accept, req)
 	}
 	w.requests++
 	cnt.requests.Add(1)
@@ -611,7 +675,7 @@ func (w *worker) record(o *Options, accept *[600]bool, err error, out *outcome, 
 	return true
 }
 
-func (w *worker) classifyResponse(out *outcome, o *Options, accept *[600]bool) int {
+func (w *worker) classifyResponse(out *outcome, o *Options, accept *[600]bool, req int) int {
 	switch {
 	case out.fcgiStatus != 0:
 		return cFCGIStatus
@@ -632,7 +696,11 @@ func (w *worker) classifyResponse(out *outcome, o *Options, accept *[600]bool) i
 	if out.stderrBytes > 0 {
 		return cStderr
 	}
-	if o.ExpectBody != nil && !o.ExpectBody.Match(out.body) {
+	re := o.ExpectBody
+	if len(o.Mix) > 0 && o.Mix[req].ExpectBody != nil {
+		re = o.Mix[req].ExpectBody
+	}
+	if re != nil && !re.Match(out.body) {
 		return cBody
 	}
 	return -1
@@ -712,9 +780,22 @@ func cpuSeconds(ru syscall.Rusage) float64 {
 // preflight sends one request and turns the failures that make a run pointless into one-line errors.
 func preflight(ctx context.Context, o Options, c client) error {
 	defer c.close()
+	n := max(len(o.Mix), 1)
+	for i := 0; i < n; i++ {
+		if err := preflightOne(ctx, o, c, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func preflightOne(ctx context.Context, o Options, c client, i int) error {
 	var out outcome
-	err := c.do(ctx, time.Now().Add(o.Timeout), &out)
+	err := c.do(ctx, time.Now().Add(o.Timeout), &out, i)
 	what := o.Target.describe()
+	if len(o.Mix) > 0 {
+		what += " " + o.Mix[i].URI
+	}
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

@@ -347,3 +347,26 @@ func TestNoGoroutineLeak(t *testing.T) {
 		t.Errorf("goroutines: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+func TestWeightedMixWithContentChecks(t *testing.T) {
+	s := startApp(t)
+	tcpEP, _ := s.Pool("tcp")
+	mix := []MixItem{
+		{URI: "/articles", Weight: 2, ExpectBody: regexp.MustCompile("phptune-demo:list")},
+		{URI: "/api/articles/3", Weight: 1, ExpectBody: regexp.MustCompile("phptune-demo:api")},
+	}
+	for _, raw := range []string{s.HTTPURL, tcpEP.URL(s.Script())} {
+		res, err := Run(context.Background(), Options{Target: mustTarget(t, raw), Request: Request{KeepAlive: true}, Connections: 2,
+			Requests: 90, Timeout: 10 * time.Second, Mix: mix})
+		if err != nil || res.Errors != 0 || res.Requests != 90 {
+			t.Fatalf("%s: err %v errors %v %v", raw, err, res.ErrorsByClass, res.ErrorSamples)
+		}
+	}
+	// A check that fails on one URL of the mix is caught, on that URL only.
+	mix[1].ExpectBody = regexp.MustCompile("not-there")
+	res, err := Run(context.Background(), Options{Target: mustTarget(t, s.HTTPURL), Request: Request{KeepAlive: true}, Connections: 1,
+		Requests: 30, Timeout: 10 * time.Second, Mix: mix})
+	if err != nil || res.ErrorsByClass[ClassBody] != 10 {
+		t.Errorf("err %v errors %v: want the 10 API requests of 30 to fail their check", err, res.ErrorsByClass)
+	}
+}

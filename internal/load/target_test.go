@@ -54,3 +54,26 @@ func TestParseStatusesAndHeaders(t *testing.T) {
 		t.Error("header without colon accepted")
 	}
 }
+
+func TestMixSequence(t *testing.T) {
+	seq := mixSequence([]MixItem{{URI: "/a", Weight: 3}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 2}})
+	if len(seq) != 6 {
+		t.Fatalf("seq %v", seq)
+	}
+	count := map[uint16]int{}
+	for _, i := range seq {
+		count[i]++
+	}
+	if count[0] != 3 || count[1] != 1 || count[2] != 2 {
+		t.Errorf("counts %v", count)
+	}
+	// Smooth: the heaviest entry never runs three in a row across the cycle's wrap.
+	for i := range seq {
+		if seq[i] == 0 && seq[(i+1)%6] == 0 && seq[(i+2)%6] == 0 {
+			t.Errorf("not spread: %v", seq)
+		}
+	}
+	if got := mixSequence(nil); len(got) != 1 || got[0] != 0 {
+		t.Errorf("no mix: %v", got)
+	}
+}

@@ -23,7 +23,7 @@ func NewRunner(o Options) (*Runner, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	return &Runner{o: o, newClient: newClientFactory(o.Target, o.Request, o.ExpectBody != nil, min(o.Timeout, 5*time.Second))}, nil
+	return &Runner{o: o, newClient: newClientFactory(o.Target, o.Request, o.Mix, o.ExpectBody != nil || hasBodyCheck(o.Mix), min(o.Timeout, 5*time.Second))}, nil
 }
 
 // WithProgress returns a Runner that shares r's request and reports progress to f.
@@ -31,6 +31,15 @@ func (r *Runner) WithProgress(f func(Progress)) *Runner {
 	c := *r
 	c.o.Progress = f
 	return &c
+}
+
+func hasBodyCheck(mix []MixItem) bool {
+	for _, m := range mix {
+		if m.ExpectBody != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Options are the runner's options, defaults filled in.
