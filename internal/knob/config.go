@@ -1,0 +1,137 @@
+// Package knob holds the tunable dimensions of a PHP stack. A Config is one arm's configuration; a Knob is a
+// named dimension that reads and sets one part of it, so that adding a knob touches one file.
+package knob
+
+import (
+	"fmt"
+	"maps"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/phptune/phptune/internal/stack"
+)
+
+// Config is what the knobs change: a php-fpm pool, its ini settings and how nginx reaches it.
+type Config struct {
+	PM          string `json:"pm"`
+	MaxChildren int    `json:"max_children"`
+	// Spare servers of a dynamic pool; 0 = derived from MaxChildren as Debian's defaults are from 5.
+	StartServers int    `json:"start_servers,omitempty"`
+	MinSpare     int    `json:"min_spare_servers,omitempty"`
+	MaxSpare     int    `json:"max_spare_servers,omitempty"`
+	MaxRequests  int    `json:"max_requests"`
+	Listen       string `json:"listen"`    // stack.ListenUnix or stack.ListenTCP
+	Keepalive    bool   `json:"keepalive"` // nginx keeps its FastCGI connections to php-fpm
+	// INI settings set per pool (php_admin_value): anything PHP lets a pool set.
+	INI map[string]string `json:"ini,omitempty"`
+	// Defines are passed to php-fpm as -d: settings only the master reads (opcache's memory, huge pages...).
+	Defines map[string]string `json:"defines,omitempty"`
+}
+
+// Debian is Debian's www pool: pm dynamic with 5 children, a unix socket, nginx without keep-alive, opcache as
+// Debian's php.ini leaves it (on).
+func Debian() Config {
+	return Config{PM: "dynamic", MaxChildren: 5, Listen: stack.ListenUnix}
+}
+
+// RuleOfThumb is the folklore "pm static, 2 x cores".
+func RuleOfThumb() Config {
+	c := Debian()
+	c.PM, c.MaxChildren = "static", 2*runtime.NumCPU()
+	return c
+}
+
+// Clone copies c, maps included.
+func (c Config) Clone() Config {
+	c.INI = maps.Clone(c.INI)
+	c.Defines = maps.Clone(c.Defines)
+	return c
+}
+
+// SetINI sets a per-pool ini value.
+func (c *Config) SetINI(key, value string) {
+	if c.INI == nil {
+		c.INI = map[string]string{}
+	}
+	c.INI[key] = value
+}
+
+// spares derives a dynamic pool's spare servers the way Debian's 2/1/3 derive from 5 children.
+func (c Config) spares() (start, minSpare, maxSpare int) {
+	n := c.MaxChildren
+	maxSpare, minSpare = c.MaxSpare, c.MinSpare
+	if maxSpare == 0 {
+		maxSpare = max(1, min(n, (n*3+4)/5))
+	}
+	if minSpare == 0 {
+		minSpare = max(1, n/5)
+	}
+	minSpare = min(minSpare, maxSpare)
+	start = c.StartServers
+	if start == 0 {
+		start = minSpare + (maxSpare-minSpare)/2
+	}
+	return max(minSpare, min(start, maxSpare)), minSpare, maxSpare
+}
+
+// Pool is the stack pool for this configuration.
+func (c Config) Pool(name string) stack.Pool {
+	p := stack.Pool{Name: name, Listen: c.Listen, PM: c.PM, MaxChildren: c.MaxChildren, MaxRequests: c.MaxRequests,
+		AdminValues: maps.Clone(c.INI)}
+	if c.PM == "dynamic" {
+		p.StartServers, p.MinSpare, p.MaxSpare = c.spares()
+	}
+	return p
+}
+
+// KeepaliveConns is nginx's upstream keepalive per nginx worker: kept connections each hold a php-fpm worker,
+// so all nginx workers together must stay within max_children.
+func (c Config) KeepaliveConns(nginxWorkers int) int {
+	if !c.Keepalive {
+		return 0
+	}
+	return max(1, c.MaxChildren/max(1, nginxWorkers))
+}
+
+// Apply sets sc's pool, nginx keep-alive and defines to this configuration.
+func (c Config) Apply(sc *stack.Config, poolName string) {
+	sc.Pools = []stack.Pool{c.Pool(poolName)}
+	sc.NginxPool = poolName
+	workers := sc.NginxWorkers
+	if workers == 0 {
+		workers = runtime.NumCPU()
+		sc.NginxWorkers = workers
+	}
+	sc.NginxKeepalive = c.KeepaliveConns(workers)
+	sc.Defines = maps.Clone(c.Defines)
+}
+
+// String is a one-line description, stable for equal configurations.
+func (c Config) String() string {
+	parts := []string{"pm=" + c.PM, fmt.Sprintf("max_children=%d", c.MaxChildren), "listen=" + c.Listen}
+	if c.Keepalive {
+		parts = append(parts, "keepalive=on")
+	} else {
+		parts = append(parts, "keepalive=off")
+	}
+	if c.MaxRequests > 0 {
+		parts = append(parts, fmt.Sprintf("max_requests=%d", c.MaxRequests))
+	}
+	for _, k := range sorted(c.INI) {
+		parts = append(parts, k+"="+c.INI[k])
+	}
+	for _, k := range sorted(c.Defines) {
+		parts = append(parts, "-d "+k+"="+c.Defines[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func sorted(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

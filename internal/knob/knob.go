@@ -1,0 +1,228 @@
+package knob
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/exitcode"
+)
+
+// Knob is one tunable dimension of a Config.
+type Knob struct {
+	Name string
+	Doc  string
+	// Candidates are the values worth trying given the current best (the current value among them is skipped).
+	Candidates func(cur Config) []string
+	Get        func(c Config) string
+	Set        func(c *Config, v string) error
+}
+
+// Core are the knobs tune decides by default, in the order it tries them: each is decided with the best of
+// those before it in place (greedy coordinate ascent).
+func Core() []Knob {
+	return []Knob{Opcache(), PM(), Listen(), Keepalive()}
+}
+
+// ByName finds a core knob or max_children.
+func ByName(name string) (Knob, bool) {
+	for _, k := range append(Core(), MaxChildren()) {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
+// Fixed restricts a knob to the given values: the user's --knob NAME=V1,V2,... For a name that is no known knob,
+// the knob is the per-pool ini setting of that name (prefix "ini:" to force that reading).
+func Fixed(name string, values []string) (Knob, error) {
+	if len(values) == 0 {
+		return Knob{}, exitcode.UsageErrorf("--knob %s: give values, as in --knob %s=V1,V2", name, name)
+	}
+	k, ok := ByName(name)
+	if !ok || strings.HasPrefix(name, "ini:") {
+		k = INI(strings.TrimPrefix(name, "ini:"))
+	}
+	for _, v := range values {
+		var c Config = Debian()
+		if err := k.Set(&c, v); err != nil {
+			return Knob{}, exitcode.UsageErrorf("--knob %s: %v", name, err)
+		}
+	}
+	vals := append([]string(nil), values...)
+	k.Candidates = func(Config) []string { return vals }
+	return k, nil
+}
+
+// Opcache switches the opcode cache on or off for the pool.
+func Opcache() Knob {
+	return Knob{
+		Name:       "opcache",
+		Doc:        "opcache.enable: compiled scripts cached in shared memory instead of compiled on every request",
+		Candidates: func(Config) []string { return []string{"on", "off"} },
+		Get: func(c Config) string {
+			if c.INI["opcache.enable"] == "0" {
+				return "off"
+			}
+			return "on"
+		},
+		Set: func(c *Config, v string) error {
+			switch v {
+			case "on":
+				c.SetINI("opcache.enable", "1")
+			case "off":
+				c.SetINI("opcache.enable", "0")
+			default:
+				return fmt.Errorf("opcache %q: want on or off", v)
+			}
+			return nil
+		},
+	}
+}
+
+// PM is php-fpm's process manager.
+func PM() Knob {
+	return Knob{
+		Name:       "pm",
+		Doc:        "pm: static keeps max_children workers; dynamic keeps spare workers between bounds; ondemand forks per demand",
+		Candidates: func(Config) []string { return []string{"static", "dynamic", "ondemand"} },
+		Get:        func(c Config) string { return c.PM },
+		Set: func(c *Config, v string) error {
+			switch v {
+			case "static", "dynamic", "ondemand":
+				c.PM = v
+				return nil
+			}
+			return fmt.Errorf("pm %q: want static, dynamic or ondemand", v)
+		},
+	}
+}
+
+// ladder are the pool sizes tried: roughly geometric, so that neighbours differ by a third to a half.
+var ladder = []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}
+
+// Neighbours are the ladder's sizes just below and above n.
+func Neighbours(n int) []int {
+	var below, above int
+	for _, v := range ladder {
+		if v < n {
+			below = v
+		}
+		if v > n && above == 0 {
+			above = v
+		}
+	}
+	if above == 0 {
+		above = n + n/2
+	}
+	var out []int
+	if below > 0 {
+		out = append(out, below)
+	}
+	return append(out, above)
+}
+
+// Ladder is the sizes of the pool-size ladder from lo to hi.
+func Ladder(lo, hi int) []int {
+	var out []int
+	for _, v := range ladder {
+		if v >= lo && v <= hi {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// MaxChildren is pm.max_children; tune sizes it from the saturation sweep and memory, then checks the
+// neighbours.
+func MaxChildren() Knob {
+	return Knob{
+		Name: "max_children",
+		Doc:  "pm.max_children: the most requests PHP serves at once",
+		Candidates: func(c Config) []string {
+			var out []string
+			for _, n := range Neighbours(c.MaxChildren) {
+				out = append(out, strconv.Itoa(n))
+			}
+			return out
+		},
+		Get: func(c Config) string { return strconv.Itoa(c.MaxChildren) },
+		Set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 10000 {
+				return fmt.Errorf("max_children %q: want a whole number from 1 to 10000", v)
+			}
+			c.MaxChildren = n
+			return nil
+		},
+	}
+}
+
+// Listen is how nginx reaches php-fpm.
+func Listen() Knob {
+	return Knob{
+		Name:       "listen",
+		Doc:        "listen: php-fpm on a unix socket or on TCP loopback",
+		Candidates: func(Config) []string { return []string{"unix", "tcp"} },
+		Get:        func(c Config) string { return c.Listen },
+		Set: func(c *Config, v string) error {
+			switch v {
+			case "unix", "tcp":
+				c.Listen = v
+				return nil
+			}
+			return fmt.Errorf("listen %q: want unix or tcp", v)
+		},
+	}
+}
+
+// Keepalive is nginx keeping its FastCGI connections to php-fpm (upstream keepalive, fastcgi_keep_conn).
+func Keepalive() Knob {
+	return Knob{
+		Name:       "keepalive",
+		Doc:        "nginx upstream keepalive with fastcgi_keep_conn: no connect per request, but each kept connection holds a worker",
+		Candidates: func(Config) []string { return []string{"off", "on"} },
+		Get: func(c Config) string {
+			if c.Keepalive {
+				return "on"
+			}
+			return "off"
+		},
+		Set: func(c *Config, v string) error {
+			switch v {
+			case "on":
+				c.Keepalive = true
+			case "off":
+				c.Keepalive = false
+			default:
+				return fmt.Errorf("keepalive %q: want on or off", v)
+			}
+			return nil
+		},
+	}
+}
+
+// INI is any per-pool ini setting (php_admin_value[KEY]); the empty value leaves it unset.
+func INI(key string) Knob {
+	return Knob{
+		Name:       key,
+		Doc:        "ini setting " + key,
+		Candidates: func(Config) []string { return nil },
+		Get:        func(c Config) string { return c.INI[key] },
+		Set: func(c *Config, v string) error {
+			if key == "" || strings.ContainsAny(key, " =[]\n") {
+				return fmt.Errorf("ini key %q: not a valid setting name", key)
+			}
+			if strings.ContainsAny(v, "\n") {
+				return fmt.Errorf("ini value %q: one line only", v)
+			}
+			if v == "" {
+				delete(c.INI, key)
+				return nil
+			}
+			c.SetINI(key, v)
+			return nil
+		},
+	}
+}

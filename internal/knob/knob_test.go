@@ -1,0 +1,76 @@
+package knob
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/stack"
+)
+
+func TestKnobsSetAndGet(t *testing.T) {
+	c := Debian()
+	for _, k := range append(Core(), MaxChildren()) {
+		for _, v := range k.Candidates(c) {
+			cc := c.Clone()
+			if err := k.Set(&cc, v); err != nil {
+				t.Fatalf("%s=%s: %v", k.Name, v, err)
+			}
+			if got := k.Get(cc); got != v {
+				t.Errorf("%s: set %q, got %q", k.Name, v, got)
+			}
+		}
+		if err := k.Set(&c, "nonsense"); err == nil {
+			t.Errorf("%s accepted nonsense", k.Name)
+		}
+	}
+	if got := Neighbours(8); len(got) != 2 || got[0] != 6 || got[1] != 12 {
+		t.Errorf("Neighbours(8) = %v", got)
+	}
+	if got := Neighbours(1); len(got) != 1 || got[0] != 2 {
+		t.Errorf("Neighbours(1) = %v", got)
+	}
+	// Debian's spare servers from 5 children are 2, 1, 3.
+	if s, lo, hi := Debian().spares(); s != 2 || lo != 1 || hi != 3 {
+		t.Errorf("spares %d %d %d", s, lo, hi)
+	}
+	k, err := Fixed("precision", []string{"14", "15"})
+	if err != nil || k.Name != "precision" || len(k.Candidates(c)) != 2 {
+		t.Fatalf("ini knob: %v", err)
+	}
+	if _, err := Fixed("pm", []string{"static", "lazy"}); err == nil {
+		t.Error("a bad value of a known knob was accepted")
+	}
+}
+
+func TestRenderedFilesPassTheServersChecks(t *testing.T) {
+	fpm, err := stack.FindPHPFPM("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ngx, err := stack.FindNginx("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Config{Debian(), RuleOfThumb(),
+		{PM: "ondemand", MaxChildren: 32, Listen: "tcp", Keepalive: true, MaxRequests: 500, INI: map[string]string{"opcache.enable": "1"},
+			Defines: map[string]string{"opcache.memory_consumption": "256"}}} {
+		f := c.Render(Target{Workers: 2}, []string{"phptune test"})
+		if err := stack.CheckFPMPool(context.Background(), fpm, f.Pool); err != nil {
+			t.Errorf("%s: %v\n%s", c, err, f.Pool)
+		}
+		if err := stack.CheckNginxUpstream(context.Background(), ngx, f.Nginx, c.Keepalive); err != nil {
+			t.Errorf("%s: %v\n%s", c, err, f.Nginx)
+		}
+		if !strings.Contains(f.Pool, "pm.max_children = ") || !strings.HasPrefix(f.INI, "; phptune test") {
+			t.Errorf("files:\n%s\n%s", f.Pool, f.INI)
+		}
+	}
+	// The checks can fail.
+	if err := stack.CheckFPMPool(context.Background(), fpm, "[www]\npm = lazy\n"); err == nil {
+		t.Error("php-fpm -t accepted pm = lazy")
+	}
+	if err := stack.CheckNginxUpstream(context.Background(), ngx, "upstream php { server; }", false); err == nil {
+		t.Error("nginx -t accepted a broken upstream")
+	}
+}

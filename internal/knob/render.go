@@ -1,0 +1,98 @@
+package knob
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Files are the recommendation as files to paste into a real installation.
+type Files struct {
+	Pool  string // php-fpm pool section (php-fpm-pool.conf)
+	INI   string // php.ini snippet
+	Nginx string // nginx upstream snippet
+}
+
+// Target is where the real installation's php-fpm listens.
+type Target struct {
+	Socket  string // e.g. /run/php/php8.2-fpm.sock
+	TCP     string // e.g. 127.0.0.1:9000
+	User    string // e.g. www-data
+	Workers int    // nginx worker_processes on that host
+}
+
+// Render writes the configuration for a real installation; header is a comment put on top of each file.
+func (c Config) Render(t Target, header []string) Files {
+	if t.Socket == "" {
+		t.Socket = "/run/php/php-fpm.sock"
+	}
+	if t.TCP == "" {
+		t.TCP = "127.0.0.1:9000"
+	}
+	if t.User == "" {
+		t.User = "www-data"
+	}
+	listen := t.Socket
+	if c.Listen == "tcp" {
+		listen = t.TCP
+	}
+	var pool strings.Builder
+	comment(&pool, ";", header)
+	fmt.Fprintf(&pool, "[www]\nuser = %s\ngroup = %s\nlisten = %s\n", t.User, t.User, listen)
+	if c.Listen != "tcp" {
+		fmt.Fprintf(&pool, "listen.owner = %s\nlisten.group = %s\n", t.User, t.User)
+	}
+	fmt.Fprintf(&pool, "pm = %s\npm.max_children = %d\n", c.PM, c.MaxChildren)
+	if c.PM == "dynamic" {
+		start, lo, hi := c.spares()
+		fmt.Fprintf(&pool, "pm.start_servers = %d\npm.min_spare_servers = %d\npm.max_spare_servers = %d\n", start, lo, hi)
+	}
+	if c.PM == "ondemand" {
+		pool.WriteString("pm.process_idle_timeout = 10s\n")
+	}
+	fmt.Fprintf(&pool, "pm.max_requests = %d\n", c.MaxRequests)
+	for _, k := range sorted(c.INI) {
+		fmt.Fprintf(&pool, "php_admin_value[%s] = %s\n", k, c.INI[k])
+	}
+
+	var ini strings.Builder
+	comment(&ini, ";", header)
+	ini.WriteString("; Settings of the pool are in php-fpm-pool.conf as php_admin_value; these are the same as php.ini lines.\n")
+	for _, k := range sorted(c.INI) {
+		fmt.Fprintf(&ini, "%s = %s\n", k, c.INI[k])
+	}
+	if len(c.Defines) > 0 {
+		ini.WriteString("; Read by php-fpm's master only: put these in php.ini (or php-fpm -d), not in the pool.\n")
+		for _, k := range sorted(c.Defines) {
+			fmt.Fprintf(&ini, "%s = %s\n", k, c.Defines[k])
+		}
+	}
+
+	var ngx strings.Builder
+	comment(&ngx, "#", header)
+	server := "unix:" + t.Socket
+	if c.Listen == "tcp" {
+		server = t.TCP
+	}
+	fmt.Fprintf(&ngx, "upstream php {\n    server %s;\n", server)
+	if c.Keepalive {
+		fmt.Fprintf(&ngx, "    # each kept connection holds a php-fpm worker: keepalive x worker_processes (%d) <= pm.max_children (%d)\n",
+			max(1, t.Workers), c.MaxChildren)
+		fmt.Fprintf(&ngx, "    keepalive %d;\n", c.KeepaliveConns(t.Workers))
+	}
+	ngx.WriteString("}\n")
+	if c.Keepalive {
+		ngx.WriteString("# and in the PHP location: fastcgi_pass php; fastcgi_keep_conn on;\n")
+	} else {
+		ngx.WriteString("# and in the PHP location: fastcgi_pass php;\n")
+	}
+	return Files{Pool: pool.String(), INI: ini.String(), Nginx: ngx.String()}
+}
+
+func comment(b *strings.Builder, mark string, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintf(b, "%s %s\n", mark, l)
+	}
+	if len(lines) > 0 {
+		b.WriteString("\n")
+	}
+}
