@@ -2,6 +2,7 @@ package knob
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -72,5 +73,29 @@ func TestRenderedFilesPassTheServersChecks(t *testing.T) {
 	}
 	if err := stack.CheckNginxUpstream(context.Background(), ngx, "upstream php { server; }", false); err == nil {
 		t.Error("nginx -t accepted a broken upstream")
+	}
+}
+
+func TestFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	pool := dir + "/www.conf"
+	os.WriteFile(pool, []byte("[www]\nuser = www-data\nlisten = 127.0.0.1:9000\npm = static\npm.max_children = 12 ; comment\n"+
+		"php_admin_value[memory_limit] = 256M\nphp_value[opcache.memory_consumption] = 256\n"), 0o644)
+	ini := dir + "/php.ini"
+	os.WriteFile(ini, []byte("[PHP]\n; comment\nrealpath_cache_size = 4096k\nopcache.enable = 0\n"), 0o644)
+	c := Debian()
+	if err := c.FromPoolFile(pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FromINIFile(ini); err != nil {
+		t.Fatal(err)
+	}
+	if c.PM != "static" || c.MaxChildren != 12 || c.Listen != "tcp" || c.INI["memory_limit"] != "256M" ||
+		c.Defines["opcache.memory_consumption"] != "256" || c.INI["opcache.enable"] != "0" || c.INI["realpath_cache_size"] != "4096k" {
+		t.Errorf("config %+v", c)
+	}
+	os.WriteFile(pool, []byte("pm.max_children = many\n"), 0o644)
+	if err := c.FromPoolFile(pool); err == nil || !strings.Contains(err.Error(), ":1:") {
+		t.Errorf("bad pool file: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -108,6 +109,9 @@ const (
 	Closed = "closed"
 	Open   = "open"
 )
+
+// ErrNoRequests is a window in which no request completed; the result comes with it.
+var ErrNoRequests = errors.New("no request completed")
 
 // LateThreshold is how far behind its schedule a request must start, because its connection was still busy,
 // to count as a late start.
@@ -436,7 +440,7 @@ func run(ctx context.Context, o *Options, newClient func() client, trial, trials
 		return res, err
 	}
 	if res.Requests == 0 && o.Requests <= 0 {
-		return res, fmt.Errorf("no request completed in the measured window of %s", o.Duration)
+		return res, fmt.Errorf("%w in the measured window of %s", ErrNoRequests, o.Duration)
 	}
 	return res, nil
 }

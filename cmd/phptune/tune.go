@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+type tuneFlags struct {
+	front, phpFPM, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
+	urls, headers, inis, knobs                                                          []string
+	budget, p99, timeout                                                                time.Duration
+	rate, minEffect                                                                     float64
+	pairs                                                                               int
+	json                                                                                bool
+}
+
+// demoURLs is the bundled app's mix: the listing, detail and API pages with their content markers, and the
+// route that waits on a "remote service".
+var demoURLs = []load.MixItem{
+	{URI: "/articles", Weight: 3, ExpectBody: regexp.MustCompile(`phptune-demo:list`)},
+	{URI: "/articles/7", Weight: 3, ExpectBody: regexp.MustCompile(`phptune-demo:detail`)},
+	{URI: "/api/articles", Weight: 2, ExpectBody: regexp.MustCompile(`phptune-demo:api`)},
+	{URI: "/remote", Weight: 1, ExpectBody: regexp.MustCompile(`phptune-demo:remote`)},
+}
+
+func newTuneCmd() *cobra.Command {
+	var f tuneFlags
+	cmd := &cobra.Command{
+		Use:   "tune [APP]",
+		Short: "Size the php-fpm pool and decide the knobs that matter, with evidence",
+		Long: `Tune APP (a docroot with a front controller; the bundled demo app when omitted): serve it with nginx + php-fpm
+in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
+the knee and the memory per worker, then decide each knob (opcache, pm, unix vs TCP, nginx keep-alive, and
+any --knob) by interleaved paired trials against the best so far: better, worse or no_difference, with the
+effect on requests/s and its 95% CI. Finally the recommendation is compared with Debian's defaults and the
+"static, 2 x cores" rule of thumb. The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf
+(checked with php-fpm -t and nginx -t) and result.json (schema phptune/tune/v1).
+
+Results hold for this host: measure again before applying them elsewhere. phptune never changes system
+configuration. Ctrl-C stops every process and keeps the results so far (exit 130).`,
+		Example: `  phptune tune
+  phptune tune ./myapp --url / --url /blog/=3 --budget 10m --memory 4GiB
+  phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
+  phptune tune ./myapp --p99 200ms --rate 300`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.front, "front", "index.php", "front controller, relative to the docroot")
+	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
+	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (the demo's URLs have their own)")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
+	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
+	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm binary (default: the newest installed php-fpm8.x)")
+	fl.StringVar(&f.nginx, "nginx", "", "nginx binary")
+	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
+	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
+	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
+	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
+	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... (a core knob, max_requests, or any ini setting; repeatable)")
+	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
+	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
+	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate")
+	fl.Float64Var(&f.rate, "rate", 0, "requests/s at which --p99 is judged")
+	fl.Float64Var(&f.minEffect, "min-effect", 100*stats.DefaultMinEffect, "smallest change in % that counts as better or worse")
+	fl.IntVar(&f.pairs, "pairs", stats.DefaultPairs, "interleaved pairs of trials per comparison (at least 6)")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout")
+	fl.StringVar(&f.out, "out", "", "run dir for the files (default ./phptune-results/tune-TIMESTAMP)")
+	fl.BoolVar(&f.json, "json", false, "print result.json to stdout instead of the summary")
+	return cmd
+}
+
+func runTune(ctx context.Context, f tuneFlags, args []string) error {
+	sc, name, err := appConfig(args)
+	if err != nil {
+		return err
+	}
+	sc.Front, sc.PHPFPM, sc.Nginx, sc.User = f.front, f.phpFPM, f.nginx, f.user
+	o := tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
+		Pairs: f.pairs, Timeout: f.timeout, Pins: map[string]string{}}
+	if f.minEffect < 0 {
+		return exitcode.UsageErrorf("--min-effect must not be negative")
+	}
+	// The load: URLs, method, headers, body.
+	var check *regexp.Regexp
+	if f.check != "" {
+		if check, err = regexp.Compile(f.check); err != nil {
+			return exitcode.UsageErrorf("--expect-body: %v", err)
+		}
+	}
+	for _, u := range f.urls {
+		path, w, hasW := strings.Cut(u, "=")
+		weight := 1
+		if hasW {
+			if weight, err = strconv.Atoi(w); err != nil || weight < 1 {
+				return exitcode.UsageErrorf("--url %s: the weight must be a whole number of at least 1", u)
+			}
+		}
+		if !strings.HasPrefix(path, "/") {
+			return exitcode.UsageErrorf("--url %s: give a path starting with /, as in --url /blog/", u)
+		}
+		o.URLs = append(o.URLs, load.MixItem{URI: path, Weight: weight, ExpectBody: check})
+	}
+	if len(o.URLs) == 0 {
+		if sc.AppFS != nil {
+			o.URLs = demoURLs
+		} else {
+			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}
+		}
+	}
+	o.Request = load.Request{Method: f.method, KeepAlive: true}
+	for _, h := range f.headers {
+		hv, err := load.ParseHeader(h)
+		if err != nil {
+			return err
+		}
+		o.Request.Headers = append(o.Request.Headers, hv)
+	}
+	if f.bodyFile != "" {
+		if o.Request.Body, err = os.ReadFile(f.bodyFile); err != nil {
+			return exitcode.UsageErrorf("--body: %v", err)
+		}
+	}
+	// The starting point and the knobs.
+	o.Base = knob.Debian()
+	if f.fromPool != "" {
+		if err := o.Base.FromPoolFile(f.fromPool); err != nil {
+			return err
+		}
+	}
+	if f.fromINI != "" {
+		if err := o.Base.FromINIFile(f.fromINI); err != nil {
+			return err
+		}
+	}
+	for _, kv := range f.inis {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return exitcode.UsageErrorf("--ini %q: want KEY=VALUE", kv)
+		}
+		o.Base.SetSetting(k, v)
+		o.Pins[k] = v
+		if k == "opcache.enable" {
+			o.Pins["opcache"] = v
+		}
+	}
+	knobs := knob.Core()
+	for _, kv := range f.knobs {
+		name, vals, ok := strings.Cut(kv, "=")
+		if !ok {
+			return exitcode.UsageErrorf("--knob %q: want NAME=V1,V2,...", kv)
+		}
+		k, err := knob.Fixed(name, strings.Split(vals, ","))
+		if err != nil {
+			return err
+		}
+		if name == "max_children" {
+			return exitcode.UsageErrorf("--knob max_children: the pool size is measured; pin it with --from-pool or --knob-free runs")
+		}
+		replaced := false
+		for i := range knobs {
+			if knobs[i].Name == k.Name {
+				knobs[i], replaced = k, true
+			}
+		}
+		if !replaced {
+			knobs = append(knobs, k)
+		}
+	}
+	o.Knobs = knobs
+	if f.memory != "" {
+		if o.Memory, err = parseSize(f.memory); err != nil {
+			return err
+		}
+	} else if avail, err := measure.MemAvailable(); err == nil {
+		o.Memory = avail - max(avail/10, 512<<20)
+	}
+	// Prerequisites before anything starts.
+	if _, err := stack.FindPHPFPM(sc.PHPFPM); err != nil {
+		return err
+	}
+	if _, err := stack.FindNginx(sc.Nginx); err != nil {
+		return err
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("phptune-results", "tune-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return exitcode.UsageErrorf("--out %s: %v", out, err)
+	}
+	defer setProcs(0)()
+
+	line := newStatusLine(os.Stderr)
+	o.Progress = func(s tune.Status) {
+		line.set("tune: %s/%s  %s: %s  best: %s", s.Elapsed.Round(time.Second), s.Budget, s.Phase, s.Detail, s.Best)
+	}
+	res, runErr := tune.Run(ctx, o)
+	line.clear()
+	if res == nil {
+		return runErr
+	}
+	res.CommandLine = os.Args
+	if runErr == nil {
+		if err := writeTuneFiles(ctx, out, res, sc); err != nil {
+			return err
+		}
+	}
+	var buf jsonBuf
+	report.WriteJSON(&buf, res)
+	if err := writeAtomic(filepath.Join(out, "result.json"), buf.b); err != nil {
+		return err
+	}
+	if f.json {
+		os.Stdout.Write(buf.b)
+	} else {
+		report.Tune(os.Stdout, res)
+		fmt.Printf("\n  Results in %s: result.json", out)
+		if runErr == nil {
+			fmt.Printf(", php-fpm-pool.conf, php.ini, nginx-upstream.conf")
+		}
+		fmt.Println()
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if res.P99Check != nil && !res.P99Check.Met {
+		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not met: p99 %.1f ms", f.p99, f.rate, res.P99Check.P99Us/1000)
+	}
+	return nil
+}
+
+// writeTuneFiles writes the recommendation as files for a real installation, each checked by the server that
+// will read it.
+func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.Config) error {
+	fpm, err := stack.FindPHPFPM(sc.PHPFPM)
+	if err != nil {
+		return err
+	}
+	ngx, err := stack.FindNginx(sc.Nginx)
+	if err != nil {
+		return err
+	}
+	header := []string{
+		fmt.Sprintf("phptune tune recommendation for %s, measured on %s (%d CPUs) on %s.", res.App, res.Environment.Host.CPUModel,
+			res.Environment.Host.CPUs, res.Started.Format("2006-01-02")),
+		"Valid for this host and this load; measure again before applying it elsewhere.",
+	}
+	files := res.Recommendation.Render(knob.Target{Workers: res.Environment.Host.CPUs}, header)
+	if err := stack.CheckFPMPool(ctx, fpm, files.Pool); err != nil {
+		return fmt.Errorf("generated pool file: %w", err)
+	}
+	if err := stack.CheckNginxUpstream(ctx, ngx, files.Nginx, res.Recommendation.Keepalive); err != nil {
+		return fmt.Errorf("generated nginx snippet: %w", err)
+	}
+	res.Files = map[string]string{}
+	for name, text := range map[string]string{"php-fpm-pool.conf": files.Pool, "php.ini": files.INI, "nginx-upstream.conf": files.Nginx} {
+		if err := writeAtomic(filepath.Join(out, name), []byte(text)); err != nil {
+			return err
+		}
+		res.Files[name] = filepath.Join(out, name)
+	}
+	return nil
+}
+
+// parseSize reads sizes such as 4GiB, 512MiB, 512M, 2G or plain bytes.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	t := strings.TrimSpace(s)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), 64)
+			if err != nil || v <= 0 {
+				break
+			}
+			return int64(v * float64(u.mult)), nil
+		}
+	}
+	if v, err := strconv.ParseInt(t, 10, 64); err == nil && v > 0 {
+		return v, nil
+	}
+	return 0, exitcode.UsageErrorf("--memory %q: want a size such as 4GiB or 512MiB", s)
+}

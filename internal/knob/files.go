@@ -1,0 +1,108 @@
+package knob
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/exitcode"
+)
+
+// systemLevel are settings php-fpm's master reads once (PHP_INI_SYSTEM): a pool cannot set them.
+var systemLevel = map[string]bool{
+	"opcache.memory_consumption": true, "opcache.interned_strings_buffer": true, "opcache.max_accelerated_files": true,
+	"opcache.huge_code_pages": true, "opcache.jit_buffer_size": true, "opcache.preload": true, "opcache.preload_user": true,
+	"opcache.file_cache": true, "opcache.file_cache_only": true, "opcache.lockfile_path": true, "opcache.max_wasted_percentage": true,
+	"realpath_cache_size": false, "zend_extension": true, "extension": true,
+}
+
+// SetSetting puts an ini setting where php-fpm honours it: a pool value, or a master -d for system-level ones.
+func (c *Config) SetSetting(key, value string) {
+	if systemLevel[key] {
+		if c.Defines == nil {
+			c.Defines = map[string]string{}
+		}
+		c.Defines[key] = value
+		return
+	}
+	c.SetINI(key, value)
+}
+
+// FromPoolFile reads a php-fpm pool file (the user's current one): pm settings, listen, and the
+// php_value/php_admin_value lines, over c. Other directives are left to the user's file.
+func (c *Config) FromPoolFile(path string) error {
+	return readKV(path, func(k, v string) error {
+		switch {
+		case k == "pm":
+			return PM().Set(c, v)
+		case k == "pm.max_children", k == "pm.start_servers", k == "pm.min_spare_servers", k == "pm.max_spare_servers", k == "pm.max_requests":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s = %q: want a whole number", k, v)
+			}
+			switch k {
+			case "pm.max_children":
+				c.MaxChildren = n
+			case "pm.start_servers":
+				c.StartServers = n
+			case "pm.min_spare_servers":
+				c.MinSpare = n
+			case "pm.max_spare_servers":
+				c.MaxSpare = n
+			case "pm.max_requests":
+				c.MaxRequests = n
+			}
+		case k == "listen":
+			if strings.Contains(v, "/") {
+				c.Listen = "unix"
+			} else {
+				c.Listen = "tcp"
+			}
+		case strings.HasPrefix(k, "php_value[") || strings.HasPrefix(k, "php_admin_value[") ||
+			strings.HasPrefix(k, "php_flag[") || strings.HasPrefix(k, "php_admin_flag["):
+			name := k[strings.IndexByte(k, '[')+1 : len(k)-1]
+			c.SetSetting(name, v)
+		}
+		return nil
+	})
+}
+
+// FromINIFile reads php.ini-style settings (the user's current ones) over c.
+func (c *Config) FromINIFile(path string) error {
+	return readKV(path, func(k, v string) error {
+		c.SetSetting(k, v)
+		return nil
+	})
+}
+
+func readKV(path string, set func(k, v string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return exitcode.UsageErrorf("%v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == ';' || line[0] == '#' || line[0] == '[' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return exitcode.UsageErrorf("%s:%d: want KEY = VALUE, got %q", path, n, line)
+		}
+		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`)
+		if i := strings.Index(v, " ;"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		if err := set(k, v); err != nil {
+			return exitcode.UsageErrorf("%s:%d: %v", path, n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return exitcode.UsageErrorf("read %s: %v", path, err)
+	}
+	return nil
+}

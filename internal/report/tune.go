@@ -1,0 +1,86 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// Tune writes tune's answer: one row a knob, then the headline.
+func Tune(w io.Writer, r *tune.Result) {
+	if r.Partial {
+		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
+	}
+	fmt.Fprintf(w, "phptune tune: %s, %d URL(s), %s of a %s budget\n", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS))
+	if s := r.Saturation; s != nil && len(s.Points) > 0 {
+		fmt.Fprintf(w, "\n  Saturation (static pool of %d):", s.Pool)
+		for _, p := range s.Points {
+			fmt.Fprintf(w, "  c=%d %s", p.Concurrency, rate(p.RPS))
+		}
+		fmt.Fprintf(w, " req/s\n  %-13s knee at %d connections, peak at %d; knob comparisons load %d connections\n", "", s.Knee, s.Peak, r.Plan.Concurrency)
+	}
+	if p := r.PoolSize; p != nil {
+		mem := "not limiting"
+		if p.MemoryLimit > 0 {
+			mem = fmt.Sprintf("%d children in %s (%.0f MiB shared + %.1f MiB private each at peak)", p.MemoryLimit, mib(p.Memory), float64(p.SharedBytes)/(1<<20), float64(p.PeakUSSBytes)/(1<<20))
+		}
+		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d after re-measuring its neighbours\n", p.Knee, mem, p.Chosen)
+	}
+	fmt.Fprintf(w, "\n  %-13s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "95% CI", "verdict")
+	for _, k := range r.Knobs {
+		val := k.Value
+		if k.From != k.Value {
+			val = k.From + " -> " + k.Value
+		}
+		eff, ci := "", ""
+		if k.Compared != "" {
+			eff = fmt.Sprintf("%+.1f%%", k.EffectPct)
+			ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", k.CILowPct, k.CIHighPct)
+		}
+		verdict := string(k.Verdict)
+		if k.Verdict == stats.NoDifference {
+			verdict = "~ no_difference"
+		}
+		fmt.Fprintf(w, "  %-13s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
+		if k.Compared != "" {
+			fmt.Fprintf(w, "  (%s, req/s)", k.Compared)
+		}
+		if k.Note != "" {
+			fmt.Fprintf(w, "  %s", k.Note)
+		}
+		fmt.Fprintln(w)
+	}
+	if h := r.Headline; h != nil {
+		fmt.Fprintf(w, "\n  Recommendation: %s\n", r.Recommendation)
+		fmt.Fprintf(w, "  %-13s %s req/s\n", "it serves", rate(h.RecommendationRPS))
+		fmt.Fprintf(w, "  %-13s %s req/s%s\n", "Debian", rate(h.DebianRPS), vs(h.VsDebian))
+		fmt.Fprintf(w, "  %-13s %s req/s%s   (%s)\n", "rule of thumb", rate(h.RuleOfThumbRPS), vs(h.VsRuleOfThumb), h.RuleOfThumb)
+	}
+	if c := r.P99Check; c != nil {
+		met := "met"
+		if !c.Met {
+			met = "NOT met"
+		}
+		fmt.Fprintf(w, "  %-13s p99 %s at %s req/s open loop, goal %s: %s\n", "latency goal", us(c.P99Us), rate(c.Rate), us(c.GoalUs), met)
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warn)
+	}
+	fmt.Fprintf(w, "\n  %s\n", r.Note)
+}
+
+// vs says how the recommendation compares with another arm: the change of the recommendation against it.
+func vs(c *stats.Comparison) string {
+	if c == nil {
+		return ""
+	}
+	v := string(c.Verdict)
+	if v == "" {
+		v = "no verdict"
+	}
+	return fmt.Sprintf("   recommendation %+.1f%% [%+.1f%%, %+.1f%%]", 100*c.Estimate, 100*c.Lo, 100*c.Hi)
+}
+
+func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }

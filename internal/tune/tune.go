@@ -1,0 +1,892 @@
+// Package tune is the experiment: it serves the app in one warm stack per arm, measures the saturation curve,
+// sizes the pool from the CPU knee and memory, decides each knob by interleaved paired trials against the
+// current best (greedy coordinate ascent), and compares the recommendation with Debian's defaults and the
+// "static, 2 x cores" rule of thumb.
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// Schema names the JSON form of a Result.
+const Schema = "phptune/tune/v1"
+
+// Options are what tune is asked.
+type Options struct {
+	Stack   stack.Config // the app and the binaries; pools, nginx pool and keep-alive are set per arm
+	AppName string
+	URLs    []load.MixItem
+	Request load.Request
+	Base    knob.Config // the starting point: Debian's pool or the user's files, pins applied
+	Pins    map[string]string
+	Knobs   []knob.Knob // decided in this order after the pool size
+	Budget  time.Duration
+	Memory  int64 // bytes the pool may use
+	P99     time.Duration
+	Rate    float64
+	// MinEffect is relative (0.01 = 1%).
+	MinEffect float64
+	Pairs     int
+	Timeout   time.Duration
+	Progress  func(Status)
+}
+
+// Status is the progress line's content.
+type Status struct {
+	Elapsed, Budget time.Duration
+	Phase           string // "saturation", "knob pm", "final", ...
+	Detail          string
+	Best            string // the best configuration so far
+}
+
+// Result is the outcome of a tune run; its JSON form is the schema phptune/tune/v1.
+type Result struct {
+	Schema      string      `json:"schema"`
+	Partial     bool        `json:"partial"`
+	Note        string      `json:"note"`
+	App         string      `json:"app"`
+	URLs        []URL       `json:"urls"`
+	CommandLine []string    `json:"command_line"`
+	Started     time.Time   `json:"started"`
+	ElapsedS    float64     `json:"elapsed_s"`
+	BudgetS     float64     `json:"budget_s"`
+	Plan        Plan        `json:"plan"`
+	Environment Environment `json:"environment"`
+
+	Baseline       knob.Config       `json:"baseline"`
+	Recommendation knob.Config       `json:"recommendation"`
+	Saturation     *Saturation       `json:"saturation,omitempty"`
+	PoolSize       *PoolSize         `json:"pool_size,omitempty"`
+	Knobs          []KnobRow         `json:"knobs"`
+	Comparisons    []Comparison      `json:"comparisons"`
+	Headline       *Headline         `json:"headline,omitempty"`
+	P99Check       *P99Check         `json:"p99_check,omitempty"`
+	Trials         []TrialRecord     `json:"trials"`
+	Files          map[string]string `json:"files,omitempty"`
+	Warnings       []string          `json:"warnings,omitempty"`
+}
+
+// URL is one URL of the mix.
+type URL struct {
+	Path   string `json:"path"`
+	Weight int    `json:"weight"`
+}
+
+// Plan is how the budget was spent: trial length and counts.
+type Plan struct {
+	Pairs       int     `json:"pairs"`
+	WarmupS     float64 `json:"warmup_s"`
+	WindowS     float64 `json:"window_s"`
+	Comparisons int     `json:"comparisons_planned"`
+	Trials      int     `json:"trials_planned"`
+	Concurrency int     `json:"concurrency"` // load for the knob comparisons: the saturation peak's
+	SweepTrials int     `json:"sweep_trials_per_point"`
+}
+
+// KnobRow is one line of the answer: a knob, the value chosen and what the decisive comparison showed.
+type KnobRow struct {
+	Name      string        `json:"name"`
+	Value     string        `json:"value"`
+	From      string        `json:"from"`
+	Metric    string        `json:"metric"`
+	EffectPct float64       `json:"effect_pct"`
+	CILowPct  float64       `json:"ci_low_pct"`
+	CIHighPct float64       `json:"ci_high_pct"`
+	Verdict   stats.Verdict `json:"verdict"`
+	Compared  string        `json:"compared"` // the comparison the effect is from: "B vs A"
+	Note      string        `json:"note,omitempty"`
+}
+
+// Comparison is one interleaved paired comparison of a candidate against the best so far.
+type Comparison struct {
+	Knob     string            `json:"knob"`
+	A        string            `json:"a"` // value of the best so far
+	B        string            `json:"b"` // candidate value
+	Config   string            `json:"config_b"`
+	Stats    stats.Comparison  `json:"stats"`
+	P99      *stats.Comparison `json:"p99,omitempty"`
+	RPSA     float64           `json:"rps_a"`
+	RPSB     float64           `json:"rps_b"`
+	ErrorsA  int64             `json:"errors_a"`
+	ErrorsB  int64             `json:"errors_b"`
+	Accepted bool              `json:"accepted"`
+	Note     string            `json:"note,omitempty"`
+}
+
+// Headline is the recommendation against the defaults.
+type Headline struct {
+	RecommendationRPS float64           `json:"recommendation_rps"`
+	DebianRPS         float64           `json:"debian_rps"`
+	RuleOfThumbRPS    float64           `json:"rule_of_thumb_rps"`
+	VsDebian          *stats.Comparison `json:"vs_debian,omitempty"`
+	VsRuleOfThumb     *stats.Comparison `json:"vs_rule_of_thumb,omitempty"`
+	RuleOfThumb       string            `json:"rule_of_thumb"`
+}
+
+// P99Check is the latency goal judged open-loop at the user's rate.
+type P99Check struct {
+	Rate   float64 `json:"rate"`
+	GoalUs float64 `json:"goal_us"`
+	P99Us  float64 `json:"p99_us"`
+	Met    bool    `json:"met"`
+	Errors int64   `json:"errors"`
+	Unsent int64   `json:"unsent"`
+}
+
+// TrialRecord is one trial's raw figures.
+type TrialRecord struct {
+	Phase        string             `json:"phase"`
+	Config       string             `json:"config"`
+	Concurrency  int                `json:"concurrency"`
+	RPS          float64            `json:"rps"`
+	Requests     int64              `json:"requests"`
+	Errors       int64              `json:"errors"`
+	Latency      load.Latency       `json:"latency_us"`
+	ClientCPUUs  float64            `json:"client_cpu_us_per_req"`
+	ServerCPU    map[string]float64 `json:"server_cpu_us_per_req,omitempty"` // php-fpm, nginx
+	WorkerPSS    int64              `json:"worker_pss_bytes,omitempty"`
+	WorkerUSS    int64              `json:"worker_peak_uss_bytes,omitempty"`
+	WorkerShared int64              `json:"worker_shared_bytes,omitempty"`
+	Workers      int                `json:"workers_seen,omitempty"`
+	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
+}
+
+// Environment is where the results hold.
+type Environment struct {
+	Host  measure.Host `json:"host"`
+	PHP   string       `json:"php"`
+	Nginx string       `json:"nginx"`
+	FPM   string       `json:"php_fpm_binary"`
+}
+
+func environment(sc stack.Config) Environment {
+	var e Environment
+	e.Host, _ = measure.ReadHost()
+	if fpm, err := stack.FindPHPFPM(sc.PHPFPM); err == nil {
+		e.FPM = fpm
+		e.PHP = firstLine(runOut(fpm, "-v"))
+	}
+	if ngx, err := stack.FindNginx(sc.Nginx); err == nil {
+		e.Nginx = firstLine(runOut(ngx, "-v"))
+	}
+	return e
+}
+
+func runOut(bin string, args ...string) string {
+	out, _ := exec.Command(bin, args...).CombinedOutput()
+	return string(out)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// ErrBudget says the budget cannot decide anything.
+var ErrBudget = errors.New("budget too small")
+
+// Run tunes. On a cancelled ctx or an error part-way it returns the result so far (Partial) with the error.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	t, err := newTuner(o)
+	if err != nil {
+		return nil, err
+	}
+	defer t.stopAll()
+	err = t.run(ctx)
+	t.res.ElapsedS = time.Since(t.start).Seconds()
+	if err != nil {
+		t.res.Partial = true
+	}
+	return t.res, err
+}
+
+type tuner struct {
+	o            Options
+	res          *Result
+	start        time.Time
+	end          time.Time // the budget's end
+	plan         Plan
+	warm         time.Duration
+	win          time.Duration
+	conc         int
+	arms         map[string]*arm // warm stacks by configuration
+	best         knob.Config
+	nComparisons int
+	alpha        float64
+}
+
+func newTuner(o Options) (*tuner, error) {
+	if len(o.URLs) == 0 {
+		o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
+	}
+	if o.Pairs == 0 {
+		o.Pairs = stats.DefaultPairs
+	}
+	if o.Pairs < stats.MinPairs {
+		return nil, exitcode.UsageErrorf("--pairs %d: at least %d are needed for any verdict", o.Pairs, stats.MinPairs)
+	}
+	if o.Budget <= 0 {
+		return nil, exitcode.UsageErrorf("--budget must be positive")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if (o.P99 > 0) != (o.Rate > 0) {
+		return nil, exitcode.UsageErrorf("--p99 is judged open-loop at a rate: give --p99 and --rate together")
+	}
+	t := &tuner{o: o, start: time.Now(), arms: map[string]*arm{}, best: o.Base.Clone(), alpha: stats.DefaultAlpha}
+	t.end = t.start.Add(o.Budget)
+	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
+		Recommendation: o.Base, Environment: environment(o.Stack),
+		Note: "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
+	for _, u := range o.URLs {
+		t.res.URLs = append(t.res.URLs, URL{Path: u.URI, Weight: u.Weight})
+	}
+	return t, nil
+}
+
+func (t *tuner) status(phase, detail string) {
+	if t.o.Progress != nil {
+		t.o.Progress(Status{Elapsed: time.Since(t.start), Budget: t.o.Budget, Phase: phase, Detail: detail, Best: t.best.String()})
+	}
+}
+
+func (t *tuner) run(ctx context.Context) error {
+	// The first arm doubles as the check that the app works at all: each URL answers and passes its check.
+	t.status("start", "serving the app")
+	if _, err := t.arm(ctx, t.best); err != nil {
+		return err
+	}
+	if err := t.planBudget(); err != nil {
+		return err
+	}
+	if err := t.saturation(ctx); err != nil {
+		return err
+	}
+	if err := t.poolSize(ctx); err != nil {
+		return err
+	}
+	for _, k := range t.o.Knobs {
+		if _, pinned := t.o.Pins[k.Name]; pinned {
+			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "pinned"})
+			continue
+		}
+		if err := t.decide(ctx, k); err != nil {
+			return err
+		}
+	}
+	t.res.Recommendation = t.best
+	if err := t.final(ctx); err != nil {
+		return err
+	}
+	if t.o.P99 > 0 {
+		if err := t.p99(ctx); err != nil {
+			return err
+		}
+	}
+	t.holm()
+	return nil
+}
+
+// planBudget fits the trials into the budget: the comparisons planned, each of Pairs pairs, the saturation
+// sweep and the final three-way comparison.
+func (t *tuner) planBudget() error {
+	comps := 2 // max_children's neighbours
+	for _, k := range t.o.Knobs {
+		if _, pinned := t.o.Pins[k.Name]; !pinned {
+			comps += max(len(k.Candidates(t.best))-1, 1)
+		}
+	}
+	sweepPoints, sweepTrials := 7, 4
+	trials := sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
+	// Stack starts and reads between trials cost about a second per comparison; keep 10% for slack.
+	overhead := time.Duration(comps+6)*time.Second + t.o.Budget/10
+	left := t.end.Sub(time.Now()) - overhead
+	per := left / time.Duration(trials)
+	const minWindow, minWarm = 300 * time.Millisecond, 150 * time.Millisecond
+	if per < minWindow+minWarm {
+		need := overhead + time.Duration(trials)*(minWindow+minWarm) + time.Since(t.start)
+		return exitcode.UsageErrorf("%w: --budget %s cannot decide %d comparisons of %d pairs; give at least --budget %s (or fewer knobs)",
+			ErrBudget, t.o.Budget, comps, t.o.Pairs, need.Round(10*time.Second))
+	}
+	t.warm = max(minWarm, per/4)
+	t.win = per - t.warm
+	t.nComparisons = comps + 2
+	t.plan = Plan{Pairs: t.o.Pairs, WarmupS: t.warm.Seconds(), WindowS: t.win.Seconds(), Comparisons: t.nComparisons,
+		Trials: trials, SweepTrials: sweepTrials}
+	t.res.Plan = t.plan
+	return nil
+}
+
+// left is the time before the budget ends.
+func (t *tuner) left() time.Duration { return time.Until(t.end) }
+
+// ---- arms: one warm stack per configuration ----
+
+type arm struct {
+	cfg  knob.Config
+	st   *stack.Stack
+	pool stack.Endpoint
+}
+
+func (t *tuner) arm(ctx context.Context, cfg knob.Config) (*arm, error) {
+	key := cfg.String()
+	if a, ok := t.arms[key]; ok {
+		return a, nil
+	}
+	sc := t.o.Stack
+	cfg.Apply(&sc, "tune")
+	st, err := stack.Start(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", key, err)
+	}
+	a := &arm{cfg: cfg, st: st, pool: st.Pools[0]}
+	t.arms[key] = a
+	if err := t.check(ctx, a); err != nil {
+		t.drop(a)
+		return nil, err
+	}
+	return a, nil
+}
+
+func (t *tuner) drop(a *arm) {
+	a.st.Stop(context.Background())
+	delete(t.arms, a.cfg.String())
+}
+
+// keepOnly stops the arms not in keep, so idle stacks do not pile up.
+func (t *tuner) keepOnly(keep ...*arm) {
+	for _, a := range t.arms {
+		found := false
+		for _, k := range keep {
+			found = found || k == a
+		}
+		if !found {
+			t.drop(a)
+		}
+	}
+}
+
+func (t *tuner) stopAll() {
+	for _, a := range t.arms {
+		t.drop(a)
+	}
+}
+
+// check sends each URL once and turns what makes tuning pointless into a clear error, with PHP's own message.
+func (t *tuner) check(ctx context.Context, a *arm) error {
+	o := t.loadOptions(a, 1)
+	o.Requests, o.Duration, o.Warmup = int64(len(t.o.URLs)), 0, 0
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return err
+	}
+	if err := r.Preflight(ctx); err != nil {
+		return err
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if err != nil {
+		return err
+	}
+	if res.Errors == 0 {
+		return nil
+	}
+	why := ""
+	for c, s := range res.ErrorSamples {
+		why = c + ": " + s
+	}
+	if msg := phpMessage(a.st); msg != "" {
+		why += "; PHP says: " + msg
+	}
+	return exitcode.UsageErrorf("the app fails under %s (%s): fix the app or the --url list before tuning", a.cfg, why)
+}
+
+// phpMessage is the last PHP message nginx logged from FastCGI stderr (a fatal error, a warning).
+func phpMessage(st *stack.Stack) string {
+	line := st.LogTail("nginx-error.log", 20)
+	for _, l := range strings.Split(line, "\n") {
+		if i := strings.Index(l, "PHP message: "); i >= 0 {
+			msg := l[i+len("PHP message: "):]
+			if j := strings.Index(msg, "\" while reading"); j >= 0 {
+				msg = msg[:j]
+			}
+			line = msg
+		}
+	}
+	if !strings.Contains(line, "PHP") {
+		return ""
+	}
+	return strings.TrimSpace(line)
+}
+
+func (t *tuner) loadOptions(a *arm, conc int) load.Options {
+	tg, _ := load.ParseTarget(a.st.HTTPURL)
+	return load.Options{Target: tg, Request: t.o.Request, Connections: conc, Duration: t.win, Warmup: t.warm,
+		Timeout: t.o.Timeout, Mix: t.o.URLs, SkipPreflight: true}
+}
+
+// trial runs one measured trial on an arm and records it.
+func (t *tuner) trial(ctx context.Context, phase string, a *arm, conc int) (*load.Result, error) {
+	r, err := load.NewRunner(t.loadOptions(a, conc))
+	if err != nil {
+		return nil, err
+	}
+	var before *measure.FPMStatus
+	sc, cancel := context.WithTimeout(ctx, 5*time.Second)
+	before, _ = measure.ReadFPMStatus(sc, a.pool.Network, a.pool.Address, a.pool.StatusPath)
+	cancel()
+	sampler := measure.NewSampler(map[string]int{"php-fpm": a.st.PID("php-fpm"), "nginx": a.st.PID("nginx")}, 200*time.Millisecond)
+	_ = sampler.Start(ctx)
+	res, err := r.Trial(ctx, 0, 0)
+	sample, _ := sampler.Stop()
+	if res == nil {
+		return nil, err
+	}
+	if errors.Is(err, load.ErrNoRequests) {
+		// A stall is an observation, not a failure of the run; the comparison floors it at one request.
+		err = nil
+		t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("a %s trial of %s completed no request in %s", phase, a.cfg, t.win.Round(time.Millisecond)))
+	}
+	rec := TrialRecord{Phase: phase, Config: a.cfg.String(), Concurrency: conc, RPS: res.RPS, Requests: res.Requests,
+		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq}
+	if sample != nil && res.Requests > 0 {
+		rec.ServerCPU = map[string]float64{}
+		// The sampler's window includes the warm-up: scale by the requests of both phases' share of time.
+		share := t.win.Seconds() / (t.win + t.warm).Seconds()
+		for g, d := range sample.CPU {
+			rec.ServerCPU[g] = d.Seconds() * share * 1e6 / float64(res.Requests)
+		}
+		if wm, ok := sample.Workers["php-fpm"]; ok {
+			rec.WorkerPSS, rec.WorkerUSS, rec.WorkerShared, rec.Workers = wm.MeanPSS, wm.PeakUSS, wm.Shared, wm.Count
+		}
+	}
+	if before != nil && ctx.Err() == nil {
+		sc, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if after, err := measure.ReadFPMStatus(sc, a.pool.Network, a.pool.Address, a.pool.StatusPath); err == nil {
+			d := measure.Delta(before, after)
+			rec.FPM = &d
+		}
+		cancel()
+	}
+	t.res.Trials = append(t.res.Trials, rec)
+	return res, err
+}
+
+// ---- saturation ----
+
+// Saturation is the throughput-against-concurrency curve on a pool large enough not to cap it.
+type Saturation struct {
+	Pool   int     `json:"pool"` // static pool size used
+	Points []Point `json:"points"`
+	Knee   int     `json:"knee"` // smallest concurrency whose CI overlaps the peak's
+	Peak   int     `json:"peak"`
+}
+
+// Point is one concurrency of the sweep.
+type Point struct {
+	Concurrency int     `json:"concurrency"`
+	RPS         float64 `json:"rps"` // mean of the trials
+	Lo          float64 `json:"lo"`  // 95% CI of the mean (t distribution)
+	Hi          float64 `json:"hi"`
+	P99Us       float64 `json:"p99_us"`
+	Errors      int64   `json:"errors"`
+}
+
+func (t *tuner) sweepPool() int {
+	n := 64
+	if t.o.Memory > 0 {
+		// Before anything is measured, assume a generous 64 MiB per worker plus 256 MiB shared.
+		n = min(n, max(4, int((t.o.Memory-256<<20)/(64<<20))))
+	}
+	return n
+}
+
+func (t *tuner) saturation(ctx context.Context) error {
+	cfg := t.best.Clone()
+	cfg.PM, cfg.MaxChildren = "static", t.sweepPool()
+	a, err := t.arm(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer t.drop(a)
+	sat := &Saturation{Pool: cfg.MaxChildren}
+	t.res.Saturation = sat
+	var peak *Point
+	flat := 0
+	for c := 1; c <= cfg.MaxChildren*2 && c <= 128; c *= 2 {
+		t.status("saturation", fmt.Sprintf("%d connections", c))
+		var rps []float64
+		var p99 []float64
+		var errs int64
+		for i := 0; i < t.plan.SweepTrials; i++ {
+			res, err := t.trial(ctx, "saturation", a, c)
+			if err != nil {
+				return err
+			}
+			rps = append(rps, res.RPS)
+			p99 = append(p99, res.Latency.P99)
+			errs += res.Errors
+		}
+		m, lo, hi := meanCI(rps)
+		sort.Float64s(p99)
+		p := Point{Concurrency: c, RPS: m, Lo: lo, Hi: hi, P99Us: p99[len(p99)/2], Errors: errs}
+		sat.Points = append(sat.Points, p)
+		// Rising means a clear gain (5% or more) over the best so far; two points in a row without one: flat.
+		if peak == nil || p.RPS >= 1.05*peak.RPS {
+			flat = 0
+		} else {
+			flat++
+		}
+		if peak == nil || p.RPS > peak.RPS {
+			pp := p
+			peak = &pp
+		}
+		if flat >= 2 {
+			break
+		}
+	}
+	sat.Peak = peak.Concurrency
+	// The knee: the smallest concurrency whose CI overlaps the peak's (and, since a few short trials give wide
+	// intervals, whose mean is within 10% of the peak's).
+	for _, p := range sat.Points {
+		if p.Hi >= peak.Lo && p.RPS >= 0.9*peak.RPS {
+			sat.Knee = p.Concurrency
+			break
+		}
+	}
+	t.conc = max(sat.Peak, 2)
+	t.plan.Concurrency = t.conc
+	t.res.Plan = t.plan
+	return nil
+}
+
+// meanCI is the mean and its 95% confidence interval from the t distribution.
+func meanCI(x []float64) (mean, lo, hi float64) {
+	n := float64(len(x))
+	for _, v := range x {
+		mean += v
+	}
+	mean /= n
+	if len(x) < 2 {
+		return mean, mean, mean
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	tq := tQuantile975(len(x) - 1)
+	return mean, mean - tq*sd/math.Sqrt(n), mean + tq*sd/math.Sqrt(n)
+}
+
+// tQuantile975 is Student's t 0.975 quantile for small degrees of freedom.
+func tQuantile975(df int) float64 {
+	table := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228}
+	if df < len(table) {
+		return table[df]
+	}
+	return 1.96 + 2.4/float64(df)
+}
+
+// ---- pool size ----
+
+// PoolSize records the three limits on pm.max_children and the choice.
+type PoolSize struct {
+	Knee         int    `json:"cpu_knee"`
+	MemoryLimit  int    `json:"memory_limit"` // children that fit in --memory; 0 = not limiting
+	Memory       int64  `json:"memory_bytes"`
+	SharedBytes  int64  `json:"shared_bytes"`
+	PeakUSSBytes int64  `json:"peak_uss_bytes"`
+	Initial      int    `json:"initial"`
+	Chosen       int    `json:"chosen"`
+	Note         string `json:"note,omitempty"`
+}
+
+func (t *tuner) poolSize(ctx context.Context) error {
+	ps := &PoolSize{Knee: t.res.Saturation.Knee, Memory: t.o.Memory}
+	t.res.PoolSize = ps
+	// Memory per worker from the sweep's largest load: private memory high-water, and the shared part once.
+	for _, tr := range t.res.Trials {
+		if tr.Phase == "saturation" {
+			ps.PeakUSSBytes = max(ps.PeakUSSBytes, tr.WorkerUSS)
+			ps.SharedBytes = max(ps.SharedBytes, tr.WorkerShared)
+		}
+	}
+	n := max(ps.Knee, 1)
+	if t.o.Memory > 0 && ps.PeakUSSBytes > 0 {
+		ps.MemoryLimit = int((t.o.Memory - ps.SharedBytes) / ps.PeakUSSBytes)
+		if ps.MemoryLimit < 1 {
+			return exitcode.UsageErrorf("--memory %d MiB does not hold one worker (%d MiB private at peak, %d MiB shared)",
+				t.o.Memory>>20, ps.PeakUSSBytes>>20, ps.SharedBytes>>20)
+		}
+		if n > ps.MemoryLimit {
+			n = ps.MemoryLimit
+			ps.Note = "memory limits the pool below the CPU knee"
+		}
+	}
+	ps.Initial = n
+	t.best.MaxChildren = n
+	if _, pinned := t.o.Pins["max_children"]; pinned {
+		t.best.MaxChildren = t.o.Base.MaxChildren
+		ps.Chosen = t.best.MaxChildren
+		ps.Note = "pinned"
+		return nil
+	}
+	// The knee is a noisy pick: re-measure it against its neighbours in fresh interleaved runs.
+	k := knob.MaxChildren()
+	if ps.MemoryLimit > 0 {
+		inner := k.Candidates
+		k.Candidates = func(c knob.Config) []string {
+			var out []string
+			for _, v := range inner(c) {
+				var cc knob.Config
+				if k.Set(&cc, v) == nil && cc.MaxChildren <= ps.MemoryLimit {
+					out = append(out, v)
+				}
+			}
+			return out
+		}
+	}
+	if err := t.decide(ctx, k); err != nil {
+		return err
+	}
+	ps.Chosen = t.best.MaxChildren
+	return nil
+}
+
+// ---- deciding a knob ----
+
+// decide compares each candidate value of k against the best so far; a candidate replaces it only when better.
+func (t *tuner) decide(ctx context.Context, k knob.Knob) error {
+	from := k.Get(t.best)
+	row := KnobRow{Name: k.Name, Value: from, From: from, Metric: "rps", Verdict: stats.NoDifference}
+	var decisive *Comparison
+	for _, v := range k.Candidates(t.best) {
+		if v == k.Get(t.best) {
+			continue
+		}
+		if t.left() < t.comparisonTime() {
+			row.Note = "not decided: the budget ran out"
+			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s=%s was not tried: the budget ran out", k.Name, v))
+			continue
+		}
+		cand := t.best.Clone()
+		if err := k.Set(&cand, v); err != nil {
+			return exitcode.UsageErrorf("knob %s=%s: %v", k.Name, v, err)
+		}
+		cmp, err := t.compare(ctx, k.Name, k.Get(t.best), v, t.best, cand)
+		if err != nil {
+			return err
+		}
+		t.res.Comparisons = append(t.res.Comparisons, *cmp)
+		c := &t.res.Comparisons[len(t.res.Comparisons)-1]
+		if c.Accepted {
+			t.best = cand
+			decisive = c
+		} else if decisive == nil || (!decisive.Accepted && math.Abs(c.Stats.Estimate) > math.Abs(decisive.Stats.Estimate)) {
+			decisive = c
+		}
+	}
+	row.Value = k.Get(t.best)
+	if decisive != nil {
+		row.EffectPct, row.CILowPct, row.CIHighPct = 100*decisive.Stats.Estimate, 100*decisive.Stats.Lo, 100*decisive.Stats.Hi
+		row.Verdict = decisive.Stats.Verdict
+		row.Compared = fmt.Sprintf("%s=%s vs %s", k.Name, decisive.B, decisive.A)
+		row.Note = strings.TrimSpace(row.Note + " " + decisive.Note)
+	} else if row.Note == "" {
+		row.Note = "no alternative to try"
+	}
+	t.res.Knobs = append(t.res.Knobs, row)
+	return nil
+}
+
+func (t *tuner) comparisonTime() time.Duration {
+	return time.Duration(2*t.o.Pairs)*(t.warm+t.win) + time.Second
+}
+
+// compare runs Pairs interleaved pairs of trials (A B, B A, ...) on two warm stacks and decides with the
+// signed-rank test; online, a verdict needs p below alpha over the planned number of comparisons (Bonferroni),
+// which Holm at the end can only confirm.
+func (t *tuner) compare(ctx context.Context, name, va, vb string, ca, cb knob.Config) (*Comparison, error) {
+	a, err := t.arm(ctx, ca)
+	if err != nil {
+		return nil, err
+	}
+	b, err := t.arm(ctx, cb)
+	if err != nil {
+		// A candidate that breaks the app loses, with the reason.
+		return &Comparison{Knob: name, A: va, B: vb, Config: cb.String(), Note: "fails: " + err.Error(),
+			Stats: stats.Comparison{Verdict: stats.Worse}}, nil
+	}
+	t.keepOnly(a, b)
+	conc := t.conc
+	if name == "max_children" {
+		conc = max(conc, ca.MaxChildren, cb.MaxChildren)
+	}
+	var ra, rb, pa, pb []float64
+	var ea, eb int64
+	for i := 0; i < t.o.Pairs; i++ {
+		t.status("knob "+name, fmt.Sprintf("%s vs %s, pair %d/%d", vb, va, i+1, t.o.Pairs))
+		order := []*arm{a, b}
+		if i%2 == 1 {
+			order = []*arm{b, a}
+		}
+		for _, x := range order {
+			res, err := t.trial(ctx, "knob "+name, x, conc)
+			if err != nil {
+				return nil, err
+			}
+			rps, p99 := t.floor(res)
+			if x == a {
+				ra, pa, ea = append(ra, rps), append(pa, p99), ea+res.Errors
+			} else {
+				rb, pb, eb = append(rb, rps), append(pb, p99), eb+res.Errors
+			}
+		}
+	}
+	c := &Comparison{Knob: name, A: va, B: vb, Config: cb.String(), RPSA: median(ra), RPSB: median(rb), ErrorsA: ea, ErrorsB: eb}
+	s, err := stats.Paired(ra, rb, stats.DefaultConf)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", name, err)
+	}
+	if p99, err := stats.Paired(pa, pb, stats.DefaultConf); err == nil {
+		c.P99 = &p99
+	}
+	s.PAdjusted = math.Min(1, s.P*float64(t.nComparisons))
+	s.Verdict = stats.Rule{MinEffect: t.o.MinEffect, Alpha: t.alpha, HigherIsBetter: true}.Decide(s)
+	c.Stats = s
+	c.Accepted = s.Verdict == stats.Better
+	if eb > 0 && ea == 0 {
+		c.Accepted = false
+		c.Note = fmt.Sprintf("%d errors with %s=%s", eb, name, vb)
+		if s.Verdict != stats.Worse {
+			c.Stats.Verdict = stats.Worse
+		}
+	}
+	return c, nil
+}
+
+// floor makes a trial usable for log ratios: one that completed no request counts as one request in its
+// window, with its latency at the window (a conservative stand-in, and rare: the run warns about it).
+func (t *tuner) floor(res *load.Result) (rps, p99 float64) {
+	rps, p99 = res.RPS, res.Latency.P99
+	if rps <= 0 {
+		rps = 1 / t.win.Seconds()
+	}
+	if p99 <= 0 {
+		p99 = float64(t.win / time.Microsecond)
+	}
+	return rps, p99
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ---- final comparison ----
+
+func (t *tuner) final(ctx context.Context) error {
+	rule := knob.RuleOfThumb()
+	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
+	h := &Headline{RuleOfThumb: rule.String()}
+	t.res.Headline = h
+	if t.left() < time.Duration(3*t.o.Pairs)*(t.warm+t.win) {
+		t.res.Warnings = append(t.res.Warnings, "the final comparison with Debian's defaults and the rule of thumb was cut short by the budget")
+	}
+	arms := []knob.Config{t.best, t.o.Base, rule}
+	var running []*arm
+	for _, c := range arms {
+		a, err := t.arm(ctx, c)
+		if err != nil {
+			return err
+		}
+		running = append(running, a)
+	}
+	t.keepOnly(running...)
+	rps := make([][]float64, len(arms))
+	for i := 0; i < t.o.Pairs; i++ {
+		if t.left() < time.Duration(len(arms))*(t.warm+t.win) && i >= stats.MinPairs {
+			break
+		}
+		t.status("final", fmt.Sprintf("recommendation vs Debian vs rule of thumb, round %d/%d", i+1, t.o.Pairs))
+		order := []int{0, 1, 2}
+		if i%2 == 1 {
+			order = []int{2, 1, 0}
+		}
+		for _, j := range order {
+			res, err := t.trial(ctx, "final", running[j], t.conc)
+			if err != nil {
+				return err
+			}
+			r, _ := t.floor(res)
+			rps[j] = append(rps[j], r)
+		}
+	}
+	h.RecommendationRPS, h.DebianRPS, h.RuleOfThumbRPS = median(rps[0]), median(rps[1]), median(rps[2])
+	// Same configuration (the recommendation is Debian's, say): the comparison is of an arm with itself.
+	if s, err := stats.Paired(rps[1], rps[0], stats.DefaultConf); err == nil {
+		h.VsDebian = &s
+	}
+	if s, err := stats.Paired(rps[2], rps[0], stats.DefaultConf); err == nil {
+		h.VsRuleOfThumb = &s
+	}
+	return nil
+}
+
+// p99 judges the latency goal open-loop at the user's rate on the recommendation.
+func (t *tuner) p99(ctx context.Context) error {
+	a, err := t.arm(ctx, t.best)
+	if err != nil {
+		return err
+	}
+	t.status("p99", fmt.Sprintf("open loop at %.0f req/s", t.o.Rate))
+	o := t.loadOptions(a, max(2*t.best.MaxChildren, 16))
+	o.Rate, o.MaxInflight = t.o.Rate, max(2*t.best.MaxChildren, 16)
+	o.Duration = max(t.win*3, 3*time.Second)
+	res, err := load.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	t.res.P99Check = &P99Check{Rate: t.o.Rate, GoalUs: float64(t.o.P99 / time.Microsecond), P99Us: res.Latency.P99,
+		Met: res.Latency.P99 <= float64(t.o.P99/time.Microsecond) && res.Errors == 0 && res.Unsent == 0, Errors: res.Errors, Unsent: res.Unsent}
+	return nil
+}
+
+// holm recomputes the knob comparisons' p-values with Holm's correction across the run, for the report; an
+// online Bonferroni verdict stays a verdict under Holm.
+func (t *tuner) holm() {
+	var ps []float64
+	for _, c := range t.res.Comparisons {
+		ps = append(ps, c.Stats.P)
+	}
+	adj := stats.Holm(ps)
+	for i := range t.res.Comparisons {
+		t.res.Comparisons[i].Stats.PAdjusted = adj[i]
+	}
+}
+
+// NumCPU is the cores the rule of thumb counts.
+func NumCPU() int { return runtime.NumCPU() }
