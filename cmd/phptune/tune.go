@@ -24,7 +24,7 @@ import (
 
 type tuneFlags struct {
 	front, phpFPM, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	urls, headers, inis, knobs                                                          []string
+	urls, headers, inis, knobs, skip                                                    []string
 	budget, p99, timeout                                                                time.Duration
 	rate, minEffect                                                                     float64
 	pairs                                                                               int
@@ -76,6 +76,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... (a core knob, max_requests, or any ini setting; repeatable)")
+	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate")
@@ -185,6 +186,19 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			knobs = append(knobs, k)
 		}
 	}
+	for _, name := range f.skip {
+		found := false
+		for i := range knobs {
+			if knobs[i].Name == name {
+				knobs = append(knobs[:i], knobs[i+1:]...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return exitcode.UsageErrorf("--skip %s: no such knob among %s", name, knobNames(knobs))
+		}
+	}
 	o.Knobs = knobs
 	if f.memory != "" {
 		if o.Memory, err = parseSize(f.memory); err != nil {
@@ -246,6 +260,14 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not met: p99 %.1f ms", f.p99, f.rate, res.P99Check.P99Us/1000)
 	}
 	return nil
+}
+
+func knobNames(ks []knob.Knob) string {
+	var names []string
+	for _, k := range ks {
+		names = append(names, k.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // writeTuneFiles writes the recommendation as files for a real installation, each checked by the server that

@@ -436,9 +436,18 @@ func phpMessage(st *stack.Stack) string {
 
 func (t *tuner) loadOptions(a *arm, conc int) load.Options {
 	tg, _ := load.ParseTarget(a.st.HTTPURL)
+	// Only 2xx counts: a redirect is an error here, since tuning the redirect is not tuning the page.
 	return load.Options{Target: tg, Request: t.o.Request, Connections: conc, Duration: t.win, Warmup: t.warm,
-		Timeout: t.o.Timeout, Mix: t.o.URLs, SkipPreflight: true}
+		Timeout: t.o.Timeout, Mix: t.o.URLs, SkipPreflight: true, ExpectStatus: ok2xx}
 }
+
+var ok2xx = func() []int {
+	var s []int
+	for c := 200; c < 300; c++ {
+		s = append(s, c)
+	}
+	return s
+}()
 
 // trial runs one measured trial on an arm and records it.
 func (t *tuner) trial(ctx context.Context, phase string, a *arm, conc int) (*load.Result, error) {

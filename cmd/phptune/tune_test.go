@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/workloads"
+)
+
+type tuneJSON struct {
+	Schema  string `json:"schema"`
+	Partial bool   `json:"partial"`
+	Knobs   []struct {
+		Name, Value, From, Compared string
+		Verdict                     string  `json:"verdict"`
+		EffectPct                   float64 `json:"effect_pct"`
+		CILowPct                    float64 `json:"ci_low_pct"`
+		CIHighPct                   float64 `json:"ci_high_pct"`
+	} `json:"knobs"`
+	Recommendation knob.Config `json:"recommendation"`
+	Headline       *struct {
+		RecommendationRPS float64 `json:"recommendation_rps"`
+		DebianRPS         float64 `json:"debian_rps"`
+		RuleOfThumbRPS    float64 `json:"rule_of_thumb_rps"`
+	} `json:"headline"`
+	Plan struct {
+		Concurrency int     `json:"concurrency"`
+		WindowS     float64 `json:"window_s"`
+		WarmupS     float64 `json:"warmup_s"`
+	} `json:"plan"`
+	Trials []json.RawMessage `json:"trials"`
+}
+
+func readTune(t *testing.T, path string) tuneJSON {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r tuneJSON
+	if err := json.Unmarshal(data, &r); err != nil || r.Schema != "phptune/tune/v1" {
+		t.Fatalf("result.json: %v %.300s", err, data)
+	}
+	return r
+}
+
+// demoCopy is the demo app in a directory, plus extra files.
+func demoCopy(t *testing.T, extra map[string]string) string {
+	dir := t.TempDir()
+	err := fs.WalkDir(workloads.Demo(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, p), 0o755)
+		}
+		b, err := fs.ReadFile(workloads.Demo(), p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, p), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range extra {
+		os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644)
+	}
+	return dir
+}
+
+// burnPHP, switched on by auto_prepend_file, burns CPU in proportion to the request's own: a planted slowdown
+// of about 10% of the stack's throughput (PHP's share of the CPU a request costs is most, not all, of it).
+const burnPHP = `<?php
+$phptuneBurnStart = hrtime(true);
+register_shutdown_function(function () use ($phptuneBurnStart) {
+    $spent = hrtime(true) - $phptuneBurnStart;
+    $until = hrtime(true) + (int) ($spent * 0.14);
+    $x = 0;
+    while (hrtime(true) < $until) { $x++; }
+});
+`
+
+func TestTuneDemoDecidesKnobs(t *testing.T) {
+	app := demoCopy(t, map[string]string{"burn.php": burnPHP})
+	ini := filepath.Join(t.TempDir(), "php.ini")
+	os.WriteFile(ini, []byte("opcache.enable = 0\n"), 0o644)
+	out := t.TempDir()
+	r := phptune(t, "tune", app, "--url", "/articles", "--budget", "1s", "--out", out)
+	// A budget that cannot decide anything says what would.
+	if r.code != 2 || !strings.Contains(r.stderr, "budget") || !strings.Contains(r.stderr, "at least") {
+		t.Fatalf("tiny budget: exit %d %s", r.code, r.stderr)
+	}
+	// The served copy of the app lives in the stack's private dir, so the prepend file is named by the path the
+	// knob sets relative to the docroot: PHP resolves auto_prepend_file against include_path, which holds ".".
+	r = phptune(t, "tune", app, "--url", "/articles", "--expect-body", "phptune-demo:list", "--from-ini", ini,
+		"--knob", "ini:auto_prepend_file=,burn.php", "--knob", "ini:precision=14,15",
+		"--skip", "pm,listen,keepalive", "--budget", "150s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	res := readTune(t, filepath.Join(out, "result.json"))
+	t.Logf("\n%s", r.stdout)
+	rows := map[string]int{}
+	for i, k := range res.Knobs {
+		rows[k.Name] = i
+	}
+	op := res.Knobs[rows["opcache"]]
+	if op.Value != "on" || op.From != "off" || op.Verdict != "better" {
+		t.Errorf("opcache: %+v, want on chosen over off, better", op)
+	}
+	burn := res.Knobs[rows["auto_prepend_file"]]
+	if burn.Value != "" || burn.Verdict != "worse" || burn.CILowPct > -7 || burn.CIHighPct < -13 {
+		t.Errorf("planted slowdown: %+v, want worse with a CI meeting -7%% to -13%%", burn)
+	}
+	noop := res.Knobs[rows["precision"]]
+	if noop.Verdict != "no_difference" {
+		t.Errorf("no-op knob: %+v, want no_difference", noop)
+	}
+	if res.Headline == nil || res.Headline.RecommendationRPS <= 0 || res.Headline.DebianRPS <= 0 || res.Headline.RuleOfThumbRPS <= 0 {
+		t.Errorf("headline %+v", res.Headline)
+	}
+	if res.Recommendation.INI["opcache.enable"] != "1" {
+		t.Errorf("recommendation %s keeps opcache off", res.Recommendation)
+	}
+	// The files: checked by the servers that will read them.
+	fpm, _ := stack.FindPHPFPM("")
+	ngx, _ := stack.FindNginx("")
+	pool, err1 := os.ReadFile(filepath.Join(out, "php-fpm-pool.conf"))
+	up, err2 := os.ReadFile(filepath.Join(out, "nginx-upstream.conf"))
+	_, err3 := os.Stat(filepath.Join(out, "php.ini"))
+	if err1 != nil || err2 != nil || err3 != nil {
+		t.Fatalf("files: %v %v %v", err1, err2, err3)
+	}
+	if err := stack.CheckFPMPool(context.Background(), fpm, string(pool)); err != nil {
+		t.Error(err)
+	}
+	if err := stack.CheckNginxUpstream(context.Background(), ngx, string(up), res.Recommendation.Keepalive); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(string(pool), "php_admin_value[opcache.enable] = 1") {
+		t.Errorf("pool file:\n%s", pool)
+	}
+}
+
+func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo str_repeat("waited ", 100);`), 0o644)
+	out := t.TempDir()
+	r := phptune(t, "tune", app, "--skip", "opcache,pm,listen,keepalive", "--budget", "100s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("\n%s", r.stdout)
+	res := readTune(t, filepath.Join(out, "result.json"))
+	chosen := res.Recommendation.MaxChildren
+	if chosen < 10 {
+		t.Errorf("max_children %d for an app that waits 20 ms a request on %d cores: want at least 10", chosen, 2)
+	}
+	// An interleaved grid over max_children, at the load tune compared at: the pick must be within 10% of the best.
+	conc := res.Plan.Concurrency
+	cells := knob.Ladder(4, 96)
+	arms := map[int]*stack.Stack{}
+	for _, n := range append(cells, chosen) {
+		if arms[n] != nil {
+			continue
+		}
+		c := knob.Debian()
+		c.PM, c.MaxChildren = "static", n
+		sc := stack.Config{App: app}
+		c.Apply(&sc, "grid")
+		s, err := stack.Start(context.Background(), sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(context.Background())
+		arms[n] = s
+	}
+	rps := map[int]float64{}
+	for round := 0; round < 3; round++ {
+		for n, s := range arms {
+			tg, _ := load.ParseTarget(s.HTTPURL)
+			lc := max(conc, n)
+			res, err := load.Run(context.Background(), load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: lc,
+				Duration: 700 * time.Millisecond, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second, SkipPreflight: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rps[n] += res.RPS / 3
+		}
+	}
+	best := 0.0
+	for _, v := range rps {
+		best = max(best, v)
+	}
+	t.Logf("grid at %d connections: %v; chosen %d", conc, rps, chosen)
+	if rps[chosen] < 0.9*best {
+		t.Errorf("chosen max_children %d serves %.0f req/s, below 90%% of the grid's best %.0f", chosen, rps[chosen], best)
+	}
+}
+
+func TestTuneInterruptLeavesNothing(t *testing.T) {
+	before := map[int]bool{}
+	for _, p := range processesMentioning("/tmp/phptune-") {
+		before[p] = true
+	}
+	out := t.TempDir()
+	cmd := exec.Command(binPath, "tune", "--budget", "5m", "--out", out)
+	var so strings.Builder
+	cmd.Stdout = &so
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("tune after SIGINT: %v, want exit 130; %s", err, so.String())
+	}
+	res := readTune(t, filepath.Join(out, "result.json"))
+	if !res.Partial || len(res.Trials) == 0 {
+		t.Errorf("partial %v with %d trials: want the trials so far, marked partial", res.Partial, len(res.Trials))
+	}
+	for _, p := range processesMentioning("/tmp/phptune-") {
+		if !before[p] {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", itoa(p), "cmdline"))
+			t.Errorf("process %d left running: %s", p, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestTuneBadInput(t *testing.T) {
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "index.php"), []byte(`<?php
+if ($_SERVER["REQUEST_URI"] === "/fatal") { undefined_function_phptune(); }
+if ($_SERVER["REQUEST_URI"] === "/500") { http_response_code(500); echo "no"; exit; }
+if ($_SERVER["REQUEST_URI"] === "/loop") { header("Location: /loop"); exit; }
+echo "fine";`), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tune", "/nonexistent/app"}, "not a directory"},
+		{[]string{"tune", t.TempDir()}, "no front controller"},
+		{[]string{"tune", bad, "--url", "/fatal"}, "undefined_function_phptune"},
+		{[]string{"tune", bad, "--url", "/500"}, "500"},
+		{[]string{"tune", bad, "--url", "/loop"}, "302"},
+		{[]string{"tune", bad, "--url", "/", "--expect-body", "not-there"}, "body"},
+		{[]string{"tune", bad, "--url", "nopath"}, "starting with /"},
+		{[]string{"tune", bad, "--memory", "lots"}, "--memory"},
+		{[]string{"tune", bad, "--php-fpm", "/nonexistent/php-fpm"}, "--php-fpm"},
+		{[]string{"tune", bad, "--p99", "100ms"}, "--rate"},
+		{[]string{"tune", bad, "--skip", "nosuchknob"}, "no such knob"},
+	}
+	for _, c := range cases {
+		r := phptune(t, append(c.args, "--out", t.TempDir())...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || len(lines) != 1 {
+			t.Errorf("phptune %v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
