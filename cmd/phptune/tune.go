@@ -142,6 +142,10 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	// The starting point and the knobs.
 	o.Base = knob.Debian()
+	o.BaseName = "Debian's defaults"
+	if f.fromPool != "" || f.fromINI != "" {
+		o.BaseName = "your configuration"
+	}
 	if f.fromPool != "" {
 		if err := o.Base.FromPoolFile(f.fromPool); err != nil {
 			return err
@@ -175,6 +179,12 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		}
 		if name == "max_children" {
 			return exitcode.UsageErrorf("--knob max_children: the pool size is measured; pin it with --from-pool or --knob-free runs")
+		}
+		// The first value is where the sweep starts (unless a pin says otherwise): "--knob NAME=V1,V2" tries V2 against V1.
+		if _, pinned := o.Pins[k.Name]; !pinned {
+			if err := k.Set(&o.Base, k.Candidates(o.Base)[0]); err != nil {
+				return exitcode.UsageErrorf("--knob %s: %v", kv, err)
+			}
 		}
 		replaced := false
 		for i := range knobs {

@@ -265,6 +265,7 @@ echo "fine";`), 0o644)
 		{[]string{"tune", bad, "--php-fpm", "/nonexistent/php-fpm"}, "--php-fpm"},
 		{[]string{"tune", bad, "--p99", "100ms"}, "--rate"},
 		{[]string{"tune", bad, "--skip", "nosuchknob"}, "no such knob"},
+		{[]string{"tune", bad, "--knob", "pm=static,lazy"}, "lazy"},
 	}
 	for _, c := range cases {
 		r := phptune(t, append(c.args, "--out", t.TempDir())...)

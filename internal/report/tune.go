@@ -30,9 +30,9 @@ func Tune(w io.Writer, r *tune.Result) {
 	}
 	fmt.Fprintf(w, "\n  %-13s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "95% CI", "verdict")
 	for _, k := range r.Knobs {
-		val := k.Value
+		val := unset(k.Value)
 		if k.From != k.Value {
-			val = k.From + " -> " + k.Value
+			val = unset(k.From) + " -> " + unset(k.Value)
 		}
 		eff, ci := "", ""
 		if k.Compared != "" {
@@ -55,7 +55,11 @@ func Tune(w io.Writer, r *tune.Result) {
 	if h := r.Headline; h != nil {
 		fmt.Fprintf(w, "\n  Recommendation: %s\n", r.Recommendation)
 		fmt.Fprintf(w, "  %-13s %s req/s\n", "it serves", rate(h.RecommendationRPS))
-		fmt.Fprintf(w, "  %-13s %s req/s%s\n", "Debian", rate(h.DebianRPS), vs(h.VsDebian))
+		name := "Debian"
+		if h.Baseline != "" && h.Baseline != "Debian's defaults" {
+			name = "your config"
+		}
+		fmt.Fprintf(w, "  %-13s %s req/s%s\n", name, rate(h.DebianRPS), vs(h.VsDebian))
 		fmt.Fprintf(w, "  %-13s %s req/s%s   (%s)\n", "rule of thumb", rate(h.RuleOfThumbRPS), vs(h.VsRuleOfThumb), h.RuleOfThumb)
 	}
 	if c := r.P99Check; c != nil {
@@ -81,6 +85,13 @@ func vs(c *stats.Comparison) string {
 		v = "no verdict"
 	}
 	return fmt.Sprintf("   recommendation %+.1f%% [%+.1f%%, %+.1f%%]", 100*c.Estimate, 100*c.Lo, 100*c.Hi)
+}
+
+func unset(v string) string {
+	if v == "" {
+		return "(unset)"
+	}
+	return v
 }
 
 func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }

@@ -33,12 +33,14 @@ type Options struct {
 	URLs    []load.MixItem
 	Request load.Request
 	Base    knob.Config // the starting point: Debian's pool or the user's files, pins applied
-	Pins    map[string]string
-	Knobs   []knob.Knob // decided in this order after the pool size
-	Budget  time.Duration
-	Memory  int64 // bytes the pool may use
-	P99     time.Duration
-	Rate    float64
+	// BaseName says what Base is, for the headline ("Debian's defaults", "your configuration").
+	BaseName string
+	Pins     map[string]string
+	Knobs    []knob.Knob // decided in this order after the pool size
+	Budget   time.Duration
+	Memory   int64 // bytes the pool may use
+	P99      time.Duration
+	Rate     float64
 	// MinEffect is relative (0.01 = 1%).
 	MinEffect float64
 	Pairs     int
@@ -136,6 +138,7 @@ type Headline struct {
 	VsDebian          *stats.Comparison `json:"vs_debian,omitempty"`
 	VsRuleOfThumb     *stats.Comparison `json:"vs_rule_of_thumb,omitempty"`
 	RuleOfThumb       string            `json:"rule_of_thumb"`
+	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
 }
 
 // P99Check is the latency goal judged open-loop at the user's rate.
@@ -316,11 +319,13 @@ func (t *tuner) planBudget() error {
 	trials := sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
 	// Stack starts and reads between trials cost about a second per comparison; keep 10% for slack.
 	overhead := time.Duration(comps+6)*time.Second + t.o.Budget/10
-	left := t.end.Sub(time.Now()) - overhead
+	// Each trial also costs status reads, sampling and connection set-up: about a tenth of a second.
+	const perTrialOverhead = 100 * time.Millisecond
+	left := t.end.Sub(time.Now()) - overhead - time.Duration(trials)*perTrialOverhead
 	per := left / time.Duration(trials)
 	const minWindow, minWarm = 300 * time.Millisecond, 150 * time.Millisecond
 	if per < minWindow+minWarm {
-		need := overhead + time.Duration(trials)*(minWindow+minWarm) + time.Since(t.start)
+		need := overhead + time.Duration(trials)*(minWindow+minWarm+perTrialOverhead) + time.Since(t.start)
 		return exitcode.UsageErrorf("%w: --budget %s cannot decide %d comparisons of %d pairs; give at least --budget %s (or fewer knobs)",
 			ErrBudget, t.o.Budget, comps, t.o.Pairs, need.Round(10*time.Second))
 	}
@@ -715,7 +720,7 @@ func (t *tuner) decide(ctx context.Context, k knob.Knob) error {
 	if decisive != nil {
 		row.EffectPct, row.CILowPct, row.CIHighPct = 100*decisive.Stats.Estimate, 100*decisive.Stats.Lo, 100*decisive.Stats.Hi
 		row.Verdict = decisive.Stats.Verdict
-		row.Compared = fmt.Sprintf("%s=%s vs %s", k.Name, decisive.B, decisive.A)
+		row.Compared = fmt.Sprintf("%s=%s vs %s", k.Name, orUnset(decisive.B), orUnset(decisive.A))
 		row.Note = strings.TrimSpace(row.Note + " " + decisive.Note)
 	} else if row.Note == "" {
 		row.Note = "no alternative to try"
@@ -724,8 +729,15 @@ func (t *tuner) decide(ctx context.Context, k knob.Knob) error {
 	return nil
 }
 
+func orUnset(v string) string {
+	if v == "" {
+		return "(unset)"
+	}
+	return v
+}
+
 func (t *tuner) comparisonTime() time.Duration {
-	return time.Duration(2*t.o.Pairs)*(t.warm+t.win) + time.Second
+	return time.Duration(2*t.o.Pairs)*(t.warm+t.win+100*time.Millisecond) + time.Second
 }
 
 // compare runs Pairs interleaved pairs of trials (A B, B A, ...) on two warm stacks and decides with the
@@ -820,7 +832,10 @@ func median(x []float64) float64 {
 func (t *tuner) final(ctx context.Context) error {
 	rule := knob.RuleOfThumb()
 	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
-	h := &Headline{RuleOfThumb: rule.String()}
+	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
+	if h.Baseline == "" {
+		h.Baseline = "Debian's defaults"
+	}
 	t.res.Headline = h
 	if t.left() < time.Duration(3*t.o.Pairs)*(t.warm+t.win) {
 		t.res.Warnings = append(t.res.Warnings, "the final comparison with Debian's defaults and the rule of thumb was cut short by the budget")
