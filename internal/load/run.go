@@ -509,15 +509,16 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		start := time.Now()
-		measuring := !start.Before(measureStart)
-		if measuring {
-			if countMode {
-				if remaining.Add(-1) < 0 {
-					return
-				}
-			} else if !start.Before(end) {
+		// With -n, the measured requests are the n that start after the warm-up; over a window, the ones that
+		// complete in it, whenever they started (as wrk counts): with deep queues a request can take longer than
+		// the window, and counting only those that start and end inside it would count almost none.
+		startedInWindow := !start.Before(measureStart)
+		if countMode {
+			if startedInWindow && remaining.Add(-1) < 0 {
 				return
 			}
+		} else if !start.Before(end) {
+			return
 		}
 		deadline := start.Add(o.Timeout)
 		if !countMode && deadline.After(end) {
@@ -527,6 +528,10 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 		req := w.nextReq()
 		err := c.do(ctx, deadline, &out, req)
 		fin := time.Now()
+		measuring := startedInWindow
+		if !countMode {
+			measuring = !fin.Before(measureStart)
+		}
 		if err != nil && (ctx.Err() != nil || (!countMode && !fin.Before(end) && deadline.Equal(end))) {
 			if measuring {
 				w.inFlight++
