@@ -315,7 +315,7 @@ func (t *tuner) planBudget() error {
 			comps += max(len(k.Candidates(t.best))-1, 1)
 		}
 	}
-	sweepPoints, sweepTrials := 7, 4
+	sweepPoints, sweepTrials := 8, 4
 	trials := sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
 	// Stack starts and reads between trials cost about a second per comparison; keep 10% for slack.
 	overhead := time.Duration(comps+6)*time.Second + t.o.Budget/10
@@ -522,7 +522,7 @@ type Point struct {
 }
 
 func (t *tuner) sweepPool() int {
-	n := 64
+	n := 128
 	if t.o.Memory > 0 {
 		// Before anything is measured, assume a generous 64 MiB per worker plus 256 MiB shared.
 		n = min(n, max(4, int((t.o.Memory-256<<20)/(64<<20))))
@@ -542,7 +542,8 @@ func (t *tuner) saturation(ctx context.Context) error {
 	t.res.Saturation = sat
 	var peak *Point
 	flat := 0
-	for c := 1; c <= cfg.MaxChildren*2 && c <= 128; c *= 2 {
+	// Concurrency never above the pool: the pool must not cap the curve.
+	for c := 1; c <= cfg.MaxChildren; c *= 2 {
 		t.status("saturation", fmt.Sprintf("%d connections", c))
 		var rps []float64
 		var p99 []float64
