@@ -81,15 +81,16 @@ func demoCopy(t *testing.T, extra map[string]string) string {
 	return dir
 }
 
-// burnPHP, switched on by auto_prepend_file, burns CPU in proportion to the request's own: a planted slowdown
-// of about 10% of the stack's throughput (PHP's share of the CPU a request costs is most, not all, of it).
+// burnPHP, switched on by auto_prepend_file, burns CPU in proportion to the request's own CPU time (not wall
+// time, which under contention includes waiting for a core): a planted slowdown of about 10% of the stack's
+// throughput, PHP's share of the CPU a request costs being most, not all, of it.
 const burnPHP = `<?php
-$phptuneBurnStart = hrtime(true);
+function phptune_cpu_us(): int { $r = getrusage(); return $r["ru_utime.tv_sec"] * 1000000 + $r["ru_utime.tv_usec"] + $r["ru_stime.tv_sec"] * 1000000 + $r["ru_stime.tv_usec"]; }
+$phptuneBurnStart = phptune_cpu_us();
 register_shutdown_function(function () use ($phptuneBurnStart) {
-    $spent = hrtime(true) - $phptuneBurnStart;
-    $until = hrtime(true) + (int) ($spent * 0.14);
+    $until = phptune_cpu_us() + (int) ((phptune_cpu_us() - $phptuneBurnStart) * 0.13);
     $x = 0;
-    while (hrtime(true) < $until) { $x++; }
+    while (phptune_cpu_us() < $until) { for ($i = 0; $i < 200; $i++) { $x++; } }
 });
 `
 
