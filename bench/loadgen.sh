@@ -4,6 +4,9 @@
 # loopback, in one run, interleaved rounds; then phptune's FastCGI mode against php-fpm (a one-line script).
 # Prints the medians and the ratios phptune/wrk and phptune/ab.
 # Usage: bench/loadgen.sh [ROUNDS] [CONNECTIONS] [SECONDS]
+# PHPTUNE=path picks the binary (default bin/phptune); PHPTUNE_BASE=path adds a second build to every round
+# (rows base and base-fcgi, and their ratios), to compare two builds side by side on a noisy machine.
+# Each round runs the tools in a rotated order, so that none always runs first or after the same neighbour.
 set -eu
 ROUNDS=${1:-3}
 CONNS=${2:-16}
@@ -11,6 +14,10 @@ SECS=${3:-5}
 cd "$(dirname "$0")/.."
 BIN=${PHPTUNE:-bin/phptune}
 [ -x "$BIN" ] || { echo "loadgen: build first (make build)" >&2; exit 2; }
+BASE=${PHPTUNE_BASE:-}
+[ -z "$BASE" ] || [ -x "$BASE" ] || { echo "loadgen: PHPTUNE_BASE=$BASE is not executable" >&2; exit 2; }
+TOOLS="phptune wrk ab phptune-fcgi"
+[ -z "$BASE" ] || TOOLS="phptune base wrk ab phptune-fcgi base-fcgi"
 for p in wrk ab nginx; do
 	command -v $p >/dev/null 2>&1 || [ -x /usr/sbin/$p ] || { echo "loadgen: $p missing: make deps" >&2; exit 2; }
 done
@@ -63,14 +70,23 @@ reqs_pt() { python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])
 results="$tmp/results"
 : >"$results"
 for r in $(seq 1 "$ROUNDS"); do
-	for tool in phptune wrk ab phptune-fcgi; do
+	# rotate the order by one tool per round
+	order=$(echo $TOOLS | awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }')
+	for tool in $order; do
 		case $tool in
-		phptune) out=$(cpu_of "$BIN" bench "$URL" -c "$CONNS" -d "${SECS}s" --warmup 0s --json); n=$(echo "$out" | tail -n +2 | reqs_pt) ;;
+		phptune | base)
+			b=$BIN; [ $tool = phptune ] || b=$BASE
+			out=$(cpu_of "$b" bench "$URL" -c "$CONNS" -d "${SECS}s" --warmup 0s --json); n=$(echo "$out" | tail -n +2 | reqs_pt) ;;
 		wrk) out=$(cpu_of wrk -t1 -c "$CONNS" -d "${SECS}s" "$URL"); n=$(echo "$out" | reqs_wrk) ;;
 		ab) out=$(cpu_of ab -k -c "$CONNS" -t "$SECS" -n 100000000 "$URL"); n=$(echo "$out" | reqs_ab) ;;
-		phptune-fcgi) out=$(cpu_of "$BIN" bench "$PHPTUNE_UNIX" -c 4 -d "${SECS}s" --warmup 0s --json); n=$(echo "$out" | tail -n +2 | reqs_pt) ;;
+		phptune-fcgi | base-fcgi)
+			b=$BIN; [ $tool = phptune-fcgi ] || b=$BASE
+			out=$(cpu_of "$b" bench "$PHPTUNE_UNIX" -c 4 -d "${SECS}s" --warmup 0s --json); n=$(echo "$out" | tail -n +2 | reqs_pt) ;;
 		esac
 		cpu=$(echo "$out" | head -1)
+		case $n in
+		'' | *[!0-9]*) echo "loadgen: $tool: no request count in its output:" >&2; echo "$out" | tail -n +2 | head -20 >&2; exit 1 ;;
+		esac
 		echo "$tool $(per "$cpu" "$n") $n" >>"$results"
 	done
 done
@@ -82,10 +98,15 @@ for line in open(sys.argv[1]):
     rows.setdefault(tool, []).append((float(us), int(n)))
 print("generator CPU per request, %s connections, median of %d rounds (us/request, requests/round):" % (sys.argv[2], len(rows["wrk"])))
 med = {}
-for tool in ["phptune", "wrk", "ab", "phptune-fcgi"]:
-    v = rows.get(tool, [])
+for tool in ["phptune", "base", "wrk", "ab", "phptune-fcgi", "base-fcgi"]:
+    v = rows.get(tool)
+    if not v:
+        continue
     med[tool] = statistics.median(u for u, _ in v)
     print("  %-14s %7.2f us   (%s)" % (tool, med[tool], ", ".join("%.2f" % u for u, _ in v)))
 print("ratio phptune/wrk %.2f" % (med["phptune"] / med["wrk"]))
 print("ratio phptune/ab  %.2f" % (med["phptune"] / med["ab"]))
+if "base" in med:
+    print("ratio base/wrk    %.2f" % (med["base"] / med["wrk"]))
+    print("ratio phptune/base %.3f, fcgi %.3f" % (med["phptune"] / med["base"], med["phptune-fcgi"] / med["base-fcgi"]))
 PY

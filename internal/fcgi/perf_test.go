@@ -101,7 +101,7 @@ func TestQuickAckAvoidsDelayedACKStall(t *testing.T) {
 	measure := func(quickAck bool) time.Duration {
 		c := dialT(t, "tcp", addr)
 		if !quickAck {
-			c.raw = nil
+			c.quickAck = false
 		}
 		var resp Response
 		var times []time.Duration

@@ -1,11 +1,16 @@
 package fcgi
 
-import "syscall"
+import (
+	"syscall"
+	"unsafe"
+)
 
 const quickAckSupported = true
 
-// setQuickAck is a top-level function rather than a closure so that passing
-// it to RawConn.Control on every read allocates nothing.
+var one int32 = 1
+
+// setQuickAck sets TCP_QUICKACK with a raw syscall, like readFD (rawio_linux.go).
 func setQuickAck(fd uintptr) {
-	_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_QUICKACK,
+		uintptr(unsafe.Pointer(&one)), unsafe.Sizeof(one), 0)
 }

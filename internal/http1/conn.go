@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -64,6 +66,19 @@ type Conn struct {
 	seen     int
 	deadline time.Time // deadline currently set on nc, to skip redundant updates
 
+	// Sockets do their I/O through RawConn with the callbacks below, method
+	// values made once so that the hot path does not allocate: the request
+	// is written from inside RawConn.Read (see sendWait), so no read is
+	// tried before the response can have arrived. Nil raw means plain
+	// nc.Read and nc.Write (TLS, in-memory connections).
+	raw    syscall.RawConn
+	sendFn func(fd uintptr) bool
+	recvFn func(fd uintptr) bool
+	ioBuf  []byte // bytes still to write, or room to read into, for the callbacks
+	n      int    // result of the last recv
+	ioErr  error  // syscall error met by a callback
+	sent   bool   // sendWait wrote everything and is waiting for readability
+
 	requests int64 // completed exchanges; > 0 means the connection is reused
 	got      bool  // a byte of the current response has been received
 	err      error // sticky: once set the connection is unusable
@@ -93,7 +108,13 @@ func dial(ctx context.Context, d *net.Dialer, network, address string) (*Conn, e
 
 // NewConn wraps an established connection (for example a TLS or in-memory one).
 func NewConn(nc net.Conn) *Conn {
-	return &Conn{nc: nc, buf: make([]byte, initialBufSize)}
+	c := &Conn{nc: nc, buf: make([]byte, initialBufSize)}
+	if sc, ok := nc.(syscall.Conn); ok && rawIO {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw, c.sendFn, c.recvFn = raw, c.sendWait, c.recv
+		}
+	}
+	return c
 }
 
 // Close closes the underlying connection.
@@ -121,7 +142,7 @@ func (c *Conn) Do(req *Request, resp *Response, deadline time.Time) error {
 	// Bytes left over from an earlier response count as received: such a
 	// connection is not a clean idle one and must not be retried blindly.
 	c.got = c.r < c.w
-	if _, err := c.nc.Write(req.wire); err != nil {
+	if err := c.send(req.wire); err != nil {
 		return c.fail(fmt.Errorf("http1: write request: %w", err))
 	}
 	if err := c.readResponse(req, resp); err != nil {
@@ -132,6 +153,97 @@ func (c *Conn) Do(req *Request, resp *Response, deadline time.Time) error {
 		c.err = errServerClosing
 	}
 	return nil
+}
+
+// send writes p. On a socket with nothing left unread, it then also waits
+// until the response starts to arrive: a read tried straight after the write
+// would nearly always fail with EAGAIN, a wasted syscall per request.
+func (c *Conn) send(p []byte) error {
+	if c.raw == nil || c.r < c.w {
+		_, err := c.nc.Write(p)
+		return err
+	}
+	c.ioBuf, c.sent, c.ioErr = p, false, nil
+	err := c.raw.Read(c.sendFn)
+	rest := c.ioBuf
+	c.ioBuf = nil
+	switch {
+	case c.ioErr != nil:
+		return c.netError("write", c.ioErr)
+	case c.sent:
+		// An error here (deadline, interrupt, close) is sticky on the socket:
+		// the read that follows reports it as before.
+		return nil
+	case err != nil:
+		return c.netError("write", err)
+	}
+	// The send buffer filled up (a big body): write the rest the ordinary,
+	// blocking way, and let the reads wait for the response.
+	_, err = c.nc.Write(rest)
+	return err
+}
+
+// sendWait is called by RawConn.Read, which has already reset the socket's
+// readability, so a response arriving after the write below always wakes it.
+// It writes c.ioBuf and returns false to wait for readability; called again
+// once readable, it returns true, leaving the read to fill.
+func (c *Conn) sendWait(fd uintptr) bool {
+	if c.sent {
+		return true
+	}
+	n, err := writeFD(fd, c.ioBuf)
+	c.ioBuf = c.ioBuf[n:]
+	if err != nil && err != syscall.EAGAIN {
+		c.ioErr = os.NewSyscallError("write", err)
+		return true
+	}
+	if len(c.ioBuf) > 0 {
+		return true
+	}
+	c.sent = true
+	return false
+}
+
+// read is nc.Read through the raw callbacks.
+func (c *Conn) read(p []byte) (int, error) {
+	if c.raw == nil {
+		return c.nc.Read(p)
+	}
+	c.ioBuf, c.ioErr = p, nil
+	err := c.raw.Read(c.recvFn)
+	c.ioBuf = nil
+	switch {
+	case err != nil:
+		return 0, c.netError("read", err)
+	case c.ioErr != nil:
+		return 0, c.netError("read", c.ioErr)
+	case c.n == 0:
+		return 0, io.EOF
+	}
+	return c.n, nil
+}
+
+func (c *Conn) recv(fd uintptr) bool {
+	n, err := readFD(fd, c.ioBuf)
+	if err == syscall.EAGAIN {
+		return false
+	}
+	c.n = n
+	if err != nil {
+		c.ioErr = os.NewSyscallError("read", err)
+	}
+	return true
+}
+
+// netError gives errors of the raw path the form the net package gives to
+// those of Read and Write ("read tcp A->B: ..."), as they reach reports.
+func (c *Conn) netError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok {
+		oe.Op = op // RawConn.Read's "raw-read"; the error is ours alone
+		return oe
+	}
+	la := c.nc.LocalAddr()
+	return &net.OpError{Op: op, Net: la.Network(), Source: la, Addr: c.nc.RemoteAddr(), Err: err}
 }
 
 func (c *Conn) fail(err error) error {
@@ -371,7 +483,7 @@ func (c *Conn) fill() error {
 		c.buf = buf
 	}
 	for range maxEmptyReads {
-		n, err := c.nc.Read(c.buf[c.w:])
+		n, err := c.read(c.buf[c.w:])
 		if n > 0 {
 			// An error alongside data is reported again by the next read.
 			c.w += n
