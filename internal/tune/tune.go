@@ -143,12 +143,13 @@ type Headline struct {
 
 // P99Check is the latency goal judged open-loop at the user's rate.
 type P99Check struct {
-	Rate   float64 `json:"rate"`
-	GoalUs float64 `json:"goal_us"`
-	P99Us  float64 `json:"p99_us"`
-	Met    bool    `json:"met"`
-	Errors int64   `json:"errors"`
-	Unsent int64   `json:"unsent"`
+	MaxChildren int     `json:"max_children"`
+	Rate        float64 `json:"rate"`
+	GoalUs      float64 `json:"goal_us"`
+	P99Us       float64 `json:"p99_us"`
+	Met         bool    `json:"met"`
+	Errors      int64   `json:"errors"`
+	Unsent      int64   `json:"unsent"`
 }
 
 // TrialRecord is one trial's raw figures.
@@ -319,6 +320,9 @@ func (t *tuner) planBudget() error {
 	trials := sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
 	// Stack starts and reads between trials cost about a second per comparison; keep 10% for slack.
 	overhead := time.Duration(comps+6)*time.Second + t.o.Budget/10
+	if t.o.P99 > 0 {
+		overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200)) // up to three sizing checks and the final one
+	}
 	// Each trial also costs status reads, sampling and connection set-up: about a tenth of a second.
 	const perTrialOverhead = 100 * time.Millisecond
 	left := t.end.Sub(time.Now()) - overhead - time.Duration(trials)*perTrialOverhead
@@ -630,6 +634,8 @@ type PoolSize struct {
 	Initial      int    `json:"initial"`
 	Chosen       int    `json:"chosen"`
 	Note         string `json:"note,omitempty"`
+	// P99Checks are the open-loop checks of the latency goal that sized the pool, when there is a goal.
+	P99Checks []P99Check `json:"p99_checks,omitempty"`
 }
 
 func (t *tuner) poolSize(ctx context.Context) error {
@@ -656,6 +662,12 @@ func (t *tuner) poolSize(ctx context.Context) error {
 	}
 	ps.Initial = n
 	t.best.MaxChildren = n
+	if t.o.P99 > 0 {
+		if err := t.p99Limit(ctx, ps); err != nil {
+			return err
+		}
+		ps.Initial = t.best.MaxChildren
+	}
 	if _, pinned := t.o.Pins["max_children"]; pinned {
 		t.best.MaxChildren = t.o.Base.MaxChildren
 		ps.Chosen = t.best.MaxChildren
@@ -663,19 +675,22 @@ func (t *tuner) poolSize(ctx context.Context) error {
 		return nil
 	}
 	// The knee is a noisy pick: re-measure it against its neighbours in fresh interleaved runs.
+	// Neighbours within memory, and with a latency goal none below the size that met it.
 	k := knob.MaxChildren()
-	if ps.MemoryLimit > 0 {
-		inner := k.Candidates
-		k.Candidates = func(c knob.Config) []string {
-			var out []string
-			for _, v := range inner(c) {
-				var cc knob.Config
-				if k.Set(&cc, v) == nil && cc.MaxChildren <= ps.MemoryLimit {
-					out = append(out, v)
-				}
+	inner := k.Candidates
+	floor := 0
+	if t.o.P99 > 0 {
+		floor = ps.Initial
+	}
+	k.Candidates = func(c knob.Config) []string {
+		var out []string
+		for _, v := range inner(c) {
+			var cc knob.Config
+			if k.Set(&cc, v) == nil && (ps.MemoryLimit == 0 || cc.MaxChildren <= ps.MemoryLimit) && cc.MaxChildren >= floor {
+				out = append(out, v)
 			}
-			return out
 		}
+		return out
 	}
 	if err := t.decide(ctx, k); err != nil {
 		return err
@@ -883,20 +898,60 @@ func (t *tuner) final(ctx context.Context) error {
 
 // p99 judges the latency goal open-loop at the user's rate on the recommendation.
 func (t *tuner) p99(ctx context.Context) error {
-	a, err := t.arm(ctx, t.best)
+	c, err := t.p99Check(ctx, t.best)
 	if err != nil {
 		return err
 	}
-	t.status("p99", fmt.Sprintf("open loop at %.0f req/s", t.o.Rate))
-	o := t.loadOptions(a, max(2*t.best.MaxChildren, 16))
-	o.Rate, o.MaxInflight = t.o.Rate, max(2*t.best.MaxChildren, 16)
-	o.Duration = max(t.win*3, 3*time.Second)
+	t.res.P99Check = c
+	return nil
+}
+
+// p99Check runs the open model at the user's rate, through a bounded pool of connections large enough that the
+// generator is never what queues, and compares the corrected p99 with the goal.
+func (t *tuner) p99Check(ctx context.Context, cfg knob.Config) (*P99Check, error) {
+	a, err := t.arm(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.status("p99", fmt.Sprintf("max_children %d, open loop at %.0f req/s", cfg.MaxChildren, t.o.Rate))
+	inflight := max(4*cfg.MaxChildren, 64)
+	o := t.loadOptions(a, inflight)
+	o.Rate, o.MaxInflight = t.o.Rate, inflight
+	o.Duration = max(t.win*4, 2*time.Second)
 	res, err := load.Run(ctx, o)
-	if err != nil {
-		return err
+	if res == nil {
+		return nil, err
 	}
-	t.res.P99Check = &P99Check{Rate: t.o.Rate, GoalUs: float64(t.o.P99 / time.Microsecond), P99Us: res.Latency.P99,
-		Met: res.Latency.P99 <= float64(t.o.P99/time.Microsecond) && res.Errors == 0 && res.Unsent == 0, Errors: res.Errors, Unsent: res.Unsent}
+	if err != nil && !errors.Is(err, load.ErrNoRequests) {
+		return nil, err
+	}
+	goal := float64(t.o.P99 / time.Microsecond)
+	return &P99Check{Rate: t.o.Rate, GoalUs: goal, P99Us: res.Latency.P99, MaxChildren: cfg.MaxChildren,
+		Met: res.Requests > 0 && res.Latency.P99 <= goal && res.Errors == 0 && res.Unsent == 0, Errors: res.Errors, Unsent: res.Unsent}, nil
+}
+
+// p99Limit is the pool size's third limit: when the size from the knee misses the latency goal at the user's
+// rate, the next larger sizes (within memory) are tried, and the smallest that meets it is taken.
+func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
+	cfg := t.best.Clone()
+	for step := 0; step < 3; step++ {
+		c, err := t.p99Check(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		ps.P99Checks = append(ps.P99Checks, *c)
+		if c.Met {
+			t.best.MaxChildren = cfg.MaxChildren
+			return nil
+		}
+		nb := knob.Neighbours(cfg.MaxChildren)
+		next := nb[len(nb)-1]
+		if ps.MemoryLimit > 0 && next > ps.MemoryLimit {
+			break
+		}
+		cfg.MaxChildren = next
+	}
+	ps.Note = strings.TrimSpace(ps.Note + " no pool size tried meets the p99 goal at this rate")
 	return nil
 }
 
