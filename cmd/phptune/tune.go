@@ -239,8 +239,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	res, runErr := tune.Run(ctx, o)
 	line.clear()
-	if res == nil {
-		return runErr
+	if res == nil || (runErr != nil && len(res.Trials) == 0) {
+		return runErr // nothing measured: nothing to keep
 	}
 	res.CommandLine = os.Args
 	if runErr == nil {

@@ -307,3 +307,36 @@ echo "fine";`), 0o644)
 		}
 	}
 }
+
+func TestTuneMemoryLimitsThePool(t *testing.T) {
+	// Each request holds about 48 MiB: in 400 MiB the pool fits a handful of children, whatever the CPU says.
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $b = str_repeat("x", 48 << 20); usleep(20000); echo strlen($b);`), 0o644)
+	out := t.TempDir()
+	r := phptune(t, "tune", app, "--skip", "opcache,pm,listen,keepalive", "--memory", "400MiB", "--budget", "90s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("\n%s", r.stdout)
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	var res struct {
+		PoolSize struct {
+			MemoryLimit    int   `json:"memory_limit"`
+			PerWorkerBytes int64 `json:"per_worker_bytes"`
+			SharedBytes    int64 `json:"shared_bytes"`
+			Chosen         int   `json:"chosen"`
+		} `json:"pool_size"`
+		Recommendation knob.Config `json:"recommendation"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	ps := res.PoolSize
+	if ps.PerWorkerBytes < 40<<20 {
+		t.Errorf("per-worker memory %d MiB: the 48 MiB requests were not seen", ps.PerWorkerBytes>>20)
+	}
+	n := res.Recommendation.MaxChildren
+	if n > ps.MemoryLimit || ps.SharedBytes+int64(n)*ps.PerWorkerBytes > 400<<20 || n > 9 {
+		t.Errorf("max_children %d with %d MiB a worker and %d MiB shared does not fit 400 MiB (limit %d)", n, ps.PerWorkerBytes>>20, ps.SharedBytes>>20, ps.MemoryLimit)
+	}
+}

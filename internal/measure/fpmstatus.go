@@ -91,7 +91,10 @@ type FPMDelta struct {
 	ProcessesBefore    int            `json:"processes_before"`
 	ProcessesAfter     int            `json:"processes_after"`
 	StatesAfter        map[string]int `json:"states_after"`
-	Elapsed            time.Duration  `json:"-"`
+	// PeakRequestMemory is the largest "last request memory" of the workers after the run: PHP's own peak
+	// (memory_get_peak_usage) of a request, which sampling /proc between requests can miss.
+	PeakRequestMemory int64         `json:"peak_request_memory"`
+	Elapsed           time.Duration `json:"-"`
 }
 
 // Delta compares two reads of the same pool; the reads themselves count as accepted connections, and are not
@@ -106,7 +109,16 @@ func Delta(before, after *FPMStatus) FPMDelta {
 		ProcessesBefore:    before.Workers(),
 		ProcessesAfter:     after.Workers(),
 		StatesAfter:        after.States(),
+		PeakRequestMemory:  after.peakRequestMemory(),
 	}
+}
+
+func (s *FPMStatus) peakRequestMemory() int64 {
+	var m int64
+	for _, p := range s.Processes {
+		m = max(m, p.LastRequestMemory)
+	}
+	return m
 }
 
 func firstLine(b []byte) string {

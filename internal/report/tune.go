@@ -24,7 +24,7 @@ func Tune(w io.Writer, r *tune.Result) {
 	if p := r.PoolSize; p != nil {
 		mem := "not limiting"
 		if p.MemoryLimit > 0 {
-			mem = fmt.Sprintf("%d children in %s (%.0f MiB shared + %.1f MiB private each at peak)", p.MemoryLimit, mib(p.Memory), float64(p.SharedBytes)/(1<<20), float64(p.PeakUSSBytes)/(1<<20))
+			mem = fmt.Sprintf("%d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory), float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
 		}
 		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d after re-measuring its neighbours\n", p.Knee, mem, p.Chosen)
 	}

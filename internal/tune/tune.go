@@ -591,6 +591,12 @@ func (t *tuner) saturation(ctx context.Context) error {
 	t.conc = max(sat.Peak, 2)
 	t.plan.Concurrency = t.conc
 	t.res.Plan = t.plan
+	// Few requests a trial make grainy trials: say so, and what budget would give about a hundred.
+	if perTrial := peak.RPS * t.win.Seconds(); perTrial < 50 && peak.RPS > 0 {
+		need := time.Duration(float64(t.o.Budget) * 100 / math.Max(perTrial, 1))
+		t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("at %.0f req/s a %s trial holds only %.0f requests: the comparisons will be coarse; --budget %s would give about 100 a trial",
+			peak.RPS, t.win.Round(10*time.Millisecond), perTrial, need.Round(time.Minute)))
+	}
 	return nil
 }
 
@@ -626,14 +632,18 @@ func tQuantile975(df int) float64 {
 
 // PoolSize records the three limits on pm.max_children and the choice.
 type PoolSize struct {
-	Knee         int    `json:"cpu_knee"`
-	MemoryLimit  int    `json:"memory_limit"` // children that fit in --memory; 0 = not limiting
-	Memory       int64  `json:"memory_bytes"`
-	SharedBytes  int64  `json:"shared_bytes"`
-	PeakUSSBytes int64  `json:"peak_uss_bytes"`
-	Initial      int    `json:"initial"`
-	Chosen       int    `json:"chosen"`
-	Note         string `json:"note,omitempty"`
+	Knee         int   `json:"cpu_knee"`
+	MemoryLimit  int   `json:"memory_limit"` // children that fit in --memory; 0 = not limiting
+	Memory       int64 `json:"memory_bytes"`
+	SharedBytes  int64 `json:"shared_bytes"`
+	PeakUSSBytes int64 `json:"peak_uss_bytes"`
+	// PeakRequestBytes is php-fpm's own figure: the largest peak memory of a request seen.
+	PeakRequestBytes int64 `json:"peak_request_bytes"`
+	// PerWorkerBytes is what each child is counted at: the larger of the two.
+	PerWorkerBytes int64  `json:"per_worker_bytes"`
+	Initial        int    `json:"initial"`
+	Chosen         int    `json:"chosen"`
+	Note           string `json:"note,omitempty"`
 	// P99Checks are the open-loop checks of the latency goal that sized the pool, when there is a goal.
 	P99Checks []P99Check `json:"p99_checks,omitempty"`
 }
@@ -646,14 +656,19 @@ func (t *tuner) poolSize(ctx context.Context) error {
 		if tr.Phase == "saturation" {
 			ps.PeakUSSBytes = max(ps.PeakUSSBytes, tr.WorkerUSS)
 			ps.SharedBytes = max(ps.SharedBytes, tr.WorkerShared)
+			if tr.FPM != nil {
+				ps.PeakRequestBytes = max(ps.PeakRequestBytes, tr.FPM.PeakRequestMemory)
+			}
 		}
 	}
 	n := max(ps.Knee, 1)
-	if t.o.Memory > 0 && ps.PeakUSSBytes > 0 {
-		ps.MemoryLimit = int((t.o.Memory - ps.SharedBytes) / ps.PeakUSSBytes)
+	// A worker counts at the larger of its private memory's high-water and PHP's own peak for a request.
+	ps.PerWorkerBytes = max(ps.PeakUSSBytes, ps.PeakRequestBytes)
+	if t.o.Memory > 0 && ps.PerWorkerBytes > 0 {
+		ps.MemoryLimit = int((t.o.Memory - ps.SharedBytes) / ps.PerWorkerBytes)
 		if ps.MemoryLimit < 1 {
 			return exitcode.UsageErrorf("--memory %d MiB does not hold one worker (%d MiB private at peak, %d MiB shared)",
-				t.o.Memory>>20, ps.PeakUSSBytes>>20, ps.SharedBytes>>20)
+				t.o.Memory>>20, ps.PerWorkerBytes>>20, ps.SharedBytes>>20)
 		}
 		if n > ps.MemoryLimit {
 			n = ps.MemoryLimit
