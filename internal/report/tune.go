@@ -84,7 +84,7 @@ func vs(c *stats.Comparison) string {
 	if v == "" {
 		v = "no verdict"
 	}
-	return fmt.Sprintf("   recommendation %+.1f%% [%+.1f%%, %+.1f%%]", 100*c.Estimate, 100*c.Lo, 100*c.Hi)
+	return fmt.Sprintf("   recommendation %+.1f%% [%+.1f%%, %+.1f%%] %s", 100*c.Estimate, 100*c.Lo, 100*c.Hi, v)
 }
 
 func unset(v string) string {

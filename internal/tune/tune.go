@@ -167,7 +167,10 @@ type TrialRecord struct {
 	WorkerUSS    int64              `json:"worker_peak_uss_bytes,omitempty"`
 	WorkerShared int64              `json:"worker_shared_bytes,omitempty"`
 	Workers      int                `json:"workers_seen,omitempty"`
-	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
+	// BusyWorkers is the workers running a request in mid-window (from the status page's process list; all of
+	// them when the status page could not get a worker); -1 when not read.
+	BusyWorkers int               `json:"busy_workers"`
+	FPM         *measure.FPMDelta `json:"fpm,omitempty"`
 }
 
 // Environment is where the results hold.
@@ -331,7 +334,7 @@ func (t *tuner) planBudget() error {
 	if per < minWindow+minWarm {
 		need := overhead + time.Duration(trials)*(minWindow+minWarm+perTrialOverhead) + time.Since(t.start)
 		return exitcode.UsageErrorf("%w: --budget %s cannot decide %d comparisons of %d pairs; give at least --budget %s (or fewer knobs)",
-			ErrBudget, t.o.Budget, comps, t.o.Pairs, need.Round(10*time.Second))
+			ErrBudget, t.o.Budget, comps, t.o.Pairs, (need + 10*time.Second).Truncate(10*time.Second))
 	}
 	t.warm = max(minWarm, per/4)
 	t.win = per - t.warm
@@ -470,8 +473,28 @@ func (t *tuner) trial(ctx context.Context, phase string, a *arm, conc int) (*loa
 	cancel()
 	sampler := measure.NewSampler(map[string]int{"php-fpm": a.st.PID("php-fpm"), "nginx": a.st.PID("nginx")}, 200*time.Millisecond)
 	_ = sampler.Start(ctx)
+	// Busy workers, counted from the status page's process list in the middle of the window. The read waits
+	// for a free worker like any request: when none frees up soon, every worker was busy.
+	busy := make(chan int, 1)
+	go func() {
+		select {
+		case <-time.After(t.warm + t.win/2):
+		case <-ctx.Done():
+			busy <- -1
+			return
+		}
+		rc, cancel := context.WithTimeout(ctx, min(t.win/4, 200*time.Millisecond))
+		defer cancel()
+		st, err := measure.ReadFPMStatus(rc, a.pool.Network, a.pool.Address, a.pool.StatusPath)
+		if err != nil {
+			busy <- a.cfg.MaxChildren
+			return
+		}
+		busy <- max(st.States()["Running"]-1, 0) // the status request runs in a worker too
+	}()
 	res, err := r.Trial(ctx, 0, 0)
 	sample, _ := sampler.Stop()
+	busyWorkers := <-busy
 	if res == nil {
 		return nil, err
 	}
@@ -481,7 +504,7 @@ func (t *tuner) trial(ctx context.Context, phase string, a *arm, conc int) (*loa
 		t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("a %s trial of %s completed no request in %s", phase, a.cfg, t.win.Round(time.Millisecond)))
 	}
 	rec := TrialRecord{Phase: phase, Config: a.cfg.String(), Concurrency: conc, RPS: res.RPS, Requests: res.Requests,
-		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq}
+		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, BusyWorkers: busyWorkers}
 	if sample != nil && res.Requests > 0 {
 		rec.ServerCPU = map[string]float64{}
 		// The sampler's window includes the warm-up: scale by the requests of both phases' share of time.
@@ -907,6 +930,16 @@ func (t *tuner) final(ctx context.Context) error {
 	}
 	if s, err := stats.Paired(rps[2], rps[0], stats.DefaultConf); err == nil {
 		h.VsRuleOfThumb = &s
+	}
+	// Verdicts of the recommendation against each, Holm across the two.
+	var fam []*stats.Comparison
+	for _, c := range []*stats.Comparison{h.VsDebian, h.VsRuleOfThumb} {
+		if c != nil {
+			fam = append(fam, c)
+		}
+	}
+	if len(fam) > 0 {
+		stats.DecideAll(fam, []stats.Rule{{MinEffect: t.o.MinEffect, Alpha: t.alpha, HigherIsBetter: true}})
 	}
 	return nil
 }
