@@ -75,7 +75,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
-	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... (a core knob, max_requests, or any ini setting; repeatable)")
+	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a core knob, or any ini setting; repeatable); one value pins it, max_children included")
 	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
@@ -173,12 +173,21 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		if !ok {
 			return exitcode.UsageErrorf("--knob %q: want NAME=V1,V2,...", kv)
 		}
-		k, err := knob.Fixed(name, strings.Split(vals, ","))
+		values := strings.Split(vals, ",")
+		k, err := knob.Fixed(name, values)
 		if err != nil {
 			return err
 		}
+		// One value pins the knob (the pool size too: then it is not sized).
+		if len(values) == 1 {
+			if err := k.Set(&o.Base, values[0]); err != nil {
+				return exitcode.UsageErrorf("--knob %s: %v", kv, err)
+			}
+			o.Pins[k.Name] = values[0]
+			continue
+		}
 		if name == "max_children" {
-			return exitcode.UsageErrorf("--knob max_children: the pool size is measured; pin it with --from-pool or --knob-free runs")
+			return exitcode.UsageErrorf("--knob max_children: the pool size is measured and its neighbours compared; give one value to pin it")
 		}
 		// The first value is where the sweep starts (unless a pin says otherwise): "--knob NAME=V1,V2" tries V2 against V1.
 		if _, pinned := o.Pins[k.Name]; !pinned {

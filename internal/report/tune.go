@@ -26,7 +26,11 @@ func Tune(w io.Writer, r *tune.Result) {
 		if p.MemoryLimit > 0 {
 			mem = fmt.Sprintf("%d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory), float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
 		}
-		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d after re-measuring its neighbours\n", p.Knee, mem, p.Chosen)
+		how := "after re-measuring its neighbours"
+		if p.Note == "pinned" {
+			how = "(pinned)"
+		}
+		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d %s\n", p.Knee, mem, p.Chosen, how)
 	}
 	fmt.Fprintf(w, "\n  %-13s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "95% CI", "verdict")
 	for _, k := range r.Knobs {

@@ -314,6 +314,9 @@ func (t *tuner) run(ctx context.Context) error {
 // sweep and the final three-way comparison.
 func (t *tuner) planBudget() error {
 	comps := 2 // max_children's neighbours
+	if _, pinned := t.o.Pins["max_children"]; pinned {
+		comps = 0
+	}
 	for _, k := range t.o.Knobs {
 		if _, pinned := t.o.Pins[k.Name]; !pinned {
 			comps += max(len(k.Candidates(t.best))-1, 1)
