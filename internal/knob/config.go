@@ -21,8 +21,9 @@ type Config struct {
 	MinSpare     int    `json:"min_spare_servers,omitempty"`
 	MaxSpare     int    `json:"max_spare_servers,omitempty"`
 	MaxRequests  int    `json:"max_requests"`
-	Listen       string `json:"listen"`    // stack.ListenUnix or stack.ListenTCP
-	Keepalive    bool   `json:"keepalive"` // nginx keeps its FastCGI connections to php-fpm
+	Backlog      int    `json:"backlog,omitempty"` // listen.backlog; 0 = php-fpm's default
+	Listen       string `json:"listen"`            // stack.ListenUnix or stack.ListenTCP
+	Keepalive    bool   `json:"keepalive"`         // nginx keeps its FastCGI connections to php-fpm
 	// INI settings set per pool (php_admin_value): anything PHP lets a pool set.
 	INI map[string]string `json:"ini,omitempty"`
 	// Defines are passed to php-fpm as -d: settings only the master reads (opcache's memory, huge pages...).
@@ -78,7 +79,7 @@ func (c Config) spares() (start, minSpare, maxSpare int) {
 // Pool is the stack pool for this configuration.
 func (c Config) Pool(name string) stack.Pool {
 	p := stack.Pool{Name: name, Listen: c.Listen, PM: c.PM, MaxChildren: c.MaxChildren, MaxRequests: c.MaxRequests,
-		AdminValues: maps.Clone(c.INI)}
+		Backlog: c.Backlog, AdminValues: maps.Clone(c.INI)}
 	if c.PM == "dynamic" {
 		p.StartServers, p.MinSpare, p.MaxSpare = c.spares()
 	}
@@ -117,6 +118,9 @@ func (c Config) String() string {
 	}
 	if c.MaxRequests > 0 {
 		parts = append(parts, fmt.Sprintf("max_requests=%d", c.MaxRequests))
+	}
+	if c.Backlog > 0 {
+		parts = append(parts, fmt.Sprintf("backlog=%d", c.Backlog))
 	}
 	for _, k := range sorted(c.INI) {
 		parts = append(parts, k+"="+c.INI[k])

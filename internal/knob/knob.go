@@ -24,9 +24,9 @@ func Core() []Knob {
 	return []Knob{Opcache(), PM(), Listen(), Keepalive()}
 }
 
-// ByName finds a core knob or max_children.
+// ByName finds a knob by name: the core ones, max_children, and the ones only tried when asked for.
 func ByName(name string) (Knob, bool) {
-	for _, k := range append(Core(), MaxChildren()) {
+	for _, k := range append(Core(), MaxChildren(), MaxRequests(), Backlog(), JIT()) {
 		if k.Name == name {
 			return k, true
 		}

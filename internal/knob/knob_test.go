@@ -11,7 +11,7 @@ import (
 
 func TestKnobsSetAndGet(t *testing.T) {
 	c := Debian()
-	for _, k := range append(Core(), MaxChildren()) {
+	for _, k := range append(Core(), MaxChildren(), MaxRequests(), Backlog(), JIT()) {
 		for _, v := range k.Candidates(c) {
 			cc := c.Clone()
 			if err := k.Set(&cc, v); err != nil {
@@ -39,6 +39,14 @@ func TestKnobsSetAndGet(t *testing.T) {
 	if err != nil || k.Name != "precision" || len(k.Candidates(c)) != 2 {
 		t.Fatalf("ini knob: %v", err)
 	}
+	if k, err := Fixed("max_requests", []string{"0", "500"}); err != nil || k.Name != "max_requests" {
+		t.Errorf("max_requests is a pool setting, not an ini one: %v %v", k.Name, err)
+	}
+	j := JIT()
+	jc := Debian()
+	if j.Set(&jc, "tracing") != nil || jc.Defines["opcache.jit_buffer_size"] != "64M" || j.Set(&jc, "off") != nil || jc.Defines["opcache.jit_buffer_size"] != "" {
+		t.Errorf("jit: %+v", jc)
+	}
 	if _, err := Fixed("pm", []string{"static", "lazy"}); err == nil {
 		t.Error("a bad value of a known knob was accepted")
 	}
@@ -54,7 +62,7 @@ func TestRenderedFilesPassTheServersChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []Config{Debian(), RuleOfThumb(),
-		{PM: "ondemand", MaxChildren: 32, Listen: "tcp", Keepalive: true, MaxRequests: 500, INI: map[string]string{"opcache.enable": "1"},
+		{PM: "ondemand", MaxChildren: 32, Listen: "tcp", Keepalive: true, MaxRequests: 500, Backlog: 4096, INI: map[string]string{"opcache.enable": "1", "opcache.jit": "tracing"},
 			Defines: map[string]string{"opcache.memory_consumption": "256"}}} {
 		f := c.Render(Target{Workers: 2}, []string{"phptune test"})
 		if err := stack.CheckFPMPool(context.Background(), fpm, f.Pool); err != nil {

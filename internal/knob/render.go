@@ -41,6 +41,9 @@ func (c Config) Render(t Target, header []string) Files {
 	if c.Listen != "tcp" {
 		fmt.Fprintf(&pool, "listen.owner = %s\nlisten.group = %s\n", t.User, t.User)
 	}
+	if c.Backlog > 0 {
+		fmt.Fprintf(&pool, "listen.backlog = %d\n", c.Backlog)
+	}
 	fmt.Fprintf(&pool, "pm = %s\npm.max_children = %d\n", c.PM, c.MaxChildren)
 	if c.PM == "dynamic" {
 		start, lo, hi := c.spares()
