@@ -251,10 +251,6 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 	return runErr
 }
 
-type jsonBuf struct{ b []byte }
-
-func (j *jsonBuf) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
-
 type statusSource struct{ network, address, path string }
 
 func (s *statusSource) read(ctx context.Context) (*measure.FPMStatus, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -139,9 +140,9 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 				}
 			}
 		}
-		var buf jsonBuf
+		var buf bytes.Buffer
 		report.WriteJSON(&buf, rep)
-		if err := writeAtomic(filepath.Join(f.out, "compare.json"), buf.b); err != nil {
+		if err := writeAtomic(filepath.Join(f.out, "compare.json"), buf.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -190,9 +191,9 @@ func saveResult(path string, r *load.Result) error {
 	if err := r.Encode(); err != nil {
 		return err
 	}
-	var buf jsonBuf
+	var buf bytes.Buffer
 	report.WriteJSON(&buf, r)
-	return writeAtomic(path, buf.b)
+	return writeAtomic(path, buf.Bytes())
 }
 
 // splitWords splits a string as a POSIX shell would into words: whitespace separates, single quotes keep

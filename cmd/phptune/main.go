@@ -81,7 +81,8 @@ func newRoot() *cobra.Command {
 		Use:   "phptune",
 		Short: "Measure a PHP stack (nginx + php-fpm) and say what to change, with evidence",
 		Long: `phptune serves a PHP application for real (nginx + php-fpm in a private run directory), drives load at it
-over HTTP or straight to php-fpm over FastCGI, and reports what it measured.
+over HTTP or straight to php-fpm over FastCGI, and says what to change, with evidence. Start with
+"phptune tune" (the bundled demo app) or "phptune tune ./myapp --url /".
 
 Exit codes: 0 ok, 1 the run failed, 2 bad usage, bad input or a missing prerequisite,
 3 a threshold you set was not met, 130 interrupted (results so far kept, marked partial).`,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -47,7 +48,8 @@ func newTuneCmd() *cobra.Command {
 		Short: "Size the php-fpm pool and decide the knobs that matter, with evidence",
 		Long: `Tune APP (a docroot with a front controller; the bundled demo app when omitted): serve it with nginx + php-fpm
 in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
-the knee and the memory per worker, then decide each knob (opcache, pm, unix vs TCP, nginx keep-alive, and
+the knee, the memory per worker and any --p99 goal at --rate, then decide each knob (opcache, pm, unix vs TCP,
+nginx keep-alive, and
 any --knob) by interleaved paired trials against the best so far: better, worse or no_difference, with the
 effect on requests/s and its 95% CI. Finally the recommendation is compared with Debian's defaults and the
 "static, 2 x cores" rule of thumb. The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf
@@ -257,13 +259,13 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			return err
 		}
 	}
-	var buf jsonBuf
+	var buf bytes.Buffer
 	report.WriteJSON(&buf, res)
-	if err := writeAtomic(filepath.Join(out, "result.json"), buf.b); err != nil {
+	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
 		return err
 	}
 	if f.json {
-		os.Stdout.Write(buf.b)
+		os.Stdout.Write(buf.Bytes())
 	} else {
 		report.Tune(os.Stdout, res)
 		fmt.Printf("\n  Results in %s: result.json", out)

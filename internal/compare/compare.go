@@ -251,7 +251,7 @@ rounds:
 				pair, arm := round+1, names[i]
 				o.Progress = func(p load.Progress) { progress(Progress{Pair: pair, Pairs: repeat, Arm: arm, Load: p}) }
 			}
-			r, err := runnerWith(runners[i], o).Trial(ctx, round+1, repeat)
+			r, err := runners[i].WithProgress(o.Progress).Trial(ctx, round+1, repeat)
 			if r != nil && (err == nil || ctx.Err() == nil) {
 				trials[i] = append(trials[i], r)
 				order = append(order, names[i])
@@ -285,9 +285,4 @@ rounds:
 		out[i] = m
 	}
 	return out, order, runErr
-}
-
-// runnerWith is r with other progress reporting; the pre-encoded request is shared.
-func runnerWith(r *load.Runner, o load.Options) *load.Runner {
-	return r.WithProgress(o.Progress)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/rawio"
 )
 
 // readBufSize holds a few of php-fpm's 8 KiB output chunks per read syscall.
@@ -77,7 +79,7 @@ func newConn(nc net.Conn) (*Conn, error) {
 		}
 		c.quickAck = quickAckSupported
 	}
-	if sc, ok := nc.(syscall.Conn); ok && rawIO {
+	if sc, ok := nc.(syscall.Conn); ok && rawio.Enabled {
 		raw, err := sc.SyscallConn()
 		if err != nil {
 			return nil, fmt.Errorf("raw conn: %w", err)
@@ -170,7 +172,7 @@ func (c *Conn) sendWait(fd uintptr) bool {
 	if c.sent {
 		return true
 	}
-	n, err := writeFD(fd, c.ioBuf)
+	n, err := rawio.Write(fd, c.ioBuf)
 	c.ioBuf = c.ioBuf[n:]
 	if err != nil && err != syscall.EAGAIN {
 		c.ioErr = os.NewSyscallError("write", err)
@@ -214,7 +216,7 @@ func (c *Conn) recv(fd uintptr) bool {
 		// hence before every read. Best effort: errors are ignored.
 		setQuickAck(fd)
 	}
-	n, err := readFD(fd, c.ioBuf)
+	n, err := rawio.Read(fd, c.ioBuf)
 	if err == syscall.EAGAIN {
 		return false
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/rawio"
 )
 
 const (
@@ -109,7 +111,7 @@ func dial(ctx context.Context, d *net.Dialer, network, address string) (*Conn, e
 // NewConn wraps an established connection (for example a TLS or in-memory one).
 func NewConn(nc net.Conn) *Conn {
 	c := &Conn{nc: nc, buf: make([]byte, initialBufSize)}
-	if sc, ok := nc.(syscall.Conn); ok && rawIO {
+	if sc, ok := nc.(syscall.Conn); ok && rawio.Enabled {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw, c.sendFn, c.recvFn = raw, c.sendWait, c.recv
 		}
@@ -191,7 +193,7 @@ func (c *Conn) sendWait(fd uintptr) bool {
 	if c.sent {
 		return true
 	}
-	n, err := writeFD(fd, c.ioBuf)
+	n, err := rawio.Write(fd, c.ioBuf)
 	c.ioBuf = c.ioBuf[n:]
 	if err != nil && err != syscall.EAGAIN {
 		c.ioErr = os.NewSyscallError("write", err)
@@ -224,7 +226,7 @@ func (c *Conn) read(p []byte) (int, error) {
 }
 
 func (c *Conn) recv(fd uintptr) bool {
-	n, err := readFD(fd, c.ioBuf)
+	n, err := rawio.Read(fd, c.ioBuf)
 	if err == syscall.EAGAIN {
 		return false
 	}

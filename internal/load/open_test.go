@@ -24,6 +24,7 @@ func newDelayServer(t *testing.T, service time.Duration) *delayServer {
 	}
 	d := &delayServer{addr: l.Addr().String(), service: service}
 	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	end := []byte("\r\n\r\n")
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -41,7 +42,7 @@ func newDelayServer(t *testing.T, service time.Duration) *delayServer {
 					}
 					n += m
 					for {
-						i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+						i := bytes.Index(buf[:n], end)
 						if i < 0 {
 							break
 						}

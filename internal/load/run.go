@@ -250,18 +250,7 @@ func (s *schedule) due(idx int64) time.Time {
 
 // Run drives the target and returns the measured results: one trial. A cancelled ctx stops the run early: the
 // result so far is returned with Partial set, together with ctx's error.
-func Run(ctx context.Context, o Options) (*Result, error) {
-	r, err := NewRunner(o)
-	if err != nil {
-		return nil, err
-	}
-	if !o.SkipPreflight {
-		if err := r.Preflight(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return r.Trial(ctx, 0, 0)
-}
+func Run(ctx context.Context, o Options) (*Result, error) { return RunTrials(ctx, o, 1) }
 
 func (o *Options) check() error {
 	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"net"
@@ -264,49 +263,9 @@ func TestCancelStopsPromptlyWithPartialResult(t *testing.T) {
 	}
 }
 
-// rawHTTPServer answers every request with the same bytes and allocates nothing per request, so the process's
-// allocation count measures the generator alone.
-func rawHTTPServer(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello")
-	end := []byte("\r\n\r\n")
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func(c net.Conn) {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				n := 0
-				for {
-					m, err := c.Read(buf[n:])
-					if err != nil {
-						return
-					}
-					n += m
-					for {
-						i := bytes.Index(buf[:n], end)
-						if i < 0 {
-							break
-						}
-						copy(buf, buf[i+4:n])
-						n -= i + 4
-						if _, err := c.Write(resp); err != nil {
-							return
-						}
-					}
-				}
-			}(c)
-		}
-	}()
-	t.Cleanup(func() { l.Close() })
-	return l.Addr().String()
-}
+// rawHTTPServer answers every request at once with the same bytes and allocates nothing per request, so the
+// process's allocation count measures the generator alone.
+func rawHTTPServer(t *testing.T) string { return newDelayServer(t, 0).addr }
 
 func TestMemoryFlatInRequests(t *testing.T) {
 	tg := mustTarget(t, "http://"+rawHTTPServer(t)+"/")

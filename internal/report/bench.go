@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // WriteJSON writes v as indented JSON.
@@ -73,7 +74,7 @@ func Bench(w io.Writer, r *load.Result) {
 		sort.Float64s(rps)
 		sort.Float64s(p99)
 		fmt.Fprintf(w, "  %-13s %d: req/s min %s median %s max %s; p99 min %s median %s max %s\n", "Trials", len(r.Trials),
-			rate(rps[0]), rate(median(rps)), rate(rps[len(rps)-1]), us(p99[0]), us(median(p99)), us(p99[len(p99)-1]))
+			rate(rps[0]), rate(stats.Median(rps)), rate(rps[len(rps)-1]), us(p99[0]), us(stats.Median(p99)), us(p99[len(p99)-1]))
 		fmt.Fprintf(w, "  %-13s percentiles above are from the trials' merged histogram\n", "")
 	}
 	fmt.Fprintf(w, "  %-13s %s\n", "Status", statuses(r.StatusCodes))
@@ -111,15 +112,6 @@ func Bench(w io.Writer, r *load.Result) {
 
 func percentiles(l load.Latency) string {
 	return fmt.Sprintf("p50 %s   p90 %s   p99 %s   p99.9 %s   max %s", us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
-}
-
-// median of sorted values.
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func statuses(m map[string]int64) string {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -837,7 +836,7 @@ func (t *tuner) compare(ctx context.Context, name, va, vb string, ca, cb knob.Co
 			}
 		}
 	}
-	c := &Comparison{Knob: name, A: va, B: vb, Config: cb.String(), RPSA: median(ra), RPSB: median(rb), ErrorsA: ea, ErrorsB: eb}
+	c := &Comparison{Knob: name, A: va, B: vb, Config: cb.String(), RPSA: stats.Median(ra), RPSB: stats.Median(rb), ErrorsA: ea, ErrorsB: eb}
 	s, err := stats.Paired(ra, rb, stats.DefaultConf)
 	if err != nil {
 		return nil, fmt.Errorf("compare %s: %w", name, err)
@@ -870,18 +869,6 @@ func (t *tuner) floor(res *load.Result) (rps, p99 float64) {
 		p99 = float64(t.win / time.Microsecond)
 	}
 	return rps, p99
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // ---- final comparison ----
@@ -926,7 +913,7 @@ func (t *tuner) final(ctx context.Context) error {
 			rps[j] = append(rps[j], r)
 		}
 	}
-	h.RecommendationRPS, h.DebianRPS, h.RuleOfThumbRPS = median(rps[0]), median(rps[1]), median(rps[2])
+	h.RecommendationRPS, h.DebianRPS, h.RuleOfThumbRPS = stats.Median(rps[0]), stats.Median(rps[1]), stats.Median(rps[2])
 	// Same configuration (the recommendation is Debian's, say): the comparison is of an arm with itself.
 	if s, err := stats.Paired(rps[1], rps[0], stats.DefaultConf); err == nil {
 		h.VsDebian = &s
@@ -1018,6 +1005,3 @@ func (t *tuner) holm() {
 		t.res.Comparisons[i].Stats.PAdjusted = adj[i]
 	}
 }
-
-// NumCPU is the cores the rule of thumb counts.
-func NumCPU() int { return runtime.NumCPU() }

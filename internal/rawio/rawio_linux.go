@@ -1,17 +1,21 @@
-package http1
+//go:build linux
+
+// Package rawio reads and writes non-blocking sockets with raw system calls, for the clients' hot paths.
+package rawio
 
 import (
 	"syscall"
 	"unsafe"
 )
 
-const rawIO = true
+// Enabled says the raw calls exist on this system.
+const Enabled = true
 
-// writeFD and readFD make the syscall without telling the scheduler
+// Write and Read make the syscall without telling the scheduler
 // (RawSyscall): on a non-blocking socket it cannot block, and skipping
 // entersyscall/exitsyscall saves their cost and the wake-ups of sysmon that
 // entersyscall does when the process was idle. They retry on EINTR.
-func writeFD(fd uintptr, p []byte) (int, error) {
+func Write(fd uintptr, p []byte) (int, error) {
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
 		switch e {
@@ -24,7 +28,7 @@ func writeFD(fd uintptr, p []byte) (int, error) {
 	}
 }
 
-func readFD(fd uintptr, p []byte) (int, error) {
+func Read(fd uintptr, p []byte) (int, error) {
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
 		switch e {
