@@ -49,8 +49,7 @@ func newTuneCmd() *cobra.Command {
 		Long: `Tune APP (a docroot with a front controller; the bundled demo app when omitted): serve it with nginx + php-fpm
 in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
 the knee, the memory per worker and any --p99 goal at --rate, then decide each knob (opcache, pm, unix vs TCP,
-nginx keep-alive, and
-any --knob) by interleaved paired trials against the best so far: better, worse or no_difference, with the
+nginx keep-alive, and any --knob) by interleaved paired trials against the best so far: better, worse or no_difference, with the
 effect on requests/s and its 95% CI. Finally the recommendation is compared with Debian's defaults and the
 "static, 2 x cores" rule of thumb. The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf
 (checked with php-fpm -t and nginx -t) and result.json (schema phptune/tune/v1).
