@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,12 +25,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, phpFPM, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	urls, headers, inis, knobs, skip                                                    []string
-	budget, p99, timeout                                                                time.Duration
-	rate, minEffect                                                                     float64
-	pairs                                                                               int
-	json                                                                                bool
+	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
+	urls, headers, inis, knobs, skip, phpFPM                                    []string
+	budget, p99, timeout                                                        time.Duration
+	rate, minEffect                                                             float64
+	pairs                                                                       int
+	json                                                                        bool
 }
 
 // demoURLs is the bundled app's mix: the listing, detail and API pages with their content markers, and the
@@ -48,11 +49,17 @@ func newTuneCmd() *cobra.Command {
 		Short: "Size the php-fpm pool and decide the knobs that matter, with evidence",
 		Long: `Tune APP (a docroot with a front controller; the bundled demo app when omitted): serve it with nginx + php-fpm
 in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
-the knee, the memory per worker and any --p99 goal at --rate, then decide each knob (opcache, pm, unix vs TCP,
-nginx keep-alive, and any --knob) by interleaved paired trials against the best so far: better, worse or no_difference, with the
-effect on requests/s and its 95% CI. Finally the recommendation is compared with Debian's defaults and the
-"static, 2 x cores" rule of thumb. The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf
-(checked with php-fpm -t and nginx -t) and result.json (schema phptune/tune/v1).
+the knee, the memory per worker and any --p99 goal at --rate, then decide each knob by interleaved paired
+trials against the best so far: better, worse or no_difference, with the effect on requests/s and its 95% CI.
+The knobs, most telling first: php (when --php-fpm is given twice or more), opcache, pm, listen (unix or TCP),
+keepalive (nginx to php-fpm), jit, preload (when the app ships preload.php), validate_timestamps,
+huge_code_pages (credited only when smaps shows PHP's text on huge pages), max_requests, fastcgi_buffers (when a
+response outgrows nginx's buffers), realpath_cache_size (when the app fills it) and backlog (when connections
+could overflow it), plus any --knob. A knob that cannot matter here is reported as not tried, with the reason;
+when the budget cannot cover them all, the last are left out and the report says which budget would do.
+Finally the recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb.
+The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf (checked with php-fpm -t and nginx -t) and
+result.json (schema phptune/tune/v1).
 
 Results hold for this host: measure again before applying them elsewhere. phptune never changes system
 configuration. Ctrl-C stops every process and keeps the results so far (exit 130).`,
@@ -70,13 +77,13 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
-	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm binary (default: the newest installed php-fpm8.x)")
+	fl.StringArrayVar(&f.phpFPM, "php-fpm", nil, "php-fpm binary (default: the newest installed php-fpm8.x); twice or more: the builds compete as the knob php")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx binary")
 	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
-	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (opcache, pm, listen, keepalive, max_requests, backlog, jit, or any ini setting; repeatable); one value pins it, max_children included")
+	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a knob above, or any ini setting; repeatable); one value pins it, max_children included")
 	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
@@ -95,7 +102,18 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc.Front, sc.PHPFPM, sc.Nginx, sc.User = f.front, f.phpFPM, f.nginx, f.user
+	sc.Front, sc.Nginx, sc.User = f.front, f.nginx, f.user
+	var binaries []string
+	for _, b := range f.phpFPM {
+		bin, err := stack.FindPHPFPM(b)
+		if err != nil {
+			return err
+		}
+		binaries = append(binaries, bin)
+	}
+	if len(binaries) > 0 {
+		sc.PHPFPM = binaries[0]
+	}
 	o := tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
 		Pairs: f.pairs, Timeout: f.timeout, Pins: map[string]string{}}
 	if f.minEffect < 0 {
@@ -168,7 +186,10 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			o.Pins["opcache"] = v
 		}
 	}
-	knobs := knob.Core()
+	if len(binaries) > 1 {
+		o.Base.PHPFPM = binaries[0]
+	}
+	knobs := knob.All(preloadScript(sc), binaries)
 	for _, kv := range f.knobs {
 		name, vals, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -282,6 +303,20 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	return nil
 }
 
+// preloadScript is the app's own opcache preload script, relative to the docroot ("" = none).
+func preloadScript(sc stack.Config) string {
+	for _, p := range []string{"preload.php", "config/preload.php"} {
+		if sc.AppFS != nil {
+			if _, err := fs.Stat(sc.AppFS, p); err == nil {
+				return p
+			}
+		} else if st, err := os.Stat(filepath.Join(sc.App, p)); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
 func knobNames(ks []knob.Knob) string {
 	var names []string
 	for _, k := range ks {
@@ -306,11 +341,15 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 			res.Environment.Host.CPUs, res.Started.Format("2006-01-02")),
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
-	files := res.Recommendation.Render(knob.Target{Workers: res.Environment.Host.CPUs}, header)
+	t := knob.Target{Workers: res.Environment.Host.CPUs}
+	if sc.App != "" {
+		t.Docroot, _ = filepath.Abs(sc.App)
+	}
+	files := res.Recommendation.Render(t, header)
 	if err := stack.CheckFPMPool(ctx, fpm, files.Pool); err != nil {
 		return fmt.Errorf("generated pool file: %w", err)
 	}
-	if err := stack.CheckNginxUpstream(ctx, ngx, files.Nginx, res.Recommendation.Keepalive); err != nil {
+	if err := stack.CheckNginxUpstream(ctx, ngx, files.Nginx, res.Recommendation.Location()); err != nil {
 		return fmt.Errorf("generated nginx snippet: %w", err)
 	}
 	res.Files = map[string]string{}

@@ -151,7 +151,7 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	if err := stack.CheckFPMPool(context.Background(), fpm, string(pool)); err != nil {
 		t.Error(err)
 	}
-	if err := stack.CheckNginxUpstream(context.Background(), ngx, string(up), res.Recommendation.Keepalive); err != nil {
+	if err := stack.CheckNginxUpstream(context.Background(), ngx, string(up), res.Recommendation.Location()); err != nil {
 		t.Error(err)
 	}
 	if !strings.Contains(string(pool), "php_admin_value[opcache.enable] = 1") {

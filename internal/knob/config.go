@@ -24,6 +24,10 @@ type Config struct {
 	Backlog      int    `json:"backlog,omitempty"` // listen.backlog; 0 = php-fpm's default
 	Listen       string `json:"listen"`            // stack.ListenUnix or stack.ListenTCP
 	Keepalive    bool   `json:"keepalive"`         // nginx keeps its FastCGI connections to php-fpm
+	// FastCGIBuffers is nginx's fastcgi_buffers ("16 16k"); "" = nginx's default.
+	FastCGIBuffers string `json:"fastcgi_buffers,omitempty"`
+	// PHPFPM is the php-fpm binary; "" = the one tune was given first.
+	PHPFPM string `json:"php_fpm,omitempty"`
 	// INI settings set per pool (php_admin_value): anything PHP lets a pool set.
 	INI map[string]string `json:"ini,omitempty"`
 	// Defines are passed to php-fpm as -d: settings only the master reads (opcache's memory, huge pages...).
@@ -106,11 +110,38 @@ func (c Config) Apply(sc *stack.Config, poolName string) {
 	}
 	sc.NginxKeepalive = c.KeepaliveConns(workers)
 	sc.Defines = maps.Clone(c.Defines)
+	sc.NginxPHP = c.NginxPHP()
+	if c.PHPFPM != "" {
+		sc.PHPFPM = c.PHPFPM
+	}
+}
+
+// Location is every directive this configuration puts in nginx's PHP location besides fastcgi_pass.
+func (c Config) Location() []string {
+	loc := c.NginxPHP()
+	if c.Keepalive {
+		loc = append(loc, "fastcgi_keep_conn on")
+	}
+	return loc
+}
+
+// NginxPHP are the directives this configuration adds to nginx's PHP location.
+func (c Config) NginxPHP() []string {
+	if c.FastCGIBuffers == "" {
+		return nil
+	}
+	_, size, _ := strings.Cut(c.FastCGIBuffers, " ")
+	// The first part of a response goes to fastcgi_buffer_size: the same size as the others.
+	return []string{"fastcgi_buffers " + c.FastCGIBuffers, "fastcgi_buffer_size " + strings.TrimSpace(size)}
 }
 
 // String is a one-line description, stable for equal configurations.
 func (c Config) String() string {
-	parts := []string{"pm=" + c.PM, fmt.Sprintf("max_children=%d", c.MaxChildren), "listen=" + c.Listen}
+	var parts []string
+	if c.PHPFPM != "" {
+		parts = append(parts, "php="+c.PHPFPM)
+	}
+	parts = append(parts, "pm="+c.PM, fmt.Sprintf("max_children=%d", c.MaxChildren), "listen="+c.Listen)
 	if c.Keepalive {
 		parts = append(parts, "keepalive=on")
 	} else {
@@ -121,6 +152,9 @@ func (c Config) String() string {
 	}
 	if c.Backlog > 0 {
 		parts = append(parts, fmt.Sprintf("backlog=%d", c.Backlog))
+	}
+	if c.FastCGIBuffers != "" {
+		parts = append(parts, "fastcgi_buffers="+strings.ReplaceAll(c.FastCGIBuffers, " ", "x"))
 	}
 	for _, k := range sorted(c.INI) {
 		parts = append(parts, k+"="+c.INI[k])

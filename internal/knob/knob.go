@@ -16,6 +16,32 @@ type Knob struct {
 	Candidates func(cur Config) []string
 	Get        func(c Config) string
 	Set        func(c *Config, v string) error
+	// CPUOnly knobs change only the work PHP does per request (instructions, syscalls), not the pool, nginx or
+	// memory layout: counting that work screens them before any timed trial.
+	CPUOnly bool
+	// Skip, when set, says why the knob is not worth a trial for this app and host ("" = try it).
+	Skip func(f Facts, cur Config) string
+}
+
+// Facts are what tune learned about the app and the host before deciding knobs.
+type Facts struct {
+	MaxResponse int64  // largest response body seen, bytes
+	Concurrency int    // connections the comparisons use
+	THP         string // transparent huge pages mode: always, madvise or never
+	HugePages   int    // reserved huge pages (vm.nr_hugepages)
+	// RealpathUsed and RealpathLimit are the realpath cache's use and size in a worker (0 = not read).
+	RealpathUsed, RealpathLimit int64
+	// Opcache is opcache's state in a worker after the load (nil = not read).
+	Opcache *OpcacheUse
+}
+
+// OpcacheUse is the part of opcache_get_status() that sizes opcache's memory.
+type OpcacheUse struct {
+	MemoryUsed, MemoryFree, MemoryWasted int64
+	InternedUsed, InternedFree           int64
+	Keys, MaxKeys                        int64
+	CacheFull                            bool
+	HitRate                              float64
 }
 
 // Core are the knobs tune decides by default, in the order it tries them: each is decided with the best of
@@ -24,9 +50,16 @@ func Core() []Knob {
 	return []Knob{Opcache(), PM(), Listen(), Keepalive()}
 }
 
+// All are the knobs tune decides by default, most telling first: when the budget cannot cover them all, the
+// last are left out (and the report says so). preload and the binaries depend on the app and the command line.
+func All(preloadScript string, binaries []string) []Knob {
+	return []Knob{Binary(binaries), Opcache(), PM(), Listen(), Keepalive(), JIT(), Preload(preloadScript),
+		ValidateTimestamps(), HugeCodePages(), MaxRequests(), FastCGIBuffers(), RealpathCache(), Backlog()}
+}
+
 // ByName finds a knob by name: the core ones, max_children, and the ones only tried when asked for.
 func ByName(name string) (Knob, bool) {
-	for _, k := range append(Core(), MaxChildren(), MaxRequests(), Backlog(), JIT()) {
+	for _, k := range append(All("", nil), MaxChildren()) {
 		if k.Name == name {
 			return k, true
 		}
@@ -60,6 +93,7 @@ func Opcache() Knob {
 	return Knob{
 		Name:       "opcache",
 		Doc:        "opcache.enable: compiled scripts cached in shared memory instead of compiled on every request",
+		CPUOnly:    true,
 		Candidates: func(Config) []string { return []string{"on", "off"} },
 		Get: func(c Config) string {
 			if c.INI["opcache.enable"] == "0" {

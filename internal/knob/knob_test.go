@@ -11,7 +11,7 @@ import (
 
 func TestKnobsSetAndGet(t *testing.T) {
 	c := Debian()
-	for _, k := range append(Core(), MaxChildren(), MaxRequests(), Backlog(), JIT()) {
+	for _, k := range append(All("preload.php", []string{"/a/php-fpm", "/b/php-fpm"}), MaxChildren()) {
 		for _, v := range k.Candidates(c) {
 			cc := c.Clone()
 			if err := k.Set(&cc, v); err != nil {
@@ -63,12 +63,13 @@ func TestRenderedFilesPassTheServersChecks(t *testing.T) {
 	}
 	for _, c := range []Config{Debian(), RuleOfThumb(),
 		{PM: "ondemand", MaxChildren: 32, Listen: "tcp", Keepalive: true, MaxRequests: 500, Backlog: 4096, INI: map[string]string{"opcache.enable": "1", "opcache.jit": "tracing"},
-			Defines: map[string]string{"opcache.memory_consumption": "256"}}} {
+			Defines:        map[string]string{"opcache.memory_consumption": "256", "opcache.preload": stack.DocrootVar + "/preload.php"},
+			FastCGIBuffers: "16 16k", PHPFPM: "/usr/sbin/php-fpm8.2"}} {
 		f := c.Render(Target{Workers: 2}, []string{"phptune test"})
 		if err := stack.CheckFPMPool(context.Background(), fpm, f.Pool); err != nil {
 			t.Errorf("%s: %v\n%s", c, err, f.Pool)
 		}
-		if err := stack.CheckNginxUpstream(context.Background(), ngx, f.Nginx, c.Keepalive); err != nil {
+		if err := stack.CheckNginxUpstream(context.Background(), ngx, f.Nginx, c.Location()); err != nil {
 			t.Errorf("%s: %v\n%s", c, err, f.Nginx)
 		}
 		if !strings.Contains(f.Pool, "pm.max_children = ") || !strings.HasPrefix(f.INI, "; phptune test") {
@@ -79,7 +80,7 @@ func TestRenderedFilesPassTheServersChecks(t *testing.T) {
 	if err := stack.CheckFPMPool(context.Background(), fpm, "[www]\npm = lazy\n"); err == nil {
 		t.Error("php-fpm -t accepted pm = lazy")
 	}
-	if err := stack.CheckNginxUpstream(context.Background(), ngx, "upstream php { server; }", false); err == nil {
+	if err := stack.CheckNginxUpstream(context.Background(), ngx, "upstream php { server; }", nil); err == nil {
 		t.Error("nginx -t accepted a broken upstream")
 	}
 }
@@ -105,5 +106,47 @@ func TestFromFiles(t *testing.T) {
 	os.WriteFile(pool, []byte("pm.max_children = many\n"), 0o644)
 	if err := c.FromPoolFile(pool); err == nil || !strings.Contains(err.Error(), ":1:") {
 		t.Errorf("bad pool file: %v", err)
+	}
+}
+
+func TestSkipReasons(t *testing.T) {
+	c := Debian()
+	cases := []struct {
+		k    Knob
+		f    Facts
+		skip bool
+	}{
+		{FastCGIBuffers(), Facts{MaxResponse: 20 << 10}, true},
+		{FastCGIBuffers(), Facts{MaxResponse: 200 << 10}, false},
+		{Backlog(), Facts{Concurrency: 128}, true},
+		{Backlog(), Facts{Concurrency: 2000}, false},
+		{HugeCodePages(), Facts{THP: "never"}, true},
+		{HugeCodePages(), Facts{THP: "never", HugePages: 64}, false},
+		{HugeCodePages(), Facts{THP: "madvise"}, false},
+		{Preload(""), Facts{}, true},
+		{Preload("preload.php"), Facts{}, false},
+		{RealpathCache(), Facts{RealpathUsed: 100 << 10, RealpathLimit: 4 << 20}, true},
+		{RealpathCache(), Facts{RealpathUsed: 4000 << 10, RealpathLimit: 4 << 20}, false},
+		{Binary([]string{"/a"}), Facts{}, true},
+		{Binary([]string{"/a", "/b"}), Facts{}, false},
+	}
+	for _, tc := range cases {
+		why := tc.k.Skip(tc.f, c)
+		if (why != "") != tc.skip {
+			t.Errorf("%s with %+v: skip %q, want skipped=%v", tc.k.Name, tc.f, why, tc.skip)
+		}
+	}
+	off := Debian()
+	off.SetINI("opcache.enable", "0")
+	for _, k := range []Knob{JIT(), Preload("preload.php"), ValidateTimestamps(), HugeCodePages()} {
+		if k.Skip(Facts{THP: "madvise"}, off) == "" {
+			t.Errorf("%s is tried with opcache off", k.Name)
+		}
+	}
+	if n, err := BuffersBytes("16 16k"); err != nil || n != 256<<10 {
+		t.Errorf("BuffersBytes: %d %v", n, err)
+	}
+	if _, err := BuffersBytes("16"); err == nil {
+		t.Error("BuffersBytes accepted a count alone")
 	}
 }

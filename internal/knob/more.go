@@ -3,6 +3,9 @@ package knob
 import (
 	"fmt"
 	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/stack"
 )
 
 // MaxRequests is pm.max_requests: workers restart after that many requests (0: never), which bounds leaks at
@@ -39,6 +42,12 @@ func Backlog() Knob {
 			c.Backlog = n
 			return nil
 		},
+		Skip: func(f Facts, c Config) string {
+			if f.Concurrency > 0 && f.Concurrency < 511 {
+				return fmt.Sprintf("at most %d connections wait for a worker, within php-fpm's default backlog (511)", f.Concurrency)
+			}
+			return ""
+		},
 	}
 }
 
@@ -46,8 +55,15 @@ func Backlog() Knob {
 // goes to php-fpm -d; the mode is per pool).
 func JIT() Knob {
 	return Knob{
-		Name:       "jit",
-		Doc:        "opcache.jit off, tracing or function, with a 64 MiB buffer when on",
+		Name:    "jit",
+		Doc:     "opcache.jit off, tracing or function, with a 64 MiB buffer when on",
+		CPUOnly: true,
+		Skip: func(f Facts, c Config) string {
+			if c.INI["opcache.enable"] == "0" {
+				return "opcache is off (the JIT is part of it)"
+			}
+			return ""
+		},
 		Candidates: func(Config) []string { return []string{"off", "tracing", "function"} },
 		Get: func(c Config) string {
 			switch c.INI["opcache.jit"] {
@@ -68,6 +84,238 @@ func JIT() Knob {
 				return fmt.Errorf("jit %q: want off, tracing or function", v)
 			}
 			return nil
+		},
+	}
+}
+
+// ValidateTimestamps is opcache checking scripts' timestamps (every opcache.revalidate_freq seconds). Off saves
+// the stat calls, but then a deploy must reload php-fpm (or call opcache_reset) to be seen.
+func ValidateTimestamps() Knob {
+	return Knob{
+		Name:       "validate_timestamps",
+		Doc:        "opcache.validate_timestamps: off saves stat calls; deploys then need a php-fpm reload",
+		CPUOnly:    true,
+		Candidates: func(Config) []string { return []string{"on", "off"} },
+		Get: func(c Config) string {
+			if c.INI["opcache.validate_timestamps"] == "0" {
+				return "off"
+			}
+			return "on"
+		},
+		Set: func(c *Config, v string) error {
+			switch v {
+			case "on":
+				delete(c.INI, "opcache.validate_timestamps")
+			case "off":
+				c.SetINI("opcache.validate_timestamps", "0")
+			default:
+				return fmt.Errorf("validate_timestamps %q: want on or off", v)
+			}
+			return nil
+		},
+		Skip: func(f Facts, c Config) string {
+			if c.INI["opcache.enable"] == "0" {
+				return "opcache is off"
+			}
+			return ""
+		},
+	}
+}
+
+// RealpathCache is realpath_cache_size: PHP's cache of resolved paths. Only worth a trial when the app fills
+// the default.
+func RealpathCache() Knob {
+	return Knob{
+		Name:       "realpath_cache_size",
+		Doc:        "realpath_cache_size: PHP's cache of resolved file paths (default 4096K)",
+		CPUOnly:    true,
+		Candidates: func(Config) []string { return []string{"", "16M"} },
+		Get:        func(c Config) string { return c.INI["realpath_cache_size"] },
+		Set: func(c *Config, v string) error {
+			if v == "" {
+				delete(c.INI, "realpath_cache_size")
+				return nil
+			}
+			if _, err := ParseBytes(v); err != nil {
+				return fmt.Errorf("realpath_cache_size %q: want a size such as 16M", v)
+			}
+			c.SetINI("realpath_cache_size", v)
+			return nil
+		},
+		Skip: func(f Facts, c Config) string {
+			if f.RealpathLimit == 0 {
+				return "realpath cache use not read"
+			}
+			if f.RealpathUsed*5 < f.RealpathLimit*4 {
+				return fmt.Sprintf("the app uses %d KiB of the %d KiB realpath cache", f.RealpathUsed>>10, f.RealpathLimit>>10)
+			}
+			return ""
+		},
+	}
+}
+
+// Preload is opcache.preload with the app's own preload script (relative to the docroot): its classes are
+// compiled and linked once, in the master, for every request.
+func Preload(script string) Knob {
+	return Knob{
+		Name:       "preload",
+		Doc:        "opcache.preload: the app's preload script, run once by the master",
+		CPUOnly:    true,
+		Candidates: func(Config) []string { return []string{"off", "on"} },
+		Get: func(c Config) string {
+			if c.Defines["opcache.preload"] != "" {
+				return "on"
+			}
+			return "off"
+		},
+		Set: func(c *Config, v string) error {
+			switch v {
+			case "off":
+				delete(c.Defines, "opcache.preload")
+			case "on":
+				if script == "" {
+					return fmt.Errorf("preload: the app ships no preload script")
+				}
+				c.SetSetting("opcache.preload", stack.DocrootVar+"/"+script)
+			default:
+				return fmt.Errorf("preload %q: want on or off", v)
+			}
+			return nil
+		},
+		Skip: func(f Facts, c Config) string {
+			if script == "" {
+				return "the app ships no preload script (preload.php or config/preload.php)"
+			}
+			if c.INI["opcache.enable"] == "0" {
+				return "opcache is off"
+			}
+			return ""
+		},
+	}
+}
+
+// HugeCodePages is opcache.huge_code_pages: PHP's own machine code copied to huge pages at start-up (fewer
+// iTLB misses). Credited only when the copy happened (tune checks smaps).
+func HugeCodePages() Knob {
+	return Knob{
+		Name:       "huge_code_pages",
+		Doc:        "opcache.huge_code_pages: PHP's text on huge pages (reserved pages, or THP via madvise)",
+		Candidates: func(Config) []string { return []string{"off", "on"} },
+		Get: func(c Config) string {
+			if c.Defines["opcache.huge_code_pages"] == "1" {
+				return "on"
+			}
+			return "off"
+		},
+		Set: func(c *Config, v string) error {
+			switch v {
+			case "off":
+				delete(c.Defines, "opcache.huge_code_pages")
+			case "on":
+				c.SetSetting("opcache.huge_code_pages", "1")
+			default:
+				return fmt.Errorf("huge_code_pages %q: want on or off", v)
+			}
+			return nil
+		},
+		Skip: func(f Facts, c Config) string {
+			if c.INI["opcache.enable"] == "0" {
+				return "opcache is off (it does the remap)"
+			}
+			if f.THP == "never" && f.HugePages == 0 {
+				return "the system gives no huge pages: reserve some (sysctl vm.nr_hugepages=64) or set " +
+					"/sys/kernel/mm/transparent_hugepage/enabled to madvise, then tune again"
+			}
+			return ""
+		},
+	}
+}
+
+// FastCGIBuffers is nginx's buffering of php-fpm's responses: a response larger than the buffers goes to a
+// temporary file when the client reads slower than PHP writes.
+func FastCGIBuffers() Knob {
+	return Knob{
+		Name:       "fastcgi_buffers",
+		Doc:        "nginx fastcgi_buffers: memory for a response before it spills to a temporary file (default 8 4k)",
+		Candidates: func(c Config) []string { return []string{"", "16 16k"} },
+		Get:        func(c Config) string { return c.FastCGIBuffers },
+		Set: func(c *Config, v string) error {
+			if v != "" {
+				if _, err := BuffersBytes(v); err != nil {
+					return fmt.Errorf("fastcgi_buffers %q: %v", v, err)
+				}
+			}
+			c.FastCGIBuffers = v
+			return nil
+		},
+		Skip: func(f Facts, c Config) string {
+			if f.MaxResponse > 0 && f.MaxResponse <= defaultFastCGIBuffers {
+				return fmt.Sprintf("the largest response (%d KiB) fits nginx's default buffers (%d KiB)", (f.MaxResponse+1023)>>10, defaultFastCGIBuffers>>10)
+			}
+			return ""
+		},
+	}
+}
+
+// defaultFastCGIBuffers is nginx's default on x86-64: fastcgi_buffer_size 4k plus fastcgi_buffers 8 4k.
+const defaultFastCGIBuffers = 9 * 4096
+
+// BuffersBytes is the memory of an nginx "N SIZE" buffers value.
+func BuffersBytes(v string) (int64, error) {
+	n, size, ok := strings.Cut(strings.TrimSpace(v), " ")
+	cnt, err := strconv.Atoi(n)
+	if !ok || err != nil || cnt < 2 || cnt > 1024 {
+		return 0, fmt.Errorf("want NUMBER SIZE, as in 16 16k")
+	}
+	b, err := ParseBytes(strings.TrimSpace(size))
+	if err != nil || b < 1024 || b > 1<<20 {
+		return 0, fmt.Errorf("want NUMBER SIZE, as in 16 16k")
+	}
+	return int64(cnt) * b, nil
+}
+
+// ParseBytes reads an ini- or nginx-style size: 4096, 16k, 16K, 16M, 1G.
+func ParseBytes(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "m"), strings.HasSuffix(s, "M"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "g"), strings.HasSuffix(s, "G"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("size %q: want a number with an optional k, M or G", s)
+	}
+	return n * mult, nil
+}
+
+// Binary is the PHP build itself: php-fpm binaries given to tune compete (first = start).
+func Binary(binaries []string) Knob {
+	return Knob{
+		Name:       "php",
+		Doc:        "the php-fpm binary (a PGO build against Debian's, say)",
+		Candidates: func(Config) []string { return append([]string(nil), binaries...) },
+		Get:        func(c Config) string { return c.PHPFPM },
+		Set: func(c *Config, v string) error {
+			for _, b := range binaries {
+				if b == v {
+					c.PHPFPM = v
+					return nil
+				}
+			}
+			return fmt.Errorf("php %q: not one of the binaries given with --php-fpm", v)
+		},
+		Skip: func(f Facts, c Config) string {
+			if len(binaries) < 2 {
+				return "one php-fpm binary: give --php-fpm twice or more to compare builds"
+			}
+			return ""
 		},
 	}
 }

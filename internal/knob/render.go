@@ -3,6 +3,8 @@ package knob
 import (
 	"fmt"
 	"strings"
+
+	"github.com/phptune/phptune/internal/stack"
 )
 
 // Files are the recommendation as files to paste into a real installation.
@@ -18,6 +20,7 @@ type Target struct {
 	TCP     string // e.g. 127.0.0.1:9000
 	User    string // e.g. www-data
 	Workers int    // nginx worker_processes on that host
+	Docroot string // the app's docroot there (for opcache.preload)
 }
 
 // Render writes the configuration for a real installation; header is a comment put on top of each file.
@@ -31,12 +34,18 @@ func (c Config) Render(t Target, header []string) Files {
 	if t.User == "" {
 		t.User = "www-data"
 	}
+	if t.Docroot == "" {
+		t.Docroot = "/var/www/app"
+	}
 	listen := t.Socket
 	if c.Listen == "tcp" {
 		listen = t.TCP
 	}
 	var pool strings.Builder
 	comment(&pool, ";", header)
+	if c.PHPFPM != "" {
+		fmt.Fprintf(&pool, "; for the php-fpm binary %s\n", c.PHPFPM)
+	}
 	fmt.Fprintf(&pool, "[www]\nuser = %s\ngroup = %s\nlisten = %s\n", t.User, t.User, listen)
 	if c.Listen != "tcp" {
 		fmt.Fprintf(&pool, "listen.owner = %s\nlisten.group = %s\n", t.User, t.User)
@@ -66,7 +75,10 @@ func (c Config) Render(t Target, header []string) Files {
 	if len(c.Defines) > 0 {
 		ini.WriteString("; Read by php-fpm's master only: put these in php.ini (or php-fpm -d), not in the pool.\n")
 		for _, k := range sorted(c.Defines) {
-			fmt.Fprintf(&ini, "%s = %s\n", k, c.Defines[k])
+			fmt.Fprintf(&ini, "%s = %s\n", k, strings.ReplaceAll(c.Defines[k], stack.DocrootVar, t.Docroot))
+		}
+		if c.Defines["opcache.preload"] != "" {
+			fmt.Fprintf(&ini, "opcache.preload_user = %s\n", t.User)
 		}
 	}
 
@@ -83,11 +95,14 @@ func (c Config) Render(t Target, header []string) Files {
 		fmt.Fprintf(&ngx, "    keepalive %d;\n", c.KeepaliveConns(t.Workers))
 	}
 	ngx.WriteString("}\n")
+	loc := "fastcgi_pass php;"
 	if c.Keepalive {
-		ngx.WriteString("# and in the PHP location: fastcgi_pass php; fastcgi_keep_conn on;\n")
-	} else {
-		ngx.WriteString("# and in the PHP location: fastcgi_pass php;\n")
+		loc += " fastcgi_keep_conn on;"
 	}
+	for _, d := range c.NginxPHP() {
+		loc += " " + d + ";"
+	}
+	ngx.WriteString("# and in the PHP location: " + loc + "\n")
 	return Files{Pool: pool.String(), INI: ini.String(), Nginx: ngx.String()}
 }
 

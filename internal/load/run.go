@@ -140,6 +140,7 @@ type Result struct {
 	StatusCodes   map[string]int64  `json:"status_codes"`
 	RPS           float64           `json:"rps"`
 	Bytes         int64             `json:"bytes"`
+	MaxBytes      int64             `json:"max_response_bytes"` // the largest response, headers included
 	BytesPerSec   float64           `json:"bytes_per_sec"`
 	StderrBytes   int64             `json:"php_stderr_bytes"`
 
@@ -205,6 +206,7 @@ type worker struct {
 	samples    [classCount]string
 	statuses   [600]int64
 	bytes      int64
+	maxBytes   int64
 	stderr     int64
 	inFlight   int64
 	reconnects int64
@@ -447,6 +449,7 @@ func (res *Result) mergeWorkers(o *Options, workers []*worker) {
 		res.Requests += w.requests
 		res.Errors += w.errors
 		res.Bytes += w.bytes
+		res.MaxBytes = max(res.MaxBytes, w.maxBytes)
 		res.StderrBytes += w.stderr
 		res.InFlightAtEnd += w.inFlight
 		res.Reconnects += w.reconnects
@@ -653,6 +656,7 @@ func (w *worker) record(o *Options, accept *[600]bool, err error, out *outcome, 
 			w.histUncorr.RecordValue(int64(uncorr / time.Microsecond))
 		}
 		w.bytes += out.bytes
+		w.maxBytes = max(w.maxBytes, out.bytes)
 		if out.status > 0 && out.status < 600 {
 			w.statuses[out.status]++
 		}

@@ -116,6 +116,7 @@ func Merge(trials []*Result) *Result {
 		m.Requests += r.Requests
 		m.Errors += r.Errors
 		m.Bytes += r.Bytes
+		m.MaxBytes = max(m.MaxBytes, r.MaxBytes)
 		m.StderrBytes += r.StderrBytes
 		m.InFlightAtEnd += r.InFlightAtEnd
 		m.Reconnects += r.Reconnects

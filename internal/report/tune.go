@@ -32,7 +32,7 @@ func Tune(w io.Writer, r *tune.Result) {
 		}
 		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d %s\n", p.Knee, mem, p.Chosen, how)
 	}
-	fmt.Fprintf(w, "\n  %-13s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "95% CI", "verdict")
+	fmt.Fprintf(w, "\n  %-19s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "95% CI", "verdict")
 	for _, k := range r.Knobs {
 		val := unset(k.Value)
 		if k.From != k.Value {
@@ -44,10 +44,13 @@ func Tune(w io.Writer, r *tune.Result) {
 			ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", k.CILowPct, k.CIHighPct)
 		}
 		verdict := string(k.Verdict)
-		if k.Verdict == stats.NoDifference {
+		switch k.Verdict {
+		case stats.NoDifference:
 			verdict = "~ no_difference"
+		case "":
+			verdict = "-"
 		}
-		fmt.Fprintf(w, "  %-13s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
+		fmt.Fprintf(w, "  %-19s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
 		if k.Compared != "" {
 			fmt.Fprintf(w, "  (%s, req/s)", k.Compared)
 		}

@@ -30,16 +30,16 @@ func CheckFPMPool(ctx context.Context, fpmBin, pool string) error {
 }
 
 // CheckNginxUpstream runs `nginx -t` on an upstream snippet placed in a minimal configuration that passes PHP
-// requests to it.
-func CheckNginxUpstream(ctx context.Context, nginxBin, upstream string, keepConn bool) error {
+// requests to it with the given location directives (fastcgi_keep_conn on, fastcgi_buffers 16 16k...).
+func CheckNginxUpstream(ctx context.Context, nginxBin, upstream string, location []string) error {
 	dir, err := os.MkdirTemp("", "phptune-check-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	keep := ""
-	if keepConn {
-		keep = "fastcgi_keep_conn on; "
+	for _, d := range location {
+		keep += d + "; "
 	}
 	conf := fmt.Sprintf("pid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\nhttp {\n%s\nserver { listen 127.0.0.1:1; location ~ \\.php$ { fastcgi_pass php; %s} }\n}\n",
 		dir, dir, upstream, keep)

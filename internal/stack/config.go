@@ -51,10 +51,13 @@ type Config struct {
 	// NginxKeepalive, when > 0, keeps that many FastCGI connections per nginx worker to php-fpm
 	// (upstream keepalive with fastcgi_keep_conn on).
 	NginxKeepalive int
+	// NginxPHP are extra directives for nginx's PHP location, one each (fastcgi_buffers 16 16k, say).
+	NginxPHP []string
 
 	Pools []Pool
 	// Defines are passed to php-fpm as -d KEY=VALUE (settings that only the master reads, such as
-	// opcache.memory_consumption, must go here rather than in a pool).
+	// opcache.memory_consumption, must go here rather than in a pool). DocrootVar in a value stands for the
+	// served copy's docroot (opcache.preload=${DOCROOT}/preload.php).
 	Defines map[string]string
 
 	// RunDir keeps configs and logs; "" = a directory inside the private directory, removed at Stop.
@@ -62,6 +65,9 @@ type Config struct {
 	// User runs the workers when phptune runs as root; default www-data (or nobody).
 	User string
 }
+
+// DocrootVar in a Defines value is replaced by the served docroot.
+const DocrootVar = "${DOCROOT}"
 
 // DefaultPools is what `phptune serve` starts: Debian's pool settings twice, one pool on a unix socket
 // (behind nginx) and one on TCP, so both FastCGI transports can be driven directly.
@@ -159,6 +165,7 @@ func renderFPM(runDir string, pools []Pool, addrs []string, user, group string) 
 type nginxVars struct {
 	RunDir, PrivDir, Docroot, Front, User, Upstream string
 	Port, Workers, Keepalive                        int
+	PHP                                             []string
 }
 
 // renderNginx renders a whole nginx.conf that reads no system file.
@@ -191,6 +198,9 @@ func renderNginx(v nginxVars) string {
 	b.WriteString("        location ~ \\.php$ {\n            try_files $uri =404;\n            fastcgi_pass php;\n")
 	if v.Keepalive > 0 {
 		b.WriteString("            fastcgi_keep_conn on;\n")
+	}
+	for _, d := range v.PHP {
+		fmt.Fprintf(&b, "            %s;\n", strings.TrimSuffix(strings.TrimSpace(d), ";"))
 	}
 	b.WriteString(fastcgiParams)
 	b.WriteString("        }\n    }\n}\n")

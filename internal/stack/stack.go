@@ -216,7 +216,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	args := []string{"-F", "-O", "-y", fpmConf, "-p", s.RunDir}
 	for _, k := range sortedKeys(cfg.Defines) {
-		args = append(args, "-d", k+"="+cfg.Defines[k])
+		args = append(args, "-d", k+"="+strings.ReplaceAll(cfg.Defines[k], DocrootVar, s.Docroot))
+	}
+	if cfg.Defines["opcache.preload"] != "" && cfg.Defines["opcache.preload_user"] == "" && userName != "" {
+		// A master running as root refuses to preload without a user to run the script as.
+		args = append(args, "-d", "opcache.preload_user="+userName)
 	}
 	if err := s.spawn("php-fpm", fpmBin, args...); err != nil {
 		return nil, err
@@ -252,7 +256,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			}
 		}
 		conf := renderNginx(nginxVars{RunDir: s.RunDir, PrivDir: priv, Docroot: s.Docroot, Front: cfg.Front, User: userName,
-			Upstream: up, Port: port, Workers: cfg.NginxWorkers, Keepalive: cfg.NginxKeepalive})
+			Upstream: up, Port: port, Workers: cfg.NginxWorkers, Keepalive: cfg.NginxKeepalive, PHP: cfg.NginxPHP})
 		nginxConf := filepath.Join(s.RunDir, "nginx.conf")
 		if err := writeFileAtomic(nginxConf, []byte(conf)); err != nil {
 			return nil, err

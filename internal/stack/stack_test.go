@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/workloads"
 )
 
@@ -184,4 +186,58 @@ func TestBrokenConfigReportsWhy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "php-fpm") {
 		t.Fatalf("err = %v, want php-fpm's complaint", err)
 	}
+}
+
+// The knobs that reach the master and nginx: a preload script found through the served docroot, nginx
+// directives in the PHP location, and opcache's move of PHP's text to huge pages.
+func TestDefinesAndNginxDirectives(t *testing.T) {
+	s := startDemo(t, Config{
+		Pools:    []Pool{{Name: "p", Listen: ListenUnix, PM: "static", MaxChildren: 1}},
+		Defines:  map[string]string{"opcache.preload": DocrootVar + "/preload.php", "opcache.huge_code_pages": "1"},
+		NginxPHP: []string{"fastcgi_buffers 16 16k", "fastcgi_buffer_size 16k;"},
+	})
+	conf, err := os.ReadFile(filepath.Join(s.RunDir, "nginx.conf"))
+	if err != nil || !strings.Contains(string(conf), "fastcgi_buffers 16 16k;\n") || !strings.Contains(string(conf), "fastcgi_buffer_size 16k;\n") {
+		t.Fatalf("nginx.conf lacks the directives (%v):\n%s", err, conf)
+	}
+	probe := `<?php $s = opcache_get_status(false); echo json_encode(["preloaded" => count($s["preload_statistics"]["classes"] ?? [])]);`
+	if err := os.WriteFile(filepath.Join(s.Docroot, "probe.php"), []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, s.HTTPURL+"/probe.php")
+	var got struct{ Preloaded int }
+	if err := json.Unmarshal([]byte(body), &got); err != nil || got.Preloaded < 50 {
+		t.Errorf("preload: want the demo's classes preloaded, got %q (%v)", body, err)
+	}
+	if b := get(t, s.HTTPURL+"/articles"); !strings.Contains(b, "phptune-demo:list") {
+		t.Errorf("with preload the listing breaks: %.300s", b)
+	}
+	thp, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	ht, err := measure.ReadHugeText(s.PID("php-fpm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(thp), "[never]") {
+		if ht.AnonHuge > 0 {
+			t.Errorf("THP is off, yet text on anonymous huge pages: %+v", ht)
+		}
+		return
+	}
+	if !ht.OnHugePages {
+		t.Errorf("THP is %q and opcache.huge_code_pages=1, yet smaps shows no text on huge pages", strings.TrimSpace(string(thp)))
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s: %.300s", url, resp.Status, b)
+	}
+	return string(b)
 }

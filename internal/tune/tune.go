@@ -45,6 +45,28 @@ type Options struct {
 	Pairs     int
 	Timeout   time.Duration
 	Progress  func(Status)
+	// Screen, when set, counts the work a configuration makes PHP do per request (instructions, syscalls):
+	// CPU-only knobs whose candidates leave it unchanged get no timed trials.
+	Screen func(ctx context.Context, cfg knob.Config) (*Work, error)
+}
+
+// Work is what a request costs PHP, counted rather than timed: repeatable, so equal counts mean a CPU-only
+// knob has nothing to give.
+type Work struct {
+	InstructionsPerReq float64 `json:"instructions_per_req"`
+	SyscallsPerReq     float64 `json:"syscalls_per_req"`
+	Method             string  `json:"method,omitempty"` // how it was counted
+}
+
+// Screen is one screened candidate of a CPU-only knob.
+type Screen struct {
+	Knob     string `json:"knob"`
+	Value    string `json:"value"`
+	From     string `json:"from"`
+	Base     Work   `json:"base"`
+	Cand     Work   `json:"candidate"`
+	Survived bool   `json:"survived"` // the counts differ: timed trials decide
+	Note     string `json:"note,omitempty"`
 }
 
 // Status is the progress line's content.
@@ -77,6 +99,7 @@ type Result struct {
 	Comparisons    []Comparison      `json:"comparisons"`
 	Headline       *Headline         `json:"headline,omitempty"`
 	P99Check       *P99Check         `json:"p99_check,omitempty"`
+	Screens        []Screen          `json:"screens,omitempty"`
 	Trials         []TrialRecord     `json:"trials"`
 	Files          map[string]string `json:"files,omitempty"`
 	Warnings       []string          `json:"warnings,omitempty"`
@@ -108,7 +131,7 @@ type KnobRow struct {
 	EffectPct float64       `json:"effect_pct"`
 	CILowPct  float64       `json:"ci_low_pct"`
 	CIHighPct float64       `json:"ci_high_pct"`
-	Verdict   stats.Verdict `json:"verdict"`
+	Verdict   stats.Verdict `json:"verdict"`  // "" when the knob was not tried (Note says why)
 	Compared  string        `json:"compared"` // the comparison the effect is from: "B vs A"
 	Note      string        `json:"note,omitempty"`
 }
@@ -233,7 +256,11 @@ type tuner struct {
 	arms         map[string]*arm // warm stacks by configuration
 	best         knob.Config
 	nComparisons int
+	plannedComps int
 	alpha        float64
+	facts        knob.Facts
+	skip         map[string]string          // knob -> why it is not tried
+	screenedOut  map[string]map[string]bool // knob -> values the screen found no work difference for
 }
 
 func newTuner(o Options) (*tuner, error) {
@@ -255,7 +282,8 @@ func newTuner(o Options) (*tuner, error) {
 	if (o.P99 > 0) != (o.Rate > 0) {
 		return nil, exitcode.UsageErrorf("--p99 is judged open-loop at a rate: give --p99 and --rate together")
 	}
-	t := &tuner{o: o, start: time.Now(), arms: map[string]*arm{}, best: o.Base.Clone(), alpha: stats.DefaultAlpha}
+	t := &tuner{o: o, start: time.Now(), arms: map[string]*arm{}, best: o.Base.Clone(), alpha: stats.DefaultAlpha,
+		skip: map[string]string{}, screenedOut: map[string]map[string]bool{}}
 	t.end = t.start.Add(o.Budget)
 	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
 		Recommendation: o.Base, Environment: environment(o.Stack),
@@ -275,8 +303,17 @@ func (t *tuner) status(phase, detail string) {
 func (t *tuner) run(ctx context.Context) error {
 	// The first arm doubles as the check that the app works at all: each URL answers and passes its check.
 	t.status("start", "serving the app")
-	if _, err := t.arm(ctx, t.best); err != nil {
+	first, err := t.arm(ctx, t.best)
+	if err != nil {
 		return err
+	}
+	t.facts.MaxResponse = first.maxResponse
+	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
+	t.facts.Concurrency = t.sweepPool()
+	if t.o.Screen != nil {
+		if err := t.screen(ctx); err != nil {
+			return err
+		}
 	}
 	if err := t.planBudget(); err != nil {
 		return err
@@ -284,12 +321,17 @@ func (t *tuner) run(ctx context.Context) error {
 	if err := t.saturation(ctx); err != nil {
 		return err
 	}
+	t.replan()
 	if err := t.poolSize(ctx); err != nil {
 		return err
 	}
 	for _, k := range t.o.Knobs {
 		if _, pinned := t.o.Pins[k.Name]; pinned {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "pinned"})
+			continue
+		}
+		if why := t.skip[k.Name]; why != "" {
+			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "not tried: " + why})
 			continue
 		}
 		if err := t.decide(ctx, k); err != nil {
@@ -309,42 +351,186 @@ func (t *tuner) run(ctx context.Context) error {
 	return nil
 }
 
-// planBudget fits the trials into the budget: the comparisons planned, each of Pairs pairs, the saturation
-// sweep and the final three-way comparison.
-func (t *tuner) planBudget() error {
-	comps := 2 // max_children's neighbours
-	if _, pinned := t.o.Pins["max_children"]; pinned {
-		comps = 0
-	}
-	for _, k := range t.o.Knobs {
-		if _, pinned := t.o.Pins[k.Name]; !pinned {
-			comps += max(len(k.Candidates(t.best))-1, 1)
+// candidates are the values of k that timed trials must decide: not the current one, nor those the screen
+// found to change nothing.
+func (t *tuner) candidates(k knob.Knob) []string {
+	var out []string
+	for _, v := range k.Candidates(t.best) {
+		if v != k.Get(t.best) && !t.screenedOut[k.Name][v] {
+			out = append(out, v)
 		}
 	}
-	sweepPoints, sweepTrials := 8, 4
-	trials := sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
-	// Stack starts and reads between trials cost about a second per comparison; keep 10% for slack.
-	overhead := time.Duration(comps+6)*time.Second + t.o.Budget/10
-	if t.o.P99 > 0 {
-		overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200)) // up to three sizing checks and the final one
+	return out
+}
+
+// Trial lengths below these make trials too grainy to decide anything.
+const minWindow, minWarm = 300 * time.Millisecond, 150 * time.Millisecond
+
+// perTrialOverhead is what each trial costs besides its load: status reads, sampling, connection set-up.
+const perTrialOverhead = 100 * time.Millisecond
+
+// planBudget fits the trials into the budget: the comparisons planned, each of Pairs pairs, the saturation
+// sweep and the final three-way comparison. Knobs are in order of importance: when the budget cannot cover
+// them all at the shortest useful trial, the last are left out, and the report says which budget would do.
+func (t *tuner) planBudget() error {
+	base := 2 // max_children's neighbours
+	if _, pinned := t.o.Pins["max_children"]; pinned {
+		base = 0
 	}
-	// Each trial also costs status reads, sampling and connection set-up: about a tenth of a second.
-	const perTrialOverhead = 100 * time.Millisecond
-	left := t.end.Sub(time.Now()) - overhead - time.Duration(trials)*perTrialOverhead
-	per := left / time.Duration(trials)
-	const minWindow, minWarm = 300 * time.Millisecond, 150 * time.Millisecond
+	type kc struct {
+		name  string
+		comps int
+	}
+	var ks []kc
+	for _, k := range t.o.Knobs {
+		if _, pinned := t.o.Pins[k.Name]; pinned {
+			continue
+		}
+		if k.Skip != nil {
+			if why := k.Skip(t.facts, t.best); why != "" {
+				t.skip[k.Name] = why
+				continue
+			}
+		}
+		if n := len(t.candidates(k)); n > 0 {
+			ks = append(ks, kc{k.Name, n})
+		}
+	}
+	const sweepPoints, sweepTrials = 8, 4
+	shape := func(comps int) (trials int, overhead time.Duration) {
+		trials = sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
+		// Stack starts and reads between trials cost about a second per comparison; keep 10% for slack.
+		overhead = time.Duration(comps+6)*time.Second + t.o.Budget/10
+		if t.o.P99 > 0 {
+			overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200)) // up to three sizing checks and the final one
+		}
+		return trials, overhead + time.Duration(trials)*perTrialOverhead
+	}
+	perTrial := func(comps int) time.Duration {
+		trials, overhead := shape(comps)
+		return (t.end.Sub(time.Now()) - overhead) / time.Duration(trials)
+	}
+	total := base
+	for _, k := range ks {
+		total += k.comps
+	}
+	comps := total
+	for len(ks) > 0 && perTrial(comps) < minWindow+minWarm {
+		last := ks[len(ks)-1]
+		ks = ks[:len(ks)-1]
+		comps -= last.comps
+		t.skip[last.name] = "the budget" // completed below, once the budget that would cover all is known
+	}
+	per := perTrial(comps)
 	if per < minWindow+minWarm {
-		need := overhead + time.Duration(trials)*(minWindow+minWarm+perTrialOverhead) + time.Since(t.start)
+		trials, overhead := shape(comps)
+		need := overhead + time.Duration(trials)*(minWindow+minWarm) + time.Since(t.start)
 		return exitcode.UsageErrorf("%w: --budget %s cannot decide %d comparisons of %d pairs; give at least --budget %s (or fewer knobs)",
 			ErrBudget, t.o.Budget, comps, t.o.Pairs, (need + 10*time.Second).Truncate(10*time.Second))
+	}
+	if comps < total {
+		trials, overhead := shape(total)
+		need := (overhead + time.Duration(trials)*(minWindow+minWarm) + time.Since(t.start) + time.Minute).Truncate(time.Minute)
+		for name, why := range t.skip {
+			if why == "the budget" {
+				t.skip[name] = fmt.Sprintf("--budget %s leaves no time for it; --budget %s would cover every knob", t.o.Budget, need)
+			}
+		}
 	}
 	t.warm = max(minWarm, per/4)
 	t.win = per - t.warm
 	t.nComparisons = comps + 2
+	t.plannedComps = comps
 	t.plan = Plan{Pairs: t.o.Pairs, WarmupS: t.warm.Seconds(), WindowS: t.win.Seconds(), Comparisons: t.nComparisons,
-		Trials: trials, SweepTrials: sweepTrials}
+		Trials: sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs, SweepTrials: sweepTrials}
 	t.res.Plan = t.plan
 	return nil
+}
+
+// replan gives the time the saturation sweep did not use (the curve flattened early) to the comparisons.
+func (t *tuner) replan() {
+	trials := t.plannedComps*2*t.o.Pairs + 3*t.o.Pairs
+	overhead := time.Duration(t.plannedComps+4)*time.Second + t.o.Budget/10 + time.Duration(trials)*perTrialOverhead
+	if t.o.P99 > 0 {
+		overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200))
+	}
+	per := (t.left() - overhead) / time.Duration(trials)
+	if per <= t.warm+t.win {
+		return // never shorter than planned: the Bonferroni plan and the warnings assume these lengths
+	}
+	t.warm = max(minWarm, per/4)
+	t.win = per - t.warm
+	t.plan.WarmupS, t.plan.WindowS = t.warm.Seconds(), t.win.Seconds()
+	t.res.Plan = t.plan
+}
+
+// screen counts the work per request of each CPU-only knob's candidates against the starting point; a
+// candidate that changes neither instructions nor syscalls by half the minimum effect has nothing to give,
+// and gets no timed trials. The counts are repeatable, so this is a measurement, not a gamble.
+func (t *tuner) screen(ctx context.Context) error {
+	var base *Work
+	tol := max(t.o.MinEffect/2, 0.005)
+	for _, k := range t.o.Knobs {
+		if _, pinned := t.o.Pins[k.Name]; pinned || !k.CPUOnly {
+			continue
+		}
+		if k.Skip != nil && k.Skip(t.facts, t.best) != "" {
+			continue
+		}
+		for _, v := range k.Candidates(t.best) {
+			if v == k.Get(t.best) {
+				continue
+			}
+			if base == nil {
+				t.status("screen", "counting the work of a request")
+				w, err := t.o.Screen(ctx, t.best)
+				if err != nil {
+					return fmt.Errorf("screen %s: %w", t.best, err)
+				}
+				base = w
+			}
+			cand := t.best.Clone()
+			if err := k.Set(&cand, v); err != nil {
+				return exitcode.UsageErrorf("knob %s=%s: %v", k.Name, v, err)
+			}
+			t.status("screen", fmt.Sprintf("%s=%s", k.Name, orUnset(v)))
+			w, err := t.o.Screen(ctx, cand)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				// A candidate the screen cannot run is left to the timed trials, which report its failure.
+				t.res.Screens = append(t.res.Screens, Screen{Knob: k.Name, Value: v, From: k.Get(t.best), Base: *base,
+					Survived: true, Note: "not screened: " + err.Error()})
+				continue
+			}
+			sc := Screen{Knob: k.Name, Value: v, From: k.Get(t.best), Base: *base, Cand: *w}
+			di := relDiff(w.InstructionsPerReq, base.InstructionsPerReq)
+			ds := relDiff(w.SyscallsPerReq, base.SyscallsPerReq)
+			sc.Survived = math.Abs(di) >= tol || (math.Abs(ds) >= tol && math.Abs(w.SyscallsPerReq-base.SyscallsPerReq) >= 0.5)
+			sc.Note = fmt.Sprintf("%s=%s: instructions/request %+.1f%%, syscalls/request %.1f -> %.1f", k.Name, orUnset(v),
+				100*di, base.SyscallsPerReq, w.SyscallsPerReq)
+			if !sc.Survived {
+				sc.Note = "screened out (" + sc.Note + "): no timed trial"
+				if t.screenedOut[k.Name] == nil {
+					t.screenedOut[k.Name] = map[string]bool{}
+				}
+				t.screenedOut[k.Name][v] = true
+			}
+			t.res.Screens = append(t.res.Screens, sc)
+		}
+	}
+	return nil
+}
+
+func relDiff(b, a float64) float64 {
+	if a == 0 {
+		if b == 0 {
+			return 0
+		}
+		return 1
+	}
+	return b/a - 1
 }
 
 // left is the time before the budget ends.
@@ -353,9 +539,10 @@ func (t *tuner) left() time.Duration { return time.Until(t.end) }
 // ---- arms: one warm stack per configuration ----
 
 type arm struct {
-	cfg  knob.Config
-	st   *stack.Stack
-	pool stack.Endpoint
+	cfg         knob.Config
+	st          *stack.Stack
+	pool        stack.Endpoint
+	maxResponse int64 // the largest response of the check, headers included
 }
 
 func (t *tuner) arm(ctx context.Context, cfg knob.Config) (*arm, error) {
@@ -417,6 +604,7 @@ func (t *tuner) check(ctx context.Context, a *arm) error {
 	if err != nil {
 		return err
 	}
+	a.maxResponse = res.MaxBytes
 	if res.Errors == 0 {
 		return nil
 	}
@@ -746,10 +934,12 @@ func (t *tuner) decide(ctx context.Context, k knob.Knob) error {
 	from := k.Get(t.best)
 	row := KnobRow{Name: k.Name, Value: from, From: from, Metric: "rps", Verdict: stats.NoDifference}
 	var decisive *Comparison
-	for _, v := range k.Candidates(t.best) {
-		if v == k.Get(t.best) {
-			continue
+	for _, sc := range t.res.Screens {
+		if sc.Knob == k.Name && !sc.Survived {
+			row.Note = strings.TrimSpace(row.Note + " " + sc.Note)
 		}
+	}
+	for _, v := range t.candidates(k) {
 		if t.left() < t.comparisonTime() {
 			row.Note = "not decided: the budget ran out"
 			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s=%s was not tried: the budget ran out", k.Name, v))
@@ -773,6 +963,10 @@ func (t *tuner) decide(ctx context.Context, k knob.Knob) error {
 		}
 	}
 	row.Value = k.Get(t.best)
+	if decisive == nil && row.Note != "" {
+		// Every candidate was screened out: the counts say there is nothing to gain.
+		row.Metric = "work"
+	}
 	if decisive != nil {
 		row.EffectPct, row.CILowPct, row.CIHighPct = 100*decisive.Stats.Estimate, 100*decisive.Stats.Lo, 100*decisive.Stats.Hi
 		row.Verdict = decisive.Stats.Verdict
@@ -811,6 +1005,25 @@ func (t *tuner) compare(ctx context.Context, name, va, vb string, ca, cb knob.Co
 			Stats: stats.Comparison{Verdict: stats.Worse}}, nil
 	}
 	t.keepOnly(a, b)
+	hugeNote := ""
+	if cb.Defines["opcache.huge_code_pages"] == "1" && ca.Defines["opcache.huge_code_pages"] != "1" {
+		// Credited only when opcache really moved PHP's text to huge pages (DESIGN 4): otherwise the arms are
+		// the same program and trials would only measure noise.
+		ht, err := measure.ReadHugeText(b.st.PID("php-fpm"))
+		if err != nil || !ht.OnHugePages {
+			why := "smaps shows PHP's text still on 4 KiB pages (no huge page was available when php-fpm started)"
+			if err != nil {
+				why = err.Error()
+			}
+			return &Comparison{Knob: name, A: va, B: vb, Config: cb.String(), Note: "not credited: " + why,
+				Stats: stats.Comparison{Verdict: stats.NoDifference}}, nil
+		}
+		how := "transparent huge pages"
+		if ht.Hugetlb > 0 {
+			how = "reserved huge pages"
+		}
+		hugeNote = fmt.Sprintf("PHP's text on %s (%d MiB)", how, (ht.AnonHuge+ht.Hugetlb)>>20)
+	}
 	conc := t.conc
 	if name == "max_children" {
 		conc = max(conc, ca.MaxChildren, cb.MaxChildren)
@@ -847,10 +1060,11 @@ func (t *tuner) compare(ctx context.Context, name, va, vb string, ca, cb knob.Co
 	s.PAdjusted = math.Min(1, s.P*float64(t.nComparisons))
 	s.Verdict = stats.Rule{MinEffect: t.o.MinEffect, Alpha: t.alpha, HigherIsBetter: true}.Decide(s)
 	c.Stats = s
+	c.Note = hugeNote
 	c.Accepted = s.Verdict == stats.Better
 	if eb > 0 && ea == 0 {
 		c.Accepted = false
-		c.Note = fmt.Sprintf("%d errors with %s=%s", eb, name, vb)
+		c.Note = strings.TrimSpace(fmt.Sprintf("%d errors with %s=%s. %s", eb, name, vb, c.Note))
 		if s.Verdict != stats.Worse {
 			c.Stats.Verdict = stats.Worse
 		}

@@ -22,7 +22,10 @@ set_error_handler(static function (int $severity, string $message, string $file,
     throw new ErrorException($message, 0, $severity, $file, $line);
 });
 
-require __DIR__ . '/src/Autoloader.php';
+// With opcache.preload (preload.php) the class is already declared.
+if (!class_exists(Autoloader::class, false)) {
+    require __DIR__ . '/src/Autoloader.php';
+}
 
 (new Autoloader('Demo\\', __DIR__ . '/src'))->register();
 
