@@ -26,7 +26,7 @@ import (
 
 type tuneFlags struct {
 	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	urls, headers, inis, knobs, skip, phpFPM                                    []string
+	urls, headers, inis, knobs, skip, only, phpFPM                              []string
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect                                                             float64
 	pairs                                                                       int
@@ -85,6 +85,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a knob above, or any ini setting; repeatable); one value pins it, max_children included")
 	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
+	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate")
@@ -239,6 +240,29 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		if !found {
 			return exitcode.UsageErrorf("--skip %s: no such knob among %s", name, knobNames(knobs))
 		}
+	}
+	if len(f.only) > 0 {
+		keep := map[string]bool{}
+		for _, kv := range f.knobs {
+			name, _, _ := strings.Cut(kv, "=")
+			keep[strings.TrimPrefix(name, "ini:")] = true
+		}
+		for _, name := range f.only {
+			if name == "none" {
+				continue
+			}
+			if _, ok := knob.ByName(name); !ok {
+				return exitcode.UsageErrorf("--only %s: no such knob among %s", name, knobNames(knobs))
+			}
+			keep[name] = true
+		}
+		var kept []knob.Knob
+		for _, k := range knobs {
+			if keep[k.Name] {
+				kept = append(kept, k)
+			}
+		}
+		knobs = kept
 	}
 	o.Knobs = knobs
 	if f.memory != "" {

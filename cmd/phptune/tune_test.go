@@ -111,7 +111,7 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	r = phptune(t, "tune", app, "--url", "/articles", "--expect-body", "phptune-demo:list", "--from-ini", ini,
 		"--knob", "max_children=2", "--knob", "pm=static",
 		"--knob", "ini:auto_prepend_file=,burn.php", "--knob", "ini:precision=14,15",
-		"--skip", "listen,keepalive", "--budget", "150s", "--out", out)
+		"--only", "opcache", "--budget", "150s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -163,7 +163,7 @@ func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo str_repeat("waited ", 100);`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--skip", "opcache,pm,listen,keepalive", "--budget", "100s", "--out", out)
+	r := phptune(t, "tune", app, "--only", "none", "--budget", "100s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -300,6 +300,7 @@ echo "fine";`), 0o644)
 		{[]string{"tune", bad, "--php-fpm", "/nonexistent/php-fpm"}, "--php-fpm"},
 		{[]string{"tune", bad, "--p99", "100ms"}, "--rate"},
 		{[]string{"tune", bad, "--skip", "nosuchknob"}, "no such knob"},
+		{[]string{"tune", bad, "--only", "nosuchknob"}, "no such knob"},
 		{[]string{"tune", bad, "--knob", "pm=static,lazy"}, "lazy"},
 		{[]string{"tune", bad, "--knob", "max_children=4,8"}, "one value to pin"},
 	}
@@ -317,7 +318,7 @@ func TestTuneMemoryLimitsThePool(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $b = str_repeat("x", 48 << 20); usleep(20000); echo strlen($b);`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--skip", "opcache,pm,listen,keepalive", "--memory", "400MiB", "--budget", "90s", "--out", out)
+	r := phptune(t, "tune", app, "--only", "none", "--memory", "400MiB", "--budget", "90s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

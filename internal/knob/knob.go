@@ -21,6 +21,16 @@ type Knob struct {
 	CPUOnly bool
 	// Skip, when set, says why the knob is not worth a trial for this app and host ("" = try it).
 	Skip func(f Facts, cur Config) string
+	// Suggest, when set, gives the candidates from what was measured, in place of Candidates.
+	Suggest func(f Facts, cur Config) []string
+}
+
+// Values are the candidates of k given the facts.
+func (k Knob) Values(f Facts, cur Config) []string {
+	if k.Suggest != nil {
+		return k.Suggest(f, cur)
+	}
+	return k.Candidates(cur)
 }
 
 // Facts are what tune learned about the app and the host before deciding knobs.
@@ -54,7 +64,7 @@ func Core() []Knob {
 // last are left out (and the report says so). preload and the binaries depend on the app and the command line.
 func All(preloadScript string, binaries []string) []Knob {
 	return []Knob{Binary(binaries), Opcache(), PM(), Listen(), Keepalive(), JIT(), Preload(preloadScript),
-		ValidateTimestamps(), HugeCodePages(), MaxRequests(), FastCGIBuffers(), RealpathCache(), Backlog()}
+		ValidateTimestamps(), OpcacheMemory(), HugeCodePages(), MaxRequests(), FastCGIBuffers(), RealpathCache(), Backlog()}
 }
 
 // ByName finds a knob by name: the core ones, max_children, and the ones only tried when asked for.

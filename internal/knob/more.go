@@ -319,3 +319,97 @@ func Binary(binaries []string) Knob {
 		},
 	}
 }
+
+// OpcacheMemory is opcache's three sizes: shared memory, interned strings buffer and the most scripts it keeps
+// (opcache.memory_consumption MiB, opcache.interned_strings_buffer MiB, opcache.max_accelerated_files), as one
+// value "256,16,20000" ("" = PHP's defaults 128,8,10000). Worth a trial only when the app fills one of them:
+// then scripts are compiled again and again, or strings copied into every request.
+func OpcacheMemory() Knob {
+	return Knob{
+		Name:       "opcache_memory",
+		Doc:        "opcache.memory_consumption, interned_strings_buffer and max_accelerated_files, when the app fills them",
+		Candidates: func(Config) []string { return []string{""} },
+		Suggest: func(f Facts, c Config) []string {
+			u := f.Opcache
+			if u == nil {
+				return nil
+			}
+			mem := u.MemoryUsed + u.MemoryFree + u.MemoryWasted
+			strs := u.InternedUsed + u.InternedFree
+			m, s, k := max(mem>>20, 128), max(strs>>20, 8), max(u.MaxKeys, 10000)
+			// Room for twice what is used now, in the round sizes people configure.
+			for m < 2*(u.MemoryUsed+u.MemoryWasted)>>20 {
+				m *= 2
+			}
+			for s < 2*u.InternedUsed>>20 {
+				s *= 2
+			}
+			for k < 2*u.Keys {
+				k *= 2
+			}
+			return []string{OpcacheUse{}.format(m, s, k)}
+		},
+		Get: func(c Config) string {
+			m, s, k := c.Defines["opcache.memory_consumption"], c.Defines["opcache.interned_strings_buffer"], c.Defines["opcache.max_accelerated_files"]
+			if m == "" && s == "" && k == "" {
+				return ""
+			}
+			return m + "," + s + "," + k
+		},
+		Set: func(c *Config, v string) error {
+			if v == "" {
+				for _, k := range []string{"opcache.memory_consumption", "opcache.interned_strings_buffer", "opcache.max_accelerated_files"} {
+					delete(c.Defines, k)
+				}
+				return nil
+			}
+			parts := strings.Split(v, ",")
+			if len(parts) != 3 {
+				return fmt.Errorf("opcache_memory %q: want MEMORY_MIB,STRINGS_MIB,FILES, as in 256,16,20000", v)
+			}
+			for i, key := range []string{"opcache.memory_consumption", "opcache.interned_strings_buffer", "opcache.max_accelerated_files"} {
+				n, err := strconv.Atoi(parts[i])
+				if err != nil || n < 1 {
+					return fmt.Errorf("opcache_memory %q: want MEMORY_MIB,STRINGS_MIB,FILES, as in 256,16,20000", v)
+				}
+				c.SetSetting(key, strconv.Itoa(n))
+			}
+			return nil
+		},
+		Skip: func(f Facts, c Config) string {
+			if c.INI["opcache.enable"] == "0" {
+				return "opcache is off"
+			}
+			u := f.Opcache
+			if u == nil {
+				return "opcache's state not read"
+			}
+			if why := u.Full(); why == "" {
+				return fmt.Sprintf("the app fits opcache: %d of %d MiB used, %d of %d scripts, %d of %d MiB interned strings",
+					u.MemoryUsed>>20, (u.MemoryUsed+u.MemoryFree+u.MemoryWasted)>>20, u.Keys, u.MaxKeys, u.InternedUsed>>20, (u.InternedUsed+u.InternedFree)>>20)
+			}
+			return ""
+		},
+	}
+}
+
+func (OpcacheUse) format(m, s, k int64) string { return fmt.Sprintf("%d,%d,%d", m, s, k) }
+
+// Full says which of opcache's limits the app reaches ("" = none): less than 5% of memory or strings free,
+// the cache marked full, or keys above 90% of the limit.
+func (u OpcacheUse) Full() string {
+	var why []string
+	if u.CacheFull {
+		why = append(why, "opcache reports the cache full")
+	}
+	if total := u.MemoryUsed + u.MemoryFree + u.MemoryWasted; total > 0 && u.MemoryFree*20 < total {
+		why = append(why, "under 5% of its memory free")
+	}
+	if total := u.InternedUsed + u.InternedFree; total > 0 && u.InternedFree*20 < total {
+		why = append(why, "under 5% of the interned strings buffer free")
+	}
+	if u.MaxKeys > 0 && u.Keys*10 > u.MaxKeys*9 {
+		why = append(why, "over 90% of max_accelerated_files used")
+	}
+	return strings.Join(why, ", ")
+}

@@ -322,6 +322,7 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	t.replan()
+	t.facts.Concurrency = t.conc
 	if err := t.poolSize(ctx); err != nil {
 		return err
 	}
@@ -330,7 +331,11 @@ func (t *tuner) run(ctx context.Context) error {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "pinned"})
 			continue
 		}
-		if why := t.skip[k.Name]; why != "" {
+		why := t.skip[k.Name]
+		if why == "" && k.Skip != nil {
+			why = k.Skip(t.facts, t.best) // an earlier decision may have made it moot
+		}
+		if why != "" {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "not tried: " + why})
 			continue
 		}
@@ -355,7 +360,7 @@ func (t *tuner) run(ctx context.Context) error {
 // found to change nothing.
 func (t *tuner) candidates(k knob.Knob) []string {
 	var out []string
-	for _, v := range k.Candidates(t.best) {
+	for _, v := range k.Values(t.facts, t.best) {
 		if v != k.Get(t.best) && !t.screenedOut[k.Name][v] {
 			out = append(out, v)
 		}
@@ -382,12 +387,28 @@ func (t *tuner) planBudget() error {
 		comps int
 	}
 	var ks []kc
+	// A knob skipped for the starting point may become worth a trial once an earlier knob changes (JIT once
+	// opcache is on): it is planned for when any single earlier change would make it so.
+	reach := []knob.Config{t.best}
 	for _, k := range t.o.Knobs {
 		if _, pinned := t.o.Pins[k.Name]; pinned {
 			continue
 		}
+		before := reach
+		for _, v := range k.Values(t.facts, t.best) {
+			c := t.best.Clone()
+			if k.Set(&c, v) == nil {
+				reach = append(reach, c)
+			}
+		}
 		if k.Skip != nil {
-			if why := k.Skip(t.facts, t.best); why != "" {
+			why := k.Skip(t.facts, t.best)
+			for _, c := range before[1:] {
+				if why != "" && k.Skip(t.facts, c) == "" {
+					why = ""
+				}
+			}
+			if why != "" {
 				t.skip[k.Name] = why
 				continue
 			}
@@ -477,7 +498,7 @@ func (t *tuner) screen(ctx context.Context) error {
 		if k.Skip != nil && k.Skip(t.facts, t.best) != "" {
 			continue
 		}
-		for _, v := range k.Candidates(t.best) {
+		for _, v := range k.Values(t.facts, t.best) {
 			if v == k.Get(t.best) {
 				continue
 			}
