@@ -185,6 +185,11 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration)
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
+			if lr.Errors > 0 {
+				for cls, msg := range lr.ErrorSamples {
+					return "", fmt.Errorf("%s: %d errors (%s: %s)", c.cfg, lr.Errors, cls, msg)
+				}
+			}
 			c.rps = append(c.rps, lr.RPS)
 		}
 	}

@@ -98,31 +98,38 @@ func Fixed(name string, values []string) (Knob, error) {
 	return k, nil
 }
 
-// Opcache switches the opcode cache on or off for the pool.
-func Opcache() Knob {
+// toggle is a knob whose values are on and off, tried in the order given.
+func toggle(name, doc string, order []string, on func(Config) bool, set func(c *Config, on bool) error) Knob {
 	return Knob{
-		Name:       "opcache",
-		Doc:        "opcache.enable: compiled scripts cached in shared memory instead of compiled on every request",
-		CPUOnly:    true,
-		Candidates: func(Config) []string { return []string{"on", "off"} },
+		Name:       name,
+		Doc:        doc,
+		Candidates: func(Config) []string { return order },
 		Get: func(c Config) string {
-			if c.INI["opcache.enable"] == "0" {
-				return "off"
+			if on(c) {
+				return "on"
 			}
-			return "on"
+			return "off"
 		},
 		Set: func(c *Config, v string) error {
-			switch v {
-			case "on":
-				c.SetINI("opcache.enable", "1")
-			case "off":
-				c.SetINI("opcache.enable", "0")
-			default:
-				return fmt.Errorf("opcache %q: want on or off", v)
+			if v != "on" && v != "off" {
+				return fmt.Errorf("%s %q: want on or off", name, v)
 			}
-			return nil
+			return set(c, v == "on")
 		},
 	}
+}
+
+// Opcache switches the opcode cache on or off for the pool.
+func Opcache() Knob {
+	k := toggle("opcache", "opcache.enable: compiled scripts cached in shared memory instead of compiled on every request",
+		[]string{"on", "off"},
+		func(c Config) bool { return c.INI["opcache.enable"] != "0" },
+		func(c *Config, on bool) error {
+			c.SetINI("opcache.enable", map[bool]string{true: "1", false: "0"}[on])
+			return nil
+		})
+	k.CPUOnly = true
+	return k
 }
 
 // PM is php-fpm's process manager.
@@ -223,28 +230,10 @@ func Listen() Knob {
 
 // Keepalive is nginx keeping its FastCGI connections to php-fpm (upstream keepalive, fastcgi_keep_conn).
 func Keepalive() Knob {
-	return Knob{
-		Name:       "keepalive",
-		Doc:        "nginx upstream keepalive with fastcgi_keep_conn: no connect per request, but each kept connection holds a worker",
-		Candidates: func(Config) []string { return []string{"off", "on"} },
-		Get: func(c Config) string {
-			if c.Keepalive {
-				return "on"
-			}
-			return "off"
-		},
-		Set: func(c *Config, v string) error {
-			switch v {
-			case "on":
-				c.Keepalive = true
-			case "off":
-				c.Keepalive = false
-			default:
-				return fmt.Errorf("keepalive %q: want on or off", v)
-			}
-			return nil
-		},
-	}
+	return toggle("keepalive", "nginx upstream keepalive with fastcgi_keep_conn: no connect per request, but each kept connection holds a worker",
+		[]string{"off", "on"},
+		func(c Config) bool { return c.Keepalive },
+		func(c *Config, on bool) error { c.Keepalive = on; return nil })
 }
 
 // INI is any per-pool ini setting (php_admin_value[KEY]); the empty value leaves it unset.

@@ -91,34 +91,28 @@ func JIT() Knob {
 // ValidateTimestamps is opcache checking scripts' timestamps (every opcache.revalidate_freq seconds). Off saves
 // the stat calls, but then a deploy must reload php-fpm (or call opcache_reset) to be seen.
 func ValidateTimestamps() Knob {
-	return Knob{
-		Name:       "validate_timestamps",
-		Doc:        "opcache.validate_timestamps: off saves stat calls; deploys then need a php-fpm reload",
-		CPUOnly:    true,
-		Candidates: func(Config) []string { return []string{"on", "off"} },
-		Get: func(c Config) string {
-			if c.INI["opcache.validate_timestamps"] == "0" {
-				return "off"
-			}
-			return "on"
-		},
-		Set: func(c *Config, v string) error {
-			switch v {
-			case "on":
+	k := toggle("validate_timestamps", "opcache.validate_timestamps: off saves stat calls; deploys then need a php-fpm reload",
+		[]string{"on", "off"},
+		func(c Config) bool { return c.INI["opcache.validate_timestamps"] != "0" },
+		func(c *Config, on bool) error {
+			if on {
 				delete(c.INI, "opcache.validate_timestamps")
-			case "off":
+			} else {
 				c.SetINI("opcache.validate_timestamps", "0")
-			default:
-				return fmt.Errorf("validate_timestamps %q: want on or off", v)
 			}
 			return nil
-		},
-		Skip: func(f Facts, c Config) string {
-			if c.INI["opcache.enable"] == "0" {
-				return "opcache is off"
-			}
-			return ""
-		},
+		})
+	k.CPUOnly, k.Skip = true, needsOpcache("")
+	return k
+}
+
+// needsOpcache skips a knob that only means something with opcache on; why is added to the reason.
+func needsOpcache(why string) func(Facts, Config) string {
+	return func(f Facts, c Config) string {
+		if c.INI["opcache.enable"] == "0" {
+			return "opcache is off" + why
+		}
+		return ""
 	}
 }
 
@@ -157,78 +151,55 @@ func RealpathCache() Knob {
 // Preload is opcache.preload with the app's own preload script (relative to the docroot): its classes are
 // compiled and linked once, in the master, for every request.
 func Preload(script string) Knob {
-	return Knob{
-		Name:       "preload",
-		Doc:        "opcache.preload: the app's preload script, run once by the master",
-		CPUOnly:    true,
-		Candidates: func(Config) []string { return []string{"off", "on"} },
-		Get: func(c Config) string {
-			if c.Defines["opcache.preload"] != "" {
-				return "on"
-			}
-			return "off"
-		},
-		Set: func(c *Config, v string) error {
-			switch v {
-			case "off":
+	k := toggle("preload", "opcache.preload: the app's preload script, run once by the master",
+		[]string{"off", "on"},
+		func(c Config) bool { return c.Defines["opcache.preload"] != "" },
+		func(c *Config, on bool) error {
+			switch {
+			case !on:
 				delete(c.Defines, "opcache.preload")
-			case "on":
-				if script == "" {
-					return fmt.Errorf("preload: the app ships no preload script")
-				}
-				c.SetSetting("opcache.preload", stack.DocrootVar+"/"+script)
+			case script == "":
+				return fmt.Errorf("preload: the app ships no preload script")
 			default:
-				return fmt.Errorf("preload %q: want on or off", v)
+				c.SetSetting("opcache.preload", stack.DocrootVar+"/"+script)
 			}
 			return nil
-		},
-		Skip: func(f Facts, c Config) string {
-			if script == "" {
-				return "the app ships no preload script (preload.php or config/preload.php)"
-			}
-			if c.INI["opcache.enable"] == "0" {
-				return "opcache is off"
-			}
-			return ""
-		},
+		})
+	k.CPUOnly = true
+	k.Skip = func(f Facts, c Config) string {
+		if script == "" {
+			return "the app ships no preload script (preload.php or config/preload.php)"
+		}
+		return needsOpcache("")(f, c)
 	}
+	return k
 }
 
 // HugeCodePages is opcache.huge_code_pages: PHP's own machine code copied to huge pages at start-up (fewer
 // iTLB misses). Credited only when the copy happened (tune checks smaps).
 func HugeCodePages() Knob {
-	return Knob{
-		Name:       "huge_code_pages",
-		Doc:        "opcache.huge_code_pages: PHP's text on huge pages (reserved pages, or THP via madvise)",
-		Candidates: func(Config) []string { return []string{"off", "on"} },
-		Get: func(c Config) string {
-			if c.Defines["opcache.huge_code_pages"] == "1" {
-				return "on"
-			}
-			return "off"
-		},
-		Set: func(c *Config, v string) error {
-			switch v {
-			case "off":
-				delete(c.Defines, "opcache.huge_code_pages")
-			case "on":
+	k := toggle("huge_code_pages", "opcache.huge_code_pages: PHP's text on huge pages (reserved pages, or THP via madvise)",
+		[]string{"off", "on"},
+		func(c Config) bool { return c.Defines["opcache.huge_code_pages"] == "1" },
+		func(c *Config, on bool) error {
+			if on {
 				c.SetSetting("opcache.huge_code_pages", "1")
-			default:
-				return fmt.Errorf("huge_code_pages %q: want on or off", v)
+			} else {
+				delete(c.Defines, "opcache.huge_code_pages")
 			}
 			return nil
-		},
-		Skip: func(f Facts, c Config) string {
-			if c.INI["opcache.enable"] == "0" {
-				return "opcache is off (it does the remap)"
-			}
-			if f.THP == "never" && f.HugePages == 0 {
-				return "the system gives no huge pages: reserve some (sysctl vm.nr_hugepages=64) or set " +
-					"/sys/kernel/mm/transparent_hugepage/enabled to madvise, then tune again"
-			}
-			return ""
-		},
+		})
+	k.Skip = func(f Facts, c Config) string {
+		if why := needsOpcache(" (it does the remap)")(f, c); why != "" {
+			return why
+		}
+		if f.THP == "never" && f.HugePages == 0 {
+			return "the system gives no huge pages: reserve some (sysctl vm.nr_hugepages=64) or set " +
+				"/sys/kernel/mm/transparent_hugepage/enabled to madvise, then tune again"
+		}
+		return ""
 	}
+	return k
 }
 
 // FastCGIBuffers is nginx's buffering of php-fpm's responses: a response larger than the buffers goes to a
