@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/internal/rawio"
@@ -21,19 +19,9 @@ const readBufSize = 32 << 10
 type Conn struct {
 	nc net.Conn
 
-	// Sockets do their I/O through RawConn with the callbacks below, method
-	// values made once so that the hot path does not allocate: the request
-	// is written from inside RawConn.Read (see sendWait), so no read is
-	// tried before the response can have arrived. Nil raw means plain
-	// nc.Read and nc.Write.
-	raw      syscall.RawConn
-	sendFn   func(fd uintptr) bool
-	recvFn   func(fd uintptr) bool
-	quickAck bool   // TCP on Linux: TCP_QUICKACK before waiting and before each read
-	ioBuf    []byte // bytes still to write, or room to read into, for the callbacks
-	n        int    // result of the last recv
-	ioErr    error  // syscall error met by a callback
-	sent     bool   // sendWait wrote everything and is waiting for readability
+	// sock does the reads and writes (raw syscalls where the system allows); on TCP it sets TCP_QUICKACK
+	// before waiting and before each read.
+	sock *rawio.Socket
 
 	buf  []byte
 	r, w int // unread bytes are buf[r:w]
@@ -70,21 +58,24 @@ func dial(ctx context.Context, d *net.Dialer, network, address string) (*Conn, e
 }
 
 func newConn(nc net.Conn) (*Conn, error) {
-	c := &Conn{nc: nc, buf: make([]byte, readBufSize)}
+	sock, err := rawio.NewSocket(nc)
+	if err != nil {
+		return nil, fmt.Errorf("raw conn: %w", err)
+	}
+	c := &Conn{nc: nc, buf: make([]byte, readBufSize), sock: sock}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		// Go sets TCP_NODELAY by default; be explicit since a request that
 		// waits on Nagle costs a delayed-ACK period.
 		if err := tc.SetNoDelay(true); err != nil {
 			return nil, fmt.Errorf("set TCP_NODELAY: %w", err)
 		}
-		c.quickAck = quickAckSupported
-	}
-	if sc, ok := nc.(syscall.Conn); ok && rawio.Enabled {
-		raw, err := sc.SyscallConn()
-		if err != nil {
-			return nil, fmt.Errorf("raw conn: %w", err)
+		if quickAckSupported {
+			// php-fpm leaves Nagle on, so a response written in two parts
+			// waits for our ACK, which Linux delays by up to 40 ms on a
+			// request/response connection; quick-ack mode is not sticky,
+			// hence before every read. Best effort: errors are ignored.
+			sock.BeforeRead = setQuickAck
 		}
-		c.raw, c.sendFn, c.recvFn = raw, c.sendWait, c.recv
 	}
 	return c, nil
 }
@@ -136,107 +127,11 @@ func (c *Conn) interrupt() {
 	_ = c.nc.SetDeadline(time.Unix(1, 0)) // the Conn is dropped after the error this causes
 }
 
-// send writes p. On a socket with nothing left unread, it then also waits
-// until the response starts to arrive: a read tried straight after the write
-// would nearly always fail with EAGAIN, a wasted syscall per request.
-func (c *Conn) send(p []byte) error {
-	if c.raw == nil || c.r < c.w {
-		_, err := c.nc.Write(p)
-		return err
-	}
-	c.ioBuf, c.sent, c.ioErr = p, false, nil
-	err := c.raw.Read(c.sendFn)
-	rest := c.ioBuf
-	c.ioBuf = nil
-	switch {
-	case c.ioErr != nil:
-		return c.netError("write", c.ioErr)
-	case c.sent:
-		// An error here (deadline, interrupt, close) is sticky on the socket:
-		// the read that follows reports it as before.
-		return nil
-	case err != nil:
-		return c.netError("write", err)
-	}
-	// The send buffer filled up (a big body): write the rest the ordinary,
-	// blocking way, and let the reads wait for the response.
-	_, err = c.nc.Write(rest)
-	return err
-}
+// send writes p, and where it can, waits for the response to start (see rawio.Socket.Send).
+func (c *Conn) send(p []byte) error { return c.sock.Send(p, c.r < c.w) }
 
-// sendWait is called by RawConn.Read, which has already reset the socket's
-// readability, so a response arriving after the write below always wakes it.
-// It writes c.ioBuf and returns false to wait for readability; called again
-// once readable, it returns true, leaving the read to fill.
-func (c *Conn) sendWait(fd uintptr) bool {
-	if c.sent {
-		return true
-	}
-	n, err := rawio.Write(fd, c.ioBuf)
-	c.ioBuf = c.ioBuf[n:]
-	if err != nil && err != syscall.EAGAIN {
-		c.ioErr = os.NewSyscallError("write", err)
-		return true
-	}
-	if len(c.ioBuf) > 0 {
-		return true
-	}
-	if c.quickAck {
-		// As before each read: the response's first part must be ACKed at once.
-		setQuickAck(fd)
-	}
-	c.sent = true
-	return false
-}
-
-// read is nc.Read through the raw callbacks, with TCP_QUICKACK where needed.
-func (c *Conn) read(p []byte) (int, error) {
-	if c.raw == nil {
-		return c.nc.Read(p)
-	}
-	c.ioBuf, c.ioErr = p, nil
-	err := c.raw.Read(c.recvFn)
-	c.ioBuf = nil
-	switch {
-	case err != nil:
-		return 0, c.netError("read", err)
-	case c.ioErr != nil:
-		return 0, c.netError("read", c.ioErr)
-	case c.n == 0:
-		return 0, io.EOF
-	}
-	return c.n, nil
-}
-
-func (c *Conn) recv(fd uintptr) bool {
-	if c.quickAck {
-		// php-fpm leaves Nagle on, so a response written in two parts
-		// waits for our ACK, which Linux delays by up to 40 ms on a
-		// request/response connection; quick-ack mode is not sticky,
-		// hence before every read. Best effort: errors are ignored.
-		setQuickAck(fd)
-	}
-	n, err := rawio.Read(fd, c.ioBuf)
-	if err == syscall.EAGAIN {
-		return false
-	}
-	c.n = n
-	if err != nil {
-		c.ioErr = os.NewSyscallError("read", err)
-	}
-	return true
-}
-
-// netError gives errors of the raw path the form the net package gives to
-// those of Read and Write ("read tcp A->B: ..."), as they reach reports.
-func (c *Conn) netError(op string, err error) error {
-	if oe, ok := err.(*net.OpError); ok {
-		oe.Op = op // RawConn.Read's "raw-read"; the error is ours alone
-		return oe
-	}
-	la := c.nc.LocalAddr()
-	return &net.OpError{Op: op, Net: la.Network(), Source: la, Addr: c.nc.RemoteAddr(), Err: err}
-}
+// read reads into p.
+func (c *Conn) read(p []byte) (int, error) { return c.sock.Read(p) }
 
 func (c *Conn) fail(err error) error {
 	c.err = err

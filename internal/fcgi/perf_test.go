@@ -101,7 +101,7 @@ func TestQuickAckAvoidsDelayedACKStall(t *testing.T) {
 	measure := func(quickAck bool) time.Duration {
 		c := dialT(t, "tcp", addr)
 		if !quickAck {
-			c.quickAck = false
+			c.sock.BeforeRead = nil
 		}
 		var resp Response
 		var times []time.Duration
