@@ -52,7 +52,8 @@ the knee, the memory per worker and any --p99 goal at --rate, then decide each k
 nginx keep-alive, and any --knob) by interleaved paired trials against the best so far: better, worse or no_difference, with the
 effect on requests/s and its 95% CI. Finally the recommendation is compared with Debian's defaults and the
 "static, 2 x cores" rule of thumb. The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf
-(checked with php-fpm -t and nginx -t) and result.json (schema phptune/tune/v1).
+(checked with php-fpm -t and nginx -t), result.json (schema phptune/tune/v1) and report.html (the
+results as one self-contained page; phptune report re-renders it).
 
 Results hold for this host: measure again before applying them elsewhere. phptune never changes system
 configuration. Ctrl-C stops every process and keeps the results so far (exit 130).`,
@@ -263,11 +264,14 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
 		return err
 	}
+	if err := writeTuneReport(out, res); err != nil {
+		return err
+	}
 	if f.json {
 		os.Stdout.Write(buf.Bytes())
 	} else {
 		report.Tune(os.Stdout, res)
-		fmt.Printf("\n  Results in %s: result.json", out)
+		fmt.Printf("\n  Results in %s: report.html, result.json", out)
 		if runErr == nil {
 			fmt.Printf(", php-fpm-pool.conf, php.ini, nginx-upstream.conf")
 		}

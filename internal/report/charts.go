@@ -203,7 +203,7 @@ func effectsChart(cs []tune.Comparison) *chart {
 	if len(rows) == 0 {
 		return nil
 	}
-	left, right := 210.0, 190.0
+	left, right := 210.0, 180.0
 	c := &chart{ID: "effects", Title: "Each knob's effect on throughput", W: chartW, H: padTop + 28*float64(len(rows)) + padBot}
 	bottom := c.H - padBot
 	lo, hi := 0.0, 0.0
@@ -229,7 +229,7 @@ func effectsChart(cs []tune.Comparison) *chart {
 			tip += "; accepted"
 		}
 		c.mark(el{Kind: "rect", X: xs.at(100*r.Stats.Estimate) - 5, Y: y - 5, W: 10, H: 10, Class: "est " + v, Title: tip})
-		c.text(c.W-right+10, y+4, fmt.Sprintf("%s  %s", signedPct(100*r.Stats.Estimate), verdictText(r.Stats.Verdict)), "start", "row-value "+v)
+		c.text(c.W-right+10, y+4, fmt.Sprintf("%s  %s", signedPct(100*r.Stats.Estimate), strings.TrimSuffix(verdictText(r.Stats.Verdict), " shown")), "start", "row-value "+v)
 	}
 	c.Legend = []legendItem{{"est better", "better"}, {"est worse", "worse"}, {"est no_difference", "no difference shown"}}
 	return c

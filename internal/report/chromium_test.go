@@ -144,9 +144,17 @@ func openPage(t *testing.T, ctx context.Context, path string) (map[string]chartS
 		if err := chromedp.Run(tctx, chromedp.FullScreenshot(&png, 100)); err == nil {
 			os.WriteFile(filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".html")+".png"), png, 0o644)
 		}
+		var ids []string
 		for _, c := range charts {
-			if err := chromedp.Run(tctx, chromedp.Screenshot("#chart-"+c.ID, &png, chromedp.ByQuery)); err == nil {
-				os.WriteFile(filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".html")+"-"+c.ID+".png"), png, 0o644)
+			ids = append(ids, "chart-"+c.ID)
+		}
+		var sections []string
+		if err := chromedp.Run(tctx, chromedp.Evaluate(`Array.from(document.querySelectorAll("section[id]")).map(s => s.id)`, &sections)); err == nil {
+			ids = append(ids, sections...)
+		}
+		for _, id := range ids {
+			if err := chromedp.Run(tctx, chromedp.Screenshot("#"+id, &png, chromedp.ByQuery)); err == nil {
+				os.WriteFile(filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".html")+"-"+id+".png"), png, 0o644)
 			}
 		}
 	}

@@ -38,6 +38,7 @@ type tunePage struct {
 	R        *tune.Result
 	Title    string
 	Hero     []heroCard
+	Lede     string
 	Charts   []*chart
 	Variants []variant
 	Files    []configFile
@@ -60,6 +61,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	p := tunePage{R: r, Title: "phptune tune: " + r.App}
 	vs := variants(r)
 	p.Hero = hero(r)
+	p.Lede = lede(r)
 	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r.Comparisons), latencyChart(vs), memoryChart(vs, r.PoolSize)} {
 		if c != nil {
 			p.Charts = append(p.Charts, c)
@@ -164,6 +166,27 @@ func hero(r *tune.Result) []heroCard {
 			Sub: fmt.Sprintf("%s req/s against %s req/s (%s)", rate(h.RecommendationRPS), rate(h.RuleOfThumbRPS), h.RuleOfThumb)})
 	}
 	return cards
+}
+
+// lede says the headline in a sentence, in words that do not claim more than the verdict.
+func lede(r *tune.Result) string {
+	h := r.Headline
+	if h == nil || h.VsDebian == nil {
+		return ""
+	}
+	c := h.VsDebian
+	base := h.Baseline
+	if base == "" {
+		base = "Debian's defaults"
+	}
+	ci := fmt.Sprintf("(95%% CI %s to %s)", signedPct(100*c.Lo), signedPct(100*c.Hi))
+	switch c.Verdict {
+	case stats.Better:
+		return fmt.Sprintf("The recommendation serves %.1f%% more requests/s than %s %s.", 100*c.Estimate, base, ci)
+	case stats.Worse:
+		return fmt.Sprintf("The recommendation serves %.1f%% fewer requests/s than %s %s: keep yours.", -100*c.Estimate, base, ci)
+	}
+	return fmt.Sprintf("No difference in throughput from %s was shown: %s requests/s %s. The settings below say which knobs mattered.", base, signedPct(100*c.Estimate), ci)
 }
 
 // variants groups the trials by configuration, the recommendation and the references first.

@@ -148,6 +148,9 @@ func yAxis(c *chart, s scale, ticks []float64, label func(float64) string, left,
 // fnum formats a figure with about three significant digits.
 func fnum(v float64) string {
 	a := math.Abs(v)
+	if a >= 1 && a < 1e15 && v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
 	switch {
 	case a >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
