@@ -47,7 +47,11 @@ type KnobAgreement struct {
 	Values   []string        `json:"values"`   // per run; "" where the run has no such knob
 	Verdicts []stats.Verdict `json:"verdicts"` // per run, of the decisive comparison
 	Present  []bool          `json:"present"`
-	Agree    bool            `json:"agree"`
+	// Decided is false where the run kept the value without a comparison (pinned, or the budget ran out).
+	Decided  []bool   `json:"decided"`
+	Compared []string `json:"compared"` // the decisive comparison, "opcache=off vs on"
+	Notes    []string `json:"notes"`
+	Agree    bool     `json:"agree"`
 }
 
 // Tunes compares tune results against the first. minEffect is relative (0.01 = 1%).
@@ -90,10 +94,15 @@ func Tunes(results []*tune.Result, names []string, minEffect float64) (*TuneRepo
 				i = len(rep.Knobs)
 				index[k.Name] = i
 				n := len(results)
-				rep.Knobs = append(rep.Knobs, KnobAgreement{Name: k.Name, Values: make([]string, n), Verdicts: make([]stats.Verdict, n), Present: make([]bool, n)})
+				rep.Knobs = append(rep.Knobs, KnobAgreement{Name: k.Name, Values: make([]string, n), Verdicts: make([]stats.Verdict, n),
+					Present: make([]bool, n), Decided: make([]bool, n), Compared: make([]string, n), Notes: make([]string, n)})
 			}
 			ka := &rep.Knobs[i]
 			ka.Values[ri], ka.Verdicts[ri], ka.Present[ri] = k.Value, k.Verdict, true
+			ka.Decided[ri], ka.Compared[ri], ka.Notes[ri] = k.Compared != "", k.Compared, k.Note
+			if !ka.Decided[ri] {
+				ka.Verdicts[ri] = ""
+			}
 		}
 	}
 	for i := range rep.Knobs {

@@ -21,7 +21,7 @@ func CompareTunes(w io.Writer, r *compare.TuneReport) {
 	}
 	fmt.Fprintf(w, "\n  %-13s", "knob")
 	for _, run := range r.Runs {
-		fmt.Fprintf(w, " %-32s", run.Name)
+		fmt.Fprintf(w, " %-44s", run.Name)
 	}
 	fmt.Fprintf(w, " %s\n", "agree")
 	for _, k := range r.Knobs {
@@ -30,16 +30,33 @@ func CompareTunes(w io.Writer, r *compare.TuneReport) {
 			cell := "(not decided)"
 			if k.Present[i] {
 				v := string(k.Verdicts[i])
-				if v == "" {
-					v = "no comparison"
+				if !k.Decided[i] {
+					v = "not compared"
+					if n := k.Notes[i]; n != "" {
+						v = strings.TrimPrefix(strings.SplitN(n, ":", 2)[0], "not decided")
+						v = strings.TrimSpace("not decided" + v)
+					}
+				}
+				if c := strings.TrimPrefix(k.Compared[i], k.Name+"="); k.Decided[i] && c != "" {
+					v = c + ": " + v // the verdict is the candidate's: "off vs on: worse"
 				}
 				cell = unset(k.Values[i]) + " (" + v + ")"
 			}
-			fmt.Fprintf(w, " %-32s", cell)
+			fmt.Fprintf(w, " %-44s", cell)
 		}
 		agree := "yes"
 		if !k.Agree {
 			agree = "NO"
+		} else {
+			var undecided []string
+			for i, d := range k.Decided {
+				if !d {
+					undecided = append(undecided, r.Runs[i].Name)
+				}
+			}
+			if len(undecided) > 0 {
+				agree = "yes, but not compared in " + strings.Join(undecided, ", ")
+			}
 		}
 		fmt.Fprintf(w, " %s\n", agree)
 	}
