@@ -30,6 +30,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"secs":    secs,
 	"join":    strings.Join,
 	"unset":   orUnset,
+	"vs":      func(name, compared string) string { return strings.ReplaceAll(compared, name+"=", "") },
 	"cpu":     func(m map[string]float64, k string) string { return cpuCell(m[k]) },
 }).ParseFS(htmlFS, "html/*.tmpl"))
 

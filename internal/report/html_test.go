@@ -176,7 +176,7 @@ func TestTuneHTMLFromRecordedRun(t *testing.T) {
 		if !strings.Contains(page, row) {
 			t.Errorf("settings table lacks %s = %s", k.Name, k.Value)
 		}
-		if k.Compared != "" && !strings.Contains(page, fmt.Sprintf(`%s</td>
+		if k.Compared != "" && !strings.Contains(page, fmt.Sprintf(`<td class="num">%s</td>
 <td class="num">[%s, %s]</td>
 <td><span class="badge %s">`, signedPct(k.EffectPct), signedPct(k.CILowPct), signedPct(k.CIHighPct), k.Verdict)) {
 			t.Errorf("settings table lacks %s's effect, CI and verdict", k.Name)
