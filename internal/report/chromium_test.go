@@ -98,7 +98,7 @@ const probeJS = `Array.from(document.querySelectorAll("svg.chart")).map(function
 
 // openPage loads an HTML file and returns its charts as rendered, failing on any console error, uncaught
 // exception or failed load the page causes.
-func openPage(t *testing.T, ctx context.Context, path string) (map[string]chartSeen, string) {
+func openPage(t *testing.T, ctx context.Context, path string) (seen map[string]chartSeen, title, copyButton string) {
 	t.Helper()
 	var mu sync.Mutex
 	var problems []string
@@ -129,7 +129,6 @@ func openPage(t *testing.T, ctx context.Context, path string) (map[string]chartS
 		t.Fatal(err)
 	}
 	var charts []chartSeen
-	var title string
 	if err := chromedp.Run(tctx,
 		log.Enable(), runtime.Enable(),
 		chromedp.Navigate("file://"+abs),
@@ -138,6 +137,18 @@ func openPage(t *testing.T, ctx context.Context, path string) (map[string]chartS
 		chromedp.Evaluate(probeJS, &charts),
 	); err != nil {
 		t.Fatalf("chromium on %s: %v", path, err)
+	}
+	// The copy button's script runs without error and answers (the clipboard, or the selection where the
+	// clipboard is refused).
+	var clicked bool
+	if err := chromedp.Run(tctx, chromedp.Evaluate(`(function () { var b = document.querySelector("button.copy"); if (b) b.click(); return !!b; })()`, &clicked)); err != nil {
+		t.Fatalf("click copy: %v", err)
+	}
+	if clicked {
+		time.Sleep(300 * time.Millisecond)
+		if err := chromedp.Run(tctx, chromedp.Text("button.copy", &copyButton, chromedp.ByQuery)); err != nil {
+			t.Fatalf("read copy button: %v", err)
+		}
 	}
 	if dir := os.Getenv("PHPTUNE_SCREENSHOTS"); dir != "" {
 		var png []byte
@@ -165,11 +176,11 @@ func openPage(t *testing.T, ctx context.Context, path string) (map[string]chartS
 	if len(problems) > 0 {
 		t.Errorf("%s: the page logged problems:\n  %s", path, strings.Join(problems, "\n  "))
 	}
-	seen := map[string]chartSeen{}
+	seen = map[string]chartSeen{}
 	for _, c := range charts {
 		seen[c.ID] = c
 	}
-	return seen, title
+	return seen, title, copyButton
 }
 
 // wantCharts counts the data marks each chart must show, from the result itself (not from the renderer).
@@ -213,16 +224,20 @@ func TestReportRendersInChromium(t *testing.T) {
 
 	full := filepath.Join(dir, "tune-full.html")
 	writeTuneHTML(t, full, r, recordedFiles(t))
-	seen, title := openPage(t, ctx, full)
+	seen, title, copied := openPage(t, ctx, full)
 	if !strings.Contains(title, r.App) {
 		t.Errorf("title %q lacks the app %q", title, r.App)
+	}
+	t.Logf("the copy button after a click: %q", copied)
+	if copied != "copied" && copied != "selected: press Ctrl+C" {
+		t.Errorf("the copy button says %q after a click", copied)
 	}
 	checkCharts(t, "full", seen, expectedMarks(r))
 
 	partial := partialOf(r)
 	part := filepath.Join(dir, "tune-partial.html")
 	writeTuneHTML(t, part, partial, nil)
-	seen, _ = openPage(t, ctx, part)
+	seen, _, _ = openPage(t, ctx, part)
 	checkCharts(t, "partial", seen, expectedMarks(partial))
 
 	b := recordedBench(t)
@@ -235,6 +250,6 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	seen, _ = openPage(t, ctx, bench)
+	seen, _, _ = openPage(t, ctx, bench)
 	checkCharts(t, "bench", seen, expectedBenchMarks(b))
 }
