@@ -159,7 +159,7 @@ func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
 		lo = math.Min(lo, float64(v.PeakUSS))
 	}
 	xs := scale{D0: 0, D1: hi * 1.1, R0: left, R1: c.W - padRight}
-	ticks := niceTicks(0, hi*1.1, 5)
+	ticks := bytesTicks(hi * 1.1)
 	title := "peak private memory (USS) per worker"
 	if budget > 20*lo {
 		xs = scale{D0: lo / 2, D1: hi * 1.5, R0: left, R1: c.W - padRight, Log: true}
@@ -181,12 +181,18 @@ func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
 	if counted > 0 {
 		x := xs.at(counted)
 		c.line(x, padTop-6, x, bottom, "counted")
-		c.text(x, padTop-10, "counted "+bytesLabel(counted), "middle", "counted-label")
+		c.text(x+4, bottom-3, "counted "+bytesLabel(counted), "start", "counted-label")
 	}
 	if budget > 0 {
 		x := xs.at(budget)
 		c.line(x, padTop-6, x, bottom, "budget")
-		c.text(x-4, padTop-10, fmt.Sprintf("budget %s / worker at %d", bytesLabel(budget), ps.Chosen), "end", "budget-label")
+		label := fmt.Sprintf("budget %s / worker at %d", bytesLabel(budget), ps.Chosen)
+		// Left of the line, unless that would run into the row labels.
+		if x-7*float64(len(label)) < left {
+			c.text(x+4, padTop-10, label, "start", "budget-label")
+		} else {
+			c.text(x-4, padTop-10, label, "end", "budget-label")
+		}
 	}
 	c.Legend = []legendItem{{"bar", "peak private memory per worker"}, {"counted", "counted per worker in sizing"}, {"budget", "budget per worker"}}
 	return c
@@ -213,7 +219,7 @@ func effectsChart(cs []tune.Comparison) *chart {
 	pad := math.Max((hi-lo)*0.05, 1)
 	ticks := niceTicks(lo-pad, hi+pad, 6)
 	xs := scale{D0: math.Min(ticks[0], lo-pad), D1: math.Max(ticks[len(ticks)-1], hi+pad), R0: left, R1: c.W - right}
-	xAxis(c, xs, ticks, func(v float64) string { return signedPct(v) }, padTop, bottom, "change in requests/s, candidate against the best so far (95% CI)")
+	xAxis(c, xs, ticks, axisPct, padTop, bottom, "change in requests/s, candidate against the best so far (95% CI)")
 	c.line(xs.at(0), padTop-8, xs.at(0), bottom, "zero")
 	for i, r := range rows {
 		y := padTop + 28*float64(i) + 14
@@ -271,4 +277,32 @@ func verdictText(v stats.Verdict) string {
 		return "too few trials"
 	}
 	return "not decided"
+}
+
+// axisPct labels a tick of a change in percent: 0%, +50%, −12.5%.
+func axisPct(v float64) string {
+	if v == 0 {
+		return "0%"
+	}
+	s := fnum(v) + "%"
+	if v > 0 {
+		return "+" + s
+	}
+	return "−" + s[1:]
+}
+
+// bytesTicks are round values in the binary unit that suits hi: 0, 0.5 MiB, 1 MiB...
+func bytesTicks(hi float64) []float64 {
+	unit := 1.0
+	for _, u := range []float64{1 << 30, 1 << 20, 1 << 10} {
+		if hi >= u {
+			unit = u
+			break
+		}
+	}
+	t := niceTicks(0, hi/unit, 5)
+	for i := range t {
+		t[i] *= unit
+	}
+	return t
 }
