@@ -22,14 +22,15 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json",
 		Short: "Render a saved result as report.html, one self-contained page",
-		Long: `Render a saved result (tune's result.json, schema phptune/tune/v1, or bench's, phptune/bench/v1) as one HTML
-file that works offline: charts drawn as inline SVG, nothing loaded from anywhere. For a tune result: the
+		Long: `Render a saved result (tune's result.json, schema phptune/tune/v1; bench's, phptune/bench/v1; or compare's
+compare.json) as one HTML file that works offline: charts drawn as inline SVG, nothing loaded from anywhere. For a tune result: the
 headline against Debian's defaults, the recommended settings with their verdicts, the throughput-against-
 concurrency curve with its knee, latency percentiles and memory per worker per configuration, each knob's
 effect with its 95% CI, the configuration files (read from beside the JSON) and the environment. tune writes
 this page into its run dir itself; this command re-renders it.`,
 		Example: `  phptune report phptune-results/tune-20260101-120000/result.json
-  phptune report bench/result.json --out bench.html`,
+  phptune report bench/result.json --out bench.html
+  phptune compare tune-a/result.json tune-b/result.json --out cmp && phptune report cmp/compare.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runReport(args[0], out) }),
 	}
@@ -69,10 +70,25 @@ func runReport(path, out string) error {
 		if err := report.BenchHTML(&page, r); err != nil {
 			return err
 		}
-	case compare.Schema, compare.SchemaTune:
-		return exitcode.UsageErrorf("%s: a %s result has no HTML report: render the compared results themselves", path, head.Schema)
+	case compare.Schema:
+		var r compare.Report
+		if err := json.Unmarshal(data, &r); err != nil || len(r.Arms) == 0 {
+			return exitcode.UsageErrorf("%s: bad %s result: %v", path, compare.Schema, errOr(err, "no arms"))
+		}
+		if err := report.CompareHTML(&page, &r); err != nil {
+			return err
+		}
+	case compare.SchemaTune:
+		var r compare.TuneReport
+		if err := json.Unmarshal(data, &r); err != nil || len(r.Runs) == 0 {
+			return exitcode.UsageErrorf("%s: bad %s result: %v", path, compare.SchemaTune, errOr(err, "no runs"))
+		}
+		if err := report.CompareTunesHTML(&page, &r); err != nil {
+			return err
+		}
 	default:
-		return exitcode.UsageErrorf("%s: schema %q is not one phptune report renders (%s, %s)", path, head.Schema, tune.Schema, load.SchemaBench)
+		return exitcode.UsageErrorf("%s: schema %q is not one phptune report renders (%s, %s, %s, %s)", path, head.Schema,
+			tune.Schema, load.SchemaBench, compare.Schema, compare.SchemaTune)
 	}
 	if err := writeAtomic(out, page.Bytes()); err != nil {
 		return err
@@ -113,4 +129,11 @@ func tuneFiles(dir string, r *tune.Result) map[string]string {
 func oneLine(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
+}
+
+func errOr(err error, msg string) string {
+	if err != nil {
+		return oneLine(err)
+	}
+	return msg
 }

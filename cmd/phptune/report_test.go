@@ -232,6 +232,44 @@ func TestCompareTuneResults(t *testing.T) {
 		t.Errorf("summary lacks the throughput comparison:\n%s", r.stdout)
 	}
 
+	// --out keeps compare.json, which phptune report renders.
+	out := t.TempDir()
+	if r := phptune(t, "compare", a, b, "--out", out); r.code != 0 {
+		t.Fatalf("compare --out: exit %d: %s", r.code, r.stderr)
+	}
+	if r := phptune(t, "report", filepath.Join(out, "compare.json")); r.code != 0 {
+		t.Fatalf("report compare.json: exit %d: %s", r.code, r.stderr)
+	}
+	// One mark per compared metric with statistics, as compare.json holds them.
+	saved, err := os.ReadFile(filepath.Join(out, "compare.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cj struct {
+		Throughput struct {
+			Arms []struct {
+				Rows []struct {
+					Stats *json.RawMessage `json:"stats"`
+				} `json:"rows"`
+			} `json:"arms"`
+		} `json:"throughput"`
+	}
+	if err := json.Unmarshal(saved, &cj); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, a := range cj.Throughput.Arms {
+		for _, row := range a.Rows {
+			if row.Stats != nil {
+				want++
+			}
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil || want == 0 || marks(string(page))["compare"] != want || !strings.Contains(string(page), "Knob by knob") {
+		t.Errorf("compare page: %v, marks %v, want %d", err, marks(string(page)), want)
+	}
+
 	// A tune result is compared only with tune results.
 	oneLineError(t, phptune(t, "compare", a, filepath.Join(reportTestdata, "bench-result.json")), "tune results are compared only with tune results")
 }

@@ -200,42 +200,55 @@ func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
 
 // effectsChart is a forest plot: each comparison's effect on requests/s with its 95% CI, coloured by verdict.
 func effectsChart(cs []tune.Comparison) *chart {
-	var rows []tune.Comparison
-	for _, cmp := range cs {
-		if cmp.Stats.N > 0 {
-			rows = append(rows, cmp)
+	var rows []forestRow
+	for _, r := range cs {
+		if r.Stats.N == 0 {
+			continue
 		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	left, right := 210.0, 180.0
-	c := &chart{ID: "effects", Title: "Each knob's effect on throughput", W: chartW, H: padTop + 28*float64(len(rows)) + padBot}
-	bottom := c.H - padBot
-	lo, hi := 0.0, 0.0
-	for _, r := range rows {
-		lo, hi = math.Min(lo, 100*r.Stats.Lo), math.Max(hi, 100*r.Stats.Hi)
-	}
-	pad := math.Max((hi-lo)*0.05, 1)
-	ticks := niceTicks(lo-pad, hi+pad, 6)
-	xs := scale{D0: math.Min(ticks[0], lo-pad), D1: math.Max(ticks[len(ticks)-1], hi+pad), R0: left, R1: c.W - right}
-	xAxis(c, xs, ticks, axisPct, padTop, bottom, "change in requests/s, candidate against the best so far (95% CI)")
-	c.line(xs.at(0), padTop-8, xs.at(0), bottom, "zero")
-	for i, r := range rows {
-		y := padTop + 28*float64(i) + 14
 		label := fmt.Sprintf("%s=%s vs %s", r.Knob, orUnset(r.B), orUnset(r.A))
-		c.text(left-10, y+4, short(label, 30), "end", "row-label")
-		v := verdictClass(r.Stats.Verdict)
-		c.line(xs.at(100*r.Stats.Lo), y, xs.at(100*r.Stats.Hi), y, "ci "+v)
-		c.line(xs.at(100*r.Stats.Lo), y-5, xs.at(100*r.Stats.Lo), y+5, "ci "+v)
-		c.line(xs.at(100*r.Stats.Hi), y-5, xs.at(100*r.Stats.Hi), y+5, "ci "+v)
 		tip := fmt.Sprintf("%s: %s (95%% CI %s to %s), %s, p %.3g (Holm %.3g), %d pairs", label, signedPct(100*r.Stats.Estimate),
 			signedPct(100*r.Stats.Lo), signedPct(100*r.Stats.Hi), verdictText(r.Stats.Verdict), r.Stats.P, r.Stats.PAdjusted, r.Stats.N)
 		if r.Accepted {
 			tip += "; accepted"
 		}
-		c.mark(el{Kind: "rect", X: xs.at(100*r.Stats.Estimate) - 5, Y: y - 5, W: 10, H: 10, Class: "est " + v, Title: tip})
-		c.text(c.W-right+10, y+4, fmt.Sprintf("%s  %s", signedPct(100*r.Stats.Estimate), strings.TrimSuffix(verdictText(r.Stats.Verdict), " shown")), "start", "row-value "+v)
+		rows = append(rows, forestRow{Label: label, S: r.Stats, Tip: tip})
+	}
+	return forestChart("effects", "Each knob's effect on throughput", "change in requests/s, candidate against the best so far (95% CI)", rows)
+}
+
+// forestRow is one estimate with its interval.
+type forestRow struct {
+	Label string
+	S     stats.Comparison
+	Tip   string
+}
+
+// forestChart draws estimates of relative change with their CIs around zero, one row each, by verdict.
+func forestChart(id, title, axisTitle string, rows []forestRow) *chart {
+	if len(rows) == 0 {
+		return nil
+	}
+	left, right := 210.0, 180.0
+	c := &chart{ID: id, Title: title, W: chartW, H: padTop + 28*float64(len(rows)) + padBot}
+	bottom := c.H - padBot
+	lo, hi := 0.0, 0.0
+	for _, r := range rows {
+		lo, hi = math.Min(lo, 100*r.S.Lo), math.Max(hi, 100*r.S.Hi)
+	}
+	pad := math.Max((hi-lo)*0.05, 1)
+	ticks := niceTicks(lo-pad, hi+pad, 6)
+	xs := scale{D0: math.Min(ticks[0], lo-pad), D1: math.Max(ticks[len(ticks)-1], hi+pad), R0: left, R1: c.W - right}
+	xAxis(c, xs, ticks, axisPct, padTop, bottom, axisTitle)
+	c.line(xs.at(0), padTop-8, xs.at(0), bottom, "zero")
+	for i, r := range rows {
+		y := padTop + 28*float64(i) + 14
+		c.text(left-10, y+4, short(r.Label, 30), "end", "row-label")
+		v := verdictClass(r.S.Verdict)
+		c.line(xs.at(100*r.S.Lo), y, xs.at(100*r.S.Hi), y, "ci "+v)
+		c.line(xs.at(100*r.S.Lo), y-5, xs.at(100*r.S.Lo), y+5, "ci "+v)
+		c.line(xs.at(100*r.S.Hi), y-5, xs.at(100*r.S.Hi), y+5, "ci "+v)
+		c.mark(el{Kind: "rect", X: xs.at(100*r.S.Estimate) - 5, Y: y - 5, W: 10, H: 10, Class: "est " + v, Title: r.Tip})
+		c.text(c.W-right+10, y+4, fmt.Sprintf("%s  %s", signedPct(100*r.S.Estimate), strings.TrimSuffix(verdictText(r.S.Verdict), " shown")), "start", "row-value "+v)
 	}
 	c.Legend = []legendItem{{"est better", "better"}, {"est worse", "worse"}, {"est no_difference", "no difference shown"}}
 	return c

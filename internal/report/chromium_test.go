@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,9 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/phptune/phptune/internal/compare"
+	"github.com/phptune/phptune/internal/tune"
 )
 
 // chromiumPath is Debian's chromium (package chromium), or $PHPTUNE_CHROMIUM.
@@ -252,4 +256,28 @@ func TestReportRendersInChromium(t *testing.T) {
 	f.Close()
 	seen, _, _ = openPage(t, ctx, bench)
 	checkCharts(t, "bench", seen, expectedBenchMarks(b))
+
+	var r2 tune.Result
+	data, err := os.ReadFile("testdata/tune-result-2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r2); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := compare.Tunes([]*tune.Result{r, &r2}, []string{"A", "B"}, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp := filepath.Join(dir, "compare.html")
+	f, err = os.Create(cmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CompareTunesHTML(f, tr); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	seen, _, _ = openPage(t, ctx, cmp)
+	checkCharts(t, "compare", seen, map[string]int{"compare": statsRows(tr.Throughput)})
 }

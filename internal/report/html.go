@@ -21,6 +21,7 @@ var htmlFS embed.FS
 // copy the config files to the clipboard). html/template escapes every figure and string taken from a result.
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"pct":     signedPct,
+	"mul100":  func(v float64) float64 { return 100 * v },
 	"rate":    rate,
 	"lat":     msLabel,
 	"bytes":   func(b int64) string { return bytesLabel(float64(b)) },

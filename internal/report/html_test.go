@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -268,4 +269,63 @@ func TestBenchHTMLFromRecordedRun(t *testing.T) {
 	if !strings.Contains(page, msLabel(r.Latency.P99)) {
 		t.Errorf("p99 %s not shown", msLabel(r.Latency.P99))
 	}
+}
+
+func TestCompareHTML(t *testing.T) {
+	a := recordedTune(t)
+	var b2 tune.Result
+	data, err := os.ReadFile("testdata/tune-result-2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &b2); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := compare.Tunes([]*tune.Result{a, &b2}, []string{"A", "B"}, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := CompareTunesHTML(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.String())
+	if got, want := declaredMarks(page)["compare"], statsRows(tr.Throughput); got != want || want == 0 {
+		t.Errorf("compare chart has %d marks, want %d", got, want)
+	}
+	for _, k := range tr.Knobs {
+		if !strings.Contains(page, "<td><b>"+k.Name+"</b></td>") {
+			t.Errorf("knob %s missing", k.Name)
+		}
+	}
+	if strings.Contains(page, "agree on every knob") == !tr.Agree {
+		t.Errorf("the page's agreement does not match the report's (%v)", tr.Agree)
+	}
+
+	// A bench comparison.
+	br := recordedBench(t)
+	rep, err := compare.Results([]*load.Result{br, br}, []string{"A", "B"}, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := CompareHTML(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := declaredMarks(b.String())["compare"], statsRows(rep); got != want || want == 0 {
+		t.Errorf("bench compare chart has %d marks, want %d", got, want)
+	}
+}
+
+// statsRows counts the compared metrics that have statistics: one chart mark each.
+func statsRows(r *compare.Report) int {
+	n := 0
+	for _, a := range r.Arms {
+		for _, row := range a.Rows {
+			if row.Stats != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
