@@ -19,7 +19,7 @@ import (
 // testdata/tune-result.json is a real run's output (phptune tune --budget 3m on the demo app, on a 2-CPU
 // machine), with the configuration files it wrote; testdata/bench-result.json likewise from phptune bench.
 
-func recordedTune(t *testing.T) *tune.Result {
+func recordedTune(t testing.TB) *tune.Result {
 	t.Helper()
 	data, err := os.ReadFile("testdata/tune-result.json")
 	if err != nil {
@@ -32,7 +32,7 @@ func recordedTune(t *testing.T) *tune.Result {
 	return &r
 }
 
-func recordedFiles(t *testing.T) map[string]string {
+func recordedFiles(t testing.TB) map[string]string {
 	t.Helper()
 	files := map[string]string{}
 	for _, n := range []string{"php-fpm-pool.conf", "php.ini", "nginx-upstream.conf"} {
@@ -328,4 +328,17 @@ func statsRows(r *compare.Report) int {
 		}
 	}
 	return n
+}
+
+// BenchmarkTuneHTML renders the recorded run's page (190 trials): its time and the page's size.
+func BenchmarkTuneHTML(b *testing.B) {
+	r, files := recordedTune(b), recordedFiles(b)
+	var buf bytes.Buffer
+	for i := 0; i < b.N; i++ {
+		buf.Reset()
+		if err := TuneHTML(&buf, r, files); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "page-bytes")
 }
