@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
@@ -29,6 +30,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"verdict": verdictText,
 	"vclass":  verdictClass,
 	"secs":    secs,
+	"wsecs":   wholeSecs,
 	"join":    strings.Join,
 	"unset":   orUnset,
 	"vs":      func(name, compared string) string { return strings.ReplaceAll(compared, name+"=", "") },
@@ -127,7 +129,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	})
 	if r.Plan.Pairs > 0 {
 		p.Plan = [][2]string{
-			{"run time", fmt.Sprintf("%s of a %s budget", secs(r.ElapsedS), secs(r.BudgetS))},
+			{"run time", fmt.Sprintf("%s of a %s budget", wholeSecs(r.ElapsedS), wholeSecs(r.BudgetS))},
 			{"trials", fmt.Sprintf("%d recorded (%d planned): %s warm-up and %s measured each", len(r.Trials), r.Plan.Trials, secs(r.Plan.WarmupS), secs(r.Plan.WindowS))},
 			{"comparisons", fmt.Sprintf("%d planned, %d pairs each, at %d connections", r.Plan.Comparisons, r.Plan.Pairs, r.Plan.Concurrency)},
 		}
@@ -357,4 +359,9 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// wholeSecs formats a run's length to the second.
+func wholeSecs(s float64) string {
+	return time.Duration(math.Round(s) * float64(time.Second)).String()
 }
