@@ -31,13 +31,12 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"vclass":  verdictClass,
 	"secs":    secs,
 	"wsecs":   wholeSecs,
-	"join":    strings.Join,
 	"unset":   orUnset,
 	"vs":      func(name, compared string) string { return strings.ReplaceAll(compared, name+"=", "") },
 	"cpu":     func(m map[string]float64, k string) string { return cpuCell(m[k]) },
 }).ParseFS(htmlFS, "html/*.tmpl"))
 
-// TunePage is what TuneHTML renders, exported for tests that check the page against the result.
+// tunePage is what the tune template renders: the result and what is derived from it for the page.
 type tunePage struct {
 	R        *tune.Result
 	Title    string
@@ -82,17 +81,17 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	captions["latency"] = "For each configuration measured after the sweep, the median over its trials of each trial's percentile (the knob comparisons load " +
 		fmt.Sprintf("%d connections).", r.Plan.Concurrency)
 	if ps := r.PoolSize; ps != nil {
-		cap := fmt.Sprintf("Each bar is the largest private memory (USS) of a php-fpm worker seen in that configuration's trials. The sizing counts a worker at %s "+
+		text := fmt.Sprintf("Each bar is the largest private memory (USS) of a php-fpm worker seen in that configuration's trials. The sizing counts a worker at %s "+
 			"(the larger of that and PHP's own peak for a request) plus %s shared once.", bytesLabel(float64(ps.PerWorkerBytes)), bytesLabel(float64(ps.SharedBytes)))
 		if ps.Memory > 0 && ps.Chosen > 0 {
 			need := ps.SharedBytes + int64(ps.Chosen)*ps.PerWorkerBytes
-			cap += fmt.Sprintf(" The chosen pool of %d needs about %s of the %s budget", ps.Chosen, bytesLabel(float64(need)), bytesLabel(float64(ps.Memory)))
+			text += fmt.Sprintf(" The chosen pool of %d needs about %s of the %s budget", ps.Chosen, bytesLabel(float64(need)), bytesLabel(float64(ps.Memory)))
 			if ps.MemoryLimit > 0 {
-				cap += fmt.Sprintf("; memory would allow up to %d workers", ps.MemoryLimit)
+				text += fmt.Sprintf("; memory would allow up to %d workers", ps.MemoryLimit)
 			}
-			cap += "."
+			text += "."
 		}
-		captions["memory"] = cap
+		captions["memory"] = text
 	}
 	for _, c := range p.Charts {
 		c.Caption = captions[c.ID]
@@ -116,15 +115,22 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 		}
 	}
 	h := r.Environment.Host
+	cpu, started := "", ""
+	if h.CPUs > 0 {
+		cpu = fmt.Sprintf("%s, %d CPUs usable (%d online)", h.CPUModel, h.CPUs, h.CPUsOnline)
+	}
+	if !r.Started.IsZero() {
+		started = r.Started.Format("2006-01-02 15:04:05 MST")
+	}
 	p.Env = nonEmpty([][2]string{
-		{"CPU", fmt.Sprintf("%s, %d CPUs usable (%d online)", h.CPUModel, h.CPUs, h.CPUsOnline)},
+		{"CPU", cpu},
 		{"memory", bytesOrEmpty(h.MemTotal)},
 		{"kernel", h.Kernel},
 		{"transparent huge pages", h.THP},
 		{"PHP", r.Environment.PHP},
 		{"php-fpm", r.Environment.FPM},
 		{"nginx", r.Environment.Nginx},
-		{"started", r.Started.Format("2006-01-02 15:04:05 MST")},
+		{"started", started},
 		{"command", strings.Join(r.CommandLine, " ")},
 	})
 	if r.Plan.Pairs > 0 {
@@ -331,7 +337,7 @@ func tokens(s string) []string {
 func nonEmpty(kv [][2]string) [][2]string {
 	var out [][2]string
 	for _, p := range kv {
-		if strings.TrimSpace(p[1]) != "" && !strings.HasPrefix(p[1], ", 0 CPUs") {
+		if strings.TrimSpace(p[1]) != "" {
 			out = append(out, p)
 		}
 	}
