@@ -342,3 +342,27 @@ func BenchmarkTuneHTML(b *testing.B) {
 	}
 	b.ReportMetric(float64(buf.Len()), "page-bytes")
 }
+
+// Degenerate figures (one point, zero throughput, an empty interval, no memory budget) draw without NaN or
+// Inf in the SVG.
+func TestTuneHTMLDegenerate(t *testing.T) {
+	r := recordedTune(t)
+	r.Saturation.Points = r.Saturation.Points[:1]
+	r.Saturation.Points[0].RPS, r.Saturation.Points[0].Lo, r.Saturation.Points[0].Hi = 0, 0, 0
+	r.Comparisons = r.Comparisons[:1]
+	r.Comparisons[0].Stats.Estimate, r.Comparisons[0].Stats.Lo, r.Comparisons[0].Stats.Hi = 0, 0, 0
+	ps := *r.PoolSize
+	ps.Memory, ps.Chosen = 0, 0
+	r.PoolSize = &ps
+	r.Trials = r.Trials[:1]
+	var b bytes.Buffer
+	if err := TuneHTML(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?i)\b(NaN|[+-]?Inf)\b`).FindString(b.String()); m != "" {
+		t.Errorf("page has %q", m)
+	}
+	if got, want := declaredMarks(b.String()), expectedMarks(r); !sameCounts(got, want) {
+		t.Errorf("marks %v, want %v", got, want)
+	}
+}
