@@ -64,7 +64,13 @@ func saturationChart(s *tune.Saturation) *chart {
 		}
 		c.mark(el{Kind: "circle", X: x, Y: ys.at(p.RPS), R: 5, Class: class, Title: tip})
 	}
-	c.Legend = []legendItem{{"point", "mean of the trials"}, {"ci", "95% CI"}, {"point peak", "peak"}, {"knee", "knee"}}
+	c.Legend = []legendItem{{"point", "mean of the trials"}, {"ci", "95% CI"}}
+	if s.Peak > 0 {
+		c.Legend = append(c.Legend, legendItem{"point peak", "peak"})
+	}
+	if s.Knee > 0 {
+		c.Legend = append(c.Legend, legendItem{"knee", "knee"})
+	}
 	return c
 }
 

@@ -72,14 +72,21 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	}
 	captions := map[string]string{}
 	if s := r.Saturation; s != nil {
-		captions["saturation"] = fmt.Sprintf("Closed-loop load on a static pool of %d workers, %d trials a point (the line joins the means; whiskers are 95%% CIs). "+
-			"The knee, %d connections, is the smallest concurrency whose throughput CI overlaps the peak's (at %d); the pool size starts from it.",
-			s.Pool, r.Plan.SweepTrials, s.Knee, s.Peak)
+		text := fmt.Sprintf("Closed-loop load on a static pool of %d workers, %d trials a point (the line joins the means; whiskers are 95%% CIs). ",
+			s.Pool, r.Plan.SweepTrials)
+		if s.Knee > 0 {
+			text += fmt.Sprintf("The knee, %d connections, is the smallest concurrency whose throughput CI overlaps the peak's (at %d); the pool size starts from it.", s.Knee, s.Peak)
+		} else {
+			text += "The sweep stopped before its knee was found."
+		}
+		captions["saturation"] = text
 	}
 	captions["effects"] = fmt.Sprintf("Every comparison the run made, in order: %d interleaved pairs of trials each, Wilcoxon signed-rank test, Hodges-Lehmann estimate and 95%% CI; "+
 		"a candidate replaced the best so far only when better (significant after correction for the run's comparisons and at least the minimum effect).", r.Plan.Pairs)
-	captions["latency"] = "For each configuration measured after the sweep, the median over its trials of each trial's percentile (the knob comparisons load " +
-		fmt.Sprintf("%d connections).", r.Plan.Concurrency)
+	captions["latency"] = "For each configuration measured after the sweep, the median over its trials of each trial's percentile."
+	if n := r.Plan.Concurrency; n > 0 {
+		captions["latency"] += fmt.Sprintf(" The knob comparisons load %d connections.", n)
+	}
 	if ps := r.PoolSize; ps != nil {
 		text := fmt.Sprintf("Each bar is the largest private memory (USS) of a php-fpm worker seen in that configuration's trials. The sizing counts a worker at %s "+
 			"(the larger of that and PHP's own peak for a request) plus %s shared once.", bytesLabel(float64(ps.PerWorkerBytes)), bytesLabel(float64(ps.SharedBytes)))
@@ -137,7 +144,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 		p.Plan = [][2]string{
 			{"run time", fmt.Sprintf("%s of a %s budget", wholeSecs(r.ElapsedS), wholeSecs(r.BudgetS))},
 			{"trials", fmt.Sprintf("%d recorded (%d planned): %s warm-up and %s measured each", len(r.Trials), r.Plan.Trials, secs(r.Plan.WarmupS), secs(r.Plan.WindowS))},
-			{"comparisons", fmt.Sprintf("%d planned, %d pairs each, at %d connections", r.Plan.Comparisons, r.Plan.Pairs, r.Plan.Concurrency)},
+			{"comparisons", fmt.Sprintf("%d planned, %d pairs each%s", r.Plan.Comparisons, r.Plan.Pairs, atConns(r.Plan.Concurrency))},
 		}
 		var urls []string
 		for _, u := range r.URLs {
@@ -370,4 +377,12 @@ func contains(list []string, s string) bool {
 // wholeSecs formats a run's length to the second.
 func wholeSecs(s float64) string {
 	return time.Duration(math.Round(s) * float64(time.Second)).String()
+}
+
+// atConns says at what load the comparisons ran, when the run got that far.
+func atConns(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" at %d connections", n)
 }
