@@ -367,3 +367,24 @@ func TestTuneHTMLDegenerate(t *testing.T) {
 		t.Errorf("marks %v, want %v", got, want)
 	}
 }
+
+// A latency goal's checks and the pool's note are shown.
+func TestTuneHTMLLatencyGoal(t *testing.T) {
+	r := recordedTune(t)
+	ps := *r.PoolSize
+	ps.Note = "memory limits the pool below the CPU knee"
+	ps.P99Checks = []tune.P99Check{{MaxChildren: 4, Rate: 200, GoalUs: 50000, P99Us: 81000}, {MaxChildren: 6, Rate: 200, GoalUs: 50000, P99Us: 42000, Met: true}}
+	r.PoolSize = &ps
+	r.P99Check = &tune.P99Check{MaxChildren: 6, Rate: 200, GoalUs: 50000, P99Us: 45000, Met: true}
+	var b bytes.Buffer
+	if err := TuneHTML(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.String())
+	for _, want := range []string{"(memory limits the pool below the CPU knee)", "4 workers, p99 81ms at 200 req/s (goal 50ms) <span class=\"badge worse\">not met",
+		"6 workers, p99 42ms at 200 req/s (goal 50ms) <span class=\"badge better\">met", "Latency goal: p99 45ms at 200 req/s"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
