@@ -22,12 +22,12 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json",
 		Short: "Render a saved result as report.html, one self-contained page",
-		Long: `Render a saved result (tune's result.json, schema phptune/tune/v1; bench's, phptune/bench/v1; or compare's
-compare.json) as one HTML file that works offline: charts drawn as inline SVG, nothing loaded from anywhere. For a tune result: the
-headline against Debian's defaults, the recommended settings with their verdicts, the throughput-against-
-concurrency curve with its knee, latency percentiles and memory per worker per configuration, each knob's
-effect with its 95% CI, the configuration files (read from beside the JSON) and the environment. tune writes
-this page into its run dir itself; this command re-renders it.`,
+		Long: `Render a saved result as one HTML file that works offline (charts drawn as inline SVG, nothing loaded
+from anywhere): tune's result.json (schema phptune/tune/v1), bench's (phptune/bench/v1) or compare's
+compare.json. For a tune result: the headline against Debian's defaults, the recommended settings with their
+verdicts, the throughput-against-concurrency curve with its knee, each knob's effect with its 95% CI, latency
+percentiles and memory per worker per configuration, the configuration files (read from beside the JSON) and
+the environment. tune writes this page into its run dir itself; this command re-renders it.`,
 		Example: `  phptune report phptune-results/tune-20260101-120000/result.json
   phptune report bench/result.json --out bench.html
   phptune compare tune-a/result.json tune-b/result.json --out cmp && phptune report cmp/compare.json`,
