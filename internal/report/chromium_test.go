@@ -41,13 +41,14 @@ func chromiumPath(t *testing.T) string {
 // which the closed network would refuse and which would show as errors.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	bin := chromiumPath(t)
 	// A fresh profile; removed after chromium's last process has gone (it writes there while exiting).
 	profile, err := os.MkdirTemp("", "phptune-chromium-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(bin),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-quic", true),
