@@ -41,11 +41,16 @@ with the Hodges-Lehmann estimate for interleaved trials (Mann-Whitney for indepe
 across every comparison of the call, and a minimum effect below which nothing counts as a difference.
 At least 6 trials are needed for a verdict; 10 is the default for --interleave.
 
+Tune results (schema phptune/tune/v1) are compared knob by knob: each run's value and verdict, and whether the
+runs agree; then the recommendations' throughput, from each run's final trials of its recommendation
+(independent samples, Mann-Whitney).
+
 With --interleave, the arguments are arms to run: a bench TARGET, optionally followed by bench flags for that
 arm only (quote each arm). Flags given to compare itself apply to every arm. The arms' trials run in
 alternation (A B, B A, A B, ...), each with its own warm-up, so that drift on the machine falls on both alike.`,
 		Example: `  phptune bench http://127.0.0.1:8080/ --repeat 10 --out a; phptune bench http://127.0.0.1:8081/ --repeat 10 --out b
   phptune compare a/result.json b/result.json
+  phptune compare tune-a/result.json tune-b/result.json    # two tune runs: knob by knob, and their recommendations
   phptune compare --interleave 'http://127.0.0.1:8080/' 'http://127.0.0.1:8081/' --repeat 10 -c 8 -d 5s
   phptune compare --interleave 'unix:/tmp/a.sock:/srv/index.php' 'fcgi://127.0.0.1:9000/srv/index.php' --fail-if-worse`,
 		Args: cobra.MinimumNArgs(2),
@@ -113,6 +118,9 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 			return runErr
 		}
 	} else {
+		if isTuneResult(args[0]) {
+			return runCompareTunes(f, args)
+		}
 		for _, spec := range args {
 			if strings.ContainsAny(spec, " \t") || strings.Contains(spec, "://") || strings.HasPrefix(spec, "unix:") {
 				return exitcode.UsageErrorf("%q is not a saved result: to run targets, add --interleave", spec)

@@ -58,8 +58,9 @@ response outgrows nginx's buffers), realpath_cache_size (when the app fills it) 
 could overflow it), plus any --knob. A knob that cannot matter here is reported as not tried, with the reason;
 when the budget cannot cover them all, the last are left out and the report says which budget would do.
 Finally the recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb.
-The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf (checked with php-fpm -t and nginx -t) and
-result.json (schema phptune/tune/v1).
+The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf (checked with php-fpm -t and nginx -t),
+result.json (schema phptune/tune/v1) and report.html (the results as one self-contained page; phptune report
+re-renders it).
 
 Results hold for this host: measure again before applying them elsewhere. phptune never changes system
 configuration. Ctrl-C stops every process and keeps the results so far (exit 130).`,
@@ -308,11 +309,14 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
 		return err
 	}
+	if err := writeTuneReport(out, res); err != nil {
+		return err
+	}
 	if f.json {
 		os.Stdout.Write(buf.Bytes())
 	} else {
 		report.Tune(os.Stdout, res)
-		fmt.Printf("\n  Results in %s: result.json", out)
+		fmt.Printf("\n  Results in %s: report.html, result.json", out)
 		if runErr == nil {
 			fmt.Printf(", php-fpm-pool.conf, php.ini, nginx-upstream.conf")
 		}
