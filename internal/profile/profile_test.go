@@ -1,0 +1,201 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stack"
+)
+
+// multiFileApp writes a front controller that autoloads n classes, one file each: the shape of a framework's
+// hello-world, where opcache off means opening, reading and compiling every file on every request. Its output
+// does not depend on the clock, so its instruction count is exact.
+func multiFileApp(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idx := fmt.Sprintf(`<?php
+spl_autoload_register(function ($c) { require __DIR__ . '/lib/' . $c . '.php'; });
+$sum = 0;
+for ($i = 0; $i < %d; $i++) { $cls = "C$i"; $sum += (new $cls)->run($i); }
+echo "ok $sum\n";
+`, n)
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		src := fmt.Sprintf(`<?php
+final class C%d
+{
+    private array $seen = [];
+
+    public function run(int $x): int
+    {
+        for ($j = 0; $j < 10; $j++) {
+            $this->seen[] = $j * $x;
+        }
+        return array_sum($this->seen) + strlen(str_repeat('x', %d));
+    }
+}
+`, i, i)
+		if err := os.WriteFile(filepath.Join(dir, "lib", "C"+strconv.Itoa(i)+".php"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func variant(t *testing.T, name string, sets ...string) Variant {
+	t.Helper()
+	c := knob.Debian()
+	c.PM, c.MaxChildren = "static", 2
+	for _, kv := range sets {
+		k, v, _ := strings.Cut(kv, "=")
+		kn, err := knob.Fixed(k, []string{v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := kn.Set(&c, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Variant{Name: name, Config: c}
+}
+
+// TestOpcacheOffVsOn is the classic case: with opcache off every request opens, stats and reads every file.
+func TestOpcacheOffVsOn(t *testing.T) {
+	app := multiFileApp(t, 40)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	becomeSubreaper(t)
+	res, err := Run(ctx, Options{
+		Stack:    stack.Config{App: app},
+		AppName:  app,
+		URLs:     []load.MixItem{{URI: "/", Weight: 1}},
+		Variants: []Variant{variant(t, "baseline"), variant(t, "opcache=off", "opcache=off")},
+		Requests: 100, InstrWarmup: 1, InstrN: 3, Functions: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Variants) != 2 || res.Schema != Schema {
+		t.Fatalf("got %d variants, schema %q", len(res.Variants), res.Schema)
+	}
+	on, off := res.Variants[0], res.Variants[1]
+	for _, v := range res.Variants {
+		if v.Error != "" {
+			t.Fatalf("%s: %s", v.Name, v.Error)
+		}
+		t.Logf("%s: %.1f syscalls/req (openat %.1f), %.0f instructions/req, mean PSS %d KiB, USS %d KiB",
+			v.Name, v.SyscallsPerReq, v.Syscalls["openat"], v.InstructionsPerReq, v.MeanPSS>>10, v.MeanUSS>>10)
+		if v.TracedRequests != 100 || v.FailedRequests != 0 {
+			t.Errorf("%s: traced %d requests, %d failed", v.Name, v.TracedRequests, v.FailedRequests)
+		}
+		if len(v.Workers) != 2 || v.MeanPSS <= 0 || v.MeanUSS <= 0 {
+			t.Errorf("%s: workers %+v", v.Name, v.Workers)
+		}
+		if v.HugePages == nil || v.HugePages.TextBytes <= 0 {
+			t.Errorf("%s: huge pages %+v", v.Name, v.HugePages)
+		}
+	}
+	if on.SyscallsPerReq <= 0 || off.SyscallsPerReq < 3*on.SyscallsPerReq {
+		t.Errorf("syscalls per request: opcache off %.1f, on %.1f: want off at least 3x on", off.SyscallsPerReq, on.SyscallsPerReq)
+	}
+	// Each of the 40 files is opened on every request with opcache off; with it on, none is.
+	if off.Syscalls["openat"] < 40 || on.Syscalls["openat"] >= 1 {
+		t.Errorf("openat per request: off %.2f (want >= 40), on %.2f (want < 1)", off.Syscalls["openat"], on.Syscalls["openat"])
+	}
+	if off.InstructionsPerReq <= on.InstructionsPerReq*1.2 {
+		t.Errorf("instructions per request: off %.0f, on %.0f: want off clearly above on", off.InstructionsPerReq, on.InstructionsPerReq)
+	}
+	if len(on.Instructions) != 1 || len(on.Instructions[0].Functions) == 0 {
+		t.Errorf("want the top functions of the baseline: %+v", on.Instructions)
+	}
+	if on.Opcache == nil || !on.Opcache.Enabled || on.Opcache.CachedScripts < 41 || on.Opcache.Hits == 0 {
+		t.Errorf("opcache on: %+v", on.Opcache)
+	}
+	if off.Opcache == nil || off.Opcache.Enabled {
+		t.Errorf("opcache off: %+v", off.Opcache)
+	}
+	// Nothing is left: no worker, no strace, no valgrind.
+	if left := leftChildren(t); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// TestVariantFailureKeepsTheOthers: a variant whose php-fpm cannot start carries its error, the next is measured.
+func TestVariantFailureKeepsTheOthers(t *testing.T) {
+	app := multiFileApp(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bad := variant(t, "bad")
+	bad.Config.PM = "bogus"
+	res, err := Run(ctx, Options{Stack: stack.Config{App: app}, Variants: []Variant{bad, variant(t, "good")},
+		Requests: 20, NoInstructions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Variants[0].Error == "" || !strings.Contains(res.Variants[0].Error, "bogus") {
+		t.Errorf("bad variant: error %q", res.Variants[0].Error)
+	}
+	if res.Variants[1].Error != "" || res.Variants[1].SyscallsPerReq <= 0 {
+		t.Errorf("good variant: %+v", res.Variants[1])
+	}
+	if res.Failed() != 1 {
+		t.Errorf("Failed() = %d", res.Failed())
+	}
+}
+
+// becomeSubreaper makes this test process adopt its orphaned descendants, so that anything a run leaves behind
+// (a worker whose master died, a strace, a valgrind) shows up as a child of ours whatever else runs on the machine.
+func becomeSubreaper(t *testing.T) {
+	t.Helper()
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		t.Fatalf("prctl(PR_SET_CHILD_SUBREAPER): %v", errno)
+	}
+}
+
+// leftChildren lists this process's live children (zombies are reaped first), with their commands.
+func leftChildren(t *testing.T) []string {
+	t.Helper()
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err != nil || pid <= 0 {
+			break
+		}
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 2 && f[2] == strconv.Itoa(os.Getpid()) && f[0] != "Z" {
+			out = append(out, fmt.Sprintf("%d %s", pid, s[:strings.LastIndexByte(s, ')')+1]))
+		}
+	}
+	return out
+}
