@@ -424,7 +424,8 @@ func readCallgrind(path string, fns bool) (*callgrindPart, error) {
 	return p, nil
 }
 
-// topFunctions averages the parts' function costs and keeps the n largest by inclusive cost.
+// topFunctions averages the parts' function costs and keeps the n largest by inclusive cost, leaving out the
+// frames that enclose the whole request.
 func topFunctions(parts []*callgrindPart, n int) []FuncCost {
 	sum := map[string]*FuncCost{}
 	for _, p := range parts {
@@ -439,10 +440,19 @@ func topFunctions(parts []*callgrindPart, n int) []FuncCost {
 			fc.Inclusive += float64(c.self + c.calls)
 		}
 	}
+	var total float64
+	for _, p := range parts {
+		total += float64(p.total)
+	}
+	total /= float64(len(parts))
 	out := make([]FuncCost, 0, len(sum))
 	for _, fc := range sum {
 		fc.Self /= float64(len(parts))
 		fc.Inclusive /= float64(len(parts))
+		// The frames around the request loop (main, php-cgi's own loop) hold the whole request: they say nothing.
+		if fc.Inclusive >= 0.999*total {
+			continue
+		}
 		out = append(out, *fc)
 	}
 	sort.Slice(out, func(i, j int) bool {
