@@ -22,10 +22,10 @@ import (
 
 type profileFlags struct {
 	front, phpFPM, phpCGI, user, fromPool, fromINI, out, method, bodyFile string
-	urls, headers, inis, knobs, compares, skip                              []string
-	requests, warmup, instrWarmup, instrN, functions                        int
-	slowlog, timeout                                                        time.Duration
-	json                                                                    bool
+	urls, headers, inis, knobs, compares, skip                            []string
+	requests, warmup, instrWarmup, instrN, functions                      int
+	slowlog, timeout                                                      time.Duration
+	json                                                                  bool
 }
 
 func newProfileCmd() *cobra.Command {
