@@ -25,7 +25,7 @@ type profileFlags struct {
 	urls, headers, inis, knobs, compares, skip                            []string
 	requests, warmup, instrWarmup, instrN, functions                      int
 	slowlog, timeout                                                      time.Duration
-	json                                                                  bool
+	json, wall                                                            bool
 }
 
 func newProfileCmd() *cobra.Command {
@@ -43,7 +43,10 @@ under each --compare variant beside it, per request:
     (callgrind splits its profile at each php_request_shutdown); --functions adds the top functions;
   - memory: PSS and USS per worker; opcache's state read through FastCGI from a script in the run dir
     (memory, wasted, keys, interned strings, hit rate of the traced requests), with warnings;
-  - huge pages: whether PHP's text and opcache's segment are on huge pages, and what would put them there.
+  - huge pages: whether PHP's text and opcache's segment are on huge pages, and what would put them there;
+  - with --wall, where the time goes that is not CPU: excimer samples each PHP function's wall-clock and CPU
+    time (on a stack of its own, so the counts above never include the sampler); --slowlog adds php-fpm's
+    slowlog for requests over a timeout.
 
 The baseline is Debian's pool (or --from-pool/--from-ini) with any --knob NAME=VALUE and --ini KEY=VALUE;
 each --compare KNOB=VALUE is a variant with that one change. Needs strace and valgrind (Debian packages of
@@ -77,6 +80,7 @@ are still reported (exit 1). Ctrl-C stops everything and keeps the variants done
 	fl.IntVar(&f.functions, "functions", 0, "show the top N functions by inclusive instructions (--functions alone: 15)")
 	fl.Lookup("functions").NoOptDefVal = "15"
 	fl.DurationVar(&f.slowlog, "slowlog", 0, "also run the requests untraced with php-fpm's slowlog at this timeout (whole seconds, e.g. 1s)")
+	fl.BoolVar(&f.wall, "wall", false, "also sample wall-clock and CPU time per PHP function with excimer (php-excimer), on a stack of its own")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per-request timeout")
 	fl.StringVar(&f.out, "out", "", "write result.json into this directory")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/profile/v1) instead of the tables")
@@ -90,7 +94,7 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 	}
 	sc.Front, sc.PHPFPM, sc.User = f.front, f.phpFPM, f.user
 	o := profile.Options{Stack: sc, AppName: name, Requests: f.requests, Warmup: f.warmup, InstrWarmup: f.instrWarmup,
-		InstrN: f.instrN, Functions: f.functions, PHPCGI: f.phpCGI, Slowlog: f.slowlog, Timeout: f.timeout}
+		InstrN: f.instrN, Functions: f.functions, PHPCGI: f.phpCGI, Slowlog: f.slowlog, Wall: f.wall, Timeout: f.timeout}
 	if f.requests < 1 || f.warmup < 0 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
 		return exitcode.UsageErrorf("--requests, --instr-warmup and --instr-n must be at least 1, --warmup and --functions not negative")
 	}

@@ -47,6 +47,8 @@ type Options struct {
 	// Slowlog, when >= 1 s, sets php-fpm's request_slowlog_timeout for an untraced run of Requests requests
 	// after the traced one (the slowlog uses ptrace itself, so it cannot run under strace).
 	Slowlog time.Duration
+	// Wall adds excimer's wall-clock and CPU sampling of Requests requests, on a stack of its own.
+	Wall    bool
 	Timeout time.Duration // per request; default 30 s
 	// Progress, when set, is told what is being done.
 	Progress func(variant, step string)
@@ -98,6 +100,8 @@ type VariantResult struct {
 	// InstructionsPerReq is the mix's weighted mean of each URL's instructions per request (callgrind).
 	InstructionsPerReq float64    `json:"instructions_per_req"`
 	Instructions       []URLInstr `json:"instructions,omitempty"`
+	// InstructionsOf names the variant whose counts these are, when this one has the same PHP settings.
+	InstructionsOf string `json:"instructions_of,omitempty"`
 
 	Workers   []WorkerMemory     `json:"workers,omitempty"`
 	MeanPSS   int64              `json:"mean_pss"`
@@ -105,6 +109,7 @@ type VariantResult struct {
 	Opcache   *measure.Opcache   `json:"opcache,omitempty"`
 	HugePages *measure.HugePages `json:"huge_pages,omitempty"`
 	Slowlog   *Slowlog           `json:"slowlog,omitempty"`
+	Wall      *WallTime          `json:"wall_time,omitempty"`
 	Warnings  []string           `json:"warnings,omitempty"`
 	ElapsedS  float64            `json:"elapsed_s"`
 }
@@ -181,13 +186,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if o.Wall {
+		if err := checkExcimer(ctx, fpm); err != nil {
+			return nil, err
+		}
+	}
 	res := &Result{Schema: Schema, App: o.AppName, Started: time.Now(), Requests: o.Requests}
 	for _, u := range o.URLs {
 		res.URLs = append(res.URLs, URL{URI: u.URI, Weight: u.Weight})
 	}
 	res.Host, _ = measure.ReadHost()
+	instr := map[string]*VariantResult{} // by PHP settings: php-cgi sees nothing else of a configuration
 	for _, v := range o.Variants {
-		vr := runVariant(ctx, o, v)
+		vr := runVariant(ctx, o, v, instr)
 		res.Variants = append(res.Variants, vr)
 		if ctx.Err() != nil {
 			res.Partial = true
@@ -213,10 +224,20 @@ func (r *Result) Failed() int {
 	return n
 }
 
-func runVariant(ctx context.Context, o Options, v Variant) VariantResult {
+func runVariant(ctx context.Context, o Options, v Variant, instr map[string]*VariantResult) VariantResult {
 	start := time.Now()
 	vr := VariantResult{Name: v.Name, Config: v.Config.String(), Knobs: v.Config.Clone()}
-	if err := profileVariant(ctx, o, v, &vr); err != nil {
+	key := phpSettings(v.Config)
+	if prev, ok := instr[key]; ok && !o.NoInstructions {
+		// Pool, listen and keep-alive knobs do not reach php-cgi: the counts would be the same.
+		vr.Instructions, vr.InstructionsPerReq, vr.InstructionsOf = prev.Instructions, prev.InstructionsPerReq, prev.Name
+		o.NoInstructions = true
+	}
+	err := profileVariant(ctx, o, v, &vr)
+	if err == nil && vr.InstructionsOf == "" && len(vr.Instructions) > 0 {
+		instr[key] = &vr
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			vr.Error = "interrupted"
 		} else {
@@ -242,42 +263,21 @@ type request struct {
 }
 
 func profileVariant(ctx context.Context, o Options, v Variant, vr *VariantResult) error {
-	sc := o.Stack
-	v.Config.Apply(&sc, "profile")
-	sc.NoNginx, sc.NginxKeepalive, sc.RunDir = true, 0, ""
-	if o.Slowlog > 0 {
-		// Relative paths are relative to php-fpm's prefix, the run dir.
-		sc.Pools[0].Extra = append(sc.Pools[0].Extra, "slowlog = slow.log",
-			fmt.Sprintf("request_slowlog_timeout = %ds", int(o.Slowlog.Seconds())))
-	}
 	o.progress(v.Name, "starting php-fpm")
-	st, err := stack.Start(ctx, sc)
+	st, reqs, c, err := startVariant(ctx, o, v)
 	if err != nil {
-		return fmt.Errorf("start php-fpm: %w", err)
+		return err
 	}
 	defer st.Stop(context.Background())
+	defer c.close()
 	pool := st.Pools[0]
 	script, err := measure.WriteOpcacheScript(st.RunDir)
 	if err != nil {
 		return err
 	}
-	// The served copy is fresh from the copy, and opcache does not cache a file younger than
-	// opcache.file_update_protection (2 s): every request would compile it again. Date it back.
-	if err := dateBack(append([]string{script}, st.Docroot)...); err != nil {
+	if err := dateBack(script); err != nil {
 		return err
 	}
-
-	var reqs []request
-	front := "/" + strings.TrimPrefix(sc.Front, "/")
-	for _, u := range o.URLs {
-		_, query, _ := strings.Cut(u.URI, "?")
-		t := load.Target{Protocol: load.FastCGI, Network: pool.Network, Address: pool.Address, Script: st.Script(),
-			DocumentRoot: st.Docroot, ScriptName: front, RequestURI: u.URI, Query: query}
-		p := load.FastCGIParams(t, o.Request)
-		reqs = append(reqs, request{uri: u.URI, weight: u.Weight, params: p, req: fcgi.NewRequest(p, o.Request.Body)})
-	}
-	c := &sender{network: pool.Network, address: pool.Address, keep: v.Config.Keepalive, timeout: o.Timeout}
-	defer c.close()
 
 	// Each URL once, checked: a failing app is not worth profiling.
 	o.progress(v.Name, "checking the URLs")
@@ -364,7 +364,28 @@ func profileVariant(ctx context.Context, o Options, v Variant, vr *VariantResult
 			return err
 		}
 	}
+	if o.Wall {
+		o.progress(v.Name, "wall-time sampling")
+		if vr.Wall, err = wallRun(ctx, o, v); err != nil {
+			return fmt.Errorf("wall-time view: %w", err)
+		}
+	}
 	return nil
+}
+
+// buildRequests makes each URL's FastCGI request for the served copy, with the params nginx would send.
+func buildRequests(o Options, st *stack.Stack, front string) []request {
+	pool := st.Pools[0]
+	var reqs []request
+	front = "/" + strings.TrimPrefix(front, "/")
+	for _, u := range o.URLs {
+		_, query, _ := strings.Cut(u.URI, "?")
+		t := load.Target{Protocol: load.FastCGI, Network: pool.Network, Address: pool.Address, Script: st.Script(),
+			DocumentRoot: st.Docroot, ScriptName: front, RequestURI: u.URI, Query: query}
+		p := load.FastCGIParams(t, o.Request)
+		reqs = append(reqs, request{uri: u.URI, weight: u.Weight, params: p, req: fcgi.NewRequest(p, o.Request.Body)})
+	}
+	return reqs
 }
 
 // traceSyscalls attaches strace to the pool, sends o.Requests requests and divides.
@@ -605,4 +626,19 @@ func readOpcache(ctx context.Context, pool stack.Endpoint, script string) (*meas
 	rc, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return measure.ReadOpcache(rc, pool.Network, pool.Address, script)
+}
+
+// phpSettings is what php-cgi is given of a configuration: its ini settings and defines.
+func phpSettings(c knob.Config) string {
+	m := maps.Clone(c.INI)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, c.Defines)
+	keys := slices.Sorted(maps.Keys(m))
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + m[k] + "\n")
+	}
+	return b.String()
 }

@@ -199,3 +199,43 @@ func leftChildren(t *testing.T) []string {
 	}
 	return out
 }
+
+// TestWallTimeShowsWaiting: excimer's wall clock sees a sleep that the CPU clock does not.
+func TestWallTimeShowsWaiting(t *testing.T) {
+	dir := t.TempDir()
+	idx := `<?php
+function waitForRemote() { usleep(20000); }
+function compute() { $s = 0; for ($i = 0; $i < 300000; $i++) { $s += $i % 7; } return $s; }
+waitForRemote();
+echo compute(), "\n";
+`
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{Stack: stack.Config{App: dir}, Variants: []Variant{variant(t, "baseline")},
+		Requests: 30, Warmup: 1, NoSyscalls: true, NoInstructions: true, Wall: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Variants[0]
+	if v.Error != "" || v.Wall == nil {
+		t.Fatalf("variant: %+v", v)
+	}
+	fns := map[string]WallFunc{}
+	for _, f := range v.Wall.Functions {
+		fns[f.Name] = f
+	}
+	t.Logf("wall %.2f ms, CPU %.2f ms a request; waitForRemote %+v, compute %+v", v.Wall.WallMs, v.Wall.CPUMs, fns["waitForRemote"], fns["compute"])
+	w, c := fns["waitForRemote"], fns["compute"]
+	if w.WallMs < 15 || w.CPUMs > 2 {
+		t.Errorf("waitForRemote: %.2f ms wall, %.2f ms CPU: want about 20 ms of wall time and next to no CPU", w.WallMs, w.CPUMs)
+	}
+	if c.CPUMs <= 0 || c.WallMs <= 0 {
+		t.Errorf("compute: %+v: want CPU time", c)
+	}
+	if _, ok := fns["index.php"]; !ok {
+		t.Errorf("the front controller's frame should be named relative to the docroot: %+v", v.Wall.Functions)
+	}
+}

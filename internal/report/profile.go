@@ -81,6 +81,11 @@ func Profile(w io.Writer, r *profile.Result) {
 			}
 			t.row("weighted mix", vals, count, diff)
 		}
+		for _, v := range ok {
+			if v.InstructionsOf != "" {
+				fmt.Fprintf(w, "  (%s has %s's PHP settings: the same counts)\n", v.Name, v.InstructionsOf)
+			}
+		}
 	}
 
 	if len(ok[0].Workers) > 0 {
@@ -175,6 +180,18 @@ func Profile(w io.Writer, r *profile.Result) {
 				name += " in " + f.Object // a static function of a stripped binary
 			}
 			fmt.Fprintf(w, "    %12s %12s  %s\n", count(f.Inclusive), count(f.Self), name)
+		}
+	}
+	for _, v := range ok {
+		wt := v.Wall
+		if wt == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n  Wall time of %s (excimer, %g ms samples, %d requests): %.2f ms a request, %.2f ms of it CPU\n",
+			v.Name, wt.PeriodMs, wt.Requests, wt.WallMs, wt.CPUMs)
+		fmt.Fprintf(w, "    %10s %10s %10s  %s\n", "wall ms", "CPU ms", "self wall", "function (inclusive, per request)")
+		for _, f := range wt.Functions {
+			fmt.Fprintf(w, "    %10.2f %10.2f %10.2f  %s\n", f.WallMs, f.CPUMs, f.SelfWallMs, f.Name)
 		}
 	}
 	for _, v := range ok {
