@@ -132,7 +132,7 @@ type WorkerMemory struct {
 type Slowlog struct {
 	Timeout  float64  `json:"timeout_s"`
 	Requests int      `json:"requests"`
-	Entries  int      `json:"entries"`
+	Entries  int      `json:"entries"`          // php-fpm checks on its heartbeat: it can miss a request just over the limit
 	Traces   []string `json:"traces,omitempty"` // the first few, as php-fpm wrote them
 }
 
@@ -616,7 +616,7 @@ func slowlogRun(ctx context.Context, o Options, st *stack.Stack, c *sender, reqs
 		}
 		sl.Entries++
 		if len(sl.Traces) < 5 {
-			sl.Traces = append(sl.Traces, strings.TrimSpace(block))
+			sl.Traces = append(sl.Traces, strings.ReplaceAll(strings.TrimSpace(block), st.Docroot+"/", ""))
 		}
 	}
 	return sl, nil

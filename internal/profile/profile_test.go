@@ -239,3 +239,27 @@ echo compute(), "\n";
 		t.Errorf("the front controller's frame should be named relative to the docroot: %+v", v.Wall.Functions)
 	}
 }
+
+// TestSlowlogCatchesASlowRequest: php-fpm's slowlog, in the untraced run, names the function that waited.
+func TestSlowlogCatchesASlowRequest(t *testing.T) {
+	dir := t.TempDir()
+	idx := "<?php\nfunction slowRemoteCall() { usleep(1300000); }\nslowRemoteCall();\necho \"done\\n\";\n"
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{Stack: stack.Config{App: dir}, Variants: []Variant{variant(t, "baseline")},
+		Requests: 2, Warmup: 1, NoSyscalls: true, NoInstructions: true, Slowlog: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Variants[0]
+	if v.Error != "" || v.Slowlog == nil {
+		t.Fatalf("variant: %+v", v)
+	}
+	// php-fpm checks for slow requests on its heartbeat, so it may miss one of two requests just over the limit.
+	if v.Slowlog.Entries < 1 || v.Slowlog.Entries > 2 || !strings.Contains(v.Slowlog.Traces[0], "slowRemoteCall() index.php:3") {
+		t.Errorf("slowlog: %+v", v.Slowlog)
+	}
+}
