@@ -76,7 +76,7 @@ are still reported (exit 1). Ctrl-C stops everything and keeps the variants done
 	fl.IntVar(&f.requests, "requests", 200, "requests per variant under strace")
 	fl.IntVar(&f.warmup, "warmup", 5, "rounds of the URLs before the traced requests")
 	fl.IntVar(&f.instrWarmup, "instr-warmup", 2, "php-cgi -T warm-up requests, not counted")
-	fl.IntVar(&f.instrN, "instr-n", 5, "php-cgi -T measured requests")
+	fl.IntVar(&f.instrN, "instr-n", 3, "php-cgi -T measured requests (their median is the count)")
 	fl.IntVar(&f.functions, "functions", 0, "show the top N functions by inclusive instructions (--functions alone: 15)")
 	fl.Lookup("functions").NoOptDefVal = "15"
 	fl.DurationVar(&f.slowlog, "slowlog", 0, "also run the requests untraced with php-fpm's slowlog at this timeout (whole seconds, e.g. 1s)")

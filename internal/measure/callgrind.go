@@ -48,7 +48,7 @@ type InstrOptions struct {
 	// INI settings, passed as -d KEY=VALUE in key order.
 	INI map[string]string
 	// Warmup requests run first and are not counted (opcache compiles and caches on the first); N are measured.
-	// Defaults 2 and 5.
+	// Defaults 2 and 3: the counts repeat, and a median of three outvotes one request that revalidated timestamps.
 	Warmup, N int
 	// Functions, when > 0, keeps that many functions with the largest inclusive cost per measured request.
 	Functions int
@@ -184,7 +184,7 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 		o.Warmup = 2
 	}
 	if o.N <= 0 {
-		o.N = 5
+		o.N = 3
 	}
 	vg, err := FindValgrind(o.Valgrind)
 	if err != nil {

@@ -38,7 +38,7 @@ type Options struct {
 	Variants []Variant
 	// Requests sent under strace per variant (default 200), after Warmup rounds of the URLs (default 5).
 	Requests, Warmup int
-	// InstrWarmup and InstrN are php-cgi -T's warm-ups and measured requests (defaults 2 and 5); Functions > 0
+	// InstrWarmup and InstrN are php-cgi -T's warm-ups and measured requests (defaults 2 and 3); Functions > 0
 	// keeps that many functions by inclusive cost.
 	InstrWarmup, InstrN, Functions int
 	PHPCGI, Valgrind               string

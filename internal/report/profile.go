@@ -229,23 +229,33 @@ const labelWidth, colWidth = 24, 16
 
 func (t *table) header(names []string, diff bool) {
 	fmt.Fprintf(t.w, "  %-*s", labelWidth, "")
-	for _, n := range names {
-		fmt.Fprintf(t.w, " %*s", colWidth, trim(n, colWidth))
+	for i, n := range names {
+		fmt.Fprintf(t.w, " %*s", colWidth+boolInt(diff && len(names) > 2 && i > 0)*6, trim(n, colWidth))
 	}
-	if diff {
+	if diff && len(names) == 2 {
 		fmt.Fprintf(t.w, " %*s", colWidth, "difference")
 	}
 	fmt.Fprintln(t.w)
 }
 
-// row prints the values; with diff, the last variant's difference from the first (absolute, and in % when the
-// first is not zero).
+// row prints the values; with diff and two variants, the second's difference from the first (absolute, and in %
+// when the first is not zero) in a column of its own; with more, each variant's difference beside its value.
 func (t *table) row(label string, vals []float64, f func(float64) string, diff bool) {
 	fmt.Fprintf(t.w, "  %-*s", labelWidth, trim(label, labelWidth))
-	for _, v := range vals {
-		fmt.Fprintf(t.w, " %*s", colWidth, f(v))
+	for i, v := range vals {
+		cell := f(v)
+		if diff && len(vals) > 2 && i > 0 {
+			if d := v - vals[0]; f(d) != f(0) && f(d) != f(-0.0) {
+				sign := ""
+				if d > 0 {
+					sign = "+"
+				}
+				cell += " (" + sign + f(d) + ")"
+			}
+		}
+		fmt.Fprintf(t.w, " %*s", colWidth+boolInt(diff && len(vals) > 2 && i > 0)*6, cell)
 	}
-	if diff && len(vals) > 1 {
+	if diff && len(vals) == 2 {
 		d := vals[len(vals)-1] - vals[0]
 		s := f(d)
 		if d > 0 {
@@ -291,4 +301,11 @@ func count(v float64) string {
 		return fmt.Sprintf("%.3f M", v/1e6)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
