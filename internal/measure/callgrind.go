@@ -39,6 +39,7 @@ type InstrOptions struct {
 	Valgrind string // valgrind binary; "" = valgrind on PATH
 	PHPCGI   string // php-cgi binary (FindPHPCGI)
 	Script   string // absolute path of the front controller (SCRIPT_FILENAME)
+	Docroot  string // DOCUMENT_ROOT, when Env does not carry one
 	// Env is the request's CGI environment, NAME=VALUE (CGIEnv turns FastCGI params into it). Nothing else of
 	// phptune's environment reaches php-cgi.
 	Env []string
@@ -225,6 +226,12 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 
 	cmd := exec.CommandContext(ctx, vg, args...)
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, o.Env...)
+	if o.Docroot != "" && !slices.ContainsFunc(o.Env, func(e string) bool { return strings.HasPrefix(e, "DOCUMENT_ROOT=") }) {
+		cmd.Env = append(cmd.Env, "DOCUMENT_ROOT="+o.Docroot)
+	}
+	if !slices.ContainsFunc(o.Env, func(e string) bool { return strings.HasPrefix(e, "SCRIPT_FILENAME=") }) {
+		cmd.Env = append(cmd.Env, "SCRIPT_FILENAME="+o.Script, "REDIRECT_STATUS=200", "REQUEST_METHOD=GET")
+	}
 	if o.ScanDir != "" {
 		cmd.Env = append(cmd.Env, "PHP_INI_SCAN_DIR="+o.ScanDir)
 	}
