@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -440,27 +442,101 @@ func traceSyscalls(ctx context.Context, o Options, c *sender, reqs []request, se
 // countInstructions runs callgrind once per URL with the variant's settings, while the stack (and so the
 // served copy of the app, at the same paths) is up.
 func countInstructions(ctx context.Context, o Options, v Variant, st *stack.Stack, reqs []request, vr *VariantResult) error {
+	per, by, err := instructionsOfMix(ctx, o, v, st.FPMBin, st.Script(), reqs)
+	if err != nil {
+		return err
+	}
+	vr.InstructionsPerReq, vr.Instructions = per, by
+	return nil
+}
+
+// instructionsOfMix runs callgrind once per URL with the variant's PHP settings over php-fpm's php.ini and
+// conf.d, and weighs the counts by the mix.
+func instructionsOfMix(ctx context.Context, o Options, v Variant, fpmBin, script string, reqs []request) (float64, []URLInstr, error) {
 	ini := maps.Clone(v.Config.INI)
 	if ini == nil {
 		ini = map[string]string{}
 	}
 	maps.Copy(ini, v.Config.Defines)
-	iniFile, scanDir := measure.FPMINI(st.FPMBin)
+	iniFile, scanDir := measure.FPMINI(fpmBin)
 	var sum, weights float64
+	var by []URLInstr
 	for _, r := range reqs {
 		o.progress(v.Name, "callgrind "+r.uri)
-		ir, err := measure.Instructions(ctx, measure.InstrOptions{Valgrind: o.Valgrind, PHPCGI: o.PHPCGI, Script: st.Script(),
+		ir, err := measure.Instructions(ctx, measure.InstrOptions{Valgrind: o.Valgrind, PHPCGI: o.PHPCGI, Script: script,
 			Env: measure.CGIEnv(r.params), INIFile: iniFile, ScanDir: scanDir, INI: ini,
 			Warmup: o.InstrWarmup, N: o.InstrN, Functions: o.Functions})
 		if err != nil {
-			return fmt.Errorf("instructions of %s: %w", r.uri, err)
+			return 0, nil, fmt.Errorf("instructions of %s: %w", r.uri, err)
 		}
-		vr.Instructions = append(vr.Instructions, URLInstr{URI: r.uri, InstrResult: ir})
+		by = append(by, URLInstr{URI: r.uri, InstrResult: ir})
 		sum += float64(ir.PerRequest) * float64(r.weight)
 		weights += float64(r.weight)
 	}
-	vr.InstructionsPerReq = sum / weights
-	return nil
+	return sum / weights, by, nil
+}
+
+// ScreenInstructions counts the instructions per request of a configuration's PHP settings over o's URL mix
+// with php-cgi alone, no php-fpm started: the cheap, repeatable screen for CPU-only knobs (opcache, JIT,
+// validate_timestamps, realpath cache) before timed trials. o.Stack.App is read in place (never changed); the
+// embedded AppFS is written to a temporary directory. Options other than the app, URLs, request and the
+// instruction settings are ignored.
+func ScreenInstructions(ctx context.Context, o Options, cfg knob.Config) (float64, []URLInstr, error) {
+	fpm, err := stack.FindPHPFPM(o.Stack.PHPFPM)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := measure.FindValgrind(o.Valgrind); err != nil {
+		return 0, nil, err
+	}
+	if o.PHPCGI, err = measure.FindPHPCGI(o.PHPCGI, fpm); err != nil {
+		return 0, nil, err
+	}
+	if len(o.URLs) == 0 {
+		o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
+	}
+	if o.Request.Method == "" {
+		o.Request.Method = "GET"
+	}
+	front := o.Stack.Front
+	if front == "" {
+		front = "index.php"
+	}
+	docroot := o.Stack.App
+	if docroot == "" {
+		if o.Stack.AppFS == nil {
+			return 0, nil, exitcode.UsageErrorf("no app given")
+		}
+		dir, err := os.MkdirTemp("", "phptune-screen-")
+		if err != nil {
+			return 0, nil, err
+		}
+		defer os.RemoveAll(dir)
+		if err := os.CopyFS(dir, o.Stack.AppFS); err != nil {
+			return 0, nil, fmt.Errorf("write the app: %w", err)
+		}
+		// opcache does not cache files younger than opcache.file_update_protection (2 s).
+		if err := dateBack(dir); err != nil {
+			return 0, nil, err
+		}
+		docroot = dir
+	}
+	if docroot, err = filepath.Abs(docroot); err != nil {
+		return 0, nil, err
+	}
+	script := filepath.Join(docroot, front)
+	if _, err := os.Stat(script); err != nil {
+		return 0, nil, exitcode.UsageErrorf("app %s has no front controller %s", docroot, front)
+	}
+	var reqs []request
+	for _, u := range o.URLs {
+		w := max(u.Weight, 1)
+		_, query, _ := strings.Cut(u.URI, "?")
+		t := load.Target{Protocol: load.FastCGI, Network: "unix", Script: script, DocumentRoot: docroot,
+			ScriptName: "/" + strings.TrimPrefix(front, "/"), RequestURI: u.URI, Query: query}
+		reqs = append(reqs, request{uri: u.URI, weight: w, params: load.FastCGIParams(t, o.Request)})
+	}
+	return instructionsOfMix(ctx, o, Variant{Name: "screen", Config: cfg}, fpm, script, reqs)
 }
 
 // workerPIDs are the pool's processes other than the master.

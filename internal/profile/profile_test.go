@@ -3,12 +3,14 @@ package profile
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
@@ -261,5 +263,33 @@ func TestSlowlogCatchesASlowRequest(t *testing.T) {
 	// php-fpm checks for slow requests on its heartbeat, so it may miss one of two requests just over the limit.
 	if v.Slowlog.Entries < 1 || v.Slowlog.Entries > 2 || !strings.Contains(v.Slowlog.Traces[0], "slowRemoteCall() index.php:3") {
 		t.Errorf("slowlog: %+v", v.Slowlog)
+	}
+}
+
+// TestScreenInstructions counts with php-cgi alone: opcache off costs more, and an embedded app works too.
+func TestScreenInstructions(t *testing.T) {
+	app := multiFileApp(t, 20)
+	// Date the files back as a user's app would be: opcache does not cache files younger than 2 s.
+	old := time.Now().Add(-time.Hour)
+	filepath.WalkDir(app, func(p string, d fs.DirEntry, err error) error { return os.Chtimes(p, old, old) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := Options{Stack: stack.Config{App: app}, InstrWarmup: 1, InstrN: 3}
+	on, byURL, err := ScreenInstructions(ctx, o, variant(t, "on").Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, _, err := ScreenInstructions(ctx, o, variant(t, "off", "opcache=off").Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("instructions per request: opcache on %.0f, off %.0f", on, off)
+	if len(byURL) != 1 || byURL[0].URI != "/" || off < 2*on {
+		t.Errorf("on %.0f (%+v), off %.0f: want off well above on", on, byURL, off)
+	}
+	embedded := fstest.MapFS{"index.php": {Data: []byte("<?php echo strtoupper($_SERVER['REQUEST_URI']), \"\\n\";\n")}}
+	n, _, err := ScreenInstructions(ctx, Options{Stack: stack.Config{AppFS: embedded}, URLs: []load.MixItem{{URI: "/a?x=1"}}, InstrWarmup: 1, InstrN: 1}, knob.Debian())
+	if err != nil || n <= 0 {
+		t.Errorf("embedded app: %.0f, %v", n, err)
 	}
 }
