@@ -26,7 +26,9 @@ func Profile(w io.Writer, r *profile.Result) {
 		ok = append(ok, v)
 	}
 	for _, v := range r.Variants {
-		fmt.Fprintf(w, "  %-14s %s\n", v.Name+":", v.Config)
+		if v.Config != "" {
+			fmt.Fprintf(w, "  %-14s %s\n", v.Name+":", v.Config)
+		}
 	}
 	if len(ok) == 0 {
 		return
