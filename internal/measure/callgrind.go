@@ -46,6 +46,9 @@ type InstrOptions struct {
 	// INIFile is passed as -c (php-fpm's php.ini, so both SAPIs start from the same settings); "" = php-cgi's
 	// own. ScanDir is PHP_INI_SCAN_DIR (php-fpm's conf.d); "" = php-cgi's compiled-in one.
 	INIFile, ScanDir string
+	// Body is the request body: php-cgi reads each request's CONTENT_LENGTH bytes from its stdin, which gets the
+	// body once for every request run.
+	Body []byte
 	// INI settings, passed as -d KEY=VALUE in key order.
 	INI map[string]string
 	// Warmup requests run first and are not counted (opcache compiles and caches on the first); N are measured.
@@ -236,6 +239,9 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 		cmd.Env = append(cmd.Env, "PHP_INI_SCAN_DIR="+o.ScanDir)
 	}
 	cmd.Dir = dir
+	if len(o.Body) > 0 {
+		cmd.Stdin = bytes.NewReader(bytes.Repeat(o.Body, o.Warmup+o.N))
+	}
 	// php-cgi writes every response to stdout: keep the first for the check, count the rest.
 	stdout := &headWriter{max: 64 << 10}
 	var stderr bytes.Buffer

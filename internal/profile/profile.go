@@ -464,7 +464,7 @@ func instructionsOfMix(ctx context.Context, o Options, v Variant, fpmBin, script
 	for _, r := range reqs {
 		o.progress(v.Name, "callgrind "+r.uri)
 		ir, err := measure.Instructions(ctx, measure.InstrOptions{Valgrind: o.Valgrind, PHPCGI: o.PHPCGI, Script: script,
-			Env: measure.CGIEnv(r.params), INIFile: iniFile, ScanDir: scanDir, INI: ini,
+			Env: measure.CGIEnv(r.params), Body: o.Request.Body, INIFile: iniFile, ScanDir: scanDir, INI: ini,
 			Warmup: o.InstrWarmup, N: o.InstrN, Functions: o.Functions})
 		if err != nil {
 			return 0, nil, fmt.Errorf("instructions of %s: %w", r.uri, err)
@@ -581,16 +581,15 @@ type sender struct {
 }
 
 func (s *sender) do(ctx context.Context, r request) (status int, stderr []byte, err error) {
+	cl := s.client
 	if !s.keep {
-		c, cancel := context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-		status, _, stderr, err = fcgi.Get(c, s.network, s.address, r.params)
-		return status, stderr, err
+		cl = fcgi.NewClient(s.network, s.address, 5*time.Second)
+		defer cl.Close()
+	} else if cl == nil {
+		cl = fcgi.NewClient(s.network, s.address, 5*time.Second)
+		s.client = cl
 	}
-	if s.client == nil {
-		s.client = fcgi.NewClient(s.network, s.address, 5*time.Second)
-	}
-	if err := s.client.Do(ctx, r.req, &s.resp, time.Now().Add(s.timeout)); err != nil {
+	if err := cl.Do(ctx, r.req, &s.resp, time.Now().Add(s.timeout)); err != nil {
 		return 0, nil, err
 	}
 	return s.resp.Status, s.resp.Stderr, nil

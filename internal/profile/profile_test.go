@@ -293,3 +293,28 @@ func TestScreenInstructions(t *testing.T) {
 		t.Errorf("embedded app: %.0f, %v", n, err)
 	}
 }
+
+// TestPostBodyReachesBothSAPIs: a POST's body goes to php-fpm over FastCGI and to php-cgi on its stdin, once per
+// request of -T.
+func TestPostBodyReachesBothSAPIs(t *testing.T) {
+	dir := t.TempDir()
+	idx := `<?php
+$b = file_get_contents('php://input');
+if ($b !== 'a=1&b=hello' || ($_POST['b'] ?? '') !== 'hello') { http_response_code(500); trigger_error("body was [$b]", E_USER_ERROR); }
+echo "ok\n";
+`
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := load.Request{Method: "POST", Body: []byte("a=1&b=hello"), Headers: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}}}
+	res, err := Run(ctx, Options{Stack: stack.Config{App: dir}, Variants: []Variant{variant(t, "baseline")}, Request: req,
+		Requests: 3, Warmup: 1, NoSyscalls: true, InstrWarmup: 1, InstrN: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Variants[0]; v.Error != "" || v.InstructionsPerReq <= 0 {
+		t.Errorf("variant: %+v", v)
+	}
+}
