@@ -97,7 +97,7 @@ func TestProfileOpcacheOffVsOn(t *testing.T) {
 	subreaper(t)
 	app := profileApp(t, 30)
 	out := t.TempDir()
-	r := phptune(t, "profile", app, "--compare", "opcache=off", "--requests", "60", "--instr-warmup", "1", "--instr-n", "2",
+	r := phptune(t, "profile", app, "--compare", "opcache=off", "--requests", "60", "--instr-warmup", "1", "--instr-n", "1",
 		"--json", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)

@@ -86,7 +86,7 @@ func TestOpcacheOffVsOn(t *testing.T) {
 		AppName:  app,
 		URLs:     []load.MixItem{{URI: "/", Weight: 1}},
 		Variants: []Variant{variant(t, "baseline"), variant(t, "opcache=off", "opcache=off")},
-		Requests: 100, InstrWarmup: 1, InstrN: 3, Functions: 10,
+		Requests: 100, InstrWarmup: 1, InstrN: 1, Functions: 10,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -268,13 +268,13 @@ func TestSlowlogCatchesASlowRequest(t *testing.T) {
 
 // TestScreenInstructions counts with php-cgi alone: opcache off costs more, and an embedded app works too.
 func TestScreenInstructions(t *testing.T) {
-	app := multiFileApp(t, 20)
+	app := multiFileApp(t, 10)
 	// Date the files back as a user's app would be: opcache does not cache files younger than 2 s.
 	old := time.Now().Add(-time.Hour)
 	filepath.WalkDir(app, func(p string, d fs.DirEntry, err error) error { return os.Chtimes(p, old, old) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	o := Options{Stack: stack.Config{App: app}, InstrWarmup: 1, InstrN: 3}
+	o := Options{Stack: stack.Config{App: app}, InstrWarmup: 1, InstrN: 1}
 	on, byURL, err := ScreenInstructions(ctx, o, variant(t, "on").Config)
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ echo "ok\n";
 	defer cancel()
 	req := load.Request{Method: "POST", Body: []byte("a=1&b=hello"), Headers: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}}}
 	res, err := Run(ctx, Options{Stack: stack.Config{App: dir}, Variants: []Variant{variant(t, "baseline")}, Request: req,
-		Requests: 3, Warmup: 1, NoSyscalls: true, InstrWarmup: 1, InstrN: 2})
+		Requests: 3, Warmup: 1, NoSyscalls: true, InstrWarmup: 1, InstrN: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
