@@ -106,6 +106,13 @@ func Profile(w io.Writer, r *profile.Result) {
 			vals[i] = float64(v.MeanUSS)
 		}
 		t.row("USS (mean)", vals, mibs, false)
+		for i, v := range ok {
+			vals[i] = 0
+			for _, wm := range v.Workers {
+				vals[i] = max(vals[i], float64(wm.USS))
+			}
+		}
+		t.row("USS (largest)", vals, mibs, false)
 	}
 
 	fmt.Fprintf(w, "\n  opcache\n")
@@ -155,7 +162,7 @@ func Profile(w io.Writer, r *profile.Result) {
 		t.header(head, false)
 		t.text("PHP text", ok, func(v profile.VariantResult) string {
 			if h := v.HugePages; h != nil {
-				return fmt.Sprintf("%.0f of %.1f MiB", float64(h.TextHugeBytes)/(1<<20), float64(h.TextBytes)/(1<<20))
+				return fmt.Sprintf("%.1f of %.1f MiB", float64(h.TextHugeBytes)/(1<<20), float64(h.TextBytes)/(1<<20))
 			}
 			return "-"
 		})
