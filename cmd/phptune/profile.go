@@ -95,8 +95,8 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 	sc.Front, sc.PHPFPM, sc.User = f.front, f.phpFPM, f.user
 	o := profile.Options{Stack: sc, AppName: name, Requests: f.requests, Warmup: f.warmup, InstrWarmup: f.instrWarmup,
 		InstrN: f.instrN, Functions: f.functions, PHPCGI: f.phpCGI, Slowlog: f.slowlog, Wall: f.wall, Timeout: f.timeout}
-	if f.requests < 1 || f.warmup < 0 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
-		return exitcode.UsageErrorf("--requests, --instr-warmup and --instr-n must be at least 1, --warmup and --functions not negative")
+	if f.requests < 1 || f.warmup < 1 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
+		return exitcode.UsageErrorf("--requests, --warmup, --instr-warmup and --instr-n must be at least 1, --functions not negative")
 	}
 	for _, s := range f.skip {
 		switch s {

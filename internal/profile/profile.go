@@ -147,6 +147,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.URLs) == 0 {
 		o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 	}
+	o.URLs = slices.Clone(o.URLs)
 	for i := range o.URLs {
 		if o.URLs[i].Weight <= 0 {
 			o.URLs[i].Weight = 1
