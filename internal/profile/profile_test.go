@@ -266,7 +266,7 @@ func TestSlowlogCatchesASlowRequest(t *testing.T) {
 	}
 }
 
-// TestScreenInstructions counts with php-cgi alone: opcache off costs more, and an embedded app works too.
+// TestScreenInstructions counts with php-cgi alone, for an app in place and an embedded one.
 func TestScreenInstructions(t *testing.T) {
 	app := multiFileApp(t, 10)
 	// Date the files back as a user's app would be: opcache does not cache files younger than 2 s.
@@ -275,17 +275,14 @@ func TestScreenInstructions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := Options{Stack: stack.Config{App: app}, InstrWarmup: 1, InstrN: 1}
-	on, byURL, err := ScreenInstructions(ctx, o, variant(t, "on").Config)
+	// One configuration is enough here: opcache on against off is TestOpcacheOffVsOn's.
+	off, byURL, err := ScreenInstructions(ctx, o, variant(t, "off", "opcache=off").Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, _, err := ScreenInstructions(ctx, o, variant(t, "off", "opcache=off").Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("instructions per request: opcache on %.0f, off %.0f", on, off)
-	if len(byURL) != 1 || byURL[0].URI != "/" || off < 2*on {
-		t.Errorf("on %.0f (%+v), off %.0f: want off well above on", on, byURL, off)
+	t.Logf("instructions per request, opcache off: %.0f", off)
+	if len(byURL) != 1 || byURL[0].URI != "/" || off <= 0 || byURL[0].N != 1 {
+		t.Errorf("off %.0f (%+v)", off, byURL)
 	}
 	embedded := fstest.MapFS{"index.php": {Data: []byte("<?php echo strtoupper($_SERVER['REQUEST_URI']), \"\\n\";\n")}}
 	n, _, err := ScreenInstructions(ctx, Options{Stack: stack.Config{AppFS: embedded}, URLs: []load.MixItem{{URI: "/a?x=1"}}, InstrWarmup: 1, InstrN: 1}, knob.Debian())
