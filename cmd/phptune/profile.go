@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/profile"
+	"github.com/phptune/phptune/internal/report"
+)
+
+type profileFlags struct {
+	front, phpFPM, phpCGI, user, fromPool, fromINI, out, method, bodyFile string
+	urls, headers, inis, knobs, compares, skip                            []string
+	requests, warmup, instrWarmup, instrN, functions                      int
+	slowlog, timeout                                                      time.Duration
+	json, wall                                                            bool
+}
+
+func newProfileCmd() *cobra.Command {
+	var f profileFlags
+	cmd := &cobra.Command{
+		Use:   "profile [APP]",
+		Short: "Show why a configuration is fast or slow, per request: syscalls, instructions, memory, opcache",
+		Long: `Profile APP (a docroot with a front controller; the bundled demo app when omitted) under a configuration, and
+under each --compare variant beside it, per request:
+
+  - system calls: strace -c attached to the pool's master and workers while --requests requests are sent
+    over FastCGI (a new connection each, as nginx does without keep-alive), divided by their number;
+  - instructions: valgrind --tool=callgrind on php-cgi -T W,N with each URL's CGI environment and the pool's
+    ini settings (php-fpm's php.ini and conf.d), the median of the N measured requests, start-up excluded
+    (callgrind splits its profile at each php_request_shutdown); --functions adds the top functions;
+  - memory: PSS and USS per worker; opcache's state read through FastCGI from a script in the run dir
+    (memory, wasted, keys, interned strings, hit rate of the traced requests), with warnings;
+  - huge pages: whether PHP's text and opcache's segment are on huge pages, and what would put them there;
+  - with --wall, where the time goes that is not CPU: excimer samples each PHP function's wall-clock and CPU
+    time (on a stack of its own, so the counts above never include the sampler); --slowlog adds php-fpm's
+    slowlog for requests over a timeout.
+
+The baseline is Debian's pool (or --from-pool/--from-ini) with any --knob NAME=VALUE and --ini KEY=VALUE;
+each --compare KNOB=VALUE is a variant with that one change. Needs strace and valgrind (Debian packages of
+those names) and php-cgi of php-fpm's version (php8.2-cgi). A variant that fails shows its error; the others
+are still reported (exit 1). Ctrl-C stops everything and keeps the variants done so far (exit 130).`,
+		Example: `  phptune profile --compare opcache=off
+  phptune profile ./myapp --url / --url /blog/=3 --compare jit=tracing --functions
+  phptune profile ./myapp --knob opcache.validate_timestamps=1 --compare opcache.validate_timestamps=0 --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runProfile(cmd.Context(), f, args) }),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.front, "front", "index.php", "front controller, relative to the docroot")
+	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to profile, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
+	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
+	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm binary (default: the newest installed php-fpm8.x)")
+	fl.StringVar(&f.phpCGI, "php-cgi", "", "php-cgi binary for the instruction counts (default: php-fpm's version)")
+	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
+	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
+	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
+	fl.StringArrayVar(&f.inis, "ini", nil, "a setting KEY=VALUE for every variant (repeatable)")
+	fl.StringArrayVar(&f.knobs, "knob", nil, "a knob NAME=VALUE of the baseline (as tune's: opcache, pm, max_children, jit, any ini setting...; repeatable)")
+	fl.StringArrayVar(&f.compares, "compare", nil, "a variant: the baseline with KNOB=VALUE (repeatable: one variant each)")
+	fl.StringSliceVar(&f.skip, "skip", nil, "parts to leave out: syscalls, instructions")
+	fl.IntVar(&f.requests, "requests", 200, "requests per variant under strace")
+	fl.IntVar(&f.warmup, "warmup", 5, "rounds of the URLs before the traced requests")
+	fl.IntVar(&f.instrWarmup, "instr-warmup", 2, "php-cgi -T warm-up requests, not counted")
+	fl.IntVar(&f.instrN, "instr-n", 3, "php-cgi -T measured requests (their median is the count)")
+	fl.IntVar(&f.functions, "functions", 0, "show the top N functions by inclusive instructions (--functions alone: 15)")
+	fl.Lookup("functions").NoOptDefVal = "15"
+	fl.DurationVar(&f.slowlog, "slowlog", 0, "also run the requests untraced with php-fpm's slowlog at this timeout (whole seconds, e.g. 1s)")
+	fl.BoolVar(&f.wall, "wall", false, "also sample wall-clock and CPU time per PHP function with excimer (php-excimer), on a stack of its own")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fl.StringVar(&f.out, "out", "", "write result.json into this directory")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/profile/v1) instead of the tables")
+	return cmd
+}
+
+func runProfile(ctx context.Context, f profileFlags, args []string) error {
+	sc, name, err := appConfig(args)
+	if err != nil {
+		return err
+	}
+	sc.Front, sc.PHPFPM, sc.User = f.front, f.phpFPM, f.user
+	o := profile.Options{Stack: sc, AppName: name, Requests: f.requests, Warmup: f.warmup, InstrWarmup: f.instrWarmup,
+		InstrN: f.instrN, Functions: f.functions, PHPCGI: f.phpCGI, Slowlog: f.slowlog, Wall: f.wall, Timeout: f.timeout}
+	if f.requests < 1 || f.warmup < 1 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
+		return exitcode.UsageErrorf("--requests, --warmup, --instr-warmup and --instr-n must be at least 1, --functions not negative")
+	}
+	for _, s := range f.skip {
+		switch s {
+		case "syscalls":
+			o.NoSyscalls = true
+		case "instructions":
+			o.NoInstructions = true
+		default:
+			return exitcode.UsageErrorf("--skip %s: want syscalls or instructions", s)
+		}
+	}
+	for _, u := range f.urls {
+		path, w, hasW := strings.Cut(u, "=")
+		weight := 1
+		if hasW {
+			if weight, err = strconv.Atoi(w); err != nil || weight < 1 {
+				return exitcode.UsageErrorf("--url %s: the weight must be a whole number of at least 1", u)
+			}
+		}
+		if !strings.HasPrefix(path, "/") {
+			return exitcode.UsageErrorf("--url %s: give a path starting with /, as in --url /blog/", u)
+		}
+		o.URLs = append(o.URLs, load.MixItem{URI: path, Weight: weight})
+	}
+	if len(o.URLs) == 0 {
+		if sc.AppFS != nil {
+			for _, u := range demoURLs {
+				o.URLs = append(o.URLs, load.MixItem{URI: u.URI, Weight: u.Weight})
+			}
+		} else {
+			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
+		}
+	}
+	o.Request = load.Request{Method: f.method}
+	for _, h := range f.headers {
+		hv, err := load.ParseHeader(h)
+		if err != nil {
+			return err
+		}
+		o.Request.Headers = append(o.Request.Headers, hv)
+	}
+	if f.bodyFile != "" {
+		if o.Request.Body, err = os.ReadFile(f.bodyFile); err != nil {
+			return exitcode.UsageErrorf("--body: %v", err)
+		}
+	}
+
+	base := knob.Debian()
+	if f.fromPool != "" {
+		if err := base.FromPoolFile(f.fromPool); err != nil {
+			return err
+		}
+	}
+	if f.fromINI != "" {
+		if err := base.FromINIFile(f.fromINI); err != nil {
+			return err
+		}
+	}
+	for _, kv := range f.inis {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return exitcode.UsageErrorf("--ini %q: want KEY=VALUE", kv)
+		}
+		base.SetSetting(k, v)
+	}
+	for _, kv := range f.knobs {
+		if err := setKnob(&base, "--knob", kv); err != nil {
+			return err
+		}
+	}
+	o.Variants = []profile.Variant{{Name: "baseline", Config: base}}
+	for _, kv := range f.compares {
+		c := base.Clone()
+		if err := setKnob(&c, "--compare", kv); err != nil {
+			return err
+		}
+		o.Variants = append(o.Variants, profile.Variant{Name: kv, Config: c})
+	}
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return exitcode.UsageErrorf("--out %s: %v", f.out, err)
+		}
+	}
+
+	line := newStatusLine(os.Stderr)
+	o.Progress = func(variant, step string) { line.set("profile: %s: %s", variant, step) }
+	res, runErr := profile.Run(ctx, o)
+	line.clear()
+	if res == nil {
+		return runErr
+	}
+	res.CommandLine = os.Args
+	var buf bytes.Buffer
+	report.WriteJSON(&buf, res)
+	if f.out != "" {
+		if err := writeAtomic(filepath.Join(f.out, "result.json"), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		os.Stdout.Write(buf.Bytes())
+	} else {
+		report.Profile(os.Stdout, res)
+		if f.out != "" {
+			fmt.Printf("\n  Result in %s\n", filepath.Join(f.out, "result.json"))
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if n := res.Failed(); n > 0 {
+		if n == len(res.Variants) {
+			return exitcode.WithCode(exitcode.Failed, errors.New("no variant could be profiled: "+res.Variants[0].Error))
+		}
+		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("%d of %d variants failed (their errors are in the report)", n, len(res.Variants)))
+	}
+	return nil
+}
+
+// setKnob applies NAME=VALUE: a knob tune knows, or any ini setting.
+func setKnob(c *knob.Config, flag, kv string) error {
+	name, val, ok := strings.Cut(kv, "=")
+	if !ok || name == "" {
+		return exitcode.UsageErrorf("%s %q: want NAME=VALUE, as in %s opcache=off", flag, kv, flag)
+	}
+	k, err := knob.Fixed(name, []string{val})
+	if err != nil {
+		return err
+	}
+	if _, known := knob.ByName(name); !known {
+		// An ini setting: where php-fpm honours it (a pool value, or -d for the master's settings).
+		c.SetSetting(strings.TrimPrefix(name, "ini:"), val)
+		return nil
+	}
+	if err := k.Set(c, val); err != nil {
+		return exitcode.UsageErrorf("%s %s: %v", flag, kv, err)
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/fcgi"
+)
+
+func TestParseStraceSummary(t *testing.T) {
+	// Debian bookworm's strace 6.1, as written by strace -c -f -o FILE.
+	const out = `% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 37.08    0.001391        1391         1           execve
+ 31.64    0.001187          34        34        13 openat
+  6.74    0.000253           8        30           mmap
+  2.96    0.000111           4        23           close
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.003751          26        88        13 total
+`
+	tab, err := ParseStraceSummary(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.TotalCalls != 88 || tab.TotalErrors != 13 || len(tab.Rows) != 4 {
+		t.Fatalf("got %+v", tab)
+	}
+	// Sorted by calls.
+	if r := tab.Rows[0]; r.Name != "openat" || r.Calls != 34 || r.Errors != 13 || r.Seconds != 0.001187 {
+		t.Errorf("first row %+v", r)
+	}
+	if r := tab.Rows[3]; r.Name != "execve" || r.Calls != 1 || r.Errors != 0 {
+		t.Errorf("last row %+v", r)
+	}
+	// No call seen: strace writes nothing.
+	if tab, err := ParseStraceSummary(strings.NewReader("")); err != nil || tab.TotalCalls != 0 {
+		t.Errorf("empty: %+v %v", tab, err)
+	}
+	if _, err := ParseStraceSummary(strings.NewReader("strace: attach: ptrace(PTRACE_SEIZE, 1): Operation not permitted\n")); err == nil {
+		t.Error("want an error for output without a table")
+	}
+}
+
+// TestStraceAttachesAndDetaches traces a real process that keeps making calls, and checks that strace is gone
+// afterwards and the process runs on untraced.
+func TestStraceAttachesAndDetaches(t *testing.T) {
+	if _, err := FindStrace(); err != nil {
+		t.Fatalf("%v (apt-get install strace)", err)
+	}
+	busy := exec.Command("sh", "-c", "while :; do cat /dev/null; sleep 0.02; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tr, err := StartStrace(ctx, []int{busy.Process.Pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stracePID := tr.cmd.Process.Pid
+	time.Sleep(300 * time.Millisecond)
+	tab, err := tr.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int64{}
+	for _, r := range tab.Rows {
+		calls[r.Name] = r.Calls
+	}
+	// -f follows the children the shell forks: cat's execve and openat of /dev/null.
+	if tab.TotalCalls < 10 || calls["execve"] == 0 || calls["openat"] == 0 {
+		t.Errorf("table %+v", tab)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", stracePID)); err == nil {
+		t.Errorf("strace (pid %d) still running after Stop", stracePID)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", busy.Process.Pid))
+	if err != nil {
+		t.Fatalf("the traced process died: %v", err)
+	}
+	if !strings.Contains(string(status), "TracerPid:\t0\n") {
+		t.Errorf("the process is still traced:\n%s", status)
+	}
+	// A second Stop is harmless.
+	if _, err := tr.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+func TestParseSmapsRemappedText(t *testing.T) {
+	// A worker after opcache.huge_code_pages: the middle of the binary's r-xp text is anonymous, on THP.
+	const smaps = `55d000000000-55d000200000 r--p 00000000 08:01 100 /usr/sbin/php-fpm8.2
+Size:               2048 kB
+AnonHugePages:         0 kB
+55d000200000-55d000400000 r-xp 00200000 08:01 100 /usr/sbin/php-fpm8.2
+Size:               2048 kB
+AnonHugePages:         0 kB
+55d000400000-55d000a00000 r-xp 00000000 00:00 0 
+Size:               6144 kB
+AnonHugePages:      6144 kB
+Private_Hugetlb:       0 kB
+55d000a00000-55d000a80000 r-xp 00a00000 08:01 100 /usr/sbin/php-fpm8.2
+Size:                512 kB
+55d000a80000-55d000c00000 r--p 00a80000 08:01 100 /usr/sbin/php-fpm8.2
+Size:               1536 kB
+7f0000000000-7f0008000000 rw-s 00000000 00:01 1234 /dev/zero (deleted)
+Size:             131072 kB
+Shared_Hugetlb:        0 kB
+7f0010000000-7f0010010000 rw-s 00000000 00:01 1235 /dev/zero (deleted)
+Size:                 64 kB
+7f0020000000-7f0020100000 r-xp 00000000 08:01 200 /usr/lib/x86_64-linux-gnu/libc.so.6
+Size:               1024 kB
+AnonHugePages:      1024 kB
+VmFlags: rd ex mr mw me sd
+`
+	maps, err := parseSmaps([]byte(smaps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &HugePages{Binary: "/usr/sbin/php-fpm8.2"}
+	h.fromMappings(maps)
+	if h.TextBytes != (2048+6144+512)<<10 || h.TextHugeBytes != 6144<<10 || !h.TextRemapped {
+		t.Errorf("text: %d bytes, %d huge, remapped %v", h.TextBytes, h.TextHugeBytes, h.TextRemapped)
+	}
+	if h.OpcacheBytes != 128<<20 || h.OpcacheHugeBytes != 0 {
+		t.Errorf("opcache segment: %d bytes, %d huge", h.OpcacheBytes, h.OpcacheHugeBytes)
+	}
+	h.HugePageSize, h.THP = 2<<20, "never"
+	adv := strings.Join(h.advise("1"), "\n")
+	if !strings.Contains(adv, "vm.nr_hugepages=66") || strings.Contains(adv, "PHP's text") {
+		t.Errorf("advice:\n%s", adv)
+	}
+}
+
+func TestReadHugePagesOfThisProcess(t *testing.T) {
+	h, err := ReadHugePages(os.Getpid(), "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	if h.Binary != exe || h.TextBytes <= 0 {
+		t.Errorf("got %+v, want the text of %s", h, exe)
+	}
+}
+
+func TestParseOpcache(t *testing.T) {
+	body := `{"loaded":true,"status":{"opcache_enabled":true,"cache_full":true,
+"memory_usage":{"used_memory":130000000,"free_memory":1000,"wasted_memory":2000000,"current_wasted_percentage":1.5},
+"interned_strings_usage":{"buffer_size":8388608,"used_memory":8388000,"free_memory":608,"number_of_strings":9000},
+"opcache_statistics":{"num_cached_scripts":900,"num_cached_keys":15900,"max_cached_keys":16229,"hits":90,"misses":10,"opcache_hit_rate":90.0,"oom_restarts":1,"hash_restarts":0,"manual_restarts":0}},
+"ini":{"opcache.enable":"1"}}`
+	o, err := parseOpcache([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Enabled || !o.CacheFull || o.MemoryUsed != 130000000 || o.CachedKeys != 15900 || o.InternedStrings != 9000 || o.HitRate != 90 {
+		t.Errorf("got %+v", o)
+	}
+	w := strings.Join(o.Warnings(), "\n")
+	for _, want := range []string{"opcache is full", "keys nearly used up", "interned strings buffer nearly full", "hit rate 90.00%", "restarted 1"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
+	}
+	off, err := parseOpcache([]byte(`{"loaded":true,"status":false,"ini":{"opcache.enable":"0"}}`))
+	if err != nil || off.Enabled || len(off.Warnings()) != 0 {
+		t.Errorf("opcache off: %+v %v", off, err)
+	}
+}
+
+// phpApp writes a small multi-file app whose output does not depend on the clock.
+func phpApp(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := 0; i < 5; i++ {
+		src := fmt.Sprintf("<?php\nfunction f%d(int $x): int { $s = 0; for ($j = 0; $j < 50; $j++) { $s += $j * $x; } return $s; }\n", i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.php", i)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx := "<?php\nfor ($i = 0; $i < 5; $i++) { require_once __DIR__ . \"/f$i.php\"; }\n" + body
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// opcache does not cache files younger than opcache.file_update_protection (2 s).
+	old := time.Now().Add(-time.Hour)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.Chtimes(filepath.Join(dir, e.Name()), old, old)
+	}
+	return dir
+}
+
+func instrOptions(t *testing.T, app string) InstrOptions {
+	t.Helper()
+	cgi, err := FindPHPCGI("", "/usr/sbin/php-fpm8.2")
+	if err != nil {
+		t.Fatalf("%v (apt-get install php8.2-cgi)", err)
+	}
+	script := filepath.Join(app, "index.php")
+	ini, scan := FPMINI("/usr/sbin/php-fpm8.2")
+	return InstrOptions{PHPCGI: cgi, Script: script, INIFile: ini, ScanDir: scan,
+		Env:    CGIEnv(fcgi.CGIParams(fcgi.CGIOptions{ScriptFilename: script, RequestURI: "/"})),
+		Warmup: 1, N: 3, Functions: 10}
+}
+
+// TestInstructionsRepeatable: two runs count the same instructions per request, to the last one.
+func TestInstructionsRepeatable(t *testing.T) {
+	app := phpApp(t, "$s = 0; for ($i = 0; $i < 5; $i++) { $s += (\"f$i\")($i); }\necho \"sum $s\\n\";\n")
+	o := instrOptions(t, app)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a, err := Instructions(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Instructions(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("per request %d and %d (requests %v and %v); start-up and first %d", a.PerRequest, b.PerRequest, a.Requests, b.Requests, a.StartupAndFirst)
+	if a.PerRequest != b.PerRequest || a.PerRequest <= 0 {
+		t.Errorf("instructions per request: %d then %d, want the same count", a.PerRequest, b.PerRequest)
+	}
+	if len(a.Requests) != 3 || a.StartupAndFirst <= a.PerRequest {
+		t.Errorf("requests %v, start-up and first %d: want 3 requests, start-up above one request", a.Requests, a.StartupAndFirst)
+	}
+	found := false
+	for _, f := range a.Functions {
+		found = found || f.Name == "execute_ex" || f.Name == "zend_execute"
+		if f.Inclusive >= float64(a.PerRequest) {
+			t.Errorf("function %s holds the whole request (%.0f): the enclosing frames should be left out", f.Name, f.Inclusive)
+		}
+	}
+	if !found {
+		t.Errorf("top functions lack the executor: %+v", a.Functions)
+	}
+}
+
+func TestInstructionsReportsPHPErrors(t *testing.T) {
+	app := phpApp(t, "undefined_function_here();\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Instructions(ctx, instrOptions(t, app))
+	if err == nil || !strings.Contains(err.Error(), "undefined_function_here") {
+		t.Errorf("got %v, want PHP's fatal error", err)
+	}
+}
+
+func TestMissingToolsSayWhichPackage(t *testing.T) {
+	_, err := Instructions(context.Background(), InstrOptions{Valgrind: "/nonexistent/valgrind", PHPCGI: "/bin/true", Script: "/x.php"})
+	if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "apt-get install valgrind") {
+		t.Errorf("missing valgrind: %v (exit %d)", err, exitcode.Of(err))
+	}
+	_, err = FindPHPCGI("", "/nonexistent/sbin/php-fpm7.9")
+	if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "php7.9-cgi") {
+		t.Errorf("missing php-cgi: %v", err)
+	}
+}
