@@ -18,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
@@ -30,7 +31,7 @@ type tuneFlags struct {
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect                                                             float64
 	pairs                                                                       int
-	json                                                                        bool
+	json, noScreen                                                              bool
 }
 
 // demoURLs is the bundled app's mix: the listing, detail and API pages with their content markers, and the
@@ -86,6 +87,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a knob above, or any ini setting; repeatable); one value pins it, max_children included")
 	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
+	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without first counting their work per request")
 	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
@@ -266,6 +268,12 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		knobs = kept
 	}
 	o.Knobs = knobs
+	if !f.noScreen {
+		var missing string
+		if o.Screen, missing = screener(sc, o.URLs, o.Request); o.Screen == nil {
+			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
+		}
+	}
 	if f.memory != "" {
 		if o.Memory, err = parseSize(f.memory); err != nil {
 			return err
@@ -329,6 +337,40 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not met: p99 %.1f ms", f.p99, f.rate, res.P99Check.P99Us/1000)
 	}
 	return nil
+}
+
+// screener counts a configuration's work per request: instructions with php-cgi under callgrind (no server
+// needed) and system calls with strace on a php-fpm pool of its own. Nil, with the missing program's name, when
+// valgrind or strace is not installed.
+func screener(sc stack.Config, urls []load.MixItem, req load.Request) (func(context.Context, knob.Config) (*tune.Work, error), string) {
+	if _, err := measure.FindValgrind(""); err != nil {
+		return nil, "valgrind"
+	}
+	if _, err := measure.FindStrace(); err != nil {
+		return nil, "strace"
+	}
+	return func(ctx context.Context, cfg knob.Config) (*tune.Work, error) {
+		// One warm-up and two measured requests a URL: the counts repeat to a few parts in ten thousand.
+		po := profile.Options{Stack: sc, URLs: urls, Request: req, InstrWarmup: 1, InstrN: 2}
+		instr, _, err := profile.ScreenInstructions(ctx, po, cfg)
+		if err != nil {
+			return nil, err
+		}
+		po.Variants = []profile.Variant{{Name: "screen", Config: cfg}}
+		po.NoInstructions, po.Requests, po.Warmup = true, 100, 2
+		pr, err := profile.Run(ctx, po)
+		if err != nil {
+			return nil, err
+		}
+		if len(pr.Variants) == 0 {
+			return nil, fmt.Errorf("count system calls: no result")
+		}
+		if e := pr.Variants[0].Error; e != "" {
+			return nil, fmt.Errorf("count system calls: %s", e)
+		}
+		return &tune.Work{InstructionsPerReq: instr, SyscallsPerReq: pr.Variants[0].SyscallsPerReq,
+			Method: "instructions: callgrind on php-cgi; syscalls: strace on php-fpm"}, nil
+	}, ""
 }
 
 // preloadScript is the app's own opcache preload script, relative to the docroot ("" = none).

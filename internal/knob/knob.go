@@ -35,23 +35,28 @@ func (k Knob) Values(f Facts, cur Config) []string {
 
 // Facts are what tune learned about the app and the host before deciding knobs.
 type Facts struct {
-	MaxResponse int64  // largest response body seen, bytes
-	Concurrency int    // connections the comparisons use
-	THP         string // transparent huge pages mode: always, madvise or never
-	HugePages   int    // reserved huge pages (vm.nr_hugepages)
+	MaxResponse int64  `json:"max_response_bytes"` // largest response seen, bytes
+	Concurrency int    `json:"concurrency"`        // connections the comparisons use
+	THP         string `json:"thp"`                // transparent huge pages mode: always, madvise or never
+	HugePages   int    `json:"nr_hugepages"`       // reserved huge pages (vm.nr_hugepages)
 	// RealpathUsed and RealpathLimit are the realpath cache's use and size in a worker (0 = not read).
-	RealpathUsed, RealpathLimit int64
-	// Opcache is opcache's state in a worker after the load (nil = not read).
-	Opcache *OpcacheUse
+	RealpathUsed  int64 `json:"realpath_cache_used"`
+	RealpathLimit int64 `json:"realpath_cache_limit"`
+	// Opcache is opcache's state in a worker once every URL was served (nil = not read, or opcache off).
+	Opcache *OpcacheUse `json:"opcache,omitempty"`
 }
 
 // OpcacheUse is the part of opcache_get_status() that sizes opcache's memory.
 type OpcacheUse struct {
-	MemoryUsed, MemoryFree, MemoryWasted int64
-	InternedUsed, InternedFree           int64
-	Keys, MaxKeys                        int64
-	CacheFull                            bool
-	HitRate                              float64
+	MemoryUsed   int64   `json:"memory_used"`
+	MemoryFree   int64   `json:"memory_free"`
+	MemoryWasted int64   `json:"memory_wasted"`
+	InternedUsed int64   `json:"interned_strings_used"`
+	InternedFree int64   `json:"interned_strings_free"`
+	Keys         int64   `json:"cached_keys"`
+	MaxKeys      int64   `json:"max_cached_keys"`
+	CacheFull    bool    `json:"cache_full"`
+	HitRate      float64 `json:"hit_rate"`
 }
 
 // Core are the knobs tune decides by default, in the order it tries them: each is decided with the best of

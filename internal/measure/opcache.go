@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/phptune/phptune/internal/fcgi"
 )
@@ -27,6 +29,7 @@ $st = ($loaded && function_exists('opcache_get_status')) ? @opcache_get_status(f
 echo json_encode([
     'loaded' => $loaded,
     'status' => $st,
+    'realpath' => ['used' => realpath_cache_size(), 'limit' => ini_get('realpath_cache_size')],
     'ini' => [
         'opcache.enable' => ini_get('opcache.enable'),
         'opcache.memory_consumption' => ini_get('opcache.memory_consumption'),
@@ -87,13 +90,20 @@ type Opcache struct {
 	JITBufferFree  int64  `json:"jit_buffer_free,omitempty"`
 	// INI are the opcache settings the pool runs with, as ini_get reports them.
 	INI map[string]string `json:"ini"`
+	// RealpathUsed and RealpathLimit are the serving worker's realpath cache: bytes used and its size.
+	RealpathUsed  int64 `json:"realpath_cache_used"`
+	RealpathLimit int64 `json:"realpath_cache_limit"`
 }
 
 type opcacheJSON struct {
 	Loaded bool `json:"loaded"`
 	// false when opcache is off: decoded into a pointer that stays nil.
-	Status json.RawMessage   `json:"status"`
-	INI    map[string]string `json:"ini"`
+	Status   json.RawMessage   `json:"status"`
+	INI      map[string]string `json:"ini"`
+	Realpath struct {
+		Used  int64  `json:"used"`
+		Limit string `json:"limit"`
+	} `json:"realpath"`
 }
 
 type opcacheStatusJSON struct {
@@ -146,7 +156,7 @@ func parseOpcache(body []byte) (*Opcache, error) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, fmt.Errorf("opcache status: not the script's JSON (%v): %.200q", err, body)
 	}
-	o := &Opcache{Loaded: raw.Loaded, INI: raw.INI}
+	o := &Opcache{Loaded: raw.Loaded, INI: raw.INI, RealpathUsed: raw.Realpath.Used, RealpathLimit: iniBytes(raw.Realpath.Limit)}
 	if len(raw.Status) == 0 || string(raw.Status) == "false" || string(raw.Status) == "null" {
 		return o, nil
 	}
@@ -194,4 +204,28 @@ func (o *Opcache) Warnings() []string {
 		w = append(w, fmt.Sprintf("opcache restarted %d time(s) for lack of memory or keys", o.OOMRestarts+o.HashRestarts))
 	}
 	return w
+}
+
+// iniBytes reads an ini size such as 4096K, 16M or 1G (0 when unreadable).
+func iniBytes(v string) int64 {
+	v = strings.TrimSpace(v)
+	mult := int64(1)
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			v = v[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n * mult
 }

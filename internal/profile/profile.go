@@ -443,7 +443,7 @@ func traceSyscalls(ctx context.Context, o Options, c *sender, reqs []request, se
 // countInstructions runs callgrind once per URL with the variant's settings, while the stack (and so the
 // served copy of the app, at the same paths) is up.
 func countInstructions(ctx context.Context, o Options, v Variant, st *stack.Stack, reqs []request, vr *VariantResult) error {
-	per, by, err := instructionsOfMix(ctx, o, v, st.FPMBin, st.Script(), reqs)
+	per, by, err := instructionsOfMix(ctx, o, v, st.FPMBin, st.Docroot, st.Script(), reqs)
 	if err != nil {
 		return err
 	}
@@ -453,12 +453,18 @@ func countInstructions(ctx context.Context, o Options, v Variant, st *stack.Stac
 
 // instructionsOfMix runs callgrind once per URL with the variant's PHP settings over php-fpm's php.ini and
 // conf.d, and weighs the counts by the mix.
-func instructionsOfMix(ctx context.Context, o Options, v Variant, fpmBin, script string, reqs []request) (float64, []URLInstr, error) {
+func instructionsOfMix(ctx context.Context, o Options, v Variant, fpmBin, docroot, script string, reqs []request) (float64, []URLInstr, error) {
 	ini := maps.Clone(v.Config.INI)
 	if ini == nil {
 		ini = map[string]string{}
 	}
-	maps.Copy(ini, v.Config.Defines)
+	for k, val := range v.Config.Defines {
+		ini[k] = strings.ReplaceAll(val, stack.DocrootVar, docroot) // opcache.preload=${DOCROOT}/preload.php
+	}
+	if ini["opcache.preload"] != "" && ini["opcache.preload_user"] == "" && os.Geteuid() == 0 {
+		// As root, PHP refuses to preload without a user to run the script as; php-cgi stays root here.
+		ini["opcache.preload_user"] = "root"
+	}
 	iniFile, scanDir := measure.FPMINI(fpmBin)
 	var sum, weights float64
 	var by []URLInstr
@@ -537,7 +543,7 @@ func ScreenInstructions(ctx context.Context, o Options, cfg knob.Config) (float6
 			ScriptName: "/" + strings.TrimPrefix(front, "/"), RequestURI: u.URI, Query: query}
 		reqs = append(reqs, request{uri: u.URI, weight: w, params: load.FastCGIParams(t, o.Request)})
 	}
-	return instructionsOfMix(ctx, o, Variant{Name: "screen", Config: cfg}, fpm, script, reqs)
+	return instructionsOfMix(ctx, o, Variant{Name: "screen", Config: cfg}, fpm, docroot, script, reqs)
 }
 
 // workerPIDs are the pool's processes other than the master.

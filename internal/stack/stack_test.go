@@ -191,11 +191,12 @@ func TestBrokenConfigReportsWhy(t *testing.T) {
 // The knobs that reach the master and nginx: a preload script found through the served docroot, nginx
 // directives in the PHP location, and opcache's move of PHP's text to huge pages.
 func TestDefinesAndNginxDirectives(t *testing.T) {
-	s := startDemo(t, Config{
+	cfg := Config{
 		Pools:    []Pool{{Name: "p", Listen: ListenUnix, PM: "static", MaxChildren: 1}},
 		Defines:  map[string]string{"opcache.preload": DocrootVar + "/preload.php", "opcache.huge_code_pages": "1"},
 		NginxPHP: []string{"fastcgi_buffers 16 16k", "fastcgi_buffer_size 16k;"},
-	})
+	}
+	s := startDemo(t, cfg)
 	conf, err := os.ReadFile(filepath.Join(s.RunDir, "nginx.conf"))
 	if err != nil || !strings.Contains(string(conf), "fastcgi_buffers 16 16k;\n") || !strings.Contains(string(conf), "fastcgi_buffer_size 16k;\n") {
 		t.Fatalf("nginx.conf lacks the directives (%v):\n%s", err, conf)
@@ -212,19 +213,31 @@ func TestDefinesAndNginxDirectives(t *testing.T) {
 	if b := get(t, s.HTTPURL+"/articles"); !strings.Contains(b, "phptune-demo:list") {
 		t.Errorf("with preload the listing breaks: %.300s", b)
 	}
+	// opcache moves only the 2 MiB-aligned pages inside the text: whether Debian's 3 MiB text holds one
+	// depends on where the loader put it, so a few starts are allowed.
 	thp, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	ht, err := measure.ReadHugeText(s.PID("php-fpm"))
-	if err != nil {
-		t.Fatal(err)
+	var hp *measure.HugePages
+	for start := 1; start <= 8; start++ {
+		if start > 1 {
+			s.Stop(context.Background())
+			s = startDemo(t, cfg)
+		}
+		if hp, err = measure.ReadHugePages(s.PID("php-fpm"), "1"); err != nil {
+			t.Fatal(err)
+		}
+		if hp.TextRemapped && hp.TextHugeBytes > 0 {
+			t.Logf("text on huge pages at start %d: %d of %d KiB", start, hp.TextHugeBytes>>10, hp.TextBytes>>10)
+			break
+		}
 	}
 	if strings.Contains(string(thp), "[never]") {
-		if ht.AnonHuge > 0 {
-			t.Errorf("THP is off, yet text on anonymous huge pages: %+v", ht)
+		if hp.TextHugeBytes > 0 && hp.HugePagesTotal == 0 {
+			t.Errorf("THP is off and no huge page reserved, yet text on huge pages: %+v", hp)
 		}
 		return
 	}
-	if !ht.OnHugePages {
-		t.Errorf("THP is %q and opcache.huge_code_pages=1, yet smaps shows no text on huge pages", strings.TrimSpace(string(thp)))
+	if !hp.TextRemapped || hp.TextHugeBytes == 0 {
+		t.Errorf("THP is %q and opcache.huge_code_pages=1, yet 8 starts left the text off huge pages: %+v", strings.TrimSpace(string(thp)), hp)
 	}
 }
 
@@ -240,4 +253,24 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %s: %.300s", url, resp.Status, b)
 	}
 	return string(b)
+}
+
+// opcache caches the served copy from the first request: the copy's files are dated back beyond
+// opcache.file_update_protection (2 s).
+func TestServedCopyIsCachedAtOnce(t *testing.T) {
+	s := startDemo(t, Config{Pools: []Pool{{Name: "p", Listen: ListenUnix, PM: "static", MaxChildren: 1}}})
+	get(t, s.HTTPURL+"/articles")
+	script, err := measure.WriteOpcacheScript(s.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	oc, err := measure.ReadOpcache(ctx, s.Pools[0].Network, s.Pools[0].Address, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !oc.Enabled || oc.CachedScripts < 20 {
+		t.Errorf("right after start, one request cached %d scripts (opcache enabled %v): want the demo's files cached", oc.CachedScripts, oc.Enabled)
+	}
 }
