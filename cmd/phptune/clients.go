@@ -178,4 +178,3 @@ func saveClients(dir string, rep *clients.Report) error {
 	}
 	return writeAtomic(filepath.Join(dir, "chart.html"), h.Bytes())
 }
-
