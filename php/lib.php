@@ -77,6 +77,8 @@ abstract class StreamConn
     protected string $in = '';
     protected int $off = 0;
     protected string $out = '';
+    /** A request just went out: its reply cannot be there yet, so wait before reading (saves a read call). */
+    protected bool $sent = false;
     /** Reads that returned data (the codec tests check that a reply was split across reads). */
     public int $reads = 0;
 
@@ -119,6 +121,7 @@ abstract class StreamConn
             }
             $this->out = (string)substr($this->out, $n);
         }
+        $this->sent = true;
     }
 
     /** Reads whatever the socket has, waiting (or suspending) until at least one byte arrives. */
@@ -127,6 +130,10 @@ abstract class StreamConn
         if ($this->off > 0) {
             $this->in = (string)substr($this->in, $this->off);
             $this->off = 0;
+        }
+        if ($this->sent) {
+            $this->sent = false;
+            Loop::wait($this->s, 'r');
         }
         for (;;) {
             $d = @fread($this->s, 65536);
