@@ -119,13 +119,14 @@ func Table(w io.Writer, r *Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.Target, row.Op, model, row.Concurrency, ops, ci, sp, spci, verdict, cpu)
 	}
 	tw.Flush()
+	notes := map[string]bool{}
 	for _, row := range r.Results {
 		if row.Error != "" {
 			fmt.Fprintf(w, "  %s %s %s failed: %s\n", row.Target, row.Op, row.Label(), row.Error)
 		}
-		if !row.Available {
+		if !row.Available && !notes[row.Model+row.Note] {
+			notes[row.Model+row.Note] = true
 			fmt.Fprintf(w, "  %s: %s\n", row.Model, row.Note)
-			break
 		}
 	}
 	if picks := sweepSummary(r.Sweeps); picks != "" {
@@ -212,55 +213,64 @@ th{text-align:left}td:nth-child(-n+3){text-align:left}svg text{font:12px system-
 		if row.Error != "" {
 			verdict, note = "failed", row.Error
 		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s..%s</td><td>%s</td><td>%s..%s</td><td>%s</td><td>%s</td></tr>\n",
+		interval := func(lo, hi *float64, f string) string {
+			if lo == nil || hi == nil {
+				return ""
+			}
+			return fmt.Sprintf(f+".."+f, *lo, *hi)
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			html.EscapeString(row.Target), html.EscapeString(row.Op), html.EscapeString(row.Label()), row.Concurrency,
-			cell(row.OpsPerS, "%.0f"), cell(row.CILow, "%.0f"), cell(row.CIHigh, "%.0f"), cell(row.Speedup, "%.2fx"),
-			cell(row.SpeedupLow, "%.2f"), cell(row.SpeedupHigh, "%.2f"), verdict, html.EscapeString(note))
+			cell(row.OpsPerS, "%.0f"), interval(row.CILow, row.CIHigh, "%.0f"), cell(row.Speedup, "%.2fx"),
+			interval(row.SpeedupLow, row.SpeedupHigh, "%.2f"), verdict, html.EscapeString(note))
 	}
 	b.WriteString("</table></body></html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// chart draws horizontal bars of the speedup with CI whiskers and a line at 1x.
+// chart draws the speedups as bars from 1x on a log scale (pipelining can be 20 times sync, a slow model half
+// of it), with CI whiskers.
 func chart(rows []Row) string {
 	if len(rows) == 0 {
 		return "<p>no measured rows</p>\n"
 	}
 	const left, width, bar, gap = 230.0, 460.0, 18.0, 8.0
 	top := 10.0
-	hi := 1.0
+	lo, hi := 0.5, 2.0
 	for _, r := range rows {
-		hi = math.Max(hi, *r.Speedup)
-		if r.SpeedupHigh != nil {
-			hi = math.Max(hi, *r.SpeedupHigh)
-		}
+		lo = math.Min(lo, math.Min(*r.Speedup, valueOr(r.SpeedupLow, *r.Speedup)))
+		hi = math.Max(hi, math.Max(*r.Speedup, valueOr(r.SpeedupHigh, *r.Speedup)))
 	}
-	hi = math.Ceil(hi*1.1*2) / 2
-	x := func(v float64) float64 { return left + v/hi*width }
-	h := top + float64(len(rows))*(bar+gap) + 24
+	lo, hi = lo/1.2, hi*1.2
+	x := func(v float64) float64 { return left + math.Log(v/lo)/math.Log(hi/lo)*width }
+	axis := top + float64(len(rows))*(bar+gap)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" role="img">`+"\n", left+width+70, h)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" role="img">`+"\n", left+width+70, axis+24)
+	for _, v := range []float64{0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 20, 50, 100, 200} {
+		if v < lo || v > hi {
+			continue
+		}
+		fmt.Fprintf(&b, `<path d="M%.1f %.1fV%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="middle">%gx</text>`+"\n",
+			x(v), top-4, axis, x(v), axis+16, v)
+	}
 	for i, r := range rows {
 		y := top + float64(i)*(bar+gap)
 		color := "#4a7ebb"
 		if r.Client != ClientOurs {
 			color = "#999"
 		}
+		x0, x1 := math.Min(x(1), x(*r.Speedup)), math.Max(x(1), x(*r.Speedup))
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-6, y+bar-5, html.EscapeString(r.Label()))
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/>`, left, y, x(*r.Speedup)-left, bar, color)
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/>`, x0, y, math.Max(x1-x0, 1), bar, color)
 		if r.SpeedupLow != nil {
-			lo, up := x(*r.SpeedupLow), x(*r.SpeedupHigh)
+			l, u := x(*r.SpeedupLow), x(*r.SpeedupHigh)
 			fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fv%.0fM%.1f %.1fv%.0f" stroke="#111" fill="none"/>`,
-				lo, y+bar/2, up, lo, y+4, bar-8, up, y+4, bar-8)
+				l, y+bar/2, u, l, y+4, bar-8, u, y+4, bar-8)
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%.2fx</text>`+"\n", math.Max(x(*r.Speedup), x(valueOr(r.SpeedupHigh, 0)))+6, y+bar-5, *r.Speedup)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%.2fx</text>`+"\n", math.Max(x1, x(valueOr(r.SpeedupHigh, 0.0001)))+6, y+bar-5, *r.Speedup)
 	}
-	axis := top + float64(len(rows))*(bar+gap)
 	fmt.Fprintf(&b, `<path d="M%.1f %.1fV%.1f" stroke="#c33" stroke-dasharray="4 3"/>`, x(1), top-4, axis)
-	for v := 0.0; v <= hi+1e-9; v += math.Max(0.5, math.Round(hi/8)) {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%gx</text>`, x(v), axis+16, v)
-	}
 	b.WriteString("</svg>\n")
 	return b.String()
 }
