@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -143,7 +144,8 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 	php := newPHP(t)
 	cfg := Config{Targets: []string{Tarantool, Redis}, Ops: map[string][]string{Tarantool: {"select"}, Redis: {"get"}},
 		Models: Models, Revs: 200, Iterations: 2, Warmup: 20, Fibers: []int{2, 5}, Procs: []int{2}, Depths: []int{4, 8},
-		SweepIterations: 1, SweepRevs: 100, Phpredis: true, RetryThreshold: 50, RetryLimit: 2}
+		// A tiny retry threshold: two iterations always deviate from their mean, so every arm retries to the limit.
+		SweepIterations: 1, SweepRevs: 100, Phpredis: true, RetryThreshold: 1e-6, RetryLimit: 2}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +168,9 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 		}
 		if r.OpsPerS == nil || *r.OpsPerS <= 0 || r.Iterations != 2 || r.Speedup == nil {
 			t.Errorf("%s: incomplete row %+v", key, r)
+		}
+		if r.Retries != 2 {
+			t.Errorf("%s: %d retries, want the limit, 2", key, r.Retries)
 		}
 	}
 	for _, target := range []string{Tarantool, Redis} {
@@ -214,6 +219,35 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 	}
 	if len(samples[0]) != 2 || len(samples[2]) != 2 || errs[0] != nil || errs[2] != nil {
 		t.Errorf("healthy arms: %d %d samples, errors %v %v", len(samples[0]), len(samples[2]), errs[0], errs[2])
+	}
+}
+
+// TestUnexpectedOutputFails: a runner that prints anything besides its result line fails the iteration (a
+// stand-in runner.php; the real one buffers its output and reports stray output itself).
+func TestUnexpectedOutputFails(t *testing.T) {
+	php := newPHP(t)
+	srv := startServer(t, Redis)
+	ok := `echo json_encode(['ok' => true, 'ops' => 10, 'seconds' => 0.5, 'cpu_seconds' => 0.1, 'server_cpu_seconds' => 0]), "\n";`
+	for name, body := range map[string]string{
+		"":                             ok,
+		"unexpected output":            `echo "Notice: hello\n";` + ok,
+		"unexpected output on stderr":  `fwrite(STDERR, "Deprecated: x\n");` + ok,
+		"php failed":                   `exit(3);`,
+		"runner reported 0 ops in 0.5": strings.Replace(ok, "'ops' => 10", "'ops' => 0", 1),
+	} {
+		if err := os.WriteFile(filepath.Join(php.dir, "runner.php"), []byte("<?php "+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := php.Iterate(context.Background(), srv, Arm{Target: Redis, Op: "get", Model: ModelSync, Client: ClientOurs}, 10, 0, 1)
+		if name == "" {
+			if err != nil || s.Ops != 10 {
+				t.Errorf("clean runner: %v %+v", err, s)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("want an error with %q, got %v", name, err)
+		}
 	}
 }
 
