@@ -4,7 +4,8 @@ package phpsrc
 
 import "embed"
 
-// FS holds lib.php (the clients and the Fiber scheduler) and runner.php (one benchmark iteration).
+// FS holds lib.php (the clients and the Fiber scheduler), ops.php (the operations and their checks) and
+// runner.php (one benchmark iteration).
 //
-//go:embed lib.php runner.php
+//go:embed lib.php ops.php runner.php
 var FS embed.FS

@@ -142,6 +142,12 @@ type rowRef struct{ i int }
 // Run measures every target, op and model of cfg into out. On cancellation it returns the context's error with
 // the rows measured so far filled in.
 func Run(ctx context.Context, cfg Config, php *PHP, out *Outcome) error {
+	// Every server's program first: a missing package stops the run before anything is measured.
+	for _, target := range cfg.Targets {
+		if err := Installed(target); err != nil {
+			return err
+		}
+	}
 	r := &runner{cfg: cfg, php: php, out: out, seed: cfg.Seed}
 	defer r.decide()
 	for _, target := range cfg.Targets {

@@ -48,15 +48,26 @@ var packages = map[string][2]string{
 	Redis:     {"redis-server", "redis-server"},
 }
 
-// Start starts a private server of kind on 127.0.0.1:port (0: a free port) and waits until it answers.
-func Start(ctx context.Context, kind string, port int) (_ *Server, err error) {
+// Installed checks that kind's server program is on PATH; the error names its Debian package.
+func Installed(kind string) error {
 	pkg, ok := packages[kind]
 	if !ok {
-		return nil, exitcode.UsageErrorf("unknown target %q: use tarantool or redis", kind)
+		return exitcode.UsageErrorf("unknown target %q: use tarantool or redis", kind)
 	}
-	bin, err := exec.LookPath(pkg[0])
+	if _, err := exec.LookPath(pkg[0]); err != nil {
+		return exitcode.MissingErrorf("%s not found: install the Debian package %s (apt-get install %s)", pkg[0], pkg[1], pkg[1])
+	}
+	return nil
+}
+
+// Start starts a private server of kind on 127.0.0.1:port (0: a free port) and waits until it answers.
+func Start(ctx context.Context, kind string, port int) (_ *Server, err error) {
+	if err := Installed(kind); err != nil {
+		return nil, err
+	}
+	bin, err := exec.LookPath(packages[kind][0])
 	if err != nil {
-		return nil, exitcode.MissingErrorf("%s not found: install the Debian package %s (apt-get install %s)", pkg[0], pkg[1], pkg[1])
+		return nil, err
 	}
 	if port == 0 {
 		if port, err = freePort(); err != nil {

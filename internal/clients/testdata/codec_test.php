@@ -7,6 +7,7 @@ declare(strict_types=1);
 namespace Phptune;
 
 require $argv[1];
+require dirname($argv[1]) . '/ops.php';
 
 $checks = 0;
 function check(bool $ok, string $what, mixed $got = null): void
@@ -137,5 +138,55 @@ $got = $c->roundTrip([['GET', 'k']])[0];
 pcntl_waitpid($pid, $st);
 check($got === 'hello world' && (hrtime(true) - $t0) > 290e6, 'RESP reply split across reads, blocking', $got);
 check($c->reads === 4, 'two more reads', $c->reads);
+
+// The operations' checks accept the right answers and reject wrong ones.
+function rejects(callable $check, array $args, string $what): void
+{
+    try {
+        $check(...$args);
+    } catch (\RuntimeException $e) {
+        check(true, $what);
+        return;
+    }
+    check(false, "$what: a wrong answer passed");
+}
+
+[$make, $chk] = op('tarantool', 'check');
+$cmds = $make(3, 7);
+$id = 1000000 + 3 * 100000 + 7;
+check($cmds[0] === [Iproto::INSERT, [Iproto::SPACE_ID => SPACE, Iproto::TUPLE => [$id, "chk_$id"]]], 'check inserts first', $cmds[0]);
+$data = fn(...$t) => [Iproto::DATA => $t];
+$good = [$data([$id, "chk_$id"]), $data([$id, "chk_$id"]), $data([$id, "new_$id"]), $data([$id, "new_$id"]), $data([$id, "new_$id"]), $data()];
+$chk(3, 7, $cmds, $good);
+check(true, 'Tarantool check accepts the right answers');
+$bad = $good;
+$bad[3] = $data([$id, "chk_$id"]); // the update did not change the tuple
+rejects($chk, [3, 7, $cmds, $bad], 'Tarantool check rejects an update that changed nothing');
+$bad = $good;
+$bad[1] = $data(); // the select did not return the tuple inserted
+rejects($chk, [3, 7, $cmds, $bad], 'Tarantool check rejects a select without the inserted tuple');
+$bad = $good;
+$bad[5] = $data([$id, "new_$id"]); // the delete did not delete
+rejects($chk, [3, 7, $cmds, $bad], 'Tarantool check rejects a delete that left the tuple');
+
+[$make, $chk] = op('tarantool', 'select');
+$cmds = $make(0, 0);
+$key = $cmds[0][1][Iproto::KEY][0];
+check($key >= 1 && $key <= TUPLES, 'select key in range', $key);
+$chk(0, 0, $cmds, [$data([$key, "tuple_$key"])]);
+rejects($chk, [0, 0, $cmds, [$data([$key + 1, 'tuple_x'])]], 'select rejects another tuple');
+rejects($chk, [0, 0, $cmds, [$data()]], 'select rejects no tuple');
+
+[$make, $chk] = op('redis', 'check');
+$cmds = $make(2, 5);
+$chk(2, 5, $cmds, ['OK', 'v_5', 1, 2, 2, null]);
+check(true, 'Redis check accepts the right answers');
+rejects($chk, [2, 5, $cmds, ['OK', 'v_4', 1, 2, 2, null]], 'Redis check rejects a wrong GET');
+rejects($chk, [2, 5, $cmds, ['OK', 'v_5', 1, 2, 1, null]], 'Redis check rejects a DEL of one key');
+[$make, $chk] = op('redis', 'get');
+$cmds = $make(0, 0);
+$n = substr($cmds[0][1], 4);
+$chk(0, 0, $cmds, ["value_$n"]);
+rejects($chk, [0, 0, $cmds, [null]], 'GET rejects a missing key');
 
 echo "ok $checks\n";
