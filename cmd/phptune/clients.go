@@ -50,7 +50,8 @@ only the extensions needed and GC off; --warmup revolutions first, untimed; --pa
 Connections open before the timed region and workers start behind a barrier. The arms run in interleaved
 rounds (sync, fibers, ..., then backwards) and each is compared with sync from the paired rounds: Wilcoxon
 signed-rank, Hodges-Lehmann speedup and 95% CI, Holm's correction across the run. --retry-threshold PCT
-re-runs iterations deviating from their arm's mean by at least PCT% (off by default; retries are reported).
+re-runs iterations deviating from their arm's mean by at least PCT%, up to --retry-limit times per arm (off
+by default when interleaved, 5% with --sequential; retries are reported).
 
 Operations: tarantool select, insert, replace, update, upsert, delete, sql_select, sql_insert, sql_replace,
 sql_update, sql_delete (SQL through execute), sleep (a 10 ms server-side call), check (insert, select,
@@ -61,7 +62,13 @@ The space holds 10,000 tuples {id, 'tuple_' .. id}, reset before each iteration;
   phptune clients --revs 2000 --iterations 6 --pause 0 --json > clients.json
   phptune clients --out results/clients             # result.json and chart.html`,
 		Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, args []string) error { return runClients(cmd.Context(), f) }),
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			// phpbench's retry threshold suits back-to-back iterations; interleaved rounds leave it off.
+			if f.sequential && !cmd.Flags().Changed("retry-threshold") {
+				f.retryThreshold = 5
+			}
+			return runClients(cmd.Context(), f)
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.targets, "target", []string{clients.Tarantool, clients.Redis}, "servers to measure: tarantool, redis")
@@ -77,7 +84,7 @@ The space holds 10,000 tuples {id, 'tuple_' .. id}, reset before each iteration;
 	fl.DurationVar(&f.pause, "pause", time.Second, "pause before each iteration")
 	fl.IntVar(&f.sweepIterations, "sweep-iterations", 3, "iterations per candidate in the sweeps")
 	fl.IntVar(&f.sweepRevs, "sweep-revs", 0, "revolutions per sweep iteration (default: --revs)")
-	fl.Float64Var(&f.retryThreshold, "retry-threshold", 0, "re-run iterations deviating from the mean by at least this % (0: off)")
+	fl.Float64Var(&f.retryThreshold, "retry-threshold", 0, "re-run iterations deviating from the mean by at least this % (0: off; default 0, or 5 with --sequential)")
 	fl.IntVar(&f.retryLimit, "retry-limit", 10, "most retries per arm")
 	fl.BoolVar(&f.sequential, "sequential", false, "run each arm's iterations back to back instead of interleaved")
 	fl.BoolVar(&f.noPhpredis, "no-phpredis", false, "leave out the phpredis rows")

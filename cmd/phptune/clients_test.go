@@ -124,7 +124,7 @@ func TestClientsInterruptKeepsPartialResults(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	time.Sleep(5 * time.Second) // a few sync iterations, even on a busy machine
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	_ = cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
