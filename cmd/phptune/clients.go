@@ -18,15 +18,15 @@ import (
 )
 
 type clientsFlags struct {
-	targets, tarantoolOps, redisOps, models []string
-	fibers, procs, depths                   []int
-	revs, iterations, warmup, retryLimit    int
-	sweepIterations, sweepRevs              int
-	pause                                   time.Duration
-	retryThreshold                          float64
-	sequential, noPhpredis, json            bool
-	out, php                                string
-	tarantoolPort, redisPort                int
+	targets, tarantoolOps, redisOps, models  []string
+	fibers, procs, depths                    []int
+	revs, iterations, warmup, retryLimit     int
+	sweepIterations, sweepRevs               int
+	pause                                    time.Duration
+	retryThreshold                           float64
+	sequential, noPhpredis, json, neighbours bool
+	out, php                                 string
+	tarantoolPort, redisPort                 int
 }
 
 func newClientsCmd() *cobra.Command {
@@ -40,9 +40,10 @@ redis-server) and stops. The PHP side is phptune's own IPROTO and RESP clients (
 written once to run blocking or inside Fibers under a stream_select scheduler; phpredis (php8.2-redis) is the
 C baseline for Redis.
 
-Models: sync (one connection), fibers (N Fibers, N swept over --fibers, the best re-measured), processes
-(P forked after start, each connecting after the fork; P swept over --procs), processes+fibers (P x the best N),
-pipeline (D requests per round trip, swept over --depth). Swoole coroutines and ext-parallel threads appear as
+Models: sync (one connection), fibers (N Fibers, N swept over --fibers), processes (P forked after start,
+each connecting after the fork; P swept over --procs), processes+fibers (P x the best N), pipeline (D requests
+per round trip, swept over --depth). A sweep's pick is a noisy maximum: the main run re-measures it beside its
+neighbours in the sweep list (--neighbours=false: the pick alone), and the best there is marked *. Swoole coroutines and ext-parallel threads appear as
 "not available here" without their extensions.
 
 phpbench's vocabulary: each iteration runs --revs revolutions (split among the workers) in a fresh php -n with
@@ -87,6 +88,7 @@ The space holds 10,000 tuples {id, 'tuple_' .. id}, reset before each iteration;
 	fl.Float64Var(&f.retryThreshold, "retry-threshold", 0, "re-run iterations deviating from the mean by at least this % (0: off; default 0, or 5 with --sequential)")
 	fl.IntVar(&f.retryLimit, "retry-limit", 10, "most retries per arm")
 	fl.BoolVar(&f.sequential, "sequential", false, "run each arm's iterations back to back instead of interleaved")
+	fl.BoolVar(&f.neighbours, "neighbours", true, "re-measure each sweep's pick beside its neighbours in the main run")
 	fl.BoolVar(&f.noPhpredis, "no-phpredis", false, "leave out the phpredis rows")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/clients/v1) instead of the table")
 	fl.StringVar(&f.out, "out", "", "also write result.json and chart.html into this directory")
@@ -102,7 +104,7 @@ func runClients(ctx context.Context, f clientsFlags) error {
 		Models: f.models, Revs: f.revs, Iterations: f.iterations, Warmup: f.warmup, Pause: f.pause,
 		RetryThreshold: f.retryThreshold, RetryLimit: f.retryLimit, Sequential: f.sequential,
 		Fibers: f.fibers, Procs: f.procs, Depths: f.depths, SweepIterations: f.sweepIterations,
-		SweepRevs: f.sweepRevs, Phpredis: !f.noPhpredis, Seed: time.Now().UnixNano() % 1e9,
+		SweepRevs: f.sweepRevs, Neighbours: f.neighbours, Phpredis: !f.noPhpredis, Seed: time.Now().UnixNano() % 1e9,
 		Ports: map[string]int{clients.Tarantool: f.tarantoolPort, clients.Redis: f.redisPort},
 	}
 	if cfg.SweepRevs == 0 {

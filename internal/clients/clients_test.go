@@ -146,7 +146,7 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 	cfg := Config{Targets: []string{Tarantool, Redis}, Ops: map[string][]string{Tarantool: {"select"}, Redis: {"get"}},
 		Models: Models, Revs: 200, Iterations: 2, Warmup: 20, Fibers: []int{2, 5}, Procs: []int{2}, Depths: []int{4, 8},
 		// A tiny retry threshold: two iterations always deviate from their mean, so every arm retries to the limit.
-		SweepIterations: 1, SweepRevs: 100, Phpredis: true, RetryThreshold: 1e-6, RetryLimit: 2}
+		SweepIterations: 1, SweepRevs: 100, Phpredis: true, RetryThreshold: 1e-6, RetryLimit: 2, Neighbours: true}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +155,16 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
+	fibers, best := map[string]int{}, map[string]int{}
 	for _, r := range out.Results {
 		key := r.Target + " " + r.Model + " " + r.Client
 		seen[key] = true
+		if r.Model == ModelFibers {
+			fibers[r.Target]++
+			if r.Best {
+				best[r.Target]++
+			}
+		}
 		if r.Error != "" {
 			t.Errorf("%s: %s", key, r.Error)
 		}
@@ -179,6 +186,12 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 			if !seen[target+" "+m+" "+ClientOurs] {
 				t.Errorf("no %s row for %s", m, target)
 			}
+		}
+	}
+	for _, target := range []string{Tarantool, Redis} {
+		// The pick and its neighbour (2 and 5 Fibers) re-measured; one of them the best.
+		if fibers[target] != 2 || best[target] != 1 {
+			t.Errorf("%s: %d fibers rows, %d marked best", target, fibers[target], best[target])
 		}
 	}
 	if php.Phpredis && !seen["redis sync phpredis"] {

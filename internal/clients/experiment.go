@@ -11,6 +11,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/stats"
@@ -58,10 +59,13 @@ type Config struct {
 	Fibers, Procs, Depths []int
 	// SweepIterations and SweepRevs size each candidate's short measurement in the sweep.
 	SweepIterations, SweepRevs int
-	Phpredis                   bool           // add phpredis rows (Redis) when the extension loads
-	Ports                      map[string]int // fixed server ports; 0 or absent: a free one
-	Seed                       int64
-	Progress                   func(string) // may be nil
+	// Neighbours re-measures each sweep's pick beside the candidates next to it in the main run; the best of a
+	// model is then the best of that run.
+	Neighbours bool
+	Phpredis   bool           // add phpredis rows (Redis) when the extension loads
+	Ports      map[string]int // fixed server ports; 0 or absent: a free one
+	Seed       int64
+	Progress   func(string) // may be nil
 }
 
 // Row is one arm's result.
@@ -83,11 +87,13 @@ type Row struct {
 	SpeedupHigh *float64          `json:"speedup_ci_high"`
 	Comparison  *stats.Comparison `json:"comparison,omitempty"`
 	// Client and server CPU per op, in microseconds (the PHP workers' user + system time; the server's).
-	ClientCPUPerOpUS float64  `json:"client_cpu_per_op_us,omitempty"`
-	ServerCPUPerOpUS float64  `json:"server_cpu_per_op_us,omitempty"`
-	Iterations       int      `json:"iterations"`
-	Retries          int      `json:"retries"`
-	Samples          []Sample `json:"samples,omitempty"`
+	ClientCPUPerOpUS float64 `json:"client_cpu_per_op_us,omitempty"`
+	ServerCPUPerOpUS float64 `json:"server_cpu_per_op_us,omitempty"`
+	// Best: the highest median ops/s among this model's rows of this target, op and client.
+	Best       bool     `json:"best"`
+	Iterations int      `json:"iterations"`
+	Retries    int      `json:"retries"`
+	Samples    []Sample `json:"samples,omitempty"`
 }
 
 // SweepPoint is one candidate of a sweep for the best N, P or D.
@@ -232,27 +238,82 @@ func (r *runner) op(ctx context.Context, srv *Server, op string) error {
 		}
 	}
 	arms := []Arm{arm(ModelSync, 0, 0, 0)}
+	var baseline []Arm
 	for _, m := range Models[1:] {
 		if a, ok := picks[m]; ok {
+			baseline = append(baseline, a)
 			arms = append(arms, a)
+			if r.cfg.Neighbours {
+				arms = append(arms, r.neighbours(a)...)
+			}
 		}
 	}
 	if srv.Kind == Redis && r.cfg.Phpredis && r.php.Phpredis && op != "check" {
 		// The C baseline, with the same P and D as ours; phpredis blocks, so it has no Fiber rows.
-		for _, a := range arms {
+		for _, a := range append([]Arm{arms[0]}, baseline...) {
 			if a.Model == ModelSync || a.Model == ModelProcesses || a.Model == ModelPipeline {
 				a.Client = ClientPhpredis
 				arms = append(arms, a)
 			}
 		}
 	}
+	// Report order: by model, then concurrency.
+	slices.SortStableFunc(arms[1:], func(a, b Arm) int {
+		if a.Client != b.Client {
+			return strings.Compare(clientOrder(a.Client), clientOrder(b.Client))
+		}
+		if d := slices.Index(Models, a.Model) - slices.Index(Models, b.Model); d != 0 {
+			return d
+		}
+		return a.Concurrency() - b.Concurrency()
+	})
 	samples, errs, ierr := r.measure(ctx, srv, arms, r.cfg.Iterations, r.cfg.Revs)
 	if ierr == nil && r.cfg.RetryThreshold > 0 {
 		ierr = r.retry(ctx, srv, arms, samples, errs)
 	}
+	from := len(r.out.Results)
 	r.addRows(arms, samples, errs)
+	markBest(r.out.Results[from:])
 	r.addUnavailable(base)
 	return ierr
+}
+
+func clientOrder(c string) string {
+	if c == ClientOurs {
+		return ""
+	}
+	return c
+}
+
+// neighbours are the sweep candidates next to a's pick (the value below and above in its sweep list), to be
+// re-measured beside it: a sweep's best is a noisy maximum.
+func (r *runner) neighbours(a Arm) []Arm {
+	var list []int
+	var get func(Arm) int
+	var set func(*Arm, int)
+	switch a.Model {
+	case ModelFibers:
+		list, get, set = r.cfg.Fibers, func(a Arm) int { return a.Fibers }, func(a *Arm, v int) { a.Fibers = v }
+	case ModelProcesses, ModelProcFibers:
+		list, get, set = r.cfg.Procs, func(a Arm) int { return a.Procs }, func(a *Arm, v int) { a.Procs = v }
+	case ModelPipeline:
+		list, get, set = r.cfg.Depths, func(a Arm) int { return a.Depth }, func(a *Arm, v int) { a.Depth = v }
+	default:
+		return nil
+	}
+	sorted := slices.Clone(list)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	i := slices.Index(sorted, get(a))
+	var out []Arm
+	for _, j := range []int{i - 1, i + 1} {
+		if i >= 0 && j >= 0 && j < len(sorted) {
+			b := a
+			set(&b, sorted[j])
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // sweep measures each candidate briefly (interleaved) and returns each model's best; one candidate of a model
@@ -408,6 +469,23 @@ func (r *runner) retry(ctx context.Context, srv *Server, arms []Arm, samples [][
 		}
 	}
 	return nil
+}
+
+// markBest flags, per model and client, the row with the highest median ops/s.
+func markBest(rows []Row) {
+	best := map[[2]string]int{}
+	for i, row := range rows {
+		if row.OpsPerS == nil || row.Error != "" {
+			continue
+		}
+		k := [2]string{row.Model, row.Client}
+		if j, ok := best[k]; !ok || *row.OpsPerS > *rows[j].OpsPerS {
+			best[k] = i
+		}
+	}
+	for _, i := range best {
+		rows[i].Best = true
+	}
 }
 
 func opsPerS(ss []Sample) []float64 {

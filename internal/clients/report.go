@@ -87,8 +87,15 @@ func Table(w io.Writer, r *Report) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "target\top\tmodel\tconc\tops/s\t95% CI\tspeedup\t95% CI\tverdict\tcpu/op us\t")
+	many := map[string]int{}
+	for _, row := range r.Results {
+		many[row.Target+row.Op+row.Model+row.Client]++
+	}
 	for _, row := range r.Results {
 		model := row.Label()
+		if row.Best && many[row.Target+row.Op+row.Model+row.Client] > 1 {
+			model += " *"
+		}
 		if !row.Available {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t\t\t\t\t\t\n", row.Target, row.Op, row.Model)
 			continue
@@ -136,7 +143,8 @@ func Table(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "  ceiling %s %s: sync waits %.1f us of %.1f us per op (client CPU %.1f us, server CPU %.1f us): one process can reach %.0f ops/s (%.1fx), this machine's %d CPUs %.0f ops/s (%.1fx)\n",
 			c.Target, c.Op, c.WaitPerOpUS, c.WallPerOpUS, c.ClientCPUPerOpUS, c.ServerCPUPerOpUS, c.OneProcessOpsS, c.OneProcessX, c.CPUs, c.MachineOpsS, c.MachineX)
 	}
-	fmt.Fprintln(w, "  speedup: over sync with phptune's client, Hodges-Lehmann estimate from interleaved pairs; verdicts after Holm's correction")
+	fmt.Fprintln(w, "  * the best of its model in this run. speedup: over sync with phptune's client, Hodges-Lehmann estimate")
+	fmt.Fprintln(w, "    from the interleaved pairs, with its 95% CI; verdicts after Holm's correction across the run")
 }
 
 // sweepSummary says, per target, op and model, which candidate the sweep picked among which.
@@ -161,7 +169,7 @@ func sweepSummary(ps []SweepPoint) string {
 				pick = q.Label()
 			}
 		}
-		fmt.Fprintf(&b, "  best %s for %s %s: %s (sweep ops/s, concurrency: %s)\n", p.Model, p.Target, p.Op, pick, strings.Join(cands, ", "))
+		fmt.Fprintf(&b, "  sweep of %s for %s %s picked %s (ops/s by concurrency: %s)\n", p.Model, p.Target, p.Op, pick, strings.Join(cands, ", "))
 	}
 	return b.String()
 }
