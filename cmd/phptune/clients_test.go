@@ -99,6 +99,14 @@ func TestClientsBadInput(t *testing.T) {
 	if err := os.Symlink(php, filepath.Join(dir, "php")); err != nil {
 		t.Fatal(err)
 	}
+	// A PHP whose extensions cannot be found: the error names php8.2-msgpack.
+	wrapper := filepath.Join(dir, "php-noext")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+php+" -d extension_dir=/nonexistent \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := phptune(t, "clients", "--php", wrapper); r.code != 2 || !strings.Contains(r.stderr, "install the Debian package php8.2-msgpack") {
+		t.Errorf("no msgpack: exit %d %s", r.code, r.stderr)
+	}
 	cmd := exec.Command(binPath, "clients", "--target", "tarantool")
 	cmd.Env = append(os.Environ(), "PATH="+dir)
 	outb, _ := cmd.CombinedOutput()

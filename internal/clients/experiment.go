@@ -128,7 +128,7 @@ type Outcome struct {
 	Sweeps   []SweepPoint `json:"sweeps"`
 	Ceilings []Ceiling    `json:"ceilings"`
 	Errors   []string     `json:"errors,omitempty"`
-	Servers  []string     `json:"servers"`
+	Servers  []string     `json:"-"` // versions, reported under environment
 }
 
 type runner struct {
