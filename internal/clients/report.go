@@ -185,8 +185,12 @@ th{text-align:left}td:nth-child(-n+3){text-align:left}svg text{font:12px system-
 	if r.Partial {
 		b.WriteString("<p><b>Partial: the run was interrupted.</b></p>")
 	}
-	fmt.Fprintf(&b, "<p>%d revolutions x %d iterations per arm, interleaved %v; PHP %s; %d CPUs; %s</p>",
-		r.Settings.Revs, r.Settings.Iterations, r.Settings.Interleaved, html.EscapeString(r.Environment.PHP),
+	mode := "interleaved"
+	if !r.Settings.Interleaved {
+		mode = "sequential"
+	}
+	fmt.Fprintf(&b, "<p>%d revolutions x %d iterations per arm, %s; PHP %s; %d CPUs; %s. Bars: the speedup over sync with phptune's client (Hodges-Lehmann, paired rounds), whiskers its 95%% CI; * the best of its model.</p>",
+		r.Settings.Revs, r.Settings.Iterations, mode, html.EscapeString(r.Environment.PHP),
 		r.Environment.CPUs, html.EscapeString(strings.Join(r.Environment.Servers, "; ")))
 	type key struct{ t, op string }
 	var order []key
@@ -269,7 +273,11 @@ func chart(rows []Row) string {
 			color = "#999"
 		}
 		x0, x1 := math.Min(x(1), x(*r.Speedup)), math.Max(x(1), x(*r.Speedup))
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-6, y+bar-5, html.EscapeString(r.Label()))
+		label := r.Label()
+		if r.Best && r.Model != ModelSync {
+			label += " *"
+		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-6, y+bar-5, html.EscapeString(label))
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/>`, x0, y, math.Max(x1-x0, 1), bar, color)
 		if r.SpeedupLow != nil {
 			l, u := x(*r.SpeedupLow), x(*r.SpeedupHigh)
