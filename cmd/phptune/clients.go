@@ -43,8 +43,8 @@ C baseline for Redis.
 Models: sync (one connection), fibers (N Fibers, N swept over --fibers), processes (P forked after start,
 each connecting after the fork; P swept over --procs), processes+fibers (P x the best N), pipeline (D requests
 per round trip, swept over --depth). A sweep's pick is a noisy maximum: the main run re-measures it beside its
-neighbours in the sweep list (--neighbours=false: the pick alone), and the best there is marked *. Swoole coroutines and ext-parallel threads appear as
-"not available here" without their extensions.
+neighbours in the sweep list (--neighbours=false: the pick alone), and the best there is marked *. Swoole
+coroutines and ext-parallel threads appear as "not available here" without their extensions.
 
 phpbench's vocabulary: each iteration runs --revs revolutions (split among the workers) in a fresh php -n with
 only the extensions needed and GC off; --warmup revolutions first, untimed; --pause before each iteration.
@@ -57,7 +57,10 @@ by default when interleaved, 5% with --sequential; retries are reported).
 Operations: tarantool select, insert, replace, update, upsert, delete, sql_select, sql_insert, sql_replace,
 sql_update, sql_delete (SQL through execute), sleep (a 10 ms server-side call), check (insert, select,
 update, select, delete, each answer checked); redis get, set, incr, check. Every reply is checked.
-The space holds 10,000 tuples {id, 'tuple_' .. id}, reset before each iteration; keys are random.`,
+The space holds 10,000 tuples {id, 'tuple_' .. id}, reset before each iteration; keys are random.
+
+Exit codes: 0 ok, 1 a model failed (its error is in its row; the others are reported), 2 bad input or a
+missing package, 130 interrupted (every process stopped, the rows so far kept, marked partial).`,
 		Example: `  phptune clients                                  # Tarantool select and Redis get, every model
   phptune clients --target tarantool --tarantool-ops select,update,sql_select --fibers 10,25,50
   phptune clients --revs 2000 --iterations 6 --pause 0 --json > clients.json
