@@ -128,11 +128,15 @@ func TestFibersOverlap(t *testing.T) {
 	if serial.Seconds < 0.25 {
 		t.Fatalf("25 calls in a row took %.3fs, less than 25 x 10 ms", serial.Seconds)
 	}
-	fib, err := php.Iterate(ctx, srv, Arm{Target: Tarantool, Op: "sleep", Model: ModelFibers, Fibers: 25, Client: ClientOurs}, 25, 0, 1)
-	if err != nil {
-		t.Fatal(err)
+	// The best of 3 for both: overlap is a property of the code, and a busy machine only adds time.
+	took := time.Hour
+	for i := 0; i < 3; i++ {
+		fib, err := php.Iterate(ctx, srv, Arm{Target: Tarantool, Op: "sleep", Model: ModelFibers, Fibers: 25, Client: ClientOurs}, 25, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took = min(took, time.Duration(fib.Seconds*1e9))
 	}
-	took := time.Duration(fib.Seconds * 1e9)
 	t.Logf("one call %s; 25 in a row %.3fs; 25 Fibers %s", one, serial.Seconds, took)
 	if took >= 5*one {
 		t.Fatalf("25 Fibers took %s, not under 5 x one call (%s): they did not overlap", took, one)
