@@ -25,7 +25,7 @@ r = json.load(open(sys.argv[1]))
 study = {"fibers": ("25 coroutines (ext-async)", 3.0), "processes+fibers": ("2 x 25 (Swoole)", 5.0)}
 print("phptune clients, Tarantool select: %d revs x %d iterations, %d CPUs, %s" % (
     r["settings"]["revs"], r["settings"]["iterations"], r["environment"]["cpus"], "; ".join(r["environment"]["servers"])))
-print("%-22s %6s %10s %8s %15s   %s" % ("model", "conc", "ops/s", "speedup", "95% CI", "study (2019)"))
+print("%-22s %6s %10s %8s %13s %14s   %s" % ("model", "conc", "ops/s", "speedup", "95% CI", "verdict", "study (2019)"))
 for row in r["results"]:
     if not row["available"]:
         print("%-22s %s" % (row["model"], row.get("note", "")))
@@ -36,7 +36,8 @@ for row in r["results"]:
     ref = "%s: %.1fx, ours/study %.2f" % (s[0], s[1], row["speedup"] / s[1]) if s and row["speedup"] else ""
     ops = "%.0f" % row["ops_per_s"] if row["ops_per_s"] else "-"
     sp = "%.2fx" % row["speedup"] if row["speedup"] else "-"
-    print("%-22s %6d %10s %8s %15s   %s" % (label, row["concurrency"], ops, sp, ci, ref))
+    verdict = (row.get("comparison") or {}).get("verdict", "")
+    print("%-22s %6d %10s %8s %13s %14s   %s" % (label, row["concurrency"], ops, sp, ci, verdict, ref))
 for c in r["ceilings"]:
     print("ceiling: client CPU %.1f us + server CPU %.1f us of %.1f us per sync op: one process <= %.1fx, this machine <= %.1fx" % (
         c["client_cpu_per_op_us"], c["server_cpu_per_op_us"], c["wall_per_op_us"], c["one_process_speedup"], c["machine_speedup"]))

@@ -136,14 +136,12 @@ type runner struct {
 	php  *PHP
 	out  *Outcome
 	seed int64
-	// comparisons of the whole run, for Holm's correction.
+	// comparisons of the whole run, for Holm's correction, and the index of each one's row in out.Results.
 	cmps []*stats.Comparison
-	rows []rowRef
+	rows []int
 	// iterations run so far, for the pause.
 	started bool
 }
-
-type rowRef struct{ i int }
 
 // Run measures every target, op and model of cfg into out. On cancellation it returns the context's error with
 // the rows measured so far filled in.
@@ -558,7 +556,7 @@ func (r *runner) speedup(row *Row, ref, x []float64) {
 	}
 	row.Comparison = &c
 	r.cmps = append(r.cmps, &c)
-	r.rows = append(r.rows, rowRef{len(r.out.Results)})
+	r.rows = append(r.rows, len(r.out.Results))
 }
 
 // decide applies Holm's correction across every comparison of the run and copies the verdicts into the rows.
@@ -567,9 +565,9 @@ func (r *runner) decide() {
 		return
 	}
 	stats.DecideAll(r.cmps, []stats.Rule{stats.DefaultRule(true)})
-	for k, ref := range r.rows {
+	for k, i := range r.rows {
 		c := *r.cmps[k]
-		r.out.Results[ref.i].Comparison = &c
+		r.out.Results[i].Comparison = &c
 	}
 }
 
