@@ -8,15 +8,18 @@ namespace Phptune;
 
 final class Loop
 {
-    /** Waits until $stream is readable ('r') or writable ('w'): suspends the current Fiber, or blocks outside one. */
+    /**
+     * Waits until $stream is readable ('r'), writable ('w') or either ('rw'): suspends the current Fiber, or
+     * blocks outside one.
+     */
     public static function wait($stream, string $mode): void
     {
         if (\Fiber::getCurrent() !== null) {
             \Fiber::suspend([$mode, $stream]);
             return;
         }
-        $r = $mode === 'r' ? [$stream] : [];
-        $w = $mode === 'w' ? [$stream] : [];
+        $r = $mode !== 'w' ? [$stream] : [];
+        $w = $mode !== 'r' ? [$stream] : [];
         $e = [];
         if (@stream_select($r, $w, $e, null) === false) {
             throw new \RuntimeException('stream_select failed');
@@ -41,9 +44,10 @@ final class Loop
         while ($waiting) {
             $r = $w = $e = [];
             foreach ($waiting as $i => $t) {
-                if ($t[0] === 'r') {
+                if ($t[0] !== 'w') {
                     $r[$i] = $t[1];
-                } else {
+                }
+                if ($t[0] !== 'r') {
                     $w[$i] = $t[1];
                 }
             }
@@ -116,12 +120,25 @@ abstract class StreamConn
                 throw new \RuntimeException('write failed: connection lost');
             }
             if ($n === 0) {
-                Loop::wait($this->s, 'w');
+                // A deep pipeline: take in replies while waiting to write, or a server that stops reading until
+                // its replies are read would wait for us forever.
+                Loop::wait($this->s, 'rw');
+                $this->drain();
                 continue;
             }
             $this->out = (string)substr($this->out, $n);
         }
         $this->sent = true;
+    }
+
+    /** Reads what the socket has without waiting. */
+    private function drain(): void
+    {
+        $d = @fread($this->s, 65536);
+        if ($d !== false && $d !== '') {
+            $this->in .= $d;
+            $this->reads++;
+        }
     }
 
     /** Reads whatever the socket has, waiting (or suspending) until at least one byte arrives. */

@@ -244,6 +244,10 @@ function main(array $argv): array
 
 ob_start();
 set_error_handler(function (int $no, string $msg, string $file, int $line) {
+    // Calls silenced with @ (a non-blocking write that would block) report through their return values.
+    if (!(error_reporting() & $no)) {
+        return false;
+    }
     throw new \ErrorException($msg, 0, $no, $file, $line);
 });
 try {

@@ -139,6 +139,25 @@ pcntl_waitpid($pid, $st);
 check($got === 'hello world' && (hrtime(true) - $t0) > 290e6, 'RESP reply split across reads, blocking', $got);
 check($c->reads === 4, 'two more reads', $c->reads);
 
+// A peer that answers before it reads (as a server does whose replies to a deep pipeline fill the socket): the
+// client must take in replies while its own write would block, or both wait forever. SIGALRM ends a deadlock.
+$big = str_repeat('x', 8 << 20);
+$pid = pcntl_fork();
+if ($pid === 0) {
+    stream_set_blocking($peer, true);
+    fwrite($peer, '$' . strlen($big) . "\r\n" . $big . "\r\n");
+    $n = 0;
+    while ($n < strlen($big) && ($d = fread($peer, 1 << 16)) !== false && $d !== '') {
+        $n += strlen($d);
+    }
+    exit(0);
+}
+pcntl_alarm(20);
+$got = $c->roundTrip([['SET', 'big', $big]])[0];
+pcntl_alarm(0);
+pcntl_waitpid($pid, $st);
+check($got === $big, 'an 8 MiB reply taken in while an 8 MiB request was still being written', strlen((string)$got));
+
 // The operations' checks accept the right answers and reject wrong ones.
 function rejects(callable $check, array $args, string $what): void
 {
