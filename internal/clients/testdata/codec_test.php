@@ -124,6 +124,7 @@ check($c->reads === 2, 'two reads for one reply', $c->reads);
 // The same without Fibers: a blocking read across two writes from a forked writer.
 $pid = pcntl_fork();
 if ($pid === 0) {
+    $c->close();
     $req = '';
     while (!str_ends_with($req, "\r\nk\r\n")) {
         $req .= fread($peer, 100);
@@ -144,6 +145,7 @@ check($c->reads === 4, 'two more reads', $c->reads);
 $big = str_repeat('x', 8 << 20);
 $pid = pcntl_fork();
 if ($pid === 0) {
+    $c->close(); // the client's end is the parent's: should it die, this child's write fails and it exits
     stream_set_blocking($peer, true);
     fwrite($peer, '$' . strlen($big) . "\r\n" . $big . "\r\n");
     $n = 0;
