@@ -218,9 +218,12 @@ final class Iproto extends StreamConn
         }
     }
 
-    /** A msgpack map with integer keys, written by hand: ext-msgpack packs keys 0, 1, ... as a list. */
+    /** A msgpack map with integer keys: ext-msgpack packs keys 0, 1, ... (and []) as a list, so those by hand. */
     public static function map(array $kv): string
     {
+        if (!array_is_list($kv)) {
+            return msgpack_pack($kv);
+        }
         $n = count($kv);
         $out = $n < 16 ? chr(0x80 | $n) : "\xde" . pack('n', $n);
         foreach ($kv as $k => $v) {
@@ -232,7 +235,8 @@ final class Iproto extends StreamConn
     /** One request packet: msgpack size (uint32), header map {0x00 type, 0x01 sync}, body map. */
     public static function encode(int $type, int $sync, array $body): string
     {
-        $p = self::map([0x00 => $type, 0x01 => $sync]) . self::map($body);
+        // The header by hand: every request type is a positive fixint.
+        $p = "\x82\x00" . chr($type) . "\x01" . msgpack_pack($sync) . self::map($body);
         return "\xce" . pack('N', strlen($p)) . $p;
     }
 
@@ -270,18 +274,19 @@ final class Iproto extends StreamConn
         if ($have < $hl + $size) {
             return null;
         }
-        $pkt = substr($buf, $off + $hl, $size);
+        // Unpacked in place, from the offset: no copy of the packet.
         $u ??= new \MessagePackUnpacker();
         $u->reset();
-        $p = 0;
-        if (!$u->execute($pkt, $p)) {
+        $p = $off + $hl;
+        $end = $p + $size;
+        if (!$u->execute($buf, $p) || $p > $end) {
             throw new \RuntimeException('IPROTO: bad header');
         }
         $header = $u->data();
         $body = [];
-        if ($p < $size) {
+        if ($p < $end) {
             $u->reset();
-            if (!$u->execute($pkt, $p)) {
+            if (!$u->execute($buf, $p) || $p !== $end) {
                 throw new \RuntimeException('IPROTO: bad body');
             }
             $body = $u->data();

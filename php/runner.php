@@ -22,6 +22,13 @@ function connect(array $cfg): object
 function work(object $conn, array $op, int $w, int $revs, int $depth, int $first = 0): void
 {
     [$make, $check] = $op;
+    if ($depth === 1) {
+        for ($i = $first; $i < $first + $revs; $i++) {
+            $c = $make($w, $i);
+            $check($w, $i, $c, $conn->roundTrip($c));
+        }
+        return;
+    }
     for ($i = 0; $i < $revs; $i += $depth) {
         $n = min($depth, $revs - $i);
         $cmds = [];
