@@ -163,8 +163,12 @@ func (p *PHP) Iterate(ctx context.Context, srv *Server, arm Arm, revs, warmup in
 	if err != nil {
 		return Sample{}, err
 	}
-	args := []string{"-n", "-d", "extension=msgpack", "-d", "zend.enable_gc=0", "-d", "memory_limit=512M",
-		"-d", "display_errors=stderr", "-d", "log_errors=0"}
+	// Only the extensions the arm needs: msgpack for IPROTO, phpredis for its own rows.
+	args := []string{"-n", "-d", "zend.enable_gc=0", "-d", "memory_limit=512M", "-d", "display_errors=stderr",
+		"-d", "log_errors=0"}
+	if arm.Target == Tarantool {
+		args = append(args, "-d", "extension=msgpack")
+	}
 	if arm.Client == ClientPhpredis {
 		for _, e := range p.redisExts {
 			args = append(args, "-d", "extension="+e)
