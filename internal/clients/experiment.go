@@ -151,6 +151,9 @@ func Run(ctx context.Context, cfg Config, php *PHP, out *Outcome) error {
 		if err := Installed(target); err != nil {
 			return err
 		}
+		if err := php.Needs(target); err != nil {
+			return err
+		}
 	}
 	r := &runner{cfg: cfg, php: php, out: out, seed: cfg.Seed}
 	defer r.decide()

@@ -27,6 +27,15 @@ type PHP struct {
 	Swoole, Parallel bool
 	dir              string
 	redisExts        []string
+	noMsgpack        error // why IPROTO cannot run, if it cannot
+}
+
+// Needs checks what target needs of PHP (msgpack for Tarantool); the error names the Debian package.
+func (p *PHP) Needs(target string) error {
+	if target == Tarantool {
+		return p.noMsgpack
+	}
+	return nil
 }
 
 // NewPHP checks the PHP CLI and its extensions and writes the embedded runner into a private temp dir.
@@ -42,7 +51,7 @@ func NewPHP(ctx context.Context, bin string) (*PHP, error) {
 	}
 	p.Version = probe("-r", "echo PHP_VERSION;")
 	if got := probe("-d", "extension=msgpack", "-r", `echo function_exists("msgpack_pack") ? "ok" : "no";`); got != "ok" {
-		return nil, exitcode.MissingErrorf("PHP's msgpack extension does not load (%s): install the Debian package php8.2-msgpack", firstLine(got))
+		p.noMsgpack = exitcode.MissingErrorf("PHP's msgpack extension does not load (%s): install the Debian package php8.2-msgpack", firstLine(got))
 	}
 	p.Pcntl = probe("-r", `echo function_exists("pcntl_fork") ? "ok" : "no";`) == "ok"
 	// Debian's phpredis is built with igbinary: load it first when it is there.
