@@ -21,7 +21,7 @@ vet:
 	$(GO) vet ./...
 
 fmt-check:
-	@out=$$(gofmt -l cmd internal workloads); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal workloads php); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # Tests that measure must not run beside each other on 2 cores: -p 1.
 test: deps fmt-check vet
