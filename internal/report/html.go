@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -47,6 +48,24 @@ type tunePage struct {
 	Files    []configFile
 	Env      [][2]string
 	Plan     [][2]string
+	Screens  []screenRow
+	Profile  []profileRow
+	Syscalls []syscallRow
+}
+
+// screenRow is one screened candidate: its work per request against the starting point's.
+type screenRow struct {
+	Knob, Value, Instr, Sys, Outcome string
+	Survived                         bool
+}
+
+// profileRow is one figure of the per-request profile, baseline beside recommendation.
+type profileRow struct{ Name, Base, Rec, Diff string }
+
+// syscallRow is one system call's count per request in both profiles.
+type syscallRow struct {
+	Name      string
+	Base, Rec float64
 }
 
 type heroCard struct {
@@ -154,6 +173,8 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 			p.Plan = append(p.Plan, [2]string{"URLs", strings.Join(urls, ", ")})
 		}
 	}
+	p.Screens = screenRows(r.Screens)
+	p.Profile, p.Syscalls = profileRows(r.Profile)
 	var buf bytes.Buffer
 	if err := pageTmpl.ExecuteTemplate(&buf, "tune.tmpl", p); err != nil {
 		return fmt.Errorf("render report: %w", err)
@@ -385,4 +406,87 @@ func atConns(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(" at %d connections", n)
+}
+
+func screenRows(screens []tune.Screen) []screenRow {
+	var out []screenRow
+	for _, sc := range screens {
+		row := screenRow{Knob: sc.Knob, Value: sc.Value, Survived: sc.Survived}
+		if sc.Cand.InstructionsPerReq > 0 {
+			row.Instr = fmt.Sprintf("%s → %s (%+.1f%%)", mega(sc.Base.InstructionsPerReq), mega(sc.Cand.InstructionsPerReq),
+				100*(sc.Cand.InstructionsPerReq/sc.Base.InstructionsPerReq-1))
+			row.Sys = fmt.Sprintf("%.1f → %.1f", sc.Base.SyscallsPerReq, sc.Cand.SyscallsPerReq)
+		}
+		switch {
+		case !sc.Survived:
+			row.Outcome = "screened out: no timed trials"
+		case sc.Cand.InstructionsPerReq == 0:
+			row.Outcome = sc.Note
+		default:
+			row.Outcome = "timed trials decide"
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func mega(n float64) string { return fmt.Sprintf("%.2f M", n/1e6) }
+
+// profileRows lays the profile's first two variants (the baseline and the recommendation) side by side.
+func profileRows(pr *profile.Result) ([]profileRow, []syscallRow) {
+	if pr == nil || len(pr.Variants) < 2 {
+		return nil, nil
+	}
+	b, c := pr.Variants[0], pr.Variants[1]
+	diff := func(x, y float64) string {
+		if x == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%+.1f%%", 100*(y/x-1))
+	}
+	rows := []profileRow{
+		{"system calls per request", fmt.Sprintf("%.1f", b.SyscallsPerReq), fmt.Sprintf("%.1f", c.SyscallsPerReq), diff(b.SyscallsPerReq, c.SyscallsPerReq)},
+		{"instructions per request", mega(b.InstructionsPerReq), mega(c.InstructionsPerReq), diff(b.InstructionsPerReq, c.InstructionsPerReq)},
+		{"PSS per worker", bytesOrEmpty(b.MeanPSS), bytesOrEmpty(c.MeanPSS), diff(float64(b.MeanPSS), float64(c.MeanPSS))},
+		{"USS per worker", bytesOrEmpty(b.MeanUSS), bytesOrEmpty(c.MeanUSS), diff(float64(b.MeanUSS), float64(c.MeanUSS))},
+	}
+	oc := func(v profile.VariantResult) string {
+		if v.Opcache == nil || !v.Opcache.Enabled {
+			return "off"
+		}
+		return fmt.Sprintf("%s used, %d scripts, hit rate %.1f%%", bytesLabel(float64(v.Opcache.MemoryUsed)), v.Opcache.CachedScripts, v.Opcache.HitRate)
+	}
+	rows = append(rows, profileRow{"opcache", oc(b), oc(c), ""})
+	hp := func(v profile.VariantResult) string {
+		if v.HugePages == nil {
+			return ""
+		}
+		return fmt.Sprintf("text %s of %s on huge pages", bytesLabel(float64(v.HugePages.TextHugeBytes)), bytesLabel(float64(v.HugePages.TextBytes)))
+	}
+	rows = append(rows, profileRow{"huge pages", hp(b), hp(c), ""})
+	if b.Error != "" || c.Error != "" {
+		rows = append(rows, profileRow{"error", b.Error, c.Error, ""})
+	}
+	names := map[string]bool{}
+	for n := range b.Syscalls {
+		names[n] = true
+	}
+	for n := range c.Syscalls {
+		names[n] = true
+	}
+	var sys []syscallRow
+	for n := range names {
+		sys = append(sys, syscallRow{n, b.Syscalls[n], c.Syscalls[n]})
+	}
+	sort.Slice(sys, func(i, j int) bool {
+		di, dj := math.Abs(sys[i].Rec-sys[i].Base), math.Abs(sys[j].Rec-sys[j].Base)
+		if di != dj {
+			return di > dj
+		}
+		return sys[i].Name < sys[j].Name
+	})
+	if len(sys) > 12 {
+		sys = sys[:12]
+	}
+	return rows, sys
 }

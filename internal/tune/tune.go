@@ -18,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -91,19 +92,21 @@ type Result struct {
 	Plan        Plan        `json:"plan"`
 	Environment Environment `json:"environment"`
 
-	Baseline       knob.Config       `json:"baseline"`
-	Recommendation knob.Config       `json:"recommendation"`
-	Saturation     *Saturation       `json:"saturation,omitempty"`
-	PoolSize       *PoolSize         `json:"pool_size,omitempty"`
-	Knobs          []KnobRow         `json:"knobs"`
-	Comparisons    []Comparison      `json:"comparisons"`
-	Headline       *Headline         `json:"headline,omitempty"`
-	P99Check       *P99Check         `json:"p99_check,omitempty"`
-	Facts          knob.Facts        `json:"facts"`
-	Screens        []Screen          `json:"screens,omitempty"`
-	Trials         []TrialRecord     `json:"trials"`
-	Files          map[string]string `json:"files,omitempty"`
-	Warnings       []string          `json:"warnings,omitempty"`
+	Baseline       knob.Config  `json:"baseline"`
+	Recommendation knob.Config  `json:"recommendation"`
+	Saturation     *Saturation  `json:"saturation,omitempty"`
+	PoolSize       *PoolSize    `json:"pool_size,omitempty"`
+	Knobs          []KnobRow    `json:"knobs"`
+	Comparisons    []Comparison `json:"comparisons"`
+	Headline       *Headline    `json:"headline,omitempty"`
+	P99Check       *P99Check    `json:"p99_check,omitempty"`
+	Facts          knob.Facts   `json:"facts"`
+	// Profile is why, per request: the baseline and the recommendation profiled side by side (tune --profile).
+	Profile  *profile.Result   `json:"profile,omitempty"`
+	Screens  []Screen          `json:"screens,omitempty"`
+	Trials   []TrialRecord     `json:"trials"`
+	Files    map[string]string `json:"files,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 // URL is one URL of the mix.
