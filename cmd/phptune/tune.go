@@ -32,21 +32,13 @@ type tuneFlags struct {
 	json                                                                                bool
 }
 
-// demoURLs is the bundled app's mix: the listing, detail and API pages with their content markers, and the
-// route that waits on a "remote service".
-var demoURLs = []load.MixItem{
-	{URI: "/articles", Weight: 3, ExpectBody: regexp.MustCompile(`phptune-demo:list`)},
-	{URI: "/articles/7", Weight: 3, ExpectBody: regexp.MustCompile(`phptune-demo:detail`)},
-	{URI: "/api/articles", Weight: 2, ExpectBody: regexp.MustCompile(`phptune-demo:api`)},
-	{URI: "/remote", Weight: 1, ExpectBody: regexp.MustCompile(`phptune-demo:remote`)},
-}
-
 func newTuneCmd() *cobra.Command {
 	var f tuneFlags
 	cmd := &cobra.Command{
-		Use:   "tune [APP]",
+		Use:   "tune [APP|PRESET]",
 		Short: "Size the php-fpm pool and decide the knobs that matter, with evidence",
-		Long: `Tune APP (a docroot with a front controller; the bundled demo app when omitted): serve it with nginx + php-fpm
+		Long: `Tune APP (a docroot with a front controller, or a prepared workload preset by name, whose URLs, content
+markers and services come with it; the bundled demo app when omitted): serve it with nginx + php-fpm
 in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
 the knee, the memory per worker and any --p99 goal at --rate, then decide each knob (opcache, pm, unix vs TCP,
 nginx keep-alive, and any --knob) by interleaved paired trials against the best so far: better, worse or no_difference, with the
@@ -64,7 +56,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.front, "front", "index.php", "front controller, relative to the docroot")
+	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
 	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
 	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (the demo's URLs have their own)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
@@ -91,11 +83,15 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 }
 
 func runTune(ctx context.Context, f tuneFlags, args []string) error {
-	sc, name, err := appConfig(args)
+	app, err := resolveApp(args)
 	if err != nil {
 		return err
 	}
-	sc.Front, sc.PHPFPM, sc.Nginx, sc.User = f.front, f.phpFPM, f.nginx, f.user
+	sc, name := app.cfg, app.name
+	sc.PHPFPM, sc.Nginx, sc.User = f.phpFPM, f.nginx, f.user
+	if f.front != "" {
+		sc.Front = f.front
+	}
 	o := tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
 		Pairs: f.pairs, Timeout: f.timeout, Pins: map[string]string{}}
 	if f.minEffect < 0 {
@@ -122,8 +118,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		o.URLs = append(o.URLs, load.MixItem{URI: path, Weight: weight, ExpectBody: check})
 	}
 	if len(o.URLs) == 0 {
-		if sc.AppFS != nil {
-			o.URLs = demoURLs
+		if app.urls != nil {
+			o.URLs = app.urls // a preset's mix, each URL with its content marker
 		} else {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}
 		}
@@ -242,6 +238,12 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		return exitcode.UsageErrorf("--out %s: %v", out, err)
 	}
 	defer setProcs(0)()
+	// The app's own services (a preset's database) for the whole run, stopped on every path.
+	svc, err := app.startServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
+	}
 
 	line := newStatusLine(os.Stderr)
 	o.Progress = func(s tune.Status) {

@@ -37,6 +37,9 @@ type Config struct {
 	AppFS fs.FS
 	// Front is the front controller, relative to the docroot; default index.php.
 	Front string
+	// Writable are paths relative to the docroot that the workers may write (an app's caches and data): in
+	// the served copy they are handed to the workers' user.
+	Writable []string
 
 	PHPFPM string // php-fpm binary; "" = the newest installed php-fpm8.x
 	Nginx  string // nginx binary; "" = /usr/sbin/nginx

@@ -189,6 +189,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("copy app: %w", err)
 	}
+	if err := handOver(s.Docroot, cfg.Writable, uid, gid); err != nil {
+		return nil, err
+	}
 
 	addrs := make([]string, len(pools))
 	for i, p := range pools {
@@ -484,6 +487,32 @@ func workerUser(name string) (userName, groupName string, uid, gid int, err erro
 		return u.Username, g.Name, uid, gid, nil
 	}
 	return "", "", -1, -1, exitcode.UsageErrorf("no user %q to run the workers: create it or pass --user NAME", names[0])
+}
+
+// handOver gives the workers' user the app's writable paths in the served copy.
+func handOver(docroot string, paths []string, uid, gid int) error {
+	for _, rel := range paths {
+		p := filepath.Join(docroot, filepath.FromSlash(rel))
+		if !strings.HasPrefix(p, docroot+string(filepath.Separator)) {
+			return exitcode.UsageErrorf("writable path %q is outside the docroot", rel)
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return fmt.Errorf("writable path %s: %w", rel, err)
+		}
+		if uid < 0 {
+			continue // not root: the workers run as us and can write already
+		}
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(path, uid, gid)
+		})
+		if err != nil {
+			return fmt.Errorf("hand %s to the workers' user: %w", rel, err)
+		}
+	}
+	return nil
 }
 
 func freePort() (int, error) {
