@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -148,7 +151,7 @@ func TestWorkloadDokuWiki(t *testing.T) {
 		t.Fatalf("prepare dokuwiki again: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	r = phptune(t, "workload", "list")
-	if !strings.Contains(r.stdout, "dokuwiki  yes") {
+	if !regexp.MustCompile(`(?m)^dokuwiki +yes`).MatchString(r.stdout) {
 		t.Errorf("workload list does not show dokuwiki prepared:\n%s", r.stdout)
 	}
 	cmd, info, stderr := serveApp(t, "dokuwiki")
@@ -156,4 +159,16 @@ func TestWorkloadDokuWiki(t *testing.T) {
 		t.Fatalf("dokuwiki's URLs: %+v", info.URLs)
 	}
 	checkServedApp(t, cmd, info, stderr)
+	if t.Failed() {
+		return
+	}
+	// A page that lost its content still answers 200: tune by name must refuse it through the preset's marker.
+	page := filepath.Join(os.Getenv("XDG_DATA_HOME"), "phptune", "workloads", "dokuwiki", "docroot", "data", "pages", "tuning", "note_07.txt")
+	if err := os.Remove(page); err != nil {
+		t.Fatal(err)
+	}
+	r = phptune(t, "tune", "dokuwiki", "--budget", "1m", "--out", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "the app fails") || !strings.Contains(r.stderr, "body") {
+		t.Errorf("tune dokuwiki with a page gone: exit %d, stderr %q: want exit 2 naming the failed content check", r.code, r.stderr)
+	}
 }
