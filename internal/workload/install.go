@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -215,4 +217,61 @@ func copyOne(from, to string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// IncludedFiles requests uri from the app in docroot with php-cli, in a scratch copy (caches a request
+// writes stay out of the docroot), checks the response against marker and returns how many PHP files a warm
+// request included: the framework-hello-world case is the one where opcache matters most.
+func IncludedFiles(ctx context.Context, docroot, front, uri, marker string) (int, error) {
+	re, err := regexp.Compile(marker)
+	if err != nil {
+		return 0, err
+	}
+	scratch, err := os.MkdirTemp("", "phptune-check-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(scratch)
+	doc := filepath.Join(scratch, "app")
+	if err := copyTree(docroot, doc, nil); err != nil {
+		return 0, fmt.Errorf("copy %s: %w", docroot, err)
+	}
+	_, query, _ := strings.Cut(uri, "?")
+	script := `<?php
+$doc = ` + phpString(doc) + `; $front = ` + phpString(front) + `;
+$_SERVER = array_merge($_SERVER, ['REQUEST_URI' => ` + phpString(uri) + `, 'QUERY_STRING' => ` + phpString(query) + `,
+    'REQUEST_METHOD' => 'GET', 'HTTP_HOST' => 'localhost', 'SERVER_NAME' => 'localhost', 'SERVER_PORT' => '80',
+    'SCRIPT_NAME' => '/' . $front, 'PHP_SELF' => '/' . $front, 'SCRIPT_FILENAME' => $doc . '/' . $front,
+    'DOCUMENT_ROOT' => $doc, 'REMOTE_ADDR' => '127.0.0.1', 'SERVER_PROTOCOL' => 'HTTP/1.1']);
+parse_str($_SERVER['QUERY_STRING'], $_GET);
+$_REQUEST = $_GET;
+$argv = []; $_SERVER['argv'] = []; $_SERVER['argc'] = 0;
+chdir($doc);
+register_shutdown_function(function () {
+    // Less this wrapper itself.
+    fwrite(STDOUT, "\nphptune-included-files=" . (count(get_included_files()) - 1) . "\n");
+});
+require $doc . '/' . $front;
+`
+	// Twice: the first request of a copy compiles the framework's caches (container, templates) and includes
+	// files a warm request never does; the second is the one every later request looks like.
+	var out []byte
+	for i := 0; i < 2; i++ {
+		if out, err = php(ctx, doc, nil, script); err != nil {
+			return 0, err
+		}
+	}
+	s := string(out)
+	i := strings.LastIndex(s, "phptune-included-files=")
+	if i < 0 {
+		return 0, fmt.Errorf("the request did not finish: %s", lastLines(s, 5))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s[i+len("phptune-included-files="):]))
+	if err != nil {
+		return 0, fmt.Errorf("included files: %w", err)
+	}
+	if !re.MatchString(s[:i]) {
+		return n, fmt.Errorf("%s: the response lacks /%s/: %s", uri, marker, lastLines(s[:i], 5))
+	}
+	return n, nil
 }
