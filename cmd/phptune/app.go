@@ -75,6 +75,8 @@ func preparedApp(w *workload.Prepared) (*appSpec, error) {
 	}
 	a.cfg.Front = w.Manifest.Front
 	a.cfg.Writable = w.Manifest.Writable
+	// A prepared tree is never edited while served: hard links spare copying it for every stack.
+	a.cfg.LinkFiles = w.Dir != ""
 	res, err := workload.Compile(w.Manifest.URLs)
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", w.Preset.Name, err)

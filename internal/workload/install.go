@@ -161,45 +161,7 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 // copyTree copies src into dst following symlinks (Debian's packaged apps link into /etc and /var/lib),
 // skipping the names in skip (relative paths, slash-separated).
 func copyTree(src, dst string, skip map[string]bool) error {
-	return copyTreeRel(src, dst, "", skip, 0)
-}
-
-func copyTreeRel(src, dst, rel string, skip map[string]bool, depth int) error {
-	if depth > 40 {
-		return fmt.Errorf("%s: nested too deep (a symlink loop?)", src)
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		r := e.Name()
-		if rel != "" {
-			r = rel + "/" + e.Name()
-		}
-		if skip[r] {
-			continue
-		}
-		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
-		st, err := os.Stat(from)
-		if err != nil {
-			continue // a dangling link serves nothing
-		}
-		switch {
-		case st.IsDir():
-			if err := copyTreeRel(from, to, r, skip, depth+1); err != nil {
-				return err
-			}
-		case st.Mode().IsRegular():
-			if err := copyOne(from, to); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return copyTreeFunc(src, dst, func(rel string) bool { return !skip[rel] })
 }
 
 func copyOne(from, to string) error {

@@ -105,7 +105,7 @@ func (w *Prepared) StartServices(ctx context.Context) (*Services, error) {
 
 // Presets lists every preset, in the order the issue ranks them.
 func Presets() []*Preset {
-	return []*Preset{demoPreset(), dokuwikiPreset(), wordpressPreset(), laravelPreset(), symfonyPreset()}
+	return []*Preset{demoPreset(), dokuwikiPreset(), wordpressPreset(), laravelPreset(), symfonyPreset(), mediawikiPreset()}
 }
 
 // Names lists the presets' names.
