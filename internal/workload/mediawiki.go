@@ -15,10 +15,10 @@ func mediawikiPreset() *Preset {
 		Summary:  "MediaWiki on SQLite with 40 seeded pages (templates, tables, links), APCu object cache, skin Vector",
 		Packages: []string{"mediawiki", "php8.2-sqlite3", "php8.2-intl", "php8.2-mbstring", "php8.2-xml", "php8.2-apcu"},
 		Front:    "index.php",
-		Revision: 1,
+		Revision: 2,
 		Writable: []string{"data", "cache", "images"},
 		URLs: []URL{
-			{Path: "/index.php?title=Tuning_note_7", Weight: 3, Marker: `Note 7: PGO builds[\s\S]*phptune-infobox`},
+			{Path: "/index.php?title=Tuning_note_7", Weight: 3, Marker: `phptune-infobox[\s\S]*Note 7: PGO builds`},
 			{Path: "/index.php?title=Main_Page", Weight: 2, Marker: `Tuning notes index[\s\S]*Tuning note 40`},
 		},
 		provision: provisionMediaWiki,
