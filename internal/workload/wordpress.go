@@ -31,7 +31,7 @@ func wordpressPreset() *Preset {
 	}
 }
 
-// wpDBPassword is the private database's password, kept in the workload dir's wp-config only.
+// randomHex makes passwords and salts: the private database's, kept in the workload dir only.
 func randomHex(n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {

@@ -55,11 +55,10 @@ type Preset struct {
 
 // Prep is what a provisioning step works with.
 type Prep struct {
-	Dir     string // staging directory; the docroot goes in Dir/docroot
-	Final   string // the directory it becomes
-	Log     io.Writer
-	Preset  *Preset
-	Markers map[string]string // filled by provisioning when a marker depends on seeded content
+	Dir    string // staging directory; the docroot goes in Dir/docroot
+	Final  string // the directory it becomes
+	Log    io.Writer
+	Preset *Preset
 }
 
 // Docroot is the staging docroot.
@@ -254,11 +253,13 @@ func (p *Preset) Prepare(ctx context.Context, dir string, log io.Writer) (w *Pre
 		if !st.IsDir() {
 			return nil, false, exitcode.UsageErrorf("--dir %s: not a directory", dir)
 		}
-		// A directory of ours from an older revision is redone; anything else is not ours to replace.
-		if _, merr := ReadManifest(dir); merr != nil {
+		// A directory of this preset from an older revision is redone; anything else is not ours to replace.
+		if m, merr := ReadManifest(dir); merr != nil {
 			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 				return nil, false, exitcode.UsageErrorf("%s exists and is not a prepared workload: remove it or pass another --dir", dir)
 			}
+		} else if m.Name != p.Name {
+			return nil, false, exitcode.UsageErrorf("%s holds workload %s, not %s: pass another --dir", dir, m.Name, p.Name)
 		}
 	}
 	start := time.Now()
@@ -280,7 +281,7 @@ func (p *Preset) Prepare(ctx context.Context, dir string, log io.Writer) (w *Pre
 			os.RemoveAll(staging)
 		}
 	}()
-	prep := &Prep{Dir: staging, Final: dir, Log: log, Preset: p, Markers: map[string]string{}}
+	prep := &Prep{Dir: staging, Final: dir, Log: log, Preset: p}
 	if err := p.provision(ctx, prep); err != nil {
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()

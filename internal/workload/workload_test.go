@@ -101,3 +101,21 @@ func TestOpenUnprepared(t *testing.T) {
 		t.Fatalf("Open unprepared = %v, want a usage error that says how to prepare", err)
 	}
 }
+
+func TestPrepareNeverReplacesAnotherPreset(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	a := fakePreset(func(ctx context.Context, p *Prep) error {
+		return writeFile(filepath.Join(p.Docroot(), "index.php"), []byte("<?php echo 'ok';"), 0o644)
+	})
+	if _, _, err := a.Prepare(context.Background(), dir, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b := fakePreset(a.provision)
+	b.Name = "other"
+	if _, _, err := b.Prepare(context.Background(), dir, io.Discard); err == nil || exitcode.Of(err) != exitcode.Usage {
+		t.Fatalf("preparing another preset over a prepared one = %v, want a usage error", err)
+	}
+	if m, err := ReadManifest(dir); err != nil || m.Name != "fake" {
+		t.Fatalf("the prepared workload was replaced: %v %v", m, err)
+	}
+}
