@@ -27,11 +27,11 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [APP|PRESET]",
 		Short: "Serve a PHP app with nginx + php-fpm in a private run directory until Ctrl-C",
-		Long: `Serve APP (a docroot with a front controller, or a prepared workload preset by name such as dokuwiki or
-wordpress, whose own services such as a private MariaDB it starts and stops; the bundled demo app when
-omitted) for real: php-fpm and nginx
+		Long: `Serve APP (a docroot with a front controller; the bundled demo app when omitted) for real: php-fpm and nginx
 on loopback with free ports, started from configs written to a private run directory, workers as an unprivileged
-user. Two pools with Debian's default settings: one on a unix socket (behind nginx), one on TCP, so all three
+user. APP may be a prepared workload preset by name (phptune workload list): its own services, such as
+WordPress's private MariaDB, start and stop with it, and the bench commands printed carry its URL and content
+marker. Two pools with Debian's default settings: one on a unix socket (behind nginx), one on TCP, so all three
 transports can be benched. Stops every process it started on Ctrl-C or after --for, and removes its sockets.
 It never changes system configuration.`,
 		Example: `  phptune serve

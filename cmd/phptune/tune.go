@@ -50,6 +50,7 @@ Results hold for this host: measure again before applying them elsewhere. phptun
 configuration. Ctrl-C stops every process and keeps the results so far (exit 130).`,
 		Example: `  phptune tune
   phptune tune ./myapp --url / --url /blog/=3 --budget 10m --memory 4GiB
+  phptune tune wordpress
   phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
   phptune tune ./myapp --p99 200ms --rate 300`,
 		Args: cobra.MaximumNArgs(1),
@@ -57,8 +58,8 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
-	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
-	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (the demo's URLs have their own)")
+	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or a preset's mix)")
+	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (a preset's URLs have their own)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
