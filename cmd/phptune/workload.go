@@ -61,7 +61,11 @@ func newWorkloadListCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, state, r.Summary)
 				fmt.Fprintf(tw, "\t\tneeds: %s\n", workload.Presets()[i].Needs())
 				if r.Where != "" {
-					fmt.Fprintf(tw, "\t\tin: %s\n", r.Where)
+					took := ""
+					if w, err := workload.Presets()[i].Open(""); err == nil && w.Dir != "" {
+						took = fmt.Sprintf(" (prepared in %.0f s)", w.Manifest.PrepareSeconds)
+					}
+					fmt.Fprintf(tw, "\t\tin: %s%s\n", r.Where, took)
 				}
 			}
 			tw.Flush()
