@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -196,9 +197,20 @@ echo "phptune-wp-installed\n";
 `
 }
 
-// startWordPress starts the workload's private MariaDB on the socket its wp-config names.
+var wpDBHost = regexp.MustCompile(`define\('DB_HOST', 'localhost:(/[^']+)/mysqld\.sock'\)`)
+
+// startWordPress starts the workload's private MariaDB on the socket its wp-config names (read back rather
+// than derived again: the directory may be named by another path now).
 func startWordPress(ctx context.Context, dir string) (*Services, error) {
-	db, err := startMariaDB(ctx, filepath.Join(dir, "mysql"), dbSockDir(dir), filepath.Join(dir, "mariadb.log"))
+	config, err := os.ReadFile(filepath.Join(dir, "docroot", "wp-config.php"))
+	if err != nil {
+		return nil, fmt.Errorf("read wp-config.php: %w: prepare it again (phptune workload prepare wordpress)", err)
+	}
+	m := wpDBHost.FindSubmatch(config)
+	if m == nil || !strings.HasPrefix(string(m[1]), "/tmp/phptune-db-") {
+		return nil, fmt.Errorf("wp-config.php names no private MariaDB socket: prepare it again (phptune workload prepare wordpress)")
+	}
+	db, err := startMariaDB(ctx, filepath.Join(dir, "mysql"), string(m[1]), filepath.Join(dir, "mariadb.log"))
 	if err != nil {
 		return nil, err
 	}

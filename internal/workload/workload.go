@@ -160,6 +160,10 @@ func (p *Preset) Open(dir string) (*Prepared, error) {
 			return nil, err
 		}
 	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	m, err := ReadManifest(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
