@@ -149,6 +149,8 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 	case <-timeout:
 	case <-s.Exited():
 		runErr = fmt.Errorf("a server process exited unexpectedly; logs in %s:\n%s", s.RunDir, s.LogTail("php-fpm.log", 5))
+	case <-svc.Exited():
+		runErr = fmt.Errorf("a service of the app exited unexpectedly: %s", strings.Join(svc.Names, ", "))
 	}
 	if err := s.Stop(context.Background()); err != nil {
 		return err

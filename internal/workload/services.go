@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,8 +20,17 @@ import (
 
 // Services are an app's own servers while it is served. Stop them on every path.
 type Services struct {
-	Names []string
-	stops []func(context.Context) error
+	Names  []string
+	stops  []func(context.Context) error
+	exited <-chan struct{} // closed when a service exits on its own; nil with none
+}
+
+// Exited is closed when a service exits before Stop (never, with no services).
+func (s *Services) Exited() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	return s.exited
 }
 
 // Stop stops every service, last started first. Safe to call more than once and on a nil *Services.
@@ -40,12 +50,14 @@ func (s *Services) Stop(ctx context.Context) error {
 // directory under /tmp that the workers' user can reach (unix socket paths are limited to 107 bytes, and
 // /root is mode 700), no TCP. It never touches the system's instance.
 type mariaDB struct {
-	DataDir string
-	SockDir string
-	LogFile string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
+	DataDir  string
+	SockDir  string
+	LogFile  string
+	cmd      *exec.Cmd
+	done     chan struct{}
+	waitErr  error
+	stopping atomic.Bool
+	died     chan struct{} // closed when the server exits unasked
 }
 
 // Socket is the server's unix socket.
@@ -110,7 +122,7 @@ func startMariaDB(ctx context.Context, dataDir, sockDir, logFile string) (_ *mar
 	if err != nil {
 		return nil, err
 	}
-	m := &mariaDB{DataDir: dataDir, SockDir: sockDir, LogFile: logFile, done: make(chan struct{})}
+	m := &mariaDB{DataDir: dataDir, SockDir: sockDir, LogFile: logFile, done: make(chan struct{}), died: make(chan struct{})}
 	if c, err := net.DialTimeout("unix", m.Socket(), time.Second); err == nil {
 		c.Close()
 		return nil, exitcode.UsageErrorf("the private MariaDB of %s is in use (socket %s): another phptune serves this workload; stop it first", dataDir, m.Socket())
@@ -144,7 +156,13 @@ func startMariaDB(ctx context.Context, dataDir, sockDir, logFile string) (_ *mar
 		m.cmd = nil
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
-	go func() { m.waitErr = m.cmd.Wait(); close(m.done) }()
+	go func() {
+		m.waitErr = m.cmd.Wait()
+		close(m.done)
+		if !m.stopping.Load() {
+			close(m.died)
+		}
+	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if c, err := net.DialTimeout("unix", m.Socket(), time.Second); err == nil {
@@ -153,7 +171,7 @@ func startMariaDB(ctx context.Context, dataDir, sockDir, logFile string) (_ *mar
 		}
 		select {
 		case <-m.done:
-			return nil, fmt.Errorf("the private MariaDB exited: %v: %s", m.waitErr, lastLines(readTail(logFile), 3))
+			return nil, fmt.Errorf("the private MariaDB exited: %v: %s (log %s)", m.waitErr, lastErrorLine(readTail(logFile)), logFile)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -180,6 +198,7 @@ func (m *mariaDB) SQL(ctx context.Context, stmts string) error {
 func (m *mariaDB) Stop(ctx context.Context) error {
 	var err error
 	if m.cmd != nil {
+		m.stopping.Store(true)
 		pid := m.cmd.Process.Pid
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		select {
@@ -208,4 +227,15 @@ func readTail(path string) string {
 		s = s[len(s)-4000:]
 	}
 	return strings.TrimSpace(s)
+}
+
+// lastErrorLine is the log's last line that reports an error, or its last line.
+func lastErrorLine(log string) string {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "[ERROR]") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -214,5 +214,6 @@ func startWordPress(ctx context.Context, dir string) (*Services, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Services{Names: []string{"mariadb (private, " + db.Socket() + ")"}, stops: []func(context.Context) error{db.Stop}}, nil
+	return &Services{Names: []string{"mariadb (private, " + db.Socket() + ")"}, stops: []func(context.Context) error{db.Stop},
+		exited: db.died}, nil
 }
