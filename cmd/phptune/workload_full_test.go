@@ -155,3 +155,27 @@ func TestWorkloadTuneByName(t *testing.T) {
 		t.Errorf("result.json does not mention the preset's URL /hello/phptune")
 	}
 }
+
+// A private MariaDB that dies under a running serve stops it with a clear error, and nothing is left.
+func TestWorkloadWordPressServiceDies(t *testing.T) {
+	dir := prepareByName(t, "wordpress")
+	cmd, info, stderr := serveApp(t, "wordpress")
+	pids := processesMentioning(filepath.Join(dir, "mysql"))
+	if len(pids) != 1 {
+		t.Fatalf("want one private mariadbd, found %v", pids)
+	}
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve went on after its database died")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "a service of the app exited") {
+		t.Errorf("serve after its database died: exit %d, stderr %q", code, stderr.String())
+	}
+	if left := processesMentioning(info.RunDir); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
