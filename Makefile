@@ -4,7 +4,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/phptune
 
-.PHONY: all build deps demo test vet fmt-check clean
+.PHONY: all build deps demo test test-workloads vet fmt-check clean
 
 all: build
 
@@ -30,3 +30,8 @@ test: deps fmt-check vet
 
 clean:
 	rm -rf bin
+
+# Every workload preset end to end (prepare installs their Debian packages; about 10 minutes). Not part of
+# `make test`, which covers demo and dokuwiki.
+test-workloads: deps build
+	PATH="$(dir $(GO)):$$PATH" $(GO) test -p 1 -count=1 -tags workloads -timeout 60m -v -run 'Workload|Writable|Prepare|Lookup|Open' ./internal/workload ./internal/stack ./cmd/phptune

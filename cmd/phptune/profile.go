@@ -33,8 +33,8 @@ func newProfileCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "profile [APP]",
 		Short: "Show why a configuration is fast or slow, per request: syscalls, instructions, memory, opcache",
-		Long: `Profile APP (a docroot with a front controller; the bundled demo app when omitted) under a configuration, and
-under each --compare variant beside it, per request:
+		Long: `Profile APP (a docroot with a front controller, or a prepared workload preset by name; the bundled demo app
+when omitted) under a configuration, and under each --compare variant beside it, per request:
 
   - system calls: strace -c attached to the pool's master and workers while --requests requests are sent
     over FastCGI (a new connection each, as nginx does without keep-alive), divided by their number;
@@ -59,7 +59,7 @@ are still reported (exit 1). Ctrl-C stops everything and keeps the variants done
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runProfile(cmd.Context(), f, args) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.front, "front", "index.php", "front controller, relative to the docroot")
+	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
 	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to profile, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
@@ -88,11 +88,15 @@ are still reported (exit 1). Ctrl-C stops everything and keeps the variants done
 }
 
 func runProfile(ctx context.Context, f profileFlags, args []string) error {
-	sc, name, err := appConfig(args)
+	app, err := resolveApp(args)
 	if err != nil {
 		return err
 	}
-	sc.Front, sc.PHPFPM, sc.User = f.front, f.phpFPM, f.user
+	sc, name := app.cfg, app.name
+	sc.PHPFPM, sc.User = f.phpFPM, f.user
+	if f.front != "" {
+		sc.Front = f.front
+	}
 	o := profile.Options{Stack: sc, AppName: name, Requests: f.requests, Warmup: f.warmup, InstrWarmup: f.instrWarmup,
 		InstrN: f.instrN, Functions: f.functions, PHPCGI: f.phpCGI, Slowlog: f.slowlog, Wall: f.wall, Timeout: f.timeout}
 	if f.requests < 1 || f.warmup < 1 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
@@ -122,11 +126,10 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 		o.URLs = append(o.URLs, load.MixItem{URI: path, Weight: weight})
 	}
 	if len(o.URLs) == 0 {
-		if sc.AppFS != nil {
-			for _, u := range demoURLs {
-				o.URLs = append(o.URLs, load.MixItem{URI: u.URI, Weight: u.Weight})
-			}
-		} else {
+		for _, u := range app.urls {
+			o.URLs = append(o.URLs, load.MixItem{URI: u.URI, Weight: u.Weight})
+		}
+		if len(o.URLs) == 0 {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 		}
 	}
@@ -181,6 +184,12 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 		}
 	}
 
+	// The app's own services (a preset's database) for the whole run, stopped on every path.
+	svc, err := app.startServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
+	}
 	line := newStatusLine(os.Stderr)
 	o.Progress = func(variant, step string) { line.set("profile: %s: %s", variant, step) }
 	res, runErr := profile.Run(ctx, o)

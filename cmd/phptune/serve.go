@@ -13,7 +13,6 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
-	"github.com/phptune/phptune/workloads"
 )
 
 type serveFlags struct {
@@ -26,14 +25,17 @@ type serveFlags struct {
 func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [APP]",
+		Use:   "serve [APP|PRESET]",
 		Short: "Serve a PHP app with nginx + php-fpm in a private run directory until Ctrl-C",
 		Long: `Serve APP (a docroot with a front controller; the bundled demo app when omitted) for real: php-fpm and nginx
 on loopback with free ports, started from configs written to a private run directory, workers as an unprivileged
-user. Two pools with Debian's default settings: one on a unix socket (behind nginx), one on TCP, so all three
+user. APP may be a prepared workload preset by name (phptune workload list): its own services, such as
+WordPress's private MariaDB, start and stop with it, and the bench commands printed carry its URL and content
+marker. Two pools with Debian's default settings: one on a unix socket (behind nginx), one on TCP, so all three
 transports can be benched. Stops every process it started on Ctrl-C or after --for, and removes its sockets.
 It never changes system configuration.`,
 		Example: `  phptune serve
+  phptune serve dokuwiki
   phptune serve ./myapp --port 8080 --out ./run
   phptune serve --for 1m --json`,
 		Args: cobra.MaximumNArgs(1),
@@ -42,7 +44,7 @@ It never changes system configuration.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm binary (default: the newest installed php-fpm8.x)")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx binary (default: /usr/sbin/nginx)")
-	fl.StringVar(&f.front, "front", "index.php", "front controller, relative to the docroot")
+	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
 	fl.StringVar(&f.out, "out", "", "keep configs and logs in this run directory (default: a temporary one, removed at the end)")
 	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
 	fl.StringVar(&f.pm, "pm", "dynamic", "process manager of the pools: static, dynamic or ondemand")
@@ -54,32 +56,19 @@ It never changes system configuration.`,
 	return cmd
 }
 
-// appConfig resolves the APP argument: a directory, or the bundled demo.
-func appConfig(args []string) (cfg stack.Config, name string, err error) {
-	if len(args) == 0 || args[0] == "demo" {
-		if len(args) == 1 {
-			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
-				return stack.Config{App: args[0]}, args[0], nil
-			}
-		}
-		return stack.Config{AppFS: workloads.Demo()}, "demo app", nil
-	}
-	st, err := os.Stat(args[0])
-	if err != nil || !st.IsDir() {
-		return cfg, "", exitcode.UsageErrorf("app %q: not a directory: give the docroot of a PHP application, or omit it for the demo app", args[0])
-	}
-	return stack.Config{App: args[0]}, args[0], nil
-}
-
 func runServe(ctx context.Context, f serveFlags, args []string) error {
-	cfg, name, err := appConfig(args)
+	app, err := resolveApp(args)
 	if err != nil {
 		return err
 	}
+	cfg, name := app.cfg, app.name
 	if f.forDur < 0 {
 		return exitcode.UsageErrorf("--for %s: want a positive duration", f.forDur)
 	}
-	cfg.PHPFPM, cfg.Nginx, cfg.Front, cfg.RunDir, cfg.User, cfg.HTTPPort = f.phpFPM, f.nginx, f.front, f.out, f.user, f.port
+	cfg.PHPFPM, cfg.Nginx, cfg.RunDir, cfg.User, cfg.HTTPPort = f.phpFPM, f.nginx, f.out, f.user, f.port
+	if f.front != "" {
+		cfg.Front = f.front
+	}
 	cfg.Pools = stack.DefaultPools()
 	for i := range cfg.Pools {
 		cfg.Pools[i].PM = f.pm
@@ -88,6 +77,12 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 			// Debian's spare-server defaults assume 5 children; scale them down with the pool.
 			cfg.Pools[i].StartServers, cfg.Pools[i].MinSpare, cfg.Pools[i].MaxSpare = 1, 1, f.maxChildren
 		}
+	}
+	// The app's own services (a preset's database) first, stopped last on every path.
+	svc, err := app.startServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
 	}
 	s, err := stack.Start(ctx, cfg)
 	if err != nil {
@@ -112,6 +107,7 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 			"run_dir": s.RunDir, "php_fpm": s.FPMBin,
 			"fastcgi_tcp":  map[string]any{"address": tcpEP.Address, "target": tcpEP.URL(script), "status_path": tcpEP.StatusPath},
 			"fastcgi_unix": map[string]any{"socket": unixEP.Address, "target": unixEP.URL(script), "status_path": unixEP.StatusPath},
+			"urls":         serveURLs(app), "services": svc.Names,
 		})
 	} else {
 		fmt.Printf("phptune serve: %s, served from %s\n", name, s.Docroot)
@@ -120,9 +116,22 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 		fmt.Printf("  FastCGI unix     %s   (pool %q, behind nginx)\n", unixEP.Address, unixEP.Name)
 		fmt.Printf("  php-fpm          %s\n", s.FPMBin)
 		fmt.Printf("  configs, logs    %s\n", s.RunDir)
-		fmt.Printf("\n  phptune bench %s -c 8 -d 10s\n", s.HTTPURL)
-		fmt.Printf("  phptune bench %s -c 4 -d 10s --fpm-status %s\n", tcpEP.URL(script), tcpEP.StatusPath)
-		fmt.Printf("  phptune bench %s -c 4 -d 10s\n\n", unixEP.URL(script))
+		if len(svc.Names) > 0 {
+			fmt.Printf("  services         %s (stopped with it)\n", strings.Join(svc.Names, ", "))
+		}
+		path, marker := app.firstURL()
+		check, reqURI := "", ""
+		if marker != nil {
+			check = " --expect-body " + shellQuote(marker.String())
+		}
+		if path != "/" {
+			reqURI = " --request-uri " + shellQuote(path)
+		}
+		fmt.Printf("\n  phptune bench %s -c 8 -d 10s%s\n", shellQuote(strings.TrimSuffix(s.HTTPURL, "/")+path), check)
+		// Real apps read the Host header (HTTP_HOST), which only a web server sends unasked.
+		host := " -H " + shellQuote("Host: "+strings.TrimSuffix(strings.TrimPrefix(s.HTTPURL, "http://"), "/"))
+		fmt.Printf("  phptune bench %s -c 4 -d 10s --fpm-status %s%s%s%s\n", shellQuote(fcgiTarget(tcpEP.URL(script), path)), tcpEP.StatusPath, reqURI, host, check)
+		fmt.Printf("  phptune bench %s -c 4 -d 10s%s%s%s\n\n", shellQuote(fcgiTarget(unixEP.URL(script), path)), reqURI, host, check)
 		if f.forDur > 0 {
 			fmt.Printf("Serving for %s (Ctrl-C stops it sooner).\n", f.forDur)
 		} else {
@@ -140,6 +149,8 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 	case <-timeout:
 	case <-s.Exited():
 		runErr = fmt.Errorf("a server process exited unexpectedly; logs in %s:\n%s", s.RunDir, s.LogTail("php-fpm.log", 5))
+	case <-svc.Exited():
+		runErr = fmt.Errorf("a service of the app exited unexpectedly: %s", strings.Join(svc.Names, ", "))
 	}
 	if err := s.Stop(context.Background()); err != nil {
 		return err
@@ -148,6 +159,27 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 		fmt.Println("Stopped.")
 	}
 	return runErr
+}
+
+// fcgiTarget adds the URL's query string to a FastCGI target (its QUERY_STRING).
+func fcgiTarget(target, path string) string {
+	if _, q, ok := strings.Cut(path, "?"); ok {
+		return target + "?" + q
+	}
+	return target
+}
+
+// serveURLs lists the app's URLs with their markers for --json.
+func serveURLs(app *appSpec) []map[string]any {
+	var out []map[string]any
+	for _, u := range app.urls {
+		m := map[string]any{"path": u.URI, "weight": u.Weight}
+		if u.ExpectBody != nil {
+			m["expect_body"] = u.ExpectBody.String()
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

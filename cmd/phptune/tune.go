@@ -34,21 +34,13 @@ type tuneFlags struct {
 	json, noScreen                                                              bool
 }
 
-// demoURLs is the bundled app's mix: the listing, detail and API pages with their content markers, and the
-// route that waits on a "remote service".
-var demoURLs = []load.MixItem{
-	{URI: "/articles", Weight: 3, ExpectBody: regexp.MustCompile(`phptune-demo:list`)},
-	{URI: "/articles/7", Weight: 3, ExpectBody: regexp.MustCompile(`phptune-demo:detail`)},
-	{URI: "/api/articles", Weight: 2, ExpectBody: regexp.MustCompile(`phptune-demo:api`)},
-	{URI: "/remote", Weight: 1, ExpectBody: regexp.MustCompile(`phptune-demo:remote`)},
-}
-
 func newTuneCmd() *cobra.Command {
 	var f tuneFlags
 	cmd := &cobra.Command{
-		Use:   "tune [APP]",
+		Use:   "tune [APP|PRESET]",
 		Short: "Size the php-fpm pool and decide the knobs that matter, with evidence",
-		Long: `Tune APP (a docroot with a front controller; the bundled demo app when omitted): serve it with nginx + php-fpm
+		Long: `Tune APP (a docroot with a front controller, or a prepared workload preset by name, whose URLs, content
+markers and services come with it; the bundled demo app when omitted): serve it with nginx + php-fpm
 in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
 the knee, the memory per worker and any --p99 goal at --rate, then decide each knob by interleaved paired
 trials against the best so far: better, worse or no_difference, with the effect on requests/s and its 95% CI.
@@ -67,15 +59,16 @@ Results hold for this host: measure again before applying them elsewhere. phptun
 configuration. Ctrl-C stops every process and keeps the results so far (exit 130).`,
 		Example: `  phptune tune
   phptune tune ./myapp --url / --url /blog/=3 --budget 10m --memory 4GiB
+  phptune tune wordpress
   phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
   phptune tune ./myapp --p99 200ms --rate 300`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.front, "front", "index.php", "front controller, relative to the docroot")
-	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
-	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (the demo's URLs have their own)")
+	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
+	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or a preset's mix)")
+	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (a preset's URLs have their own)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
@@ -102,11 +95,15 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 }
 
 func runTune(ctx context.Context, f tuneFlags, args []string) error {
-	sc, name, err := appConfig(args)
+	app, err := resolveApp(args)
 	if err != nil {
 		return err
 	}
-	sc.Front, sc.Nginx, sc.User = f.front, f.nginx, f.user
+	sc, name := app.cfg, app.name
+	sc.Nginx, sc.User = f.nginx, f.user
+	if f.front != "" {
+		sc.Front = f.front
+	}
 	var binaries []string
 	for _, b := range f.phpFPM {
 		bin, err := stack.FindPHPFPM(b)
@@ -144,8 +141,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		o.URLs = append(o.URLs, load.MixItem{URI: path, Weight: weight, ExpectBody: check})
 	}
 	if len(o.URLs) == 0 {
-		if sc.AppFS != nil {
-			o.URLs = demoURLs
+		if app.urls != nil {
+			o.URLs = app.urls // a preset's mix, each URL with its content marker
 		} else {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}
 		}
@@ -296,6 +293,12 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		return exitcode.UsageErrorf("--out %s: %v", out, err)
 	}
 	defer setProcs(0)()
+	// The app's own services (a preset's database) for the whole run, stopped on every path.
+	svc, err := app.startServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
+	}
 
 	line := newStatusLine(os.Stderr)
 	o.Progress = func(s tune.Status) {

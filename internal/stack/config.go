@@ -37,6 +37,12 @@ type Config struct {
 	AppFS fs.FS
 	// Front is the front controller, relative to the docroot; default index.php.
 	Front string
+	// Writable are paths relative to the docroot that the workers may write (an app's caches and data): in
+	// the served copy they are handed to the workers' user.
+	Writable []string
+	// LinkFiles hard-links the app's world-readable files into the served copy instead of copying them (the
+	// writable paths are always copied), when on one filesystem: for large prepared trees that nothing edits.
+	LinkFiles bool
 
 	PHPFPM string // php-fpm binary; "" = the newest installed php-fpm8.x
 	Nginx  string // nginx binary; "" = /usr/sbin/nginx

@@ -182,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 
 	s.Docroot = filepath.Join(priv, "app")
 	if cfg.App != "" {
-		err = copyDir(cfg.App, s.Docroot)
+		err = copyDir(cfg.App, s.Docroot, cfg.LinkFiles, cfg.Writable)
 	} else {
 		err = copyFS(appFS, s.Docroot)
 	}
@@ -191,6 +191,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	if err := dateBack(s.Docroot); err != nil {
 		return nil, fmt.Errorf("copy app: %w", err)
+	}
+	if err := handOver(s.Docroot, cfg.Writable, uid, gid); err != nil {
+		return nil, err
 	}
 
 	addrs := make([]string, len(pools))
@@ -493,6 +496,32 @@ func workerUser(name string) (userName, groupName string, uid, gid int, err erro
 	return "", "", -1, -1, exitcode.UsageErrorf("no user %q to run the workers: create it or pass --user NAME", names[0])
 }
 
+// handOver gives the workers' user the app's writable paths in the served copy.
+func handOver(docroot string, paths []string, uid, gid int) error {
+	for _, rel := range paths {
+		p := filepath.Join(docroot, filepath.FromSlash(rel))
+		if !strings.HasPrefix(p, docroot+string(filepath.Separator)) {
+			return exitcode.UsageErrorf("writable path %q is outside the docroot", rel)
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return fmt.Errorf("writable path %s: %w", rel, err)
+		}
+		if uid < 0 {
+			continue // not root: the workers run as us and can write already
+		}
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(path, uid, gid)
+		})
+		if err != nil {
+			return fmt.Errorf("hand %s to the workers' user: %w", rel, err)
+		}
+	}
+	return nil
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -550,12 +579,22 @@ func copyFS(src fs.FS, dir string) error {
 }
 
 // copyDir copies a docroot, following symlinks (Debian's packaged apps link into /etc and /var/lib), into dir,
-// world-readable so the workers' user can read it.
-func copyDir(src, dir string) error {
-	return copyDirDepth(src, dir, 0)
+// world-readable so the workers' user can read it. With link, world-readable files outside the writable paths
+// are hard-linked instead when the filesystem allows (large prepared trees cost no copy).
+func copyDir(src, dir string, link bool, writable []string) error {
+	c := copier{link: link, writable: map[string]bool{}}
+	for _, w := range writable {
+		c.writable[filepath.Clean(filepath.FromSlash(w))] = true
+	}
+	return c.copyDirDepth(src, dir, "", 0)
 }
 
-func copyDirDepth(src, dst string, depth int) error {
+type copier struct {
+	link     bool
+	writable map[string]bool // relative paths whose trees are always copied: the workers get to own them
+}
+
+func (c copier) copyDirDepth(src, dst, rel string, depth int) error {
 	if depth > 40 {
 		return fmt.Errorf("%s: directories nested too deep (a symlink loop?)", src)
 	}
@@ -567,17 +606,27 @@ func copyDirDepth(src, dst string, depth int) error {
 		return err
 	}
 	for _, e := range entries {
-		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		from, to, r := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), filepath.Join(rel, e.Name())
 		st, err := os.Stat(from) // follows symlinks
 		if err != nil {
 			continue // a dangling link serves nothing
 		}
 		switch {
 		case st.IsDir():
-			if err := copyDirDepth(from, to, depth+1); err != nil {
+			if c.writable[r] {
+				if err := (copier{}).copyDirDepth(from, to, r, depth+1); err != nil {
+					return err
+				}
+			} else if err := c.copyDirDepth(from, to, r, depth+1); err != nil {
 				return err
 			}
 		case st.Mode().IsRegular():
+			if c.link && st.Mode().Perm()&0o004 != 0 && !c.writable[r] {
+				// link(2) does not follow a symlink: link its target.
+				if real, err := filepath.EvalSymlinks(from); err == nil && os.Link(real, to) == nil {
+					continue
+				}
+			}
 			if err := copyFile(from, to); err != nil {
 				return err
 			}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/workload"
+)
+
+// appSpec is what an APP argument names: a docroot, a workload preset by name (the demo when omitted), or a
+// prepared workload directory.
+type appSpec struct {
+	cfg  stack.Config
+	name string
+	// urls is the preset's mix, each URL with its content marker; nil for a plain docroot.
+	urls     []load.MixItem
+	workload *workload.Prepared
+}
+
+// resolveApp resolves the APP argument. A directory wins over a preset of the same name, as a path typed on
+// purpose should.
+func resolveApp(args []string) (*appSpec, error) {
+	if len(args) == 0 {
+		return presetApp("demo")
+	}
+	arg := args[0]
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		if _, err := os.Stat(filepath.Join(arg, workload.ManifestName)); err == nil {
+			w, err := workload.OpenDir(arg)
+			if err != nil {
+				return nil, exitcode.WithCode(exitcode.Usage, fmt.Errorf("workload dir %s: %w", arg, err))
+			}
+			return preparedApp(w)
+		}
+		return &appSpec{cfg: stack.Config{App: arg}, name: arg}, nil
+	}
+	if _, err := workload.Lookup(arg); err == nil {
+		return presetApp(arg)
+	}
+	if strings.ContainsAny(arg, "/.") {
+		return nil, exitcode.UsageErrorf("app %q: not a directory: give the docroot of a PHP application, or a workload preset (%s)", arg, strings.Join(workload.Names(), ", "))
+	}
+	return nil, exitcode.UsageErrorf("app %q: neither a directory nor a workload preset: the presets are %s (phptune workload list)", arg, strings.Join(workload.Names(), ", "))
+}
+
+func presetApp(name string) (*appSpec, error) {
+	p, err := workload.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	w, err := p.Open("")
+	if err != nil {
+		return nil, err
+	}
+	return preparedApp(w)
+}
+
+func preparedApp(w *workload.Prepared) (*appSpec, error) {
+	a := &appSpec{workload: w, name: w.Preset.Name}
+	if w.Preset.Embedded != nil {
+		a.cfg.AppFS = w.Preset.Embedded
+		if w.Preset.Name == "demo" {
+			a.name = "demo app"
+		}
+	} else {
+		a.cfg.App = w.Docroot()
+		a.name = fmt.Sprintf("%s (%s)", w.Preset.Name, w.Dir)
+	}
+	a.cfg.Front = w.Manifest.Front
+	a.cfg.Writable = w.Manifest.Writable
+	// A prepared tree is never edited while served: hard links spare copying it for every stack.
+	a.cfg.LinkFiles = w.Dir != ""
+	res, err := workload.Compile(w.Manifest.URLs)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", w.Preset.Name, err)
+	}
+	for i, u := range w.Manifest.URLs {
+		a.urls = append(a.urls, load.MixItem{URI: u.Path, Weight: u.Weight, ExpectBody: res[i]})
+	}
+	return a, nil
+}
+
+// startServices starts the app's own services (a preset's database); the result is never nil and must be
+// stopped on every path.
+func (a *appSpec) startServices(ctx context.Context) (*workload.Services, error) {
+	if a.workload == nil {
+		return &workload.Services{}, nil
+	}
+	svc, err := a.workload.StartServices(ctx)
+	if err != nil {
+		return &workload.Services{}, fmt.Errorf("start the services of %s: %w", a.workload.Preset.Name, err)
+	}
+	return svc, nil
+}
+
+// firstURL is the app's first URL and its marker (the path "/" and no marker for a plain docroot).
+func (a *appSpec) firstURL() (string, *regexp.Regexp) {
+	if len(a.urls) == 0 {
+		return "/", nil
+	}
+	return a.urls[0].URI, a.urls[0].ExpectBody
+}
