@@ -31,7 +31,7 @@ type tuneFlags struct {
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect                                                             float64
 	pairs                                                                       int
-	json, noScreen                                                              bool
+	json, noScreen, profile                                                     bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -80,6 +80,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a knob above, or any ini setting; repeatable); one value pins it, max_children included")
 	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
+	fl.BoolVar(&f.profile, "profile", false, "after tuning, profile the starting point and the recommendation per request (syscalls, instructions, memory, opcache; in report.html)")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without first counting their work per request")
 	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
@@ -313,6 +314,22 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if runErr == nil {
 		if err := writeTuneFiles(ctx, out, res, sc); err != nil {
 			return err
+		}
+	}
+	if runErr == nil && f.profile {
+		// Why the recommendation is faster, per request; after the budget, and kept out of the verdicts.
+		po := profile.Options{Stack: sc, AppName: name, URLs: o.URLs, Request: o.Request,
+			Variants: []profile.Variant{{Name: "starting point", Config: res.Baseline}, {Name: "recommendation", Config: res.Recommendation}}}
+		po.Progress = func(variant, step string) { line.set("tune --profile: %s: %s", variant, step) }
+		pr, err := profile.Run(ctx, po)
+		line.clear()
+		if pr != nil {
+			res.Profile = pr
+		}
+		if err != nil && ctx.Err() != nil {
+			runErr = err // interrupted: keep what there is, exit 130
+		} else if err != nil {
+			res.Warnings = append(res.Warnings, "tune --profile: "+err.Error())
 		}
 	}
 	var buf bytes.Buffer

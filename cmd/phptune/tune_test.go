@@ -164,12 +164,35 @@ func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo str_repeat("waited ", 100);`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--only", "none", "--budget", "100s", "--out", out)
+	r := phptune(t, "tune", app, "--only", "none", "--budget", "100s", "--profile", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("\n%s", r.stdout)
 	res := readTune(t, filepath.Join(out, "result.json"))
+	// --profile: the starting point and the recommendation profiled per request, in the result and the page.
+	var withProfile struct {
+		Profile *struct {
+			Variants []struct {
+				Name               string  `json:"name"`
+				SyscallsPerReq     float64 `json:"syscalls_per_req"`
+				InstructionsPerReq float64 `json:"instructions_per_req"`
+			} `json:"variants"`
+		} `json:"profile"`
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	if err := json.Unmarshal(data, &withProfile); err != nil || withProfile.Profile == nil || len(withProfile.Profile.Variants) != 2 {
+		t.Fatalf("--profile: no profile of two variants in result.json (%v)", err)
+	}
+	for _, v := range withProfile.Profile.Variants {
+		if v.SyscallsPerReq <= 0 || v.InstructionsPerReq <= 0 {
+			t.Errorf("--profile: variant %+v lacks counts", v)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	if !strings.Contains(string(page), `id="profile"`) {
+		t.Error("--profile: report.html has no profile section")
+	}
 	chosen := res.Recommendation.MaxChildren
 	if chosen < 10 {
 		t.Errorf("max_children %d for an app that waits 20 ms a request on %d cores: want at least 10", chosen, 2)
