@@ -307,7 +307,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	res, runErr := tune.Run(ctx, o)
 	line.clear()
-	if res == nil || (runErr != nil && len(res.Trials) == 0) {
+	if res == nil || (runErr != nil && len(res.Trials) == 0 && len(res.Screens) == 0) {
 		return runErr // nothing measured: nothing to keep
 	}
 	res.CommandLine = os.Args

@@ -41,7 +41,11 @@ type tuneJSON struct {
 		WindowS     float64 `json:"window_s"`
 		WarmupS     float64 `json:"warmup_s"`
 	} `json:"plan"`
-	Trials []json.RawMessage `json:"trials"`
+	Trials  []json.RawMessage `json:"trials"`
+	Screens []struct {
+		Knob, Value string
+		Survived    bool `json:"survived"`
+	} `json:"screens"`
 }
 
 func readTune(t *testing.T, path string) tuneJSON {
@@ -133,6 +137,15 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	noop := res.Knobs[rows["precision"]]
 	if noop.Verdict != "no_difference" {
 		t.Errorf("no-op knob: %+v, want no_difference", noop)
+	}
+	// Screening counted the work of a request first: the no-op leaves it unchanged, the burn and opcache do not.
+	if len(res.Screens) == 0 {
+		t.Error("no candidate was screened")
+	}
+	for _, sc := range res.Screens {
+		if (sc.Knob == "precision") == sc.Survived {
+			t.Errorf("screen of %s=%s: survived %v", sc.Knob, sc.Value, sc.Survived)
+		}
 	}
 	if res.Headline == nil || res.Headline.RecommendationRPS <= 0 || res.Headline.DebianRPS <= 0 || res.Headline.RuleOfThumbRPS <= 0 {
 		t.Errorf("headline %+v", res.Headline)

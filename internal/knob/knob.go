@@ -244,8 +244,10 @@ func Keepalive() Knob {
 // INI is any per-pool ini setting (php_admin_value[KEY]); the empty value leaves it unset.
 func INI(key string) Knob {
 	return Knob{
-		Name:       key,
-		Doc:        "ini setting " + key,
+		Name: key,
+		Doc:  "ini setting " + key,
+		// A pool's ini setting changes only what PHP does for a request: its instructions and system calls.
+		CPUOnly:    true,
 		Candidates: func(Config) []string { return nil },
 		Get:        func(c Config) string { return c.INI[key] },
 		Set: func(c *Config, v string) error {

@@ -200,11 +200,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Host, _ = measure.ReadHost()
 	instr := map[string]*VariantResult{} // by PHP settings: php-cgi sees nothing else of a configuration
-	for _, v := range o.Variants {
+	for i, v := range o.Variants {
 		vr := runVariant(ctx, o, v, instr)
 		res.Variants = append(res.Variants, vr)
 		if ctx.Err() != nil {
 			res.Partial = true
+			// The variants not run say so, whether the signal came during the last one or just after it.
+			for _, rest := range o.Variants[i+1:] {
+				res.Variants = append(res.Variants, VariantResult{Name: rest.Name, Config: rest.Config.String(), Knobs: rest.Config, Error: "interrupted"})
+			}
 			break
 		}
 	}
