@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -112,18 +111,8 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 			return exitcode.UsageErrorf("--skip %s: want syscalls or instructions", s)
 		}
 	}
-	for _, u := range f.urls {
-		path, w, hasW := strings.Cut(u, "=")
-		weight := 1
-		if hasW {
-			if weight, err = strconv.Atoi(w); err != nil || weight < 1 {
-				return exitcode.UsageErrorf("--url %s: the weight must be a whole number of at least 1", u)
-			}
-		}
-		if !strings.HasPrefix(path, "/") {
-			return exitcode.UsageErrorf("--url %s: give a path starting with /, as in --url /blog/", u)
-		}
-		o.URLs = append(o.URLs, load.MixItem{URI: path, Weight: weight})
+	if o.URLs, err = parseURLs(f.urls, nil); err != nil {
+		return err
 	}
 	if len(o.URLs) == 0 {
 		for _, u := range app.urls {
@@ -133,37 +122,12 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 		}
 	}
-	o.Request = load.Request{Method: f.method}
-	for _, h := range f.headers {
-		hv, err := load.ParseHeader(h)
-		if err != nil {
-			return err
-		}
-		o.Request.Headers = append(o.Request.Headers, hv)
+	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, false); err != nil {
+		return err
 	}
-	if f.bodyFile != "" {
-		if o.Request.Body, err = os.ReadFile(f.bodyFile); err != nil {
-			return exitcode.UsageErrorf("--body: %v", err)
-		}
-	}
-
-	base := knob.Debian()
-	if f.fromPool != "" {
-		if err := base.FromPoolFile(f.fromPool); err != nil {
-			return err
-		}
-	}
-	if f.fromINI != "" {
-		if err := base.FromINIFile(f.fromINI); err != nil {
-			return err
-		}
-	}
-	for _, kv := range f.inis {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return exitcode.UsageErrorf("--ini %q: want KEY=VALUE", kv)
-		}
-		base.SetSetting(k, v)
+	base, err := baseConfig(f.fromPool, f.fromINI, f.inis, nil)
+	if err != nil {
+		return err
 	}
 	for _, kv := range f.knobs {
 		if err := setKnob(&base, "--knob", kv); err != nil {

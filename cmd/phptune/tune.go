@@ -128,18 +128,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			return exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
-	for _, u := range f.urls {
-		path, w, hasW := strings.Cut(u, "=")
-		weight := 1
-		if hasW {
-			if weight, err = strconv.Atoi(w); err != nil || weight < 1 {
-				return exitcode.UsageErrorf("--url %s: the weight must be a whole number of at least 1", u)
-			}
-		}
-		if !strings.HasPrefix(path, "/") {
-			return exitcode.UsageErrorf("--url %s: give a path starting with /, as in --url /blog/", u)
-		}
-		o.URLs = append(o.URLs, load.MixItem{URI: path, Weight: weight, ExpectBody: check})
+	if o.URLs, err = parseURLs(f.urls, check); err != nil {
+		return err
 	}
 	if len(o.URLs) == 0 {
 		if app.urls != nil {
@@ -148,45 +138,16 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}
 		}
 	}
-	o.Request = load.Request{Method: f.method, KeepAlive: true}
-	for _, h := range f.headers {
-		hv, err := load.ParseHeader(h)
-		if err != nil {
-			return err
-		}
-		o.Request.Headers = append(o.Request.Headers, hv)
-	}
-	if f.bodyFile != "" {
-		if o.Request.Body, err = os.ReadFile(f.bodyFile); err != nil {
-			return exitcode.UsageErrorf("--body: %v", err)
-		}
+	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
+		return err
 	}
 	// The starting point and the knobs.
-	o.Base = knob.Debian()
 	o.BaseName = "Debian's defaults"
 	if f.fromPool != "" || f.fromINI != "" {
 		o.BaseName = "your configuration"
 	}
-	if f.fromPool != "" {
-		if err := o.Base.FromPoolFile(f.fromPool); err != nil {
-			return err
-		}
-	}
-	if f.fromINI != "" {
-		if err := o.Base.FromINIFile(f.fromINI); err != nil {
-			return err
-		}
-	}
-	for _, kv := range f.inis {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return exitcode.UsageErrorf("--ini %q: want KEY=VALUE", kv)
-		}
-		o.Base.SetSetting(k, v)
-		o.Pins[k] = v
-		if k == "opcache.enable" {
-			o.Pins["opcache"] = v
-		}
+	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.inis, o.Pins); err != nil {
+		return err
 	}
 	if len(binaries) > 1 {
 		o.Base.PHPFPM = binaries[0]

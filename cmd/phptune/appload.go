@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+)
+
+// parseURLs reads --url PATH[=WEIGHT] values, each response checked against check (nil: no check).
+func parseURLs(urls []string, check *regexp.Regexp) ([]load.MixItem, error) {
+	var out []load.MixItem
+	for _, u := range urls {
+		path, w, hasW := strings.Cut(u, "=")
+		weight := 1
+		if hasW {
+			var err error
+			if weight, err = strconv.Atoi(w); err != nil || weight < 1 {
+				return nil, exitcode.UsageErrorf("--url %s: the weight must be a whole number of at least 1", u)
+			}
+		}
+		if !strings.HasPrefix(path, "/") {
+			return nil, exitcode.UsageErrorf("--url %s: give a path starting with /, as in --url /blog/", u)
+		}
+		out = append(out, load.MixItem{URI: path, Weight: weight, ExpectBody: check})
+	}
+	return out, nil
+}
+
+// parseRequest reads -m, -H and --body into the request every URL is sent with.
+func parseRequest(method string, headers []string, bodyFile string, keepAlive bool) (load.Request, error) {
+	req := load.Request{Method: method, KeepAlive: keepAlive}
+	for _, h := range headers {
+		hv, err := load.ParseHeader(h)
+		if err != nil {
+			return req, err
+		}
+		req.Headers = append(req.Headers, hv)
+	}
+	if bodyFile != "" {
+		var err error
+		if req.Body, err = os.ReadFile(bodyFile); err != nil {
+			return req, exitcode.UsageErrorf("--body: %v", err)
+		}
+	}
+	return req, nil
+}
+
+// baseConfig is the starting configuration: Debian's pool, or the user's --from-pool and --from-ini files,
+// with --ini KEY=VALUE settings over it; pins gets each setting (nil: not recorded).
+func baseConfig(fromPool, fromINI string, inis []string, pins map[string]string) (knob.Config, error) {
+	base := knob.Debian()
+	if fromPool != "" {
+		if err := base.FromPoolFile(fromPool); err != nil {
+			return base, err
+		}
+	}
+	if fromINI != "" {
+		if err := base.FromINIFile(fromINI); err != nil {
+			return base, err
+		}
+	}
+	for _, kv := range inis {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return base, exitcode.UsageErrorf("--ini %q: want KEY=VALUE", kv)
+		}
+		base.SetSetting(k, v)
+		if pins != nil {
+			pins[k] = v
+			if k == "opcache.enable" {
+				pins["opcache"] = v
+			}
+		}
+	}
+	return base, nil
+}
