@@ -1,11 +1,12 @@
 #!/bin/sh
-# Does tune find what an exhaustive search would? For an I/O-bound app (20 ms wait a request) and a
-# memory-heavy app (48 MiB a request) under --memory 400MiB: `phptune tune --only pm` (pm and the pool size),
-# then an interleaved grid over pm x max_children under the same constraints (tune's load, trial length and
-# memory limit), with the recommendation as one more arm. Prints rec/best (goal >= 0.97) and tune/grid time
-# (goal <= 0.25). Then tune twice on the demo app: does every better/worse verdict agree?
-# Usage: bench/tune-quality.sh [-budget 3m] [-demo-budget 5m] [-demo=false] [-apps io-20ms,memory-48MiB]
-# Takes about 40 minutes with the defaults; run it on a quiet machine.
+# Does tune find what an exhaustive search would? For an I/O-bound app (20 ms wait and about 1 ms of CPU a
+# request) and a memory-heavy app (16 MiB held for 100 ms a request) under --memory 260MiB: `phptune tune --only
+# pm` (pm and the pool size), then an interleaved grid over pm x every max_children from 1 to twice tune's load
+# (at most 64) within the memory limit, at tune's load and trial length, with the recommendation as one more arm.
+# Prints rec/best (goal >= 0.97) and tune/grid time (goal <= 0.25). Then tune twice on the demo app: does every
+# better/worse verdict agree?
+# Usage: bench/tune-quality.sh [-budget 3m] [-grid-rounds 10] [-demo-budget 5m] [-demo=false] [-apps io-20ms,memory-16MiB]
+# Takes about an hour with the defaults; run it on a quiet machine.
 set -eu
 cd "$(dirname "$0")/.."
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"

@@ -32,9 +32,14 @@ type app struct {
 	memory string // --memory for tune, "" = tune's default
 }
 
+// The apps: one that mostly waits (20 ms on a "remote service", about 1 ms of CPU), and one whose requests hold
+// 16 MiB while they wait, under a memory budget that fits about a dozen workers. Allocating is costly on
+// some VMs (page faults), so the memory app waits longer than it computes.
+const burn1ms = `$t = hrtime(true); while (hrtime(true) - $t < 1000000) { $x = md5("x"); }`
+
 var apps = []app{
-	{name: "io-20ms", php: `<?php usleep(20000); echo str_repeat("waited ", 100);`},
-	{name: "memory-48MiB", php: `<?php $b = str_repeat("x", 48 << 20); usleep(20000); echo strlen($b);`, memory: "400MiB"},
+	{name: "io-20ms", php: `<?php ` + burn1ms + ` usleep(20000); echo str_repeat("waited ", 100);`},
+	{name: "memory-16MiB", php: `<?php $b = str_repeat("x", 16 << 20); usleep(100000); echo strlen($b);`, memory: "260MiB"},
 }
 
 func main() {
@@ -43,16 +48,17 @@ func main() {
 	demo := flag.Bool("demo", true, "also run tune twice on the demo app and compare the verdicts")
 	demoBudget := flag.Duration("demo-budget", 5*time.Minute, "tune's --budget for each demo run")
 	only := flag.String("apps", "", "comma-separated app names to run (default: all)")
+	rounds := flag.Int("grid-rounds", 0, "interleaved rounds of the grid (default: tune's pairs, 10)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *bin, *budget, *demo, *demoBudget, *only); err != nil {
+	if err := run(ctx, *bin, *budget, *demo, *demoBudget, *only, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "tunequality:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoBudget time.Duration, only string) error {
+func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoBudget time.Duration, only string, rounds int) error {
 	work, err := os.MkdirTemp("", "phptune-quality-")
 	if err != nil {
 		return err
@@ -63,7 +69,7 @@ func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoB
 		if only != "" && !strings.Contains(","+only+",", ","+a.name+",") {
 			continue
 		}
-		line, err := quality(ctx, bin, work, a, budget)
+		line, err := quality(ctx, bin, work, a, budget, rounds)
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -104,7 +110,7 @@ func tuneRun(ctx context.Context, bin, app, out string, args ...string) (*tune.R
 }
 
 // quality tunes one app (pm and the pool size, the grid's dimensions) and searches the grid.
-func quality(ctx context.Context, bin, work string, a app, budget time.Duration) (string, error) {
+func quality(ctx context.Context, bin, work string, a app, budget time.Duration, rounds int) (string, error) {
 	dir := filepath.Join(work, a.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -124,8 +130,8 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration)
 	rec := res.Recommendation
 	conc := res.Plan.Concurrency
 	trial := time.Duration((res.Plan.WarmupS + res.Plan.WindowS) * float64(time.Second))
-	// The grid: every pm with every ladder size the memory allows, at tune's load and trial length, as many
-	// interleaved rounds as tune has pairs.
+	// The grid: every pm with every pool size from 1 to twice tune's load (at most 64) that the memory
+	// allows, at tune's load and trial length, as many interleaved rounds as tune has pairs.
 	limit := 128
 	if ps := res.PoolSize; ps != nil && ps.MemoryLimit > 0 {
 		limit = ps.MemoryLimit
@@ -161,7 +167,7 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration)
 		return "", err
 	}
 	for _, pm := range []string{"static", "dynamic", "ondemand"} {
-		for _, n := range knob.Ladder(1, min(limit, max(2*conc, 8))) {
+		for n := 1; n <= min(limit, 64, max(2*conc, 8)); n++ {
 			c := res.Baseline.Clone()
 			c.PM, c.MaxChildren = pm, n
 			if err := add(c); err != nil {
@@ -169,7 +175,10 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration)
 			}
 		}
 	}
-	rounds := max(res.Plan.Pairs, stats.MinPairs)
+	if rounds == 0 {
+		rounds = res.Plan.Pairs
+	}
+	rounds = max(rounds, stats.MinPairs)
 	fmt.Printf("%s: grid of %d arms x %d rounds at %d connections, %s a trial\n", a.name, len(cells), rounds, conc, trial.Round(time.Millisecond))
 	gridStart := time.Now()
 	warm := time.Duration(res.Plan.WarmupS * float64(time.Second))
