@@ -93,6 +93,6 @@ Exit codes: 0 ok, 1 the run failed, 2 bad usage, bad input or a missing prerequi
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newServeCmd(), newBenchCmd(), newCompareCmd(), newTuneCmd())
+	root.AddCommand(newServeCmd(), newBenchCmd(), newCompareCmd(), newTuneCmd(), newBuildCmd())
 	return root
 }
