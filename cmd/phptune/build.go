@@ -20,9 +20,9 @@ import (
 
 type buildFlags struct {
 	debian, debianVersion, source, configureArgs, profFlags, holdoutApp, cache, out, make string
-	variants, urls, holdout                                                                []string
-	trainN, rounds, repeats, jobs                                                          int
-	noVerify, noCallgrind, jit, installDeps, json, withDebian                              bool
+	variants, urls, holdout                                                               []string
+	trainN, rounds, repeats, jobs                                                         int
+	noVerify, noCallgrind, jit, installDeps, json, withDebian                             bool
 }
 
 func newBuildCmd() *cobra.Command {

@@ -45,8 +45,8 @@ esac
 
 type fakeEnv struct {
 	cache, calls string
-	src         Source
-	mk          string
+	src          Source
+	mk           string
 }
 
 func newFake(t *testing.T) fakeEnv {

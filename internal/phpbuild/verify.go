@@ -27,10 +27,10 @@ var SetNames = []string{SetTrain, SetHoldout, SetGuard}
 type Arm struct {
 	Name    string
 	CGI     string
-	Opcache string // absolute path of opcache.so for -d zend_extension; "" when the binary's own ini loads it
-	OwnINI  bool   // run with the binary's own php.ini (Debian's, which loads its extensions) instead of -n
+	Opcache string   // absolute path of opcache.so for -d zend_extension; "" when the binary's own ini loads it
+	OwnINI  bool     // run with the binary's own php.ini (Debian's, which loads its extensions) instead of -n
 	INI     []string // more -d settings
-	Guard   string // bench.php from this arm's source
+	Guard   string   // bench.php from this arm's source
 }
 
 // VerifyConfig says what to measure.
