@@ -213,7 +213,12 @@ func phpError(stderr string) string {
 			return strings.TrimSpace(l[i:])
 		}
 	}
-	return lastLine(stderr)
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Elapsed time:") {
+			return l
+		}
+	}
+	return ""
 }
 
 func lastLine(s string) string {
@@ -284,7 +289,7 @@ func (t *CGITrainer) Train(ctx context.Context, cgi, opcache string, log io.Writ
 // optimise or measure the error path.
 func CheckResponse(uri string, res CGIResult) error {
 	if res.Status >= 500 {
-		return fmt.Errorf("the app answers %s with status %d: fix the app or the URL before training (%s)", uri, res.Status, lastLine(res.Stderr))
+		return fmt.Errorf("the app answers %s with status %d: fix the app or the URL before training (%s)", uri, res.Status, phpError(res.Stderr))
 	}
 	for _, l := range strings.Split(res.Stderr, "\n") {
 		if strings.Contains(l, "PHP Fatal error") || strings.Contains(l, "PHP Parse error") {
