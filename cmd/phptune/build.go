@@ -23,6 +23,7 @@ type buildFlags struct {
 	variants, urls, holdout                                                               []string
 	trainN, rounds, repeats, jobs                                                         int
 	noVerify, noCallgrind, jit, installDeps, json, withDebian                             bool
+	throughputTrial                                                                       time.Duration
 }
 
 func newBuildCmd() *cobra.Command {
@@ -38,7 +39,8 @@ one that fails is reported unavailable with the reason.
 Verification: time per request with php-cgi -T warmup,N pinned to one CPU, in interleaved rounds (order
 alternating), each variant against the baseline: median ratio, 95% CI and a verdict (better, worse,
 no_difference) on three sets: the training URLs, held-out URLs (another route set, or --holdout APP) and a guard
-(Zend/bench.php from the same source). Instructions per request (callgrind) are a cross-check: they understate
+(Zend/bench.php from the same source). Throughput through php-fpm (one worker, interleaved trials) on the
+training URLs. Instructions per request (callgrind) are a cross-check: they understate
 PGO's gain several-fold, since PGO mostly improves code layout.
 
 Sources: --debian php8.2 fetches Debian's source package through a private apt configuration (never /etc/apt);
@@ -67,6 +69,7 @@ pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).
 	fl.IntVar(&f.repeats, "repeats", 30, "timed repeats per URL in each round (php-cgi -T 5,N)")
 	fl.BoolVar(&f.noVerify, "no-verify", false, "build and smoke-test only")
 	fl.BoolVar(&f.noCallgrind, "no-callgrind", false, "skip instructions per request (valgrind)")
+	fl.DurationVar(&f.throughputTrial, "throughput-trial", 3*time.Second, "length of each throughput trial through php-fpm (0 skips throughput)")
 	fl.BoolVar(&f.jit, "jit", false, "train and verify with opcache.jit=tracing (as it will run)")
 	fl.BoolVar(&f.withDebian, "with-debian", false, "include Debian's own php-cgi in the comparison (automatic when the source is older)")
 	fl.BoolVar(&f.installDeps, "install-deps", false, "install missing build packages with apt-get")
@@ -85,7 +88,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		Debian: f.debian, DebianVersion: f.debianVersion, SourcePath: f.source, ProfFlags: f.profFlags,
 		Variants: f.variants, TrainN: f.trainN, JIT: f.jit, Verify: !f.noVerify, Rounds: f.rounds, Repeats: f.repeats,
 		Callgrind: !f.noCallgrind, Debian8: f.withDebian, InstallDeps: f.installDeps, Jobs: f.jobs, Make: f.make,
-		SmokeApp: workloads.Demo(), Train: f.urls, Holdout: f.holdout,
+		SmokeApp: workloads.Demo(), Train: f.urls, Holdout: f.holdout, ThroughputTrial: f.throughputTrial,
 	}
 	for _, v := range f.variants {
 		switch v {

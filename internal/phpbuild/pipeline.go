@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
 )
@@ -45,8 +46,10 @@ type Options struct {
 	Rounds    int
 	Repeats   int
 	Callgrind bool
-	Debian8   bool   // include Debian's own php-cgi in the comparison even when the source is not older
-	PHP       string // the installed php CLI for `php -m` (default php)
+	// ThroughputTrial, when > 0, also compares requests/s through php-fpm in interleaved trials of this length.
+	ThroughputTrial time.Duration
+	Debian8         bool   // include Debian's own php-cgi in the comparison even when the source is not older
+	PHP             string // the installed php CLI for `php -m` (default php)
 
 	InstallDeps bool
 	Jobs        int
@@ -77,6 +80,8 @@ type VariantResult struct {
 	IPR          map[string]float64    `json:"instructions_per_req,omitempty"`
 	IPRChangePct map[string]float64    `json:"instructions_change_pct,omitempty"`
 	Verdict      map[string]string     `json:"verdict,omitempty"`
+	// Throughput through php-fpm on the training URLs (requests/s, positive gain = more).
+	Throughput *ThroughputResult `json:"throughput,omitempty"`
 }
 
 // Result is the whole run.
@@ -324,6 +329,32 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return res, ctx.Err()
 		}
 		return res, fmt.Errorf("verification: %w", verr)
+	}
+	if o.ThroughputTrial > 0 {
+		var fa []FPMArm
+		for _, a := range arms {
+			fpm := ""
+			if a.Name != Debian {
+				fpm = built[a.Name].FPM
+			}
+			fa = append(fa, FPMArm{Name: a.Name, FPM: fpm, Opcache: a.Opcache})
+		}
+		if o.OnStep != nil {
+			o.OnStep("verify", fmt.Sprintf("throughput through php-fpm, %d interleaved rounds", cfg.Rounds))
+		}
+		tp, err := Throughput(ctx, fa, o.App, o.Train, max(o.Rounds, 6), o.ThroughputTrial)
+		for name, r := range tp {
+			if v := res.Variant(name); v != nil {
+				v.Throughput = &r
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Partial = true
+				return res, ctx.Err()
+			}
+			res.Notes = append(res.Notes, "throughput through php-fpm not measured: "+err.Error())
+		}
 	}
 	return res, nil
 }

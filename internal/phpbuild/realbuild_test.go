@@ -28,7 +28,7 @@ func TestRealBuild(t *testing.T) {
 	o := Options{
 		CacheDir: cache, Debian: "php8.2", App: workloads.Demo(), AppName: "demo", SmokeApp: workloads.Demo(),
 		Train: DemoTrain, Holdout: DemoHoldout, TrainN: 50, Verify: true, Rounds: 6, Repeats: 10, Callgrind: false,
-		Log: &log,
+		Log:    &log,
 		OnStep: func(v, s string) { t.Logf("%s %s: %s", time.Now().Format(time.TimeOnly), v, s) },
 	}
 	start := time.Now()

@@ -65,6 +65,13 @@ func Build(w io.Writer, r *phpbuild.Result) {
 			fmt.Fprintf(w, "  %-9s %-8s %12s %26s %-14s %14s\n", v.Name, set, us(t), gain, verdict, ipr)
 		}
 	}
+	for _, v := range r.Variants {
+		if t := v.Throughput; t != nil {
+			fmt.Fprintf(w, "\n  %s through php-fpm (training URLs, 1 worker, %d interleaved trials): %.0f req/s vs baseline %.0f: %+.1f%% [%+.1f, %+.1f] %s",
+				v.Name, t.Trials, t.RPS, t.BaselineRPS, t.GainPct, t.GainCIPct[0], t.GainCIPct[1], t.Verdict)
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "\n  Instructions per request move with the gain but understate it: PGO mostly improves code layout.")
 	if r.Partial {
 		fmt.Fprintln(w, "  PARTIAL: interrupted; the rounds so far are above.")
