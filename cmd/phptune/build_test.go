@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBuildBadInput(t *testing.T) {
@@ -59,6 +61,7 @@ case "$*" in
 	ln -s "$oc" modules/opcache.so
 	;;
 *)
+	if [ -n "${FAKE_HANG:-}" ]; then sleep 60; fi
 	mkdir -p Zend; echo '<?php echo 1;' > Zend/bench.php
 	;;
 esac
@@ -118,6 +121,54 @@ func TestBuildFakeToolchain(t *testing.T) {
 	res2, code, _ := run()
 	if code != 0 || len(res2.Variants) == 0 || !res2.Variants[0].Cached || res2.Variants[0].Prefix != b.Prefix {
 		t.Errorf("second run: exit %d, %+v", code, res2.Variants)
+	}
+}
+
+func TestBuildInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "php-src")
+	os.MkdirAll(filepath.Join(src, "main"), 0o755)
+	os.WriteFile(filepath.Join(src, "main", "php_version.h"), []byte("#define PHP_VERSION \"8.2.36\"\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "configure"), []byte(fakeConfigure), 0o755)
+	mk := filepath.Join(dir, "make")
+	os.WriteFile(mk, []byte(fakeMake), 0o755)
+	cache := filepath.Join(dir, "cache")
+	cmd := exec.Command(binPath, "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"), "--no-verify", "--json")
+	cmd.Env = append(os.Environ(), "FAKE_HANG=1")
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until make runs, then Ctrl-C.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(dir, "out", "build.log"))
+		if strings.Contains(string(b), "baseline: make") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	start := time.Now()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130; stderr %s", err, se.String())
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v to stop after Ctrl-C", d)
+	}
+	var res buildJSON
+	if err := json.Unmarshal([]byte(so.String()), &res); err != nil || !res.Partial {
+		t.Errorf("want the partial result as JSON: %v\n%s", err, so.String())
+	}
+	ents, _ := os.ReadDir(cache)
+	for _, e := range ents {
+		if e.Name() != "logs" && e.Name() != "sources" {
+			t.Errorf("left in the cache after Ctrl-C: %s", e.Name())
+		}
 	}
 }
 

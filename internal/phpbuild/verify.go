@@ -243,21 +243,19 @@ func (cfg VerifyConfig) measure(ctx context.Context, a Arm, set string) (float64
 }
 
 // instructions is callgrind's instruction count per request over a set: the difference between runs of 3 and
-// 1 repeats (2 and 1 for the guard), so start-up and shutdown cancel out.
+// 1 repeats, so start-up and shutdown cancel out. bench.php is long under valgrind (a minute): one run, whose
+// start-up is a rounding error against its billions of instructions.
 func (cfg VerifyConfig) instructions(ctx context.Context, a Arm, set string) (float64, error) {
+	if set == SetGuard {
+		r := cfg.run(a, set, "", 0, 1)
+		r.CPU = -1
+		return Callgrind(ctx, r)
+	}
 	urls := cfg.urls(set)
-	if set == SetGuard {
-		urls = []string{""}
-	}
-	// bench.php is long under valgrind: one extra run is enough there.
-	counts := []int{1, 3}
-	if set == SetGuard {
-		counts = []int{1, 2}
-	}
 	var sum float64
 	for _, u := range urls {
 		var ir [2]float64
-		for i, n := range counts {
+		for i, n := range []int{1, 3} {
 			r := cfg.run(a, set, u, 0, n)
 			r.CPU = -1
 			v, err := Callgrind(ctx, r)
@@ -266,7 +264,7 @@ func (cfg VerifyConfig) instructions(ctx context.Context, a Arm, set string) (fl
 			}
 			ir[i] = v
 		}
-		sum += (ir[1] - ir[0]) / float64(counts[1]-counts[0])
+		sum += (ir[1] - ir[0]) / 2
 	}
 	return sum / float64(len(urls)), nil
 }
