@@ -239,3 +239,20 @@ func firstLineOf(s string) string {
 	}
 	return s
 }
+
+// withBuilds adds the php-fpm binaries of phptune build's cache (those that passed their smoke test) to the ones
+// given, after the installed one when none is given: `phptune tune --builds`.
+func withBuilds(given []string) ([]string, error) {
+	dir, err := phpbuild.DefaultCacheDir()
+	if err != nil {
+		return nil, exitcode.UsageErrorf("--builds: %v", err)
+	}
+	cached, err := phpbuild.CachedFPMs(dir)
+	if err != nil || len(cached) == 0 {
+		return nil, exitcode.UsageErrorf("--builds: no smoke-tested builds in %s: run phptune build first", dir)
+	}
+	if len(given) == 0 {
+		given = []string{""} // the installed php-fpm starts
+	}
+	return append(given, cached...), nil
+}

@@ -172,6 +172,16 @@ func TestBuildInterrupted(t *testing.T) {
 	}
 }
 
+func TestTuneBuildsNeedsCache(t *testing.T) {
+	cmd := exec.Command(binPath, "tune", "--builds", "--budget", "1m")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "run phptune build first") {
+		t.Errorf("exit %v: %s", err, out)
+	}
+}
+
 type buildVariant struct {
 	Name      string `json:"name"`
 	Prefix    string `json:"prefix"`

@@ -286,3 +286,33 @@ func TestKey(t *testing.T) {
 		t.Errorf("prefix dir %s", PrefixDir("/c", PGOLTO, "k"))
 	}
 }
+
+func TestPrefixINIAndCachedFPMs(t *testing.T) {
+	f := newFake(t)
+	b := f.builder()
+	m, err := b.Build(context.Background(), Baseline, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := PrefixBinaries(m.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureINI(bins); err != nil {
+		t.Fatal(err)
+	}
+	ini, _ := os.ReadFile(filepath.Join(m.Prefix, "lib", "php.ini"))
+	if !strings.Contains(string(ini), "zend_extension="+bins.Opcache) || !strings.Contains(string(ini), "opcache.enable=1") {
+		t.Errorf("php.ini:\n%s", ini)
+	}
+	// Not offered before its smoke test passed.
+	if l, err := CachedFPMs(f.cache); err != nil || len(l) != 0 {
+		t.Errorf("before the smoke test: %v, %v", l, err)
+	}
+	if err := MarkSmokeOK(m.Prefix); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := CachedFPMs(f.cache); err != nil || len(l) != 1 || l[0] != bins.FPM {
+		t.Errorf("after: %v, %v", l, err)
+	}
+}

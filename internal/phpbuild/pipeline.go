@@ -256,6 +256,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		vr.Prefix, vr.BuildSeconds = m.Prefix, m.Seconds
 		bins, err := PrefixBinaries(m.Prefix)
+		if err == nil {
+			err = EnsureINI(bins)
+		}
 		if err != nil {
 			vr.Reason = err.Error()
 			continue
@@ -269,6 +272,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				return res, ctx.Err()
 			}
 			vr.Reason = "smoke test failed: " + err.Error()
+			continue
+		}
+		if err := MarkSmokeOK(m.Prefix); err != nil {
+			vr.Reason = err.Error()
 			continue
 		}
 		vr.Available = true
@@ -337,7 +344,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			if a.Name != Debian {
 				fpm = built[a.Name].FPM
 			}
-			fa = append(fa, FPMArm{Name: a.Name, FPM: fpm, Opcache: a.Opcache})
+			fa = append(fa, FPMArm{Name: a.Name, FPM: fpm})
 		}
 		if o.OnStep != nil {
 			o.OnStep("verify", fmt.Sprintf("throughput through php-fpm, %d interleaved rounds", cfg.Rounds))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -44,11 +45,18 @@ func FPMDefines(opcache string) map[string]string {
 func Smoke(ctx context.Context, bin Binaries, app fs.FS, checks []SmokeCheck, log io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	if bin.FPM != "" && bin.Opcache != "" {
+		// Its php.ini must load opcache: a build measured or tuned without it would be compared unfairly.
+		out, err := exec.CommandContext(ctx, bin.FPM, "-m").Output()
+		if err != nil || !strings.Contains(string(out), "Zend OPcache") {
+			return fmt.Errorf("%s -m does not list Zend OPcache (%v): its php.ini does not load %s", bin.FPM, err, bin.Opcache)
+		}
+	}
 	s, err := stack.Start(ctx, stack.Config{
 		AppFS:   app,
 		PHPFPM:  bin.FPM,
 		Pools:   []stack.Pool{{Name: "smoke", Listen: stack.ListenUnix, PM: "static", MaxChildren: 2}},
-		Defines: FPMDefines(bin.Opcache),
+		Defines: FPMDefines(""), // the prefix's php.ini (EnsureINI) loads opcache, as phptune tune will run it
 	})
 	if err != nil {
 		return fmt.Errorf("php-fpm %s does not start the demo app: %w", bin.FPM, err)
