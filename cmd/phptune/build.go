@@ -49,7 +49,8 @@ limited to those whose -dev packages are installed (what is left out is printed)
 The cache ($XDG_CACHE_HOME/phptune/builds) is keyed by source, flags, compiler and training inputs: an unchanged
 request reuses the build. An interrupted build leaves no half-installed prefix.
 
-Use a variant with: phptune tune --php-fpm <prefix>/sbin/php-fpm
+Use a variant with: phptune tune --php-fpm <prefix>/sbin/php-fpm, or let the cached builds compete with the
+installed php-fpm: phptune tune --builds
 pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runBuild(cmd, args, f) }),
