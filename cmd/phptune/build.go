@@ -98,7 +98,8 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 			return exitcode.UsageErrorf("--variants %s: want baseline, pgo, pgo+lto or pgo+bolt", v)
 		}
 	}
-	if !contains(f.variants, phpbuild.Baseline) {
+	// The baseline is what the variants are measured against; without verification it is built only when asked.
+	if !contains(f.variants, phpbuild.Baseline) && !f.noVerify {
 		o.Variants = append([]string{phpbuild.Baseline}, o.Variants...)
 	}
 	if f.rounds < 6 && !f.noVerify {
