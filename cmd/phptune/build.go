@@ -23,7 +23,8 @@ type buildFlags struct {
 	variants, urls, holdout                                                               []string
 	trainN, rounds, repeats, jobs                                                         int
 	noVerify, noCallgrind, jit, installDeps, json, withDebian                             bool
-	throughputTrial                                                                       time.Duration
+	throughputTrial, trainDuration                                                        time.Duration
+	trainMode                                                                             string
 }
 
 func newBuildCmd() *cobra.Command {
@@ -66,6 +67,8 @@ pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).
 	fl.StringArrayVar(&f.holdout, "holdout-url", nil, "held-out request URI, repeatable (default for the demo app: its API and form)")
 	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out APP (a docroot with index.php) for the held-out URLs (default: APP)")
 	fl.IntVar(&f.trainN, "train-n", 50, "training repeats per URL (php-cgi -T)")
+	fl.StringVar(&f.trainMode, "train-mode", "cgi", "cgi: php-cgi -T over the URLs; live: that, then the instrumented php-fpm under phptune's load (FPM's paths too)")
+	fl.DurationVar(&f.trainDuration, "train-duration", 20*time.Second, "length of the live training load (--train-mode live)")
 	fl.IntVar(&f.rounds, "rounds", 10, "interleaved verification rounds (at least 6 for a verdict)")
 	fl.IntVar(&f.repeats, "repeats", 30, "timed repeats per URL in each round (php-cgi -T 5,N)")
 	fl.BoolVar(&f.noVerify, "no-verify", false, "build and smoke-test only")
@@ -90,6 +93,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		Variants: f.variants, TrainN: f.trainN, JIT: f.jit, Verify: !f.noVerify, Rounds: f.rounds, Repeats: f.repeats,
 		Callgrind: !f.noCallgrind, Debian8: f.withDebian, InstallDeps: f.installDeps, Jobs: f.jobs, Make: f.make,
 		SmokeApp: workloads.Demo(), Train: f.urls, Holdout: f.holdout, ThroughputTrial: f.throughputTrial,
+		TrainMode: f.trainMode, TrainDuration: f.trainDuration,
 	}
 	for _, v := range f.variants {
 		switch v {
@@ -101,6 +105,9 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	// The baseline is what the variants are measured against; without verification it is built only when asked.
 	if !contains(f.variants, phpbuild.Baseline) && !f.noVerify {
 		o.Variants = append([]string{phpbuild.Baseline}, o.Variants...)
+	}
+	if f.trainMode != "cgi" && f.trainMode != "live" {
+		return exitcode.UsageErrorf("--train-mode %s: want cgi or live", f.trainMode)
 	}
 	if f.rounds < 6 && !f.noVerify {
 		return exitcode.UsageErrorf("--rounds %d: at least 6 rounds are needed for a verdict", f.rounds)

@@ -40,7 +40,11 @@ type Options struct {
 	HoldoutApp fs.FS // nil = App
 	Holdout    []string
 	TrainN     int // training repeats per URL
-	JIT        bool
+	// TrainMode is "cgi" (php-cgi -T) or "live" (php-cgi -T, then the instrumented php-fpm under load for
+	// TrainDuration).
+	TrainMode     string
+	TrainDuration time.Duration
+	JIT           bool
 
 	Verify    bool
 	Rounds    int
@@ -231,7 +235,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	trainer := &CGITrainer{App: app, AppHash: appHash, URLs: o.Train, Repeats: max(o.TrainN, 1), JIT: o.JIT}
+	cgiTrainer := &CGITrainer{App: app, AppHash: appHash, URLs: o.Train, Repeats: max(o.TrainN, 1), JIT: o.JIT}
+	var trainer Trainer = cgiTrainer
+	switch o.TrainMode {
+	case "", "cgi":
+	case "live":
+		trainer = &LiveTrainer{CGI: cgiTrainer, App: o.App, Duration: o.TrainDuration}
+	default:
+		return res, exitcode.UsageErrorf("--train-mode %q: want cgi or live", o.TrainMode)
+	}
 
 	built := map[string]Binaries{}
 	for _, name := range o.Variants {
