@@ -27,7 +27,10 @@ func Build(w io.Writer, r *phpbuild.Result) {
 			continue
 		}
 		how := "built in " + secs(v.BuildSeconds)
-		if v.Cached {
+		switch {
+		case v.Name == phpbuild.Debian:
+			how = "Debian's own binary"
+		case v.Cached:
 			how = "cached"
 		}
 		fmt.Fprintf(w, "  %-9s %s  (%s)\n", v.Name, v.Prefix, how)
