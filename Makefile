@@ -29,7 +29,7 @@ test: deps fmt-check vet
 	PATH="$(dir $(GO)):$$PATH" $(GO) test -p 1 -count=1 -timeout 25m ./...
 
 # One real lean baseline + PGO build of Debian's php8.2 source, end to end (10-30 minutes on 2 cores): not part of
-# `make test`. Builds land in the build cache, so a second run is quick.
+# `make test`. Builds land in the build cache, so a second run is quick; PHPTUNE_BUILD_CACHE=DIR builds afresh in DIR.
 test-build: deps
 	$(GO) test -tags realbuild -count=1 -timeout 90m -v -run TestRealBuild ./internal/phpbuild
 
