@@ -4,7 +4,7 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/phptune
 
-.PHONY: all build deps demo test test-workloads vet fmt-check clean
+.PHONY: all build deps demo test test-workloads test-build vet fmt-check clean
 
 all: build
 
@@ -27,6 +27,11 @@ fmt-check:
 test: deps fmt-check vet
 	# The CLI tests build the binary with the go on PATH: make it the one this Makefile uses.
 	PATH="$(dir $(GO)):$$PATH" $(GO) test -p 1 -count=1 -timeout 25m ./...
+
+# One real lean baseline + PGO build of Debian's php8.2 source, end to end (10-30 minutes on 2 cores): not part of
+# `make test`. Builds land in the build cache, so a second run is quick; PHPTUNE_BUILD_CACHE=DIR builds afresh in DIR.
+test-build: deps
+	$(GO) test -tags realbuild -count=1 -timeout 90m -v -run TestRealBuild ./internal/phpbuild
 
 clean:
 	rm -rf bin

@@ -2,7 +2,7 @@
 # Installs the Debian packages phptune and its tests need, only those missing; asks nothing.
 # Needs root (apt-get). Go itself is not a Debian package here: see README.
 set -eu
-PKGS="nginx-light php8.2-fpm php8.2-cgi php8.2-cli wrk apache2-utils strace valgrind php-excimer procps ca-certificates chromium tarantool redis-server php8.2-msgpack php8.2-redis dokuwiki php8.2-xml"
+PKGS="nginx-light php8.2-fpm php8.2-cgi php8.2-cli wrk apache2-utils strace valgrind php-excimer procps ca-certificates chromium tarantool redis-server php8.2-msgpack php8.2-redis dokuwiki php8.2-xml build-essential pkg-config xz-utils util-linux"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -94,6 +94,6 @@ Exit codes: 0 ok, 1 the run failed, 2 bad usage, bad input or a missing prerequi
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(newServeCmd(), newBenchCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
-		newClientsCmd(), newWorkloadCmd())
+		newClientsCmd(), newWorkloadCmd(), newBuildCmd())
 	return root
 }

@@ -31,7 +31,7 @@ type tuneFlags struct {
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect                                                             float64
 	pairs                                                                       int
-	json, noScreen, profile                                                     bool
+	json, noScreen, profile, builds                                             bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -73,6 +73,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
 	fl.StringArrayVar(&f.phpFPM, "php-fpm", nil, "php-fpm binary (default: the newest installed php-fpm8.x); twice or more: the builds compete as the knob php")
+	fl.BoolVar(&f.builds, "builds", false, "let the installed php-fpm and the variants in phptune build's cache compete as the knob php")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx binary")
 	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
@@ -106,6 +107,11 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		sc.Front = f.front
 	}
 	var binaries []string
+	if f.builds {
+		if f.phpFPM, err = withBuilds(f.phpFPM); err != nil {
+			return err
+		}
+	}
 	for _, b := range f.phpFPM {
 		bin, err := stack.FindPHPFPM(b)
 		if err != nil {

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/phpbuild"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/workloads"
+)
+
+type buildFlags struct {
+	debian, debianVersion, source, configureArgs, profFlags, holdoutApp, cache, out, make string
+	variants, urls, holdout                                                               []string
+	trainN, rounds, repeats, jobs                                                         int
+	noVerify, noCallgrind, jit, installDeps, json, withDebian                             bool
+	throughputTrial, trainDuration                                                        time.Duration
+	trainMode                                                                             string
+}
+
+func newBuildCmd() *cobra.Command {
+	var f buildFlags
+	cmd := &cobra.Command{
+		Use:   "build [APP]",
+		Short: "Build PHP optimised for your app (PGO trained on it) and verify the gain",
+		Long: `Build PHP from source into a build cache, one prefix per variant: baseline (upstream flags) and pgo (built with
+-fprofile-generate, trained with php-cgi -T over APP's URLs with opcache on, rebuilt with --prof-flags). Each
+variant must serve the demo app correctly through its own php-fpm (smoke test) before it is measured or offered;
+one that fails is reported unavailable with the reason.
+
+Verification: time per request with php-cgi -T warmup,N pinned to one CPU, in interleaved rounds (order
+alternating), each variant against the baseline: median ratio, 95% CI and a verdict (better, worse,
+no_difference) on three sets: the training URLs, held-out URLs (another route set, or --holdout APP) and a guard
+(Zend/bench.php from the same source). Throughput through php-fpm (one worker, interleaved trials) on the
+training URLs. Instructions per request (callgrind) are a cross-check: they understate
+PGO's gain several-fold, since PGO mostly improves code layout.
+
+Sources: --debian php8.2 fetches Debian's source package through a private apt configuration (never /etc/apt);
+--source takes a tarball or a tree. Extensions: those the installed PHP has (php -m) and the app's code uses,
+limited to those whose -dev packages are installed (what is left out is printed); --configure-args overrides.
+The cache ($XDG_CACHE_HOME/phptune/builds) is keyed by source, flags, compiler and training inputs: an unchanged
+request reuses the build. An interrupted build leaves no half-installed prefix.
+
+Use a variant with: phptune tune --php-fpm <prefix>/sbin/php-fpm, or let the cached builds compete with the
+installed php-fpm: phptune tune --builds
+pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runBuild(cmd, args, f) }),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.debian, "debian", "php8.2", "Debian source package to build (fetched with a private apt configuration)")
+	fl.StringVar(&f.debianVersion, "debian-version", phpbuild.DefaultDebianVersion, "version of the Debian source package")
+	fl.StringVar(&f.source, "source", "", "PHP source tarball or directory (instead of --debian)")
+	fl.StringVar(&f.configureArgs, "configure-args", "", "configure arguments (default: lean, fpm + cgi + opcache + the app's extensions)")
+	fl.StringVar(&f.profFlags, "prof-flags", phpbuild.DefaultProfFlags, `PROF_FLAGS of the optimised PGO build (e.g. "-fprofile-use")`)
+	fl.StringSliceVar(&f.variants, "variants", []string{phpbuild.Baseline, phpbuild.PGO}, "variants: baseline, pgo, pgo+lto, pgo+bolt")
+	fl.StringArrayVar(&f.urls, "url", nil, "training request URI, repeatable (default for the demo app: its HTML pages)")
+	fl.StringArrayVar(&f.holdout, "holdout-url", nil, "held-out request URI, repeatable (default for the demo app: its API and form)")
+	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out APP (a docroot with index.php) for the held-out URLs (default: APP)")
+	fl.IntVar(&f.trainN, "train-n", 50, "training repeats per URL (php-cgi -T)")
+	fl.StringVar(&f.trainMode, "train-mode", "cgi", "cgi: php-cgi -T over the URLs; live: that, then the instrumented php-fpm under phptune's load (FPM's paths too)")
+	fl.DurationVar(&f.trainDuration, "train-duration", 20*time.Second, "length of the live training load (--train-mode live)")
+	fl.IntVar(&f.rounds, "rounds", 10, "interleaved verification rounds (at least 6 for a verdict)")
+	fl.IntVar(&f.repeats, "repeats", 30, "timed repeats per URL in each round (php-cgi -T 5,N)")
+	fl.BoolVar(&f.noVerify, "no-verify", false, "build and smoke-test only")
+	fl.BoolVar(&f.noCallgrind, "no-callgrind", false, "skip instructions per request (valgrind)")
+	fl.DurationVar(&f.throughputTrial, "throughput-trial", 3*time.Second, "length of each throughput trial through php-fpm (0 skips throughput)")
+	fl.BoolVar(&f.jit, "jit", false, "train and verify with opcache.jit=tracing (as it will run)")
+	fl.BoolVar(&f.withDebian, "with-debian", false, "include Debian's own php-cgi in the comparison (automatic when the source is older)")
+	fl.BoolVar(&f.installDeps, "install-deps", false, "install missing build packages with apt-get")
+	fl.IntVar(&f.jobs, "jobs", 0, "make -j (default: all CPUs)")
+	fl.StringVar(&f.cache, "cache", "", "build cache (default $XDG_CACHE_HOME/phptune/builds)")
+	fl.StringVar(&f.out, "out", "", "directory for result.json and build.log (default phptune-results/build-TIME)")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/build/v1)")
+	fl.StringVar(&f.make, "make", "make", "make program")
+	_ = fl.MarkHidden("make")
+	return cmd
+}
+
+func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
+	ctx := cmd.Context()
+	o := phpbuild.Options{
+		Debian: f.debian, DebianVersion: f.debianVersion, SourcePath: f.source, ProfFlags: f.profFlags,
+		Variants: f.variants, TrainN: f.trainN, JIT: f.jit, Verify: !f.noVerify, Rounds: f.rounds, Repeats: f.repeats,
+		Callgrind: !f.noCallgrind, Debian8: f.withDebian, InstallDeps: f.installDeps, Jobs: f.jobs, Make: f.make,
+		SmokeApp: workloads.Demo(), Train: f.urls, Holdout: f.holdout, ThroughputTrial: f.throughputTrial,
+		TrainMode: f.trainMode, TrainDuration: f.trainDuration,
+	}
+	for _, v := range f.variants {
+		switch v {
+		case phpbuild.Baseline, phpbuild.PGO, phpbuild.PGOLTO, phpbuild.PGOBOLT:
+		default:
+			return exitcode.UsageErrorf("--variants %s: want baseline, pgo, pgo+lto or pgo+bolt", v)
+		}
+	}
+	// The baseline is what the variants are measured against; without verification it is built only when asked.
+	if !contains(f.variants, phpbuild.Baseline) && !f.noVerify {
+		o.Variants = append([]string{phpbuild.Baseline}, o.Variants...)
+	}
+	if f.trainMode != "cgi" && f.trainMode != "live" {
+		return exitcode.UsageErrorf("--train-mode %s: want cgi or live", f.trainMode)
+	}
+	if f.rounds < 6 && !f.noVerify {
+		return exitcode.UsageErrorf("--rounds %d: at least 6 rounds are needed for a verdict", f.rounds)
+	}
+	if f.configureArgs != "" {
+		o.ConfigureArgs = strings.Fields(f.configureArgs)
+	}
+	if len(args) == 1 {
+		st, err := os.Stat(filepath.Join(args[0], "index.php"))
+		if err != nil || st.IsDir() {
+			return exitcode.UsageErrorf("APP %s: want a docroot with index.php", args[0])
+		}
+		o.App, o.AppName = os.DirFS(args[0]), args[0]
+		if len(f.urls) == 0 {
+			return exitcode.UsageErrorf("APP %s: say which requests to train on with --url (e.g. --url / --url /blog/)", args[0])
+		}
+		if len(f.holdout) == 0 && !f.noVerify {
+			return exitcode.UsageErrorf("APP %s: give held-out requests with --holdout-url (requests not trained on; with --holdout APP, that app's)", args[0])
+		}
+	} else {
+		o.App, o.AppName = workloads.Demo(), "demo app"
+		if len(o.Train) == 0 {
+			o.Train = phpbuild.DemoTrain
+		}
+		if len(o.Holdout) == 0 {
+			o.Holdout = phpbuild.DemoHoldout
+		}
+	}
+	if f.holdoutApp != "" {
+		if _, err := fs.Stat(os.DirFS(f.holdoutApp), "index.php"); err != nil {
+			return exitcode.UsageErrorf("--holdout %s: want a docroot with index.php", f.holdoutApp)
+		}
+		o.HoldoutApp = os.DirFS(f.holdoutApp)
+	}
+	o.CacheDir = f.cache
+	if o.CacheDir == "" {
+		d, err := phpbuild.DefaultCacheDir()
+		if err != nil {
+			return exitcode.UsageErrorf("%v", err)
+		}
+		o.CacheDir = d
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("phptune-results", "build-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return exitcode.UsageErrorf("--out %s: %v", out, err)
+	}
+	logf, err := os.Create(filepath.Join(out, "build.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	o.Log = logf
+
+	// The progress line: the current step and its elapsed time, redrawn every half second.
+	line := newStatusLine(os.Stderr)
+	var mu sync.Mutex
+	var step string
+	var since time.Time
+	o.OnStep = func(variant, s string) {
+		mu.Lock()
+		step, since = variant+": "+s, time.Now()
+		mu.Unlock()
+		fmt.Fprintf(logf, "\n== %s: %s (%s)\n", variant, s, time.Now().Format(time.TimeOnly))
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				mu.Lock()
+				if step != "" {
+					line.set("build %s (%s)", step, time.Since(since).Round(time.Second))
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	res, runErr := phpbuild.Run(ctx, o)
+	close(done)
+	wg.Wait()
+	line.clear()
+	if res == nil || (runErr != nil && len(res.Variants) == 0) {
+		if runErr != nil {
+			return fmt.Errorf("%w (log %s)", runErr, logf.Name())
+		}
+		return nil
+	}
+	if runErr != nil && ctx.Err() != nil {
+		res.Partial = true
+	}
+	var buf bytes.Buffer
+	report.WriteJSON(&buf, res)
+	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
+		return err
+	}
+	if f.json {
+		os.Stdout.Write(buf.Bytes())
+	} else {
+		report.Build(os.Stdout, res)
+		fmt.Printf("\n  Results in %s: result.json, build.log\n", out)
+		for _, v := range res.Variants {
+			if v.Available && v.Name != phpbuild.Baseline && v.PHPFPM != "" {
+				fmt.Printf("  Try it: phptune tune --php-fpm %s\n", v.PHPFPM)
+			}
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if b := res.Variant(phpbuild.Baseline); b != nil && !b.Available {
+		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("the baseline build failed: %s", firstLineOf(b.Reason)))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// withBuilds adds the php-fpm binaries of phptune build's cache (those that passed their smoke test) to the ones
+// given, after the installed one when none is given: `phptune tune --builds`.
+func withBuilds(given []string) ([]string, error) {
+	dir, err := phpbuild.DefaultCacheDir()
+	if err != nil {
+		return nil, exitcode.UsageErrorf("--builds: %v", err)
+	}
+	cached, err := phpbuild.CachedFPMs(dir)
+	if err != nil || len(cached) == 0 {
+		return nil, exitcode.UsageErrorf("--builds: no smoke-tested builds in %s: run phptune build first", dir)
+	}
+	if len(given) == 0 {
+		given = []string{""} // the installed php-fpm starts
+	}
+	return append(given, cached...), nil
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBuildBadInput(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "--rounds", "3"}, "at least 6 rounds"},
+		{[]string{"build", "--variants", "turbo"}, "want baseline, pgo"},
+		{[]string{"build", empty}, "want a docroot with index.php"},
+		{[]string{"build", "--source", filepath.Join(empty, "nope.tar.xz"), "--no-verify", "--cache", filepath.Join(empty, "c"), "--out", filepath.Join(empty, "o")}, "--source"},
+	} {
+		r := phptune(t, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q: want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte("<?php echo 1;"), 0o644)
+	if r := phptune(t, "build", app); r.code != 2 || !strings.Contains(r.stderr, "--url") {
+		t.Errorf("APP without --url: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// fakeToolchain is PHP's build reduced to its effects on the file system, with Debian's real php-fpm, php-cgi
+// and opcache.so linked in where the built ones would be: the CLI's whole path (cache, install, smoke test
+// through nginx + php-fpm, PGO's profile check, the JSON) runs in seconds.
+const fakeConfigure = `#!/bin/sh
+for a in "$@"; do case "$a" in --prefix=*) echo "${a#--prefix=}" > prefix.txt;; esac; done
+`
+
+const fakeMake = `#!/bin/sh
+oc=$(ls /usr/lib/php/*/opcache.so | head -1)
+ct=$(ls /usr/lib/php/*/ctype.so | head -1)
+# Debian's php-cgi run with -n lacks ctype, which the real build has built in.
+cgi() { printf '#!/bin/sh\nexec %s -d extension=%s "$@"\n' "$(readlink -f /usr/bin/php-cgi)" "$ct" > "$1"; chmod +x "$1"; }
+case "$*" in
+*install*)
+	for a in "$@"; do case "$a" in INSTALL_ROOT=*) root="${a#INSTALL_ROOT=}";; esac; done
+	p="$root$(cat prefix.txt)"
+	mkdir -p "$p/sbin" "$p/bin" "$p/lib/php/extensions/no-debug-non-zts-20220829"
+	ln -s "$(ls /usr/sbin/php-fpm8.* | head -1)" "$p/sbin/php-fpm"
+	cgi "$p/bin/php-cgi"
+	ln -s "$oc" "$p/lib/php/extensions/no-debug-non-zts-20220829/opcache.so"
+	;;
+*prof-gen*)
+	mkdir -p Zend sapi/cgi modules
+	cgi sapi/cgi/php-cgi
+	ln -s "$oc" modules/opcache.so
+	;;
+*)
+	if [ -n "${FAKE_HANG:-}" ]; then sleep 60; fi
+	mkdir -p Zend; echo '<?php echo 1;' > Zend/bench.php
+	;;
+esac
+`
+
+func TestBuildFakeToolchain(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "php-src")
+	os.MkdirAll(filepath.Join(src, "main"), 0o755)
+	os.WriteFile(filepath.Join(src, "main", "php_version.h"), []byte("#define PHP_VERSION \"8.2.36\"\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "configure"), []byte(fakeConfigure), 0o755)
+	mk := filepath.Join(dir, "make")
+	os.WriteFile(mk, []byte(fakeMake), 0o755)
+	cache := filepath.Join(dir, "cache")
+	run := func() (res buildJSON, code int, stderr string) {
+		cmd := exec.Command(binPath, "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"),
+			"--variants", "baseline,pgo,pgo+lto", "--no-verify", "--train-n", "1", "--json")
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(so.String()), &res); err != nil {
+			t.Fatalf("exit %d, not JSON: %v\n%s\nstderr: %s", code, err, so.String(), se.String())
+		}
+		return res, code, se.String()
+	}
+	res, code, stderr := run()
+	if code != 0 || res.Schema != "phptune/build/v1" || res.Partial {
+		t.Fatalf("exit %d, schema %q, partial %v; stderr %s", code, res.Schema, res.Partial, stderr)
+	}
+	byName := map[string]buildVariant{}
+	for _, v := range res.Variants {
+		byName[v.Name] = v
+	}
+	b := byName["baseline"]
+	if !b.Available || !strings.HasPrefix(b.Prefix, cache) || b.Cached {
+		t.Errorf("baseline %+v", b)
+	}
+	if _, err := os.Stat(filepath.Join(b.Prefix, "phptune-build.json")); err != nil {
+		t.Errorf("no manifest in the prefix: %v", err)
+	}
+	// Training ran (Debian's php-cgi served the demo's URLs) but wrote no .gcda: pgo is unavailable, with why.
+	if p := byName["pgo"]; p.Available || !strings.Contains(p.Reason, "no PGO profiles") {
+		t.Errorf("pgo %+v", p)
+	}
+	if l := byName["pgo+lto"]; l.Available || !strings.Contains(l.Reason, "PR 68384") {
+		t.Errorf("pgo+lto %+v", l)
+	}
+	if !strings.Contains(strings.Join(res.Configure, " "), "--enable-ctype") {
+		t.Errorf("configure args %v: the demo app needs ctype", res.Configure)
+	}
+	// An unchanged request is answered from the cache.
+	res2, code, _ := run()
+	if code != 0 || len(res2.Variants) == 0 || !res2.Variants[0].Cached || res2.Variants[0].Prefix != b.Prefix {
+		t.Errorf("second run: exit %d, %+v", code, res2.Variants)
+	}
+}
+
+func TestBuildInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "php-src")
+	os.MkdirAll(filepath.Join(src, "main"), 0o755)
+	os.WriteFile(filepath.Join(src, "main", "php_version.h"), []byte("#define PHP_VERSION \"8.2.36\"\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "configure"), []byte(fakeConfigure), 0o755)
+	mk := filepath.Join(dir, "make")
+	os.WriteFile(mk, []byte(fakeMake), 0o755)
+	cache := filepath.Join(dir, "cache")
+	cmd := exec.Command(binPath, "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"), "--no-verify", "--json")
+	cmd.Env = append(os.Environ(), "FAKE_HANG=1")
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until make runs, then Ctrl-C.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(dir, "out", "build.log"))
+		if strings.Contains(string(b), "baseline: make") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	start := time.Now()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130; stderr %s", err, se.String())
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v to stop after Ctrl-C", d)
+	}
+	var res buildJSON
+	if err := json.Unmarshal([]byte(so.String()), &res); err != nil || !res.Partial {
+		t.Errorf("want the partial result as JSON: %v\n%s", err, so.String())
+	}
+	ents, _ := os.ReadDir(cache)
+	for _, e := range ents {
+		if e.Name() != "logs" && e.Name() != "sources" {
+			t.Errorf("left in the cache after Ctrl-C: %s", e.Name())
+		}
+	}
+}
+
+func TestTuneBuildsNeedsCache(t *testing.T) {
+	cmd := exec.Command(binPath, "tune", "--builds", "--budget", "1m")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "run phptune build first") {
+		t.Errorf("exit %v: %s", err, out)
+	}
+}
+
+type buildVariant struct {
+	Name      string `json:"name"`
+	Prefix    string `json:"prefix"`
+	Available bool   `json:"available"`
+	Reason    string `json:"reason"`
+	Cached    bool   `json:"cached"`
+}
+
+type buildJSON struct {
+	Schema    string         `json:"schema"`
+	Partial   bool           `json:"partial"`
+	Configure []string       `json:"configure_args"`
+	Variants  []buildVariant `json:"variants"`
+}

@@ -1,0 +1,266 @@
+package phpbuild
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Variant names.
+const (
+	Baseline = "baseline"
+	PGO      = "pgo"
+	PGOLTO   = "pgo+lto"
+	PGOBOLT  = "pgo+bolt"
+	Debian   = "debian"
+)
+
+// DefaultProfFlags are the flags of the optimised PGO build: partial training keeps code the training did not
+// reach optimised for speed instead of size (measured here: bench.php lost 6% instead of 36%).
+const DefaultProfFlags = "-fprofile-use -fprofile-partial-training -fprofile-correction"
+
+// Trainer runs the training workload with an instrumented build tree's php-cgi and opcache.so.
+type Trainer interface {
+	Train(ctx context.Context, cgi, opcache string, log io.Writer) error
+	// Hash identifies the training inputs (app, URLs, ini) for the cache key.
+	Hash() string
+}
+
+// Builder builds variants of one source into a cache.
+type Builder struct {
+	CacheDir  string
+	Source    Source
+	Configure []string // configure arguments without --prefix (ConfigureArgs minus its first element)
+	Compiler  string   // CompilerVersion
+	Jobs      int      // make -j; 0 = the number of CPUs
+	Make      string   // the make program; "" = make
+	// OnStep is told when a step starts (for the progress line).
+	OnStep func(variant, step string)
+}
+
+// ErrNoProfiles is returned when training wrote no .gcda profile where the optimised build will look for it.
+var ErrNoProfiles = errors.New("no PGO profiles")
+
+// BuildError is a failed step with the log to look at.
+type BuildError struct {
+	Variant, Step, Log, Lines string
+	Err                       error
+}
+
+func (e *BuildError) Error() string {
+	msg := fmt.Sprintf("%s: %s failed: %v (log %s)", e.Variant, e.Step, e.Err, e.Log)
+	if e.Lines != "" {
+		msg += "\n" + e.Lines
+	}
+	return msg
+}
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// Inputs returns the cache key inputs of a variant.
+func (b *Builder) Inputs(variant, profFlags string, t Trainer) KeyInputs {
+	in := KeyInputs{Source: b.Source.Hash, Variant: variant, Configure: b.Configure, Compiler: b.Compiler}
+	if variant != Baseline {
+		in.ProfFlags = profFlags
+		if t != nil {
+			in.Training = t.Hash()
+		}
+	}
+	return in
+}
+
+// Cached returns the installed prefix of a variant when an earlier build with the same inputs exists.
+func (b *Builder) Cached(variant, profFlags string, t Trainer) (Manifest, bool) {
+	in := b.Inputs(variant, profFlags, t)
+	m, err := ReadManifest(PrefixDir(b.CacheDir, variant, Key(in)))
+	return m, err == nil
+}
+
+// Build builds and installs a variant (Baseline, or PGO trained by t with profFlags) unless the cache holds
+// it already. The prefix appears by one rename once everything is in it.
+func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Trainer) (Manifest, error) {
+	if variant != Baseline && variant != PGO {
+		return Manifest{}, fmt.Errorf("variant %s: not built by phptune yet", variant)
+	}
+	if variant == PGO && t == nil {
+		return Manifest{}, errors.New("pgo: no training workload")
+	}
+	if profFlags == "" {
+		profFlags = DefaultProfFlags
+	}
+	in := b.Inputs(variant, profFlags, t)
+	key := Key(in)
+	prefix := PrefixDir(b.CacheDir, variant, key)
+	if m, err := ReadManifest(prefix); err == nil {
+		return m, nil
+	}
+	logDir := filepath.Join(b.CacheDir, "logs", filepath.Base(prefix))
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return Manifest{}, err
+	}
+	tmp, err := os.MkdirTemp(b.CacheDir, ".build-"+filepath.Base(prefix)+"-")
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "src")
+	root := filepath.Join(tmp, "root")
+
+	m := Manifest{Schema: "phptune/build-manifest/v1", Variant: variant, Key: key, Prefix: prefix, Inputs: in,
+		Version: b.Source.Version, Origin: b.Source.Origin, LogDir: logDir}
+	start := time.Now()
+	jobs := b.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	mk := b.Make
+	if mk == "" {
+		mk = "make"
+	}
+	env := append(os.Environ(), "CCACHE_DISABLE=1", "LC_ALL=C")
+
+	step := func(name, logName string, f func(log io.Writer) error) error {
+		if b.OnStep != nil {
+			b.OnStep(variant, name)
+		}
+		logPath := filepath.Join(logDir, logName)
+		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		err = f(lf)
+		lf.Close()
+		m.Steps = append(m.Steps, Step{Name: name, Seconds: time.Since(t0).Seconds()})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &BuildError{Variant: variant, Step: name, Log: logPath, Lines: errorLines(logPath, 8), Err: err}
+		}
+		return nil
+	}
+	makeArgs := func(extra ...string) []string { return append([]string{fmt.Sprintf("-j%d", jobs)}, extra...) }
+
+	if err := step("unpack", "unpack.log", func(w io.Writer) error { return unpack(ctx, b.Source, src, w) }); err != nil {
+		return m, err
+	}
+	args := append([]string{"--prefix=" + prefix}, b.Configure...)
+	if err := step("configure", "configure.log", func(w io.Writer) error {
+		return runEnv(ctx, src, env, w, "./configure", args...)
+	}); err != nil {
+		return m, err
+	}
+	if variant == Baseline {
+		if err := step("make", "make.log", func(w io.Writer) error { return runEnv(ctx, src, env, w, mk, makeArgs()...) }); err != nil {
+			return m, err
+		}
+	} else {
+		if err := step("make prof-gen", "make-prof-gen.log", func(w io.Writer) error {
+			return runEnv(ctx, src, env, w, mk, makeArgs("prof-gen")...)
+		}); err != nil {
+			return m, err
+		}
+		if err := step("train", "train.log", func(w io.Writer) error {
+			return t.Train(ctx, filepath.Join(src, "sapi", "cgi", "php-cgi"), filepath.Join(src, "modules", "opcache.so"), w)
+		}); err != nil {
+			return m, err
+		}
+		if err := step("check profiles", "train.log", func(w io.Writer) error {
+			n, err := CheckProfiles(src)
+			fmt.Fprintf(w, "\n%d .gcda profiles\n", n)
+			return err
+		}); err != nil {
+			return m, err
+		}
+		if err := step("make prof-clean", "make-prof-clean.log", func(w io.Writer) error {
+			return runEnv(ctx, src, env, w, mk, "prof-clean")
+		}); err != nil {
+			return m, err
+		}
+		// Not `make prof-use`: its recipe fixes PROF_FLAGS=-fprofile-use on the inner make's command line.
+		useLog := filepath.Join(logDir, "make-prof-use.log")
+		if err := step("make prof-use", "make-prof-use.log", func(w io.Writer) error {
+			return runEnv(ctx, src, env, w, mk, makeArgs("PROF_FLAGS="+profFlags, "all")...)
+		}); err != nil {
+			return m, err
+		}
+		m.Warnings = ProfileWarnings(useLog)
+	}
+	if err := step("install", "install.log", func(w io.Writer) error {
+		if err := runEnv(ctx, src, env, w, mk, "install", "INSTALL_ROOT="+root); err != nil {
+			return err
+		}
+		staged := filepath.Join(root, prefix)
+		guard := filepath.Join(staged, "lib", "phptune", "bench.php")
+		if err := os.MkdirAll(filepath.Dir(guard), 0o755); err != nil {
+			return err
+		}
+		if bench, err := os.ReadFile(filepath.Join(src, "Zend", "bench.php")); err == nil {
+			if err := os.WriteFile(guard, bench, 0o644); err != nil {
+				return err
+			}
+			m.GuardPath = filepath.Join(prefix, "lib", "phptune", "bench.php")
+		}
+		m.Seconds = time.Since(start).Seconds()
+		mb, _ := json.MarshalIndent(m, "", "  ")
+		if err := os.WriteFile(filepath.Join(staged, ManifestName), append(mb, '\n'), 0o644); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A stale prefix without a manifest (from a crash in an older phptune) would block the rename.
+		if _, err := os.Stat(prefix); err == nil {
+			if err := os.RemoveAll(prefix); err != nil {
+				return err
+			}
+		}
+		return os.Rename(staged, prefix)
+	}); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// CheckProfiles counts the .gcda files in a build tree after training and fails unless the engine's core
+// (Zend/zend_execute.gcda) has one: without it the optimised build would silently be a plain one.
+func CheckProfiles(tree string) (int, error) {
+	n := 0
+	_ = filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".gcda") {
+			n++
+		}
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(tree, "Zend", "zend_execute.gcda")); err != nil {
+		return n, fmt.Errorf("%w: Zend/zend_execute.gcda missing after training (%d .gcda files): did the training requests run?", ErrNoProfiles, n)
+	}
+	return n, nil
+}
+
+// ProfileWarnings picks GCC's profile-mismatch warnings out of the optimised build's log. The ~290
+// -Wmissing-profile warnings for the PIC copies in .libs/ that the SAPIs never link are harmless and skipped.
+func ProfileWarnings(logPath string) []string {
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "-Wcoverage-mismatch") || strings.Contains(l, "profile data may be corrupted") ||
+			strings.Contains(l, "coverage mismatch") || strings.Contains(l, "-Wcoverage-invalid-line-number") {
+			out = append(out, strings.TrimSpace(l))
+		}
+		if len(out) >= 20 {
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,426 @@
+package phpbuild
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+)
+
+// Schema of the build result.
+const Schema = "phptune/build/v1"
+
+// DemoTrain and DemoHoldout are the demo app's training and held-out routes: the HTML pages to train on, the
+// JSON API and the form to check that the gain does not come at other code's expense.
+var (
+	DemoTrain   = []string{"/", "/articles?page=2&sort=title", "/articles/7", "/articles?tag=php&sort=popular"}
+	DemoHoldout = []string{"/api/articles?per_page=20", "/api/articles/5", "/contact", "/articles/99999"}
+)
+
+// Options is one `phptune build` request.
+type Options struct {
+	CacheDir      string
+	Debian        string // source package (php8.2); used when SourcePath is ""
+	DebianVersion string
+	SourcePath    string
+	ConfigureArgs []string // nil = derived
+	ProfFlags     string
+	Variants      []string // default baseline, pgo
+
+	App        fs.FS // the app trained on
+	AppName    string
+	Train      []string
+	HoldoutApp fs.FS // nil = App
+	Holdout    []string
+	TrainN     int // training repeats per URL
+	// TrainMode is "cgi" (php-cgi -T) or "live" (php-cgi -T, then the instrumented php-fpm under load for
+	// TrainDuration).
+	TrainMode     string
+	TrainDuration time.Duration
+	JIT           bool
+
+	Verify    bool
+	Rounds    int
+	Repeats   int
+	Callgrind bool
+	// ThroughputTrial, when > 0, also compares requests/s through php-fpm in interleaved trials of this length.
+	ThroughputTrial time.Duration
+	Debian8         bool   // include Debian's own php-cgi in the comparison even when the source is not older
+	PHP             string // the installed php CLI for `php -m` (default php)
+
+	InstallDeps bool
+	Jobs        int
+	Make        string
+	SmokeApp    fs.FS // the demo app
+	// Events (optional).
+	OnStep func(variant, step string)
+	Log    io.Writer // detailed log (build steps, smoke, rounds)
+}
+
+// VariantResult is one variant in the result.
+type VariantResult struct {
+	Name         string   `json:"name"`
+	Prefix       string   `json:"prefix,omitempty"`
+	Available    bool     `json:"available"`
+	Reason       string   `json:"reason,omitempty"`
+	Key          string   `json:"key,omitempty"`
+	Cached       bool     `json:"cached"`
+	BuildSeconds float64  `json:"build_seconds,omitempty"`
+	Steps        []Step   `json:"steps,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
+	LogDir       string   `json:"log_dir,omitempty"`
+	PHPFPM       string   `json:"php_fpm,omitempty"`
+
+	TimePerReqUS map[string]float64    `json:"time_per_req_us,omitempty"`
+	GainPct      map[string]float64    `json:"gain_pct,omitempty"`
+	GainCIPct    map[string][2]float64 `json:"gain_ci_pct,omitempty"`
+	IPR          map[string]float64    `json:"instructions_per_req,omitempty"`
+	IPRChangePct map[string]float64    `json:"instructions_change_pct,omitempty"`
+	Verdict      map[string]string     `json:"verdict,omitempty"`
+	// Throughput through php-fpm on the training URLs (requests/s, positive gain = more).
+	Throughput *ThroughputResult `json:"throughput,omitempty"`
+}
+
+// Result is the whole run.
+type Result struct {
+	Schema       string           `json:"schema"`
+	Partial      bool             `json:"partial"`
+	Source       Source           `json:"source"`
+	InstalledPHP string           `json:"installed_php,omitempty"`
+	Notes        []string         `json:"notes,omitempty"`
+	Configure    []string         `json:"configure_args"`
+	Extensions   ExtensionPlan    `json:"extensions"`
+	CacheDir     string           `json:"cache_dir"`
+	App          string           `json:"app"`
+	Train        []string         `json:"train_urls"`
+	Holdout      []string         `json:"holdout_urls"`
+	Guard        string           `json:"guard"`
+	Rounds       int              `json:"rounds"`
+	CPU          int              `json:"cpu"`
+	Variants     []*VariantResult `json:"variants"`
+}
+
+// Variant returns the named variant's result, or nil.
+func (r *Result) Variant(name string) *VariantResult {
+	for _, v := range r.Variants {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// reachReason says why a reach variant is not offered (not attempted in this version).
+var reachReason = map[string]string{
+	PGOLTO: "not built: plain -flto fails to link PHP 8.2 (global register variables, GCC PR 68384; Debian disables LTO for PHP) " +
+		"and the -ffixed-r14 -ffixed-r15 workaround linked php-cgi but not opcache.so; phptune does not attempt it yet",
+	PGOBOLT: "not built: bolt-16 rewrites of a normal php-cgi crash at start-up; it needs a build for BOLT " +
+		"(-fno-reorder-blocks-and-partition, -Wl,--emit-relocs, no PIE) that phptune does not do yet",
+}
+
+// Run fetches the source, builds the variants, smoke-tests them and verifies the gain. On cancellation it
+// returns what it has with Partial set and ctx's error.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if len(o.Variants) == 0 {
+		o.Variants = []string{Baseline, PGO}
+	}
+	if o.PHP == "" {
+		o.PHP = "php"
+	}
+	if o.ProfFlags == "" {
+		o.ProfFlags = DefaultProfFlags
+	}
+	res := &Result{Schema: Schema, CacheDir: o.CacheDir, App: o.AppName, Train: o.Train, Holdout: o.Holdout}
+	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
+		return res, fmt.Errorf("build cache %s: %w", o.CacheDir, err)
+	}
+
+	// Extensions first: their -dev packages belong to the missing-package check.
+	var plan ExtensionPlan
+	if o.ConfigureArgs == nil {
+		uses, err := ScanApp(o.App)
+		if err != nil {
+			return res, fmt.Errorf("scan the app: %w", err)
+		}
+		installed, err := InstalledModules(ctx, o.PHP)
+		if err != nil {
+			res.Notes = append(res.Notes, "no installed PHP to ask with php -m: extensions derived from the app's code alone")
+		}
+		devOK := DebInstalled
+		if o.InstallDeps {
+			devOK = func(string) bool { return true }
+		}
+		plan = PlanExtensions(installed, uses, devOK)
+	}
+	var devPkgs []string
+	for _, n := range plan.Enabled {
+		if p := extension(n).DevPkg; p != "" {
+			devPkgs = append(devPkgs, p)
+		}
+	}
+	missing := MissingPackages(devPkgs, o.Callgrind && o.Verify, exec.LookPath, DebInstalled)
+	if len(missing) > 0 {
+		if !o.InstallDeps {
+			return res, exitcode.MissingErrorf("missing Debian packages to build PHP: %s (install them: apt-get install --no-install-recommends %s, or pass --install-deps)",
+				strings.Join(missing, " "), strings.Join(missing, " "))
+		}
+		if err := InstallPackages(ctx, missing, log); err != nil {
+			return res, err
+		}
+	}
+	res.Extensions = plan
+
+	// The source.
+	var src Source
+	var err error
+	if o.SourcePath != "" {
+		src, err = LocalSource(o.SourcePath)
+	} else {
+		if o.OnStep != nil {
+			o.OnStep("source", "apt-get source "+o.Debian)
+		}
+		src, err = FetchDebian(ctx, o.CacheDir, o.Debian, o.DebianVersion, log)
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Source = src
+	includeDebian := o.Debian8
+	if v, err := exec.CommandContext(ctx, o.PHP, "-r", "echo PHP_VERSION;").Output(); err == nil {
+		res.InstalledPHP = strings.TrimSpace(string(v))
+		if src.Version != "" && versionLess(src.Version, res.InstalledPHP) {
+			res.Notes = append(res.Notes, fmt.Sprintf("the source (PHP %s) is older than the installed PHP %s: it lacks the security fixes between them; Debian's own binary is in the comparison",
+				src.Version, res.InstalledPHP))
+			includeDebian = true
+		}
+	}
+
+	compiler, err := CompilerVersion(ctx)
+	if err != nil {
+		return res, exitcode.MissingErrorf("no C compiler (Debian package build-essential): %v", err)
+	}
+	full := ConfigureArgs("", plan, o.ConfigureArgs)
+	res.Configure = full[1:]
+	b := &Builder{CacheDir: o.CacheDir, Source: src, Configure: full[1:], Compiler: compiler, Jobs: o.Jobs, Make: o.Make, OnStep: o.OnStep}
+
+	// The app, written out for php-cgi.
+	appDir, err := os.MkdirTemp("", "phptune-build-app-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(appDir)
+	if err := CopyApp(o.App, filepath.Join(appDir, "train")); err != nil {
+		return res, err
+	}
+	app := App{Docroot: filepath.Join(appDir, "train"), Front: "index.php"}
+	holdApp := App{}
+	if o.HoldoutApp != nil {
+		if err := CopyApp(o.HoldoutApp, filepath.Join(appDir, "holdout")); err != nil {
+			return res, err
+		}
+		holdApp = App{Docroot: filepath.Join(appDir, "holdout"), Front: "index.php"}
+	}
+	appHash, err := HashFS(o.App)
+	if err != nil {
+		return res, err
+	}
+	cgiTrainer := &CGITrainer{App: app, AppHash: appHash, URLs: o.Train, Repeats: max(o.TrainN, 1), JIT: o.JIT}
+	var trainer Trainer = cgiTrainer
+	switch o.TrainMode {
+	case "", "cgi":
+	case "live":
+		trainer = &LiveTrainer{CGI: cgiTrainer, App: o.App, Duration: o.TrainDuration}
+	default:
+		return res, exitcode.UsageErrorf("--train-mode %q: want cgi or live", o.TrainMode)
+	}
+
+	built := map[string]Binaries{}
+	for _, name := range o.Variants {
+		vr := &VariantResult{Name: name}
+		res.Variants = append(res.Variants, vr)
+		if r, ok := reachReason[name]; ok {
+			vr.Reason = r
+			continue
+		}
+		_, cached := b.Cached(name, o.ProfFlags, trainer)
+		m, err := b.Build(ctx, name, o.ProfFlags, trainer)
+		vr.Cached = cached
+		vr.Key, vr.Steps, vr.Warnings, vr.LogDir = m.Key, m.Steps, m.Warnings, m.LogDir
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Partial = true
+				return res, ctx.Err()
+			}
+			vr.Reason = err.Error()
+			fmt.Fprintf(log, "%s: %v\n", name, err)
+			continue
+		}
+		vr.Prefix, vr.BuildSeconds = m.Prefix, m.Seconds
+		bins, err := PrefixBinaries(m.Prefix)
+		if err == nil {
+			err = EnsureINI(bins)
+		}
+		if err != nil {
+			vr.Reason = err.Error()
+			continue
+		}
+		if o.OnStep != nil {
+			o.OnStep(name, "smoke test (demo app through nginx + php-fpm)")
+		}
+		if err := Smoke(ctx, bins, o.SmokeApp, DemoChecks, log); err != nil {
+			if ctx.Err() != nil {
+				res.Partial = true
+				return res, ctx.Err()
+			}
+			vr.Reason = "smoke test failed: " + err.Error()
+			continue
+		}
+		if err := MarkSmokeOK(m.Prefix); err != nil {
+			vr.Reason = err.Error()
+			continue
+		}
+		vr.Available = true
+		vr.PHPFPM = bins.FPM
+		built[name] = bins
+	}
+	if includeDebian {
+		vr := &VariantResult{Name: Debian, Prefix: "/usr"}
+		res.Variants = append(res.Variants, vr)
+		cgi, err := exec.LookPath("php-cgi")
+		if err != nil {
+			vr.Reason = "Debian's php-cgi is not installed (Debian package php8.2-cgi)"
+		} else if err := Smoke(ctx, Binaries{FPM: ""}, o.SmokeApp, DemoChecks, log); err != nil {
+			vr.Reason = "smoke test failed: " + err.Error()
+		} else {
+			vr.Available = true
+			built[Debian] = Binaries{Prefix: "/usr", CGI: cgi}
+		}
+	}
+	if !o.Verify {
+		return res, nil
+	}
+	base, ok := built[Baseline]
+	if !ok {
+		res.Notes = append(res.Notes, "no verification: the baseline is not available")
+		return res, nil
+	}
+	res.Guard = base.Guard
+	arms := []Arm{{Name: Baseline, CGI: base.CGI, Opcache: base.Opcache, Guard: base.Guard}}
+	for _, v := range res.Variants {
+		if bin, ok := built[v.Name]; ok && v.Name != Baseline {
+			arms = append(arms, Arm{Name: v.Name, CGI: bin.CGI, Opcache: bin.Opcache, OwnINI: v.Name == Debian, Guard: base.Guard})
+		}
+	}
+	if len(arms) < 2 {
+		res.Notes = append(res.Notes, "no verification: no variant besides the baseline is available")
+		return res, nil
+	}
+	cfg := VerifyConfig{App: app, HoldoutApp: holdApp, Train: o.Train, Holdout: o.Holdout, Guard: base.Guard,
+		Rounds: o.Rounds, Repeats: o.Repeats, JIT: o.JIT, Callgrind: o.Callgrind}
+	res.CPU = cfg.cpu()
+	cfg.OnRound = func(r, n int) {
+		if o.OnStep != nil {
+			o.OnStep("verify", fmt.Sprintf("round %d/%d (php-cgi -T pinned to CPU %d)", r, n, res.CPU))
+		}
+	}
+	arRes, done, verr := Verify(ctx, arms, cfg, log)
+	res.Rounds = done
+	if done > 0 {
+		if err := Compare(arRes); err != nil {
+			return res, err
+		}
+		fill(res, arRes)
+	}
+	if verr != nil {
+		if ctx.Err() != nil {
+			res.Partial = true
+			return res, ctx.Err()
+		}
+		return res, fmt.Errorf("verification: %w", verr)
+	}
+	if o.ThroughputTrial > 0 {
+		var fa []FPMArm
+		for _, a := range arms {
+			fpm := ""
+			if a.Name != Debian {
+				fpm = built[a.Name].FPM
+			}
+			fa = append(fa, FPMArm{Name: a.Name, FPM: fpm})
+		}
+		if o.OnStep != nil {
+			o.OnStep("verify", fmt.Sprintf("throughput through php-fpm, %d interleaved rounds", cfg.Rounds))
+		}
+		tp, err := Throughput(ctx, fa, o.App, o.Train, max(o.Rounds, 6), o.ThroughputTrial)
+		for name, r := range tp {
+			if v := res.Variant(name); v != nil {
+				v.Throughput = &r
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Partial = true
+				return res, ctx.Err()
+			}
+			res.Notes = append(res.Notes, "throughput through php-fpm not measured: "+err.Error())
+		}
+	}
+	return res, nil
+}
+
+func fill(res *Result, ar []*ArmResult) {
+	base := ar[0]
+	for _, a := range ar {
+		v := res.Variant(a.Name)
+		if v == nil {
+			continue
+		}
+		v.TimePerReqUS, v.IPR = map[string]float64{}, map[string]float64{}
+		for set, s := range a.Sets {
+			v.TimePerReqUS[set] = s.Median
+			if s.IPR > 0 {
+				v.IPR[set] = s.IPR
+				if b := base.Sets[set].IPR; b > 0 && a != base {
+					if v.IPRChangePct == nil {
+						v.IPRChangePct = map[string]float64{}
+					}
+					v.IPRChangePct[set] = (s.IPR/b - 1) * 100
+				}
+			}
+		}
+		if a == base {
+			continue
+		}
+		v.GainPct, v.GainCIPct, v.Verdict = map[string]float64{}, map[string][2]float64{}, map[string]string{}
+		for set, c := range a.Cmp {
+			// Time per request: a negative change is a gain.
+			v.GainPct[set] = -c.Estimate * 100
+			v.GainCIPct[set] = [2]float64{-c.Hi * 100, -c.Lo * 100}
+			v.Verdict[set] = string(c.Verdict)
+		}
+	}
+}
+
+// versionLess compares dotted versions numerically (8.2.32 < 8.2.36).
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		var x, y int
+		fmt.Sscan(pa[i], &x)
+		fmt.Sscan(pb[i], &y)
+		if x != y {
+			return x < y
+		}
+	}
+	return len(pa) < len(pb)
+}

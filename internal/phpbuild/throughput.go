@@ -1,0 +1,83 @@
+package phpbuild
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/phptune/phptune/internal/compare"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stack"
+)
+
+// FPMArm is a php-fpm binary under comparison.
+type FPMArm struct {
+	Name    string
+	FPM     string // "" = the installed php-fpm
+	Opcache string
+}
+
+// ThroughputResult is one variant's requests/s against the baseline's through php-fpm.
+type ThroughputResult struct {
+	BaselineRPS float64    `json:"baseline_rps"`
+	RPS         float64    `json:"rps"`
+	GainPct     float64    `json:"gain_pct"`
+	GainCIPct   [2]float64 `json:"gain_ci_pct"`
+	Verdict     string     `json:"verdict"`
+	Trials      int        `json:"trials"`
+}
+
+// Throughput serves the app with each arm's php-fpm (one worker, FastCGI over a unix socket, no nginx), and
+// drives the URLs at them from one connection in interleaved trials (internal/compare): requests/s per arm,
+// paired and decided against the first arm.
+func Throughput(ctx context.Context, arms []FPMArm, app fs.FS, urls []string, rounds int, trial time.Duration) (map[string]ThroughputResult, error) {
+	var opts []load.Options
+	var names []string
+	var mix []load.MixItem
+	for _, u := range urls {
+		mix = append(mix, load.MixItem{URI: u, Weight: 1})
+	}
+	for _, a := range arms {
+		s, err := stack.Start(ctx, stack.Config{
+			AppFS: app, PHPFPM: a.FPM, NoNginx: true,
+			Pools:   []stack.Pool{{Name: "tp", Listen: stack.ListenUnix, PM: "static", MaxChildren: 1}},
+			Defines: FPMDefines(a.Opcache),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: php-fpm: %w", a.Name, err)
+		}
+		defer s.Stop(context.Background())
+		ep, _ := s.Pool("tp")
+		t, err := load.ParseTarget(ep.URL(s.Script()))
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, load.Options{Target: t, Request: load.Request{Method: "GET"}, Connections: 1, Duration: trial,
+			Warmup: trial / 3, Timeout: 10 * time.Second, Mix: mix})
+		names = append(names, a.Name)
+	}
+	results, _, err := compare.Interleave(ctx, opts, names, rounds, nil)
+	if len(results) == 0 {
+		return nil, err
+	}
+	rep, cerr := compare.Results(results, names, 0.01)
+	if cerr != nil {
+		return nil, cerr
+	}
+	out := map[string]ThroughputResult{}
+	for _, a := range rep.Arms[1:] {
+		for _, row := range a.Rows {
+			if row.Metric != "rps" {
+				continue
+			}
+			r := ThroughputResult{BaselineRPS: row.Baseline, RPS: row.Value, GainPct: row.Diff * 100, Verdict: string(row.Verdict), Trials: a.Trials}
+			if row.Stats != nil {
+				r.GainPct = row.Stats.Estimate * 100
+				r.GainCIPct = [2]float64{row.Stats.Lo * 100, row.Stats.Hi * 100}
+			}
+			out[a.Name] = r
+		}
+	}
+	return out, err
+}
