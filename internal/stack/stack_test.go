@@ -214,10 +214,12 @@ func TestDefinesAndNginxDirectives(t *testing.T) {
 		t.Errorf("with preload the listing breaks: %.300s", b)
 	}
 	// opcache moves only the 2 MiB-aligned pages inside the text: whether Debian's 3 MiB text holds one
-	// depends on where the loader put it, so a few starts are allowed.
+	// depends on where the loader put it (ASLR), so a few starts are allowed. Once moved, with THP available,
+	// the copy must sit on huge pages.
 	thp, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	var hp *measure.HugePages
-	for start := 1; start <= 8; start++ {
+	const starts = 20
+	for start := 1; start <= starts; start++ {
 		if start > 1 {
 			s.Stop(context.Background())
 			s = startDemo(t, cfg)
@@ -225,19 +227,20 @@ func TestDefinesAndNginxDirectives(t *testing.T) {
 		if hp, err = measure.ReadHugePages(s.PID("php-fpm"), "1"); err != nil {
 			t.Fatal(err)
 		}
-		if hp.TextRemapped && hp.TextHugeBytes > 0 {
-			t.Logf("text on huge pages at start %d: %d of %d KiB", start, hp.TextHugeBytes>>10, hp.TextBytes>>10)
+		if hp.TextRemapped {
+			t.Logf("text moved at start %d: %d of %d KiB on huge pages", start, hp.TextHugeBytes>>10, hp.TextBytes>>10)
 			break
 		}
 	}
-	if strings.Contains(string(thp), "[never]") {
-		if hp.TextHugeBytes > 0 && hp.HugePagesTotal == 0 {
+	switch {
+	case !hp.TextRemapped:
+		t.Skipf("in %d starts the loader never put PHP's %d KiB text where it holds an aligned 2 MiB page: nothing for opcache to move", starts, hp.TextBytes>>10)
+	case strings.Contains(string(thp), "[never]") && hp.HugePagesTotal == 0:
+		if hp.TextHugeBytes > 0 {
 			t.Errorf("THP is off and no huge page reserved, yet text on huge pages: %+v", hp)
 		}
-		return
-	}
-	if !hp.TextRemapped || hp.TextHugeBytes == 0 {
-		t.Errorf("THP is %q and opcache.huge_code_pages=1, yet 8 starts left the text off huge pages: %+v", strings.TrimSpace(string(thp)), hp)
+	case hp.TextHugeBytes == 0:
+		t.Errorf("THP is %q and opcache moved the text, yet smaps shows none of it on huge pages: %+v", strings.TrimSpace(string(thp)), hp)
 	}
 }
 
