@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/procgroup"
 	phpsrc "github.com/phptune/phptune/php"
 )
 
@@ -202,7 +203,7 @@ func (p *PHP) Iterate(ctx context.Context, srv *Server, arm Arm, revs, warmup in
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		_ = waitGroupGone(cmd.Process.Pid, 2*time.Second)
+		_ = procgroup.WaitGone(cmd.Process.Pid, 2*time.Second)
 		return Sample{}, ctx.Err()
 	}
 	// Forked workers left behind by a crash must not outlive the iteration.

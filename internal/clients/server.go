@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // Targets phptune can start.
@@ -203,7 +204,7 @@ func (s *Server) Stop() error {
 		}
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-s.done
-		if err := waitGroupGone(pgid, 3*time.Second); err != nil {
+		if err := procgroup.WaitGone(pgid, 3*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.Kind, err))
 		}
 		s.cmd = nil
@@ -219,21 +220,6 @@ func (s *Server) Stop() error {
 		s.dir = ""
 	}
 	return errors.Join(errs...)
-}
-
-// waitGroupGone waits until no process is left in process group pgid.
-func waitGroupGone(pgid int, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("processes of group %d still running", pgid)
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func version(bin string) string {

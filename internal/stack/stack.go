@@ -24,6 +24,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // maxSocketPath is the limit of sun_path less its terminating NUL.
@@ -440,7 +441,7 @@ func (s *Stack) stop(ctx context.Context) error {
 		// Workers whose master is gone, or a master that did not stop in time.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-p.done
-		if err := waitGroupGone(pgid, 3*time.Second); err != nil {
+		if err := procgroup.WaitGone(pgid, 3*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
 		}
 		p.log.Close()
@@ -451,21 +452,6 @@ func (s *Stack) stop(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// waitGroupGone waits until no process is left in process group pgid.
-func waitGroupGone(pgid int, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("processes of group %d still running", pgid)
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func workerUser(name string) (userName, groupName string, uid, gid int, err error) {
@@ -627,7 +613,7 @@ func (c copier) copyDirDepth(src, dst, rel string, depth int) error {
 					continue
 				}
 			}
-			if err := copyFile(from, to); err != nil {
+			if err := CopyFile(from, to); err != nil {
 				return err
 			}
 		}
@@ -635,7 +621,8 @@ func (c copier) copyDirDepth(src, dst, rel string, depth int) error {
 	return nil
 }
 
-func copyFile(from, to string) error {
+// CopyFile copies one file, world-readable (0644).
+func CopyFile(from, to string) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return err

@@ -164,23 +164,6 @@ func copyTree(src, dst string, skip map[string]bool) error {
 	return copyTreeFunc(src, dst, func(rel string) bool { return !skip[rel] })
 }
 
-func copyOne(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
 // IncludedFiles requests uri from the app in docroot with php-cli, in a scratch copy (caches a request
 // writes stay out of the docroot), checks the response against marker and returns how many PHP files a warm
 // request included: the framework-hello-world case is the one where opcache matters most.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/phptune/phptune/internal/stack"
 )
 
 func mediawikiPreset() *Preset {
@@ -170,7 +172,7 @@ func copyTreeKeep(src, dst, rel string, keep func(string) bool, depth int) error
 				return err
 			}
 		case st.Mode().IsRegular():
-			if err := copyOne(from, to); err != nil {
+			if err := stack.CopyFile(from, to); err != nil {
 				return err
 			}
 		}
