@@ -83,8 +83,10 @@ func TestOpenModelCountsTheStall(t *testing.T) {
 	if res.Model != Open || !res.LatencyCorrected || res.LatencyUncorrected == nil {
 		t.Fatalf("model %q corrected %v", res.Model, res.LatencyCorrected)
 	}
-	if res.Latency.P99 < 0.8e6 || res.Latency.Max < 1e6 {
-		t.Errorf("corrected p99 %.0f us, max %.0f us: want >= 0.8 s and >= 1 s", res.Latency.P99, res.Latency.Max)
+	// The first request held is scheduled up to one interval (1 ms) after the stall begins, and the histogram
+	// rounds: its latency is a hair under the 1 s stall.
+	if res.Latency.P99 < 0.8e6 || res.Latency.Max < 0.99e6 {
+		t.Errorf("corrected p99 %.0f us, max %.0f us: want >= 0.8 s and >= 0.99 s", res.Latency.P99, res.Latency.Max)
 	}
 	if res.LatencyUncorrected.P99 >= 0.1e6 {
 		t.Errorf("uncorrected p99 %.0f us: want < 0.1 s", res.LatencyUncorrected.P99)
