@@ -6,7 +6,8 @@
 # Prints rec/best (goal >= 0.97) and tune/grid time (goal <= 0.25). Then tune twice on the demo app: does every
 # better/worse verdict agree?
 # Usage: bench/tune-quality.sh [-budget 3m] [-grid-rounds 10] [-demo-budget 5m] [-demo=false] [-apps io-20ms,memory-16MiB]
-# Takes about an hour with the defaults; run it on a quiet machine.
+# Each grid cell gets its own stack only while it is measured. Takes one to two hours with the defaults (the grid
+# is most of it); run it on a quiet machine.
 set -eu
 cd "$(dirname "$0")/.."
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"

@@ -136,43 +136,28 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 	if ps := res.PoolSize; ps != nil && ps.MemoryLimit > 0 {
 		limit = ps.MemoryLimit
 	}
+	// A cell's stack runs only while it is measured: every pool size of every pm kept warm at once would be
+	// hundreds of workers on a small machine, and they would load each other's measurements.
 	type cell struct {
 		cfg knob.Config
-		st  *stack.Stack
 		rps []float64
 	}
 	var cells []*cell
-	add := func(c knob.Config) error {
+	add := func(c knob.Config) {
 		for _, x := range cells {
 			if x.cfg.String() == c.String() {
-				return nil
+				return
 			}
 		}
-		sc := stack.Config{App: dir}
-		c.Apply(&sc, "grid")
-		st, err := stack.Start(ctx, sc)
-		if err != nil {
-			return fmt.Errorf("start %s: %w", c, err)
-		}
-		cells = append(cells, &cell{cfg: c, st: st})
-		return nil
+		cells = append(cells, &cell{cfg: c})
 	}
-	defer func() {
-		for _, c := range cells {
-			c.st.Stop(context.Background())
-		}
-	}()
 	recCfg := rec.Clone()
-	if err := add(recCfg); err != nil {
-		return "", err
-	}
+	add(recCfg)
 	for _, pm := range []string{"static", "dynamic", "ondemand"} {
 		for n := 1; n <= min(limit, 64, max(2*conc, 8)); n++ {
 			c := res.Baseline.Clone()
 			c.PM, c.MaxChildren = pm, n
-			if err := add(c); err != nil {
-				return "", err
-			}
+			add(c)
 		}
 	}
 	if rounds == 0 {
@@ -182,25 +167,39 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 	fmt.Printf("%s: grid of %d arms x %d rounds at %d connections, %s a trial\n", a.name, len(cells), rounds, conc, trial.Round(time.Millisecond))
 	gridStart := time.Now()
 	warm := time.Duration(res.Plan.WarmupS * float64(time.Second))
+	measure := func(c *cell) error {
+		sc := stack.Config{App: dir}
+		c.cfg.Apply(&sc, "grid")
+		st, err := stack.Start(ctx, sc)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", c.cfg, err)
+		}
+		defer st.Stop(context.Background())
+		tg, _ := load.ParseTarget(st.HTTPURL)
+		lr, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
+			Duration: trial - warm, Warmup: warm, Timeout: 10 * time.Second, SkipPreflight: true})
+		if err != nil && lr == nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if lr.Errors > 0 {
+			for cls, msg := range lr.ErrorSamples {
+				return fmt.Errorf("%s: %d errors (%s: %s)", c.cfg, lr.Errors, cls, msg)
+			}
+		}
+		c.rps = append(c.rps, lr.RPS)
+		return nil
+	}
 	for r := 0; r < rounds; r++ {
 		for i := range cells {
-			c := cells[(i+r)%len(cells)] // rotated, so that no arm always follows the same one
-			tg, _ := load.ParseTarget(c.st.HTTPURL)
-			lr, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
-				Duration: trial - warm, Warmup: warm, Timeout: 10 * time.Second, SkipPreflight: true})
-			if err != nil && lr == nil {
+			// Rotated, so that no arm always follows the same one.
+			if err := measure(cells[(i+r)%len(cells)]); err != nil {
 				return "", err
 			}
-			if ctx.Err() != nil {
-				return "", ctx.Err()
-			}
-			if lr.Errors > 0 {
-				for cls, msg := range lr.ErrorSamples {
-					return "", fmt.Errorf("%s: %d errors (%s: %s)", c.cfg, lr.Errors, cls, msg)
-				}
-			}
-			c.rps = append(c.rps, lr.RPS)
 		}
+		fmt.Printf("%s: grid round %d of %d done after %s\n", a.name, r+1, rounds, time.Since(gridStart).Round(time.Second))
 	}
 	gridTook := time.Since(gridStart)
 	sort.Slice(cells[1:], func(i, j int) bool { return stats.Median(cells[1+i].rps) > stats.Median(cells[1+j].rps) })

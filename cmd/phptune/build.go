@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -19,21 +21,24 @@ import (
 )
 
 type buildFlags struct {
-	debian, debianVersion, source, configureArgs, profFlags, holdoutApp, cache, out, make string
-	variants, urls, holdout                                                               []string
-	trainN, rounds, repeats, jobs                                                         int
-	noVerify, noCallgrind, jit, installDeps, json, withDebian                             bool
-	throughputTrial, trainDuration                                                        time.Duration
-	trainMode                                                                             string
+	debian, debianVersion, source, configureArgs, profFlags, holdoutApp, cache, out, make, train string
+	variants, urls, holdout                                                                      []string
+	trainN, rounds, repeats, jobs                                                                int
+	noVerify, noCallgrind, jit, installDeps, json, withDebian                                    bool
+	throughputTrial, trainDuration                                                               time.Duration
+	trainMode                                                                                    string
 }
 
 func newBuildCmd() *cobra.Command {
 	var f buildFlags
 	cmd := &cobra.Command{
-		Use:   "build [APP]",
+		Use:   "build [APP|PRESET]",
 		Short: "Build PHP optimised for your app (PGO trained on it) and verify the gain",
 		Long: `Build PHP from source into a build cache, one prefix per variant: baseline (upstream flags) and pgo (built with
--fprofile-generate, trained with php-cgi -T over APP's URLs with opcache on, rebuilt with --prof-flags). Each
+-fprofile-generate, trained with php-cgi -T over APP's URLs with opcache on, rebuilt with --prof-flags). APP is a
+docroot (give --url and --holdout-url), a prepared workload preset (phptune workload list: trained on its URLs,
+which must show their content checks, held out on the demo app, its database started and stopped by phptune), or
+the demo app when omitted; --train NAME says the same. Each
 variant must serve the demo app correctly through its own php-fpm (smoke test) before it is measured or offered;
 one that fails is reported unavailable with the reason.
 
@@ -63,9 +68,10 @@ pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).
 	fl.StringVar(&f.configureArgs, "configure-args", "", "configure arguments (default: lean, fpm + cgi + opcache + the app's extensions)")
 	fl.StringVar(&f.profFlags, "prof-flags", phpbuild.DefaultProfFlags, `PROF_FLAGS of the optimised PGO build (e.g. "-fprofile-use")`)
 	fl.StringSliceVar(&f.variants, "variants", []string{phpbuild.Baseline, phpbuild.PGO}, "variants: baseline, pgo, pgo+lto, pgo+bolt")
-	fl.StringArrayVar(&f.urls, "url", nil, "training request URI, repeatable (default for the demo app: its HTML pages)")
+	fl.StringVar(&f.train, "train", "", "the app to train on: a docroot, a prepared workload preset or its directory (same as the APP argument)")
+	fl.StringArrayVar(&f.urls, "url", nil, "training request URI, repeatable (default: a preset's URLs; for the demo app its HTML pages)")
 	fl.StringArrayVar(&f.holdout, "holdout-url", nil, "held-out request URI, repeatable (default for the demo app: its API and form)")
-	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out APP (a docroot with index.php) for the held-out URLs (default: APP)")
+	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out APP (a docroot with index.php, or demo) for the held-out URLs (default: APP; for a preset, the demo app)")
 	fl.IntVar(&f.trainN, "train-n", 50, "training repeats per URL (php-cgi -T)")
 	fl.StringVar(&f.trainMode, "train-mode", "cgi", "cgi: php-cgi -T over the URLs; live: that, then the instrumented php-fpm under phptune's load (FPM's paths too)")
 	fl.DurationVar(&f.trainDuration, "train-duration", 20*time.Second, "length of the live training load (--train-mode live)")
@@ -115,32 +121,73 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	if f.configureArgs != "" {
 		o.ConfigureArgs = strings.Fields(f.configureArgs)
 	}
+	appArg := f.train
 	if len(args) == 1 {
-		st, err := os.Stat(filepath.Join(args[0], "index.php"))
+		if appArg != "" && appArg != args[0] {
+			return exitcode.UsageErrorf("APP %s and --train %s: give the app to train on once", args[0], appArg)
+		}
+		appArg = args[0]
+	}
+	var spec *appSpec
+	if appArg != "" {
+		var err error
+		if spec, err = resolveApp([]string{appArg}); err != nil {
+			return err
+		}
+	}
+	switch {
+	case spec != nil && spec.workload == nil:
+		// A plain docroot: the user says what to train on and what to hold out.
+		st, err := os.Stat(filepath.Join(appArg, "index.php"))
 		if err != nil || st.IsDir() {
-			return exitcode.UsageErrorf("APP %s: want a docroot with index.php", args[0])
+			return exitcode.UsageErrorf("APP %s: want a docroot with index.php", appArg)
 		}
-		o.App, o.AppName = os.DirFS(args[0]), args[0]
+		o.App, o.AppName = os.DirFS(appArg), appArg
 		if len(f.urls) == 0 {
-			return exitcode.UsageErrorf("APP %s: say which requests to train on with --url (e.g. --url / --url /blog/)", args[0])
+			return exitcode.UsageErrorf("APP %s: say which requests to train on with --url (e.g. --url / --url /blog/)", appArg)
 		}
-		if len(f.holdout) == 0 && !f.noVerify {
-			return exitcode.UsageErrorf("APP %s: give held-out requests with --holdout-url (requests not trained on; with --holdout APP, that app's)", args[0])
+		if len(f.holdout) == 0 && f.holdoutApp == "" && !f.noVerify {
+			return exitcode.UsageErrorf("APP %s: give held-out requests with --holdout-url (requests not trained on; with --holdout APP, that app's)", appArg)
 		}
-	} else {
+	case spec != nil && spec.workload.Dir != "":
+		// A prepared preset: trained in place on its URLs (each with its content check), its services running.
+		w := spec.workload
+		o.AppDir, o.AppFront, o.AppWritable = w.Docroot(), w.Manifest.Front, w.Manifest.Writable
+		o.App, o.AppName = os.DirFS(o.AppDir), w.Preset.Name
+		o.Markers = map[string]*regexp.Regexp{}
+		for _, u := range spec.urls {
+			o.Markers[u.URI] = u.ExpectBody
+			if len(f.urls) == 0 {
+				o.Train = append(o.Train, u.URI)
+			}
+		}
+		if len(f.holdout) == 0 && f.holdoutApp == "" {
+			// Held out: another preset, the demo app (every route).
+			o.HoldoutApp = workloads.Demo()
+			o.Holdout = append(append([]string{}, phpbuild.DemoTrain...), phpbuild.DemoHoldout...)
+		}
+	default:
 		o.App, o.AppName = workloads.Demo(), "demo app"
 		if len(o.Train) == 0 {
 			o.Train = phpbuild.DemoTrain
 		}
-		if len(o.Holdout) == 0 {
+		if len(o.Holdout) == 0 && f.holdoutApp == "" {
 			o.Holdout = phpbuild.DemoHoldout
 		}
 	}
-	if f.holdoutApp != "" {
+	if f.holdoutApp == "demo" {
+		o.HoldoutApp = workloads.Demo()
+		if len(o.Holdout) == 0 {
+			o.Holdout = append(append([]string{}, phpbuild.DemoTrain...), phpbuild.DemoHoldout...)
+		}
+	} else if f.holdoutApp != "" {
 		if _, err := fs.Stat(os.DirFS(f.holdoutApp), "index.php"); err != nil {
-			return exitcode.UsageErrorf("--holdout %s: want a docroot with index.php", f.holdoutApp)
+			return exitcode.UsageErrorf("--holdout %s: want a docroot with index.php, or demo", f.holdoutApp)
 		}
 		o.HoldoutApp = os.DirFS(f.holdoutApp)
+		if len(o.Holdout) == 0 && !f.noVerify {
+			return exitcode.UsageErrorf("--holdout %s: give its requests with --holdout-url", f.holdoutApp)
+		}
 	}
 	o.CacheDir = f.cache
 	if o.CacheDir == "" {
@@ -163,6 +210,15 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	}
 	defer logf.Close()
 	o.Log = logf
+
+	// The app's own services (a preset's database) for training and verification, stopped on every path.
+	if spec != nil {
+		svc, err := spec.startServices(ctx)
+		defer svc.Stop(context.Background())
+		if err != nil {
+			return err
+		}
+	}
 
 	// The progress line: the current step and its elapsed time, redrawn every half second.
 	line := newStatusLine(os.Stderr)

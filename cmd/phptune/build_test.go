@@ -43,9 +43,10 @@ for a in "$@"; do case "$a" in --prefix=*) echo "${a#--prefix=}" > prefix.txt;; 
 
 const fakeMake = `#!/bin/sh
 oc=$(ls /usr/lib/php/*/opcache.so | head -1)
-ct=$(ls /usr/lib/php/*/ctype.so | head -1)
-# Debian's php-cgi run with -n lacks ctype, which the real build has built in.
-cgi() { printf '#!/bin/sh\nexec %s -d extension=%s "$@"\n' "$(readlink -f /usr/bin/php-cgi)" "$ct" > "$1"; chmod +x "$1"; }
+# Debian's php-cgi run with -n lacks the extensions the real build has built in (ctype for the demo, xml for
+# DokuWiki): load the ones Debian enables for php-cgi, in Debian's order.
+exts=$(sed -n 's/^extension=/-d extension=/p' /etc/php/*/cgi/conf.d/*.ini | tr '\n' ' ')
+cgi() { printf '#!/bin/sh\nexec %s %s "$@"\n' "$(readlink -f /usr/bin/php-cgi)" "$exts" > "$1"; chmod +x "$1"; }
 case "$*" in
 *install*)
 	for a in "$@"; do case "$a" in INSTALL_ROOT=*) root="${a#INSTALL_ROOT=}";; esac; done
@@ -67,14 +68,20 @@ case "$*" in
 esac
 `
 
-func TestBuildFakeToolchain(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "php-src")
+// fakeSource is a PHP source tree with the fake configure, and the fake make, in a temporary directory.
+func fakeSource(t *testing.T) (dir, src, mk string) {
+	dir = t.TempDir()
+	src = filepath.Join(dir, "php-src")
 	os.MkdirAll(filepath.Join(src, "main"), 0o755)
 	os.WriteFile(filepath.Join(src, "main", "php_version.h"), []byte("#define PHP_VERSION \"8.2.36\"\n"), 0o644)
 	os.WriteFile(filepath.Join(src, "configure"), []byte(fakeConfigure), 0o755)
-	mk := filepath.Join(dir, "make")
+	mk = filepath.Join(dir, "make")
 	os.WriteFile(mk, []byte(fakeMake), 0o755)
+	return dir, src, mk
+}
+
+func TestBuildFakeToolchain(t *testing.T) {
+	dir, src, mk := fakeSource(t)
 	cache := filepath.Join(dir, "cache")
 	run := func() (res buildJSON, code int, stderr string) {
 		cmd := exec.Command(binPath, "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"),
@@ -125,13 +132,7 @@ func TestBuildFakeToolchain(t *testing.T) {
 }
 
 func TestBuildInterrupted(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "php-src")
-	os.MkdirAll(filepath.Join(src, "main"), 0o755)
-	os.WriteFile(filepath.Join(src, "main", "php_version.h"), []byte("#define PHP_VERSION \"8.2.36\"\n"), 0o644)
-	os.WriteFile(filepath.Join(src, "configure"), []byte(fakeConfigure), 0o755)
-	mk := filepath.Join(dir, "make")
-	os.WriteFile(mk, []byte(fakeMake), 0o755)
+	dir, src, mk := fakeSource(t)
 	cache := filepath.Join(dir, "cache")
 	cmd := exec.Command(binPath, "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"), "--no-verify", "--json")
 	cmd.Env = append(os.Environ(), "FAKE_HANG=1")
@@ -192,6 +193,9 @@ type buildVariant struct {
 
 type buildJSON struct {
 	Schema    string         `json:"schema"`
+	App       string         `json:"app"`
+	Train     []string       `json:"train_urls"`
+	Holdout   []string       `json:"holdout_urls"`
 	Partial   bool           `json:"partial"`
 	Configure []string       `json:"configure_args"`
 	Variants  []buildVariant `json:"variants"`

@@ -162,10 +162,37 @@ func TestWorkloadDokuWiki(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	// A page that lost its content still answers 200: tune by name must refuse it through the preset's marker.
+	// build --train by name (the fake toolchain, Debian's php-cgi): trained on the preset's URLs, in a copy of its
+	// tree, each answer checked for its marker; held out on the demo app.
+	dir, src, mk := fakeSource(t)
+	buildArgs := []string{"build", "--train", "dokuwiki", "--source", src, "--make", mk, "--cache", filepath.Join(dir, "cache"),
+		"--out", filepath.Join(dir, "out"), "--variants", "pgo", "--no-verify", "--train-n", "1", "--json"}
+	r = phptune(t, buildArgs...)
+	var br buildJSON
+	if err := json.Unmarshal([]byte(r.stdout), &br); err != nil || r.code != 0 || br.App != "dokuwiki" || len(br.Train) != 3 || len(br.Variants) != 1 {
+		t.Fatalf("build --train dokuwiki: exit %d, %v: %s %s", r.code, err, r.stdout, r.stderr)
+	}
+	// Training passed (the fake make writes no profiles): pgo is unavailable for that reason only.
+	if v := br.Variants[0]; !strings.Contains(v.Reason, "no PGO profiles") {
+		t.Errorf("build --train dokuwiki: pgo %+v: want training to pass every content check", v)
+	}
+	if len(br.Holdout) == 0 || br.Holdout[0] != "/" {
+		t.Errorf("held-out URLs %v: want the demo app's routes", br.Holdout)
+	}
+	if len(processesMentioning("dokuwiki")) > 0 {
+		t.Errorf("processes left after build: %v", processesMentioning("dokuwiki"))
+	}
+
+	// A page that lost its content still answers 200: tune and build by name must refuse it through the
+	// preset's marker.
 	page := filepath.Join(os.Getenv("XDG_DATA_HOME"), "phptune", "workloads", "dokuwiki", "docroot", "data", "pages", "tuning", "note_07.txt")
 	if err := os.Remove(page); err != nil {
 		t.Fatal(err)
+	}
+	r = phptune(t, buildArgs...)
+	br = buildJSON{}
+	if err := json.Unmarshal([]byte(r.stdout), &br); err != nil || len(br.Variants) != 1 || !strings.Contains(br.Variants[0].Reason, "content check") {
+		t.Errorf("build --train dokuwiki with a page gone: exit %d, %v: %s %s: want pgo unavailable naming the content check", r.code, err, r.stdout, r.stderr)
 	}
 	r = phptune(t, "tune", "dokuwiki", "--budget", "1m", "--out", t.TempDir())
 	if r.code != 2 || !strings.Contains(r.stderr, "the app fails") || !strings.Contains(r.stderr, "body") {

@@ -25,6 +25,20 @@ import (
 type App struct {
 	Docroot string // absolute
 	Front   string // index.php
+	// Markers are content checks per request URI (a preset's): see Check.
+	Markers map[string]*regexp.Regexp
+}
+
+// Check is CheckResponse, and the URI's marker must be in the response: an error page served with status 200
+// (a database error page is a fast 200) must not be trained on or timed.
+func (a App) Check(uri string, res CGIResult) error {
+	if err := CheckResponse(uri, res); err != nil {
+		return err
+	}
+	if m := a.Markers[uri]; m != nil && !m.Match(res.Head) {
+		return fmt.Errorf("the app's answer to %s lacks its content check /%s/ (an error page?): fix the app (or prepare the workload again) before training", uri, m)
+	}
+	return nil
 }
 
 // Env is the CGI environment of one GET request for uri ("/articles?page=2"): the params our FastCGI client
@@ -133,7 +147,7 @@ func (r CGIRun) Run(ctx context.Context) (CGIResult, error) {
 	}
 	env = append(env, "PATH="+os.Getenv("PATH"))
 	cmd := command(ctx, "", env, name, args...)
-	head := &capped{max: 64 << 10}
+	head := &capped{max: 1 << 20} // a whole page for the content checks
 	var stderr bytes.Buffer
 	cmd.Stdout = head
 	cmd.Stderr = &stderr
@@ -278,7 +292,7 @@ func (t *CGITrainer) Train(ctx context.Context, cgi, opcache string, log io.Writ
 			return fmt.Errorf("training request %s: %w", u, err)
 		}
 		fmt.Fprintf(log, "train %s: status %d, %v per request\n", u, res.Status, res.PerRequest(n))
-		if err := CheckResponse(u, res); err != nil {
+		if err := t.App.Check(u, res); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,7 @@ import (
 // are dropped.
 type LiveTrainer struct {
 	CGI      *CGITrainer
-	App      fs.FS
+	App      stack.Config // the app as served (AppFS or App and its settings); the pool and binary are set here
 	Duration time.Duration
 }
 
@@ -77,12 +77,12 @@ func (t *LiveTrainer) Train(ctx context.Context, cgi, opcache string, log io.Wri
 }
 
 func (t *LiveTrainer) serve(ctx context.Context, fpm, opcache, gcov string, log io.Writer) error {
-	s, err := stack.Start(ctx, stack.Config{
-		AppFS: t.App, PHPFPM: fpm, NoNginx: true,
-		Pools: []stack.Pool{{Name: "train", Listen: stack.ListenUnix, PM: "static", MaxChildren: 2,
-			Extra: []string{"env[GCOV_PREFIX] = " + gcov}}},
-		Defines: FPMDefines(opcache),
-	})
+	cfg := t.App
+	cfg.PHPFPM, cfg.NoNginx = fpm, true
+	cfg.Pools = []stack.Pool{{Name: "train", Listen: stack.ListenUnix, PM: "static", MaxChildren: 2,
+		Extra: []string{"env[GCOV_PREFIX] = " + gcov}}}
+	cfg.Defines = FPMDefines(opcache)
+	s, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("live training: the instrumented php-fpm: %w", err)
 	}

@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/stack"
 )
 
 // Schema of the build result.
@@ -34,8 +36,16 @@ type Options struct {
 	ProfFlags     string
 	Variants      []string // default baseline, pgo
 
-	App        fs.FS // the app trained on
-	AppName    string
+	App     fs.FS // the app trained on
+	AppName string
+	// AppDir, when set, is the app's docroot on disk (a prepared workload: its config names its own database
+	// socket, its tree has symlinks), copied with its symlinks followed; App is then set to the copy.
+	AppDir      string
+	AppFront    string   // front controller relative to the docroot (default index.php)
+	AppWritable []string // paths the workers may write when served (stack.Config.Writable)
+	// Markers are the content checks of the app's URLs (a preset's): a training or timed response without its
+	// marker is an error page (a database error page is a fast 200).
+	Markers    map[string]*regexp.Regexp
 	Train      []string
 	HoldoutApp fs.FS // nil = App
 	Holdout    []string
@@ -146,6 +156,29 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return res, fmt.Errorf("build cache %s: %w", o.CacheDir, err)
 	}
 
+	// The app, written out for php-cgi. A tree on disk is copied too (symlinks followed, files hard-linked
+	// where the filesystem allows, the writable paths copied): training never writes into it, so its hash,
+	// part of the cache key, stays put.
+	appDir, err := os.MkdirTemp("", "phptune-build-app-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(appDir)
+	app := App{Docroot: filepath.Join(appDir, "train"), Front: o.AppFront, Markers: o.Markers}
+	if app.Front == "" {
+		app.Front = "index.php"
+	}
+	if o.AppDir != "" {
+		if err := stack.CopyTree(o.AppDir, app.Docroot, true, o.AppWritable); err != nil {
+			return res, fmt.Errorf("copy the app %s: %w", o.AppDir, err)
+		}
+		o.App = os.DirFS(app.Docroot)
+	} else if err := CopyApp(o.App, app.Docroot); err != nil {
+		return res, err
+	} else if err := stack.DateBack(app.Docroot); err != nil {
+		return res, err
+	}
+
 	// Extensions first: their -dev packages belong to the missing-package check.
 	var plan ExtensionPlan
 	if o.ConfigureArgs == nil {
@@ -183,7 +216,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// The source.
 	var src Source
-	var err error
 	if o.SourcePath != "" {
 		src, err = LocalSource(o.SourcePath)
 	} else {
@@ -214,19 +246,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Configure = full[1:]
 	b := &Builder{CacheDir: o.CacheDir, Source: src, Configure: full[1:], Compiler: compiler, Jobs: o.Jobs, Make: o.Make, OnStep: o.OnStep}
 
-	// The app, written out for php-cgi.
-	appDir, err := os.MkdirTemp("", "phptune-build-app-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(appDir)
-	if err := CopyApp(o.App, filepath.Join(appDir, "train")); err != nil {
-		return res, err
-	}
-	app := App{Docroot: filepath.Join(appDir, "train"), Front: "index.php"}
 	holdApp := App{}
 	if o.HoldoutApp != nil {
 		if err := CopyApp(o.HoldoutApp, filepath.Join(appDir, "holdout")); err != nil {
+			return res, err
+		}
+		if err := stack.DateBack(filepath.Join(appDir, "holdout")); err != nil {
 			return res, err
 		}
 		holdApp = App{Docroot: filepath.Join(appDir, "holdout"), Front: "index.php"}
@@ -240,7 +265,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	switch o.TrainMode {
 	case "", "cgi":
 	case "live":
-		trainer = &LiveTrainer{CGI: cgiTrainer, App: o.App, Duration: o.TrainDuration}
+		trainer = &LiveTrainer{CGI: cgiTrainer, App: o.appStack(), Duration: o.TrainDuration}
 	default:
 		return res, exitcode.UsageErrorf("--train-mode %q: want cgi or live", o.TrainMode)
 	}
@@ -361,7 +386,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if o.OnStep != nil {
 			o.OnStep("verify", fmt.Sprintf("throughput through php-fpm, %d interleaved rounds", cfg.Rounds))
 		}
-		tp, err := Throughput(ctx, fa, o.App, o.Train, max(o.Rounds, 6), o.ThroughputTrial)
+		tp, err := Throughput(ctx, fa, o.appStack(), o.Train, max(o.Rounds, 6), o.ThroughputTrial)
 		for name, r := range tp {
 			if v := res.Variant(name); v != nil {
 				v.Throughput = &r
@@ -423,4 +448,12 @@ func versionLess(a, b string) bool {
 		}
 	}
 	return len(pa) < len(pb)
+}
+
+// appStack is how the app is served through php-fpm (live training, throughput): in place when on disk.
+func (o *Options) appStack() stack.Config {
+	if o.AppDir == "" {
+		return stack.Config{AppFS: o.App}
+	}
+	return stack.Config{App: o.AppDir, Front: o.AppFront, Writable: o.AppWritable, LinkFiles: true}
 }

@@ -3,7 +3,6 @@ package phpbuild
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/phptune/phptune/internal/compare"
@@ -31,7 +30,7 @@ type ThroughputResult struct {
 // Throughput serves the app with each arm's php-fpm (one worker, FastCGI over a unix socket, no nginx), and
 // drives the URLs at them from one connection in interleaved trials (internal/compare): requests/s per arm,
 // paired and decided against the first arm.
-func Throughput(ctx context.Context, arms []FPMArm, app fs.FS, urls []string, rounds int, trial time.Duration) (map[string]ThroughputResult, error) {
+func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []string, rounds int, trial time.Duration) (map[string]ThroughputResult, error) {
 	var opts []load.Options
 	var names []string
 	var mix []load.MixItem
@@ -39,11 +38,11 @@ func Throughput(ctx context.Context, arms []FPMArm, app fs.FS, urls []string, ro
 		mix = append(mix, load.MixItem{URI: u, Weight: 1})
 	}
 	for _, a := range arms {
-		s, err := stack.Start(ctx, stack.Config{
-			AppFS: app, PHPFPM: a.FPM, NoNginx: true,
-			Pools:   []stack.Pool{{Name: "tp", Listen: stack.ListenUnix, PM: "static", MaxChildren: 1}},
-			Defines: FPMDefines(a.Opcache),
-		})
+		cfg := app
+		cfg.PHPFPM, cfg.NoNginx = a.FPM, true
+		cfg.Pools = []stack.Pool{{Name: "tp", Listen: stack.ListenUnix, PM: "static", MaxChildren: 1}}
+		cfg.Defines = FPMDefines(a.Opcache)
+		s, err := stack.Start(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%s: php-fpm: %w", a.Name, err)
 		}

@@ -100,7 +100,7 @@ func Verify(ctx context.Context, arms []Arm, cfg VerifyConfig, log io.Writer) ([
 				r.CPU = -1
 				out, err := r.Run(ctx)
 				if err == nil {
-					err = CheckResponse(u, out)
+					err = cfg.appOf(set).Check(u, out)
 				}
 				if err != nil {
 					return res, 0, fmt.Errorf("%s: %w", a.Name, err)
@@ -197,6 +197,13 @@ func (cfg VerifyConfig) urls(set string) []string {
 	return nil
 }
 
+func (cfg VerifyConfig) appOf(set string) App {
+	if set == SetHoldout && cfg.HoldoutApp.Docroot != "" {
+		return cfg.HoldoutApp
+	}
+	return cfg.App
+}
+
 func (cfg VerifyConfig) cpu() int {
 	if cfg.CPU > 0 {
 		return cfg.CPU
@@ -211,10 +218,8 @@ func (cfg VerifyConfig) run(a Arm, set, uri string, warmup, repeats int) CGIRun 
 		if r.Script == "" {
 			r.Script = a.Guard
 		}
-	} else if set == SetHoldout && cfg.HoldoutApp.Docroot != "" {
-		r.Env = cfg.HoldoutApp.Env("GET", uri)
 	} else {
-		r.Env = cfg.App.Env("GET", uri)
+		r.Env = cfg.appOf(set).Env("GET", uri)
 	}
 	return r
 }

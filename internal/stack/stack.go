@@ -190,7 +190,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("copy app: %w", err)
 	}
-	if err := dateBack(s.Docroot); err != nil {
+	if err := DateBack(s.Docroot); err != nil {
 		return nil, fmt.Errorf("copy app: %w", err)
 	}
 	if err := handOver(s.Docroot, cfg.Writable, uid, gid); err != nil {
@@ -525,10 +525,10 @@ func portFree(port int) error {
 	return l.Close()
 }
 
-// dateBack sets the served copy's fresh files an hour into the past: opcache does not cache a file younger
+// DateBack sets the served copy's fresh files an hour into the past: opcache does not cache a file younger
 // than opcache.file_update_protection (2 s), so a just-copied app would be compiled afresh by every request
 // for the stack's first seconds.
-func dateBack(dir string) error {
+func DateBack(dir string) error {
 	now := time.Now()
 	past := now.Add(-time.Hour)
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -562,6 +562,14 @@ func copyFS(src fs.FS, dir string) error {
 		}
 		return os.WriteFile(dst, data, 0o644)
 	})
+}
+
+// CopyTree copies a docroot as a stack serves it (see copyDir and DateBack).
+func CopyTree(src, dir string, link bool, writable []string) error {
+	if err := copyDir(src, dir, link, writable); err != nil {
+		return err
+	}
+	return DateBack(dir)
 }
 
 // copyDir copies a docroot, following symlinks (Debian's packaged apps link into /etc and /var/lib), into dir,
