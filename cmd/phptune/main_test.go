@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -332,5 +333,38 @@ func TestCompareInterleaved(t *testing.T) {
 	}
 	if r := phptune(t, "compare", info.HTTP, info.HTTP); r.code != 2 || !strings.Contains(r.stderr, "--interleave") {
 		t.Errorf("targets without --interleave: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// A SIGKILLed phptune gets no chance to stop its stack: the masters must still go, and take their workers.
+func TestServeKilledLeavesNoWorkers(t *testing.T) {
+	runDir := filepath.Join(t.TempDir(), "run")
+	serve, _, _ := startServe(t, "--out", runDir)
+	masters := processesMentioning(runDir)
+	var workers []int
+	for _, m := range masters {
+		workers = append(workers, childrenOf(m)...)
+	}
+	if len(masters) < 2 || len(workers) < 2 {
+		t.Fatalf("masters %v, workers %v: want php-fpm's and nginx's", masters, workers)
+	}
+	serve.Process.Kill()
+	serve.Wait()
+	all := append(masters, workers...)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var left []int
+		for _, p := range all {
+			if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p)); err == nil && !strings.Contains(string(stat), ") Z ") {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("15 s after phptune was killed, still running: %v (of masters %v, workers %v)", left, masters, workers)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

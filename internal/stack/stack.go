@@ -287,9 +287,10 @@ func (s *Stack) spawn(name, bin string, args ...string) error {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = s.RunDir
-	// Own process group: a terminal's Ctrl-C reaches phptune only, which then stops the group in order;
-	// Pdeathsig kills the master should phptune itself be killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Own process group: a terminal's Ctrl-C reaches phptune only, which then stops the group in order.
+	// Should phptune itself be killed, Pdeathsig sends the master SIGTERM, on which php-fpm and nginx stop
+	// their workers too (a SIGKILLed master would leave them running).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("start %s: %w", name, err)

@@ -151,7 +151,8 @@ func startMariaDB(ctx context.Context, dataDir, sockDir, logFile string) (_ *mar
 		"--pid-file=" + filepath.Join(sockDir, "mysqld.pid"), "--log-error=" + logFile, "--skip-log-bin",
 		"--innodb-buffer-pool-size=256M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=500"}, rootArgs()...)
 	m.cmd = exec.Command(server, args...)
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// SIGTERM should phptune die: MariaDB shuts down cleanly (no crash recovery on the next start).
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := m.cmd.Start(); err != nil {
 		m.cmd = nil
 		return nil, fmt.Errorf("start mariadbd: %w", err)
