@@ -82,3 +82,25 @@ func TestPlanKeepsKnobsAnEarlierDecisionCanEnable(t *testing.T) {
 		t.Errorf("jit without the opcache knob, opcache off: skip %q", why)
 	}
 }
+
+// The budget checks go by what trials and stack starts cost here: on a loaded machine, more than planned.
+func TestComparisonTimeFollowsMeasuredCost(t *testing.T) {
+	tu := &tuner{o: Options{Pairs: 6}, warm: 500 * time.Millisecond, win: 2 * time.Second}
+	planned := tu.comparisonTime()
+	if want := 12*(2600*time.Millisecond) + 2*time.Second; planned != want {
+		t.Errorf("before any trial: %v, want %v", planned, want)
+	}
+	tu.trials, tu.trialWall = 3, 30*time.Second
+	if got := tu.comparisonTime(); got != planned {
+		t.Errorf("after 3 trials (too few to go by): %v, want %v", got, planned)
+	}
+	tu.trials, tu.trialWall = 10, 40*time.Second // 4 s a trial
+	tu.starts, tu.startWall = 2, 6*time.Second
+	if got, want := tu.comparisonTime(), 12*4*time.Second+3*time.Second+time.Second; got != want {
+		t.Errorf("after slow trials and starts: %v, want %v", got, want)
+	}
+	tu.trials, tu.trialWall = 10, 10*time.Second // faster than planned: the plan stands
+	if got := tu.perTrial(); got != 2600*time.Millisecond {
+		t.Errorf("fast trials: per trial %v, want the planned 2.6 s", got)
+	}
+}

@@ -266,6 +266,10 @@ type tuner struct {
 	facts        knob.Facts
 	skip         map[string]string          // knob -> why it is not tried
 	screenedOut  map[string]map[string]bool // knob -> values the screen found no work difference for
+	// Wall time of the trials and stack starts so far: on a loaded machine their overheads grow beyond the
+	// plan's estimate, and the budget checks go by what they cost here.
+	trials, starts       int
+	trialWall, startWall time.Duration
 }
 
 func newTuner(o Options) (*tuner, error) {
@@ -477,7 +481,8 @@ func (t *tuner) planBudget() error {
 // replan gives the time the saturation sweep did not use (the curve flattened early) to the comparisons.
 func (t *tuner) replan() {
 	trials := t.plannedComps*2*t.o.Pairs + 3*t.o.Pairs
-	overhead := time.Duration(t.plannedComps+4)*time.Second + t.o.Budget/10 + time.Duration(trials)*perTrialOverhead
+	// Each trial's overhead as the sweep measured it (status reads, sampling: more on a loaded machine).
+	overhead := time.Duration(t.plannedComps+4)*time.Second + t.o.Budget/10 + time.Duration(trials)*max(perTrialOverhead, t.perTrial()-t.warm-t.win)
 	if t.o.P99 > 0 {
 		overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200))
 	}
@@ -606,6 +611,7 @@ func (t *tuner) arm(ctx context.Context, cfg knob.Config) (*arm, error) {
 	}
 	sc := t.o.Stack
 	cfg.Apply(&sc, "tune")
+	began := time.Now()
 	st, err := stack.Start(ctx, sc)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", key, err)
@@ -616,6 +622,8 @@ func (t *tuner) arm(ctx context.Context, cfg knob.Config) (*arm, error) {
 		t.drop(a)
 		return nil, err
 	}
+	t.starts++
+	t.startWall += time.Since(began)
 	return a, nil
 }
 
@@ -711,6 +719,11 @@ func (t *tuner) trial(ctx context.Context, phase string, a *arm, conc int) (*loa
 	if err != nil {
 		return nil, err
 	}
+	began := time.Now()
+	defer func() {
+		t.trials++
+		t.trialWall += time.Since(began)
+	}()
 	var before *measure.FPMStatus
 	sc, cancel := context.WithTimeout(ctx, 5*time.Second)
 	before, _ = measure.ReadFPMStatus(sc, a.pool.Network, a.pool.Address, a.pool.StatusPath)
@@ -1048,7 +1061,24 @@ func orUnset(v string) string {
 }
 
 func (t *tuner) comparisonTime() time.Duration {
-	return time.Duration(2*t.o.Pairs)*(t.warm+t.win+100*time.Millisecond) + time.Second
+	return time.Duration(2*t.o.Pairs)*t.perTrial() + t.perStart() + time.Second
+}
+
+// perTrial is what a trial costs: its load plus the planned overhead, or what trials took here when more.
+func (t *tuner) perTrial() time.Duration {
+	planned := t.warm + t.win + perTrialOverhead
+	if t.trials < 4 {
+		return planned
+	}
+	return max(planned, t.trialWall/time.Duration(t.trials))
+}
+
+// perStart is what starting and checking a stack took here on average (a second until measured).
+func (t *tuner) perStart() time.Duration {
+	if t.starts == 0 {
+		return time.Second
+	}
+	return t.startWall / time.Duration(t.starts)
 }
 
 // compare runs Pairs interleaved pairs of trials (A B, B A, ...) on two warm stacks and decides with the
@@ -1171,7 +1201,7 @@ func (t *tuner) final(ctx context.Context) error {
 		h.Baseline = "Debian's defaults"
 	}
 	t.res.Headline = h
-	if t.left() < time.Duration(3*t.o.Pairs)*(t.warm+t.win) {
+	if t.left() < time.Duration(3*t.o.Pairs)*t.perTrial() {
 		t.res.Warnings = append(t.res.Warnings, "the final comparison with Debian's defaults and the rule of thumb was cut short by the budget")
 	}
 	arms := []knob.Config{t.best, t.o.Base, rule}
@@ -1186,7 +1216,7 @@ func (t *tuner) final(ctx context.Context) error {
 	t.keepOnly(running...)
 	rps := make([][]float64, len(arms))
 	for i := 0; i < t.o.Pairs; i++ {
-		if t.left() < time.Duration(len(arms))*(t.warm+t.win) && i >= stats.MinPairs {
+		if t.left() < time.Duration(len(arms))*t.perTrial() && i >= stats.MinPairs {
 			break
 		}
 		t.status("final", fmt.Sprintf("recommendation vs Debian vs rule of thumb, round %d/%d", i+1, t.o.Pairs))
