@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,4 +107,30 @@ func (a *appSpec) firstURL() (string, *regexp.Regexp) {
 		return "/", nil
 	}
 	return a.urls[0].URI, a.urls[0].ExpectBody
+}
+
+// errServiceDied is the cause of a run's context when one of the app's services exits under it.
+var errServiceDied = errors.New("a service of the app exited")
+
+// watchServices returns ctx, cancelled with a cause naming the service should one of svc exit under the run: a
+// run must not go on measuring an app whose database is gone (its pages would turn into fast error pages).
+// died reports that error once it happened (nil otherwise); stop ends the watch.
+func watchServices(ctx context.Context, svc *workload.Services) (run context.Context, died func() error, stop func()) {
+	run, cancel := context.WithCancelCause(ctx)
+	names := strings.Join(svc.Names, ", ")
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-svc.Exited():
+			cancel(fmt.Errorf("%w unexpectedly (%s): the results so far are kept; start the run again", errServiceDied, names))
+		case <-done:
+		}
+	}()
+	died = func() error {
+		if err := context.Cause(run); errors.Is(err, errServiceDied) {
+			return exitcode.WithCode(exitcode.Failed, err)
+		}
+		return nil
+	}
+	return run, died, func() { close(done); cancel(nil) }
 }

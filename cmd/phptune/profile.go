@@ -156,8 +156,13 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 	}
 	line := newStatusLine(os.Stderr)
 	o.Progress = func(variant, step string) { line.set("profile: %s: %s", variant, step) }
-	res, runErr := profile.Run(ctx, o)
+	runCtx, serviceDied, stopWatch := watchServices(ctx, svc)
+	defer stopWatch()
+	res, runErr := profile.Run(runCtx, o)
 	line.clear()
+	if err := serviceDied(); err != nil {
+		runErr = err
+	}
 	if res == nil {
 		return runErr
 	}

@@ -272,8 +272,16 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	o.Progress = func(s tune.Status) {
 		line.set("tune: %s/%s  %s: %s  best: %s", s.Elapsed.Round(time.Second), s.Budget, s.Phase, s.Detail, s.Best)
 	}
-	res, runErr := tune.Run(ctx, o)
+	runCtx, serviceDied, stopWatch := watchServices(ctx, svc)
+	defer stopWatch()
+	res, runErr := tune.Run(runCtx, o)
 	line.clear()
+	if err := serviceDied(); err != nil {
+		runErr = err
+		if res != nil {
+			res.Partial = true
+		}
+	}
 	if res == nil || (runErr != nil && len(res.Trials) == 0 && len(res.Screens) == 0) {
 		return runErr // nothing measured: nothing to keep
 	}

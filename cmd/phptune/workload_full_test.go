@@ -179,3 +179,46 @@ func TestWorkloadWordPressServiceDies(t *testing.T) {
 		t.Errorf("processes left: %v", left)
 	}
 }
+
+// A private MariaDB that dies under a running tune stops it with a clear error (exit 1), its results so far
+// kept as partial, and nothing left running.
+func TestWorkloadWordPressServiceDiesUnderTune(t *testing.T) {
+	dir := prepareByName(t, "wordpress")
+	out := t.TempDir()
+	cmd := exec.Command(binPath, "tune", "wordpress", "--budget", "3m", "--out", out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var pids []int
+	for len(pids) == 0 && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		pids = processesMentioning(filepath.Join(dir, "mysql"))
+	}
+	if len(pids) != 1 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("want one private mariadbd, found %v", pids)
+	}
+	time.Sleep(20 * time.Second) // into the trials
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("tune went on after its database died")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "a service of the app exited unexpectedly (mariadb") {
+		t.Errorf("tune after its database died: exit %d, stderr %q", code, stderr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "result.json")); err == nil && !strings.Contains(string(b), `"partial": true`) {
+		t.Errorf("result.json kept but not marked partial")
+	}
+	if left := processesMentioning(dir); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
