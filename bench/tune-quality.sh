@@ -1,13 +1,15 @@
 #!/bin/sh
 # Does tune find what an exhaustive search would? For an I/O-bound app (20 ms wait and about 1 ms of CPU a
 # request) and a memory-heavy app (16 MiB held for 100 ms a request) under --memory 260MiB: `phptune tune --only
-# pm` (pm and the pool size), then an interleaved grid over pm x every max_children from 1 to twice tune's load
-# (at most 64) within the memory limit, at tune's load and trial length, with the recommendation as one more arm.
+# pm` (pm and the pool size), then an interleaved grid over pm x max_children from 1 to twice tune's load (at
+# most 64) within the memory limit: every size to 16, every second to 32, every fourth beyond (-full-grid: every
+# size), at tune's load and trial length, with the recommendation as one more arm.
 # Prints rec/best (goal >= 0.97) and tune/grid time (goal <= 0.25). Then tune twice on the demo app: does every
 # better/worse verdict agree?
-# Usage: bench/tune-quality.sh [-budget 3m] [-grid-rounds 10] [-demo-budget 5m] [-demo=false] [-apps io-20ms,memory-16MiB]
-# Each grid cell gets its own stack only while it is measured. Takes one to two hours with the defaults (the grid
-# is most of it); run it on a quiet machine.
+# Usage: bench/tune-quality.sh [-budget 3m] [-grid-rounds 10] [-full-grid] [-demo-budget 5m] [-demo=false]
+#        [-apps io-20ms,memory-16MiB]
+# Each grid cell gets its own stack only while it is measured. Takes about an hour with the defaults (the grid is
+# most of it; -full-grid about twice that); run it on a quiet machine.
 set -eu
 cd "$(dirname "$0")/.."
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"

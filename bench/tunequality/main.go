@@ -49,16 +49,17 @@ func main() {
 	demoBudget := flag.Duration("demo-budget", 5*time.Minute, "tune's --budget for each demo run")
 	only := flag.String("apps", "", "comma-separated app names to run (default: all)")
 	rounds := flag.Int("grid-rounds", 0, "interleaved rounds of the grid (default: tune's pairs, 10)")
+	full := flag.Bool("full-grid", false, "every pool size (default: every one to 16, every second to 32, every fourth beyond)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *bin, *budget, *demo, *demoBudget, *only, *rounds); err != nil {
+	if err := run(ctx, *bin, *budget, *demo, *demoBudget, *only, *rounds, *full); err != nil {
 		fmt.Fprintln(os.Stderr, "tunequality:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoBudget time.Duration, only string, rounds int) error {
+func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoBudget time.Duration, only string, rounds int, full bool) error {
 	work, err := os.MkdirTemp("", "phptune-quality-")
 	if err != nil {
 		return err
@@ -69,7 +70,7 @@ func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoB
 		if only != "" && !strings.Contains(","+only+",", ","+a.name+",") {
 			continue
 		}
-		line, err := quality(ctx, bin, work, a, budget, rounds)
+		line, err := quality(ctx, bin, work, a, budget, rounds, full)
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -110,7 +111,7 @@ func tuneRun(ctx context.Context, bin, app, out string, args ...string) (*tune.R
 }
 
 // quality tunes one app (pm and the pool size, the grid's dimensions) and searches the grid.
-func quality(ctx context.Context, bin, work string, a app, budget time.Duration, rounds int) (string, error) {
+func quality(ctx context.Context, bin, work string, a app, budget time.Duration, rounds int, fullGrid bool) (string, error) {
 	dir := filepath.Join(work, a.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -130,8 +131,8 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 	rec := res.Recommendation
 	conc := res.Plan.Concurrency
 	trial := time.Duration((res.Plan.WarmupS + res.Plan.WindowS) * float64(time.Second))
-	// The grid: every pm with every pool size from 1 to twice tune's load (at most 64) that the memory
-	// allows, at tune's load and trial length, as many interleaved rounds as tune has pairs.
+	// The grid: every pm with the pool sizes from 1 to twice tune's load (at most 64) that the memory allows
+	// (gridSizes), at tune's load and trial length, as many interleaved rounds as tune has pairs.
 	limit := 128
 	if ps := res.PoolSize; ps != nil && ps.MemoryLimit > 0 {
 		limit = ps.MemoryLimit
@@ -154,7 +155,7 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 	recCfg := rec.Clone()
 	add(recCfg)
 	for _, pm := range []string{"static", "dynamic", "ondemand"} {
-		for n := 1; n <= min(limit, 64, max(2*conc, 8)); n++ {
+		for _, n := range gridSizes(min(limit, 64, max(2*conc, 8)), fullGrid) {
 			c := res.Baseline.Clone()
 			c.PM, c.MaxChildren = pm, n
 			add(c)
@@ -221,6 +222,18 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 	return fmt.Sprintf("%-13s recommendation %s/%d %.0f req/s, grid best %s/%d %.0f req/s: rec/best %.3f; tune %s, grid %s: tune/grid time %.2f",
 		a.name, rec.PM, rec.MaxChildren, recRPS, best.cfg.PM, best.cfg.MaxChildren, stats.Median(best.rps), recRPS/stats.Median(best.rps),
 		took.Round(time.Second), gridTook.Round(time.Second), took.Seconds()/gridTook.Seconds()), nil
+}
+
+// gridSizes are the pool sizes the grid tries up to top: every one with full, else every one to 16, every
+// second to 32 and every fourth beyond (neighbours at most 12.5% apart, where throughput changes slowly).
+func gridSizes(top int, full bool) []int {
+	var out []int
+	for n := 1; n <= top; n++ {
+		if full || n <= 16 || (n <= 32 && n%2 == 0) || n%4 == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // agreement runs tune twice on the demo app and compares the better/worse verdicts knob by knob.
