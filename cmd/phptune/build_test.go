@@ -124,10 +124,15 @@ func TestBuildFakeToolchain(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Configure, " "), "--enable-ctype") {
 		t.Errorf("configure args %v: the demo app needs ctype", res.Configure)
 	}
-	// report.html beside result.json, with the unavailable variants' reasons.
-	if page, err := os.ReadFile(filepath.Join(dir, "out", "report.html")); err != nil || !strings.Contains(string(page), "no PGO profiles") ||
-		!strings.Contains(string(page), "PR 68384") {
-		t.Errorf("report.html in --out: %v, or it lacks the unavailable variants' reasons", err)
+	// report.html beside result.json, with the unavailable variants' reasons and the environment.
+	page, err := os.ReadFile(filepath.Join(dir, "out", "report.html"))
+	if err != nil {
+		t.Errorf("no report.html in --out: %v", err)
+	}
+	for _, want := range []string{"no PGO profiles", "PR 68384", "<dt>compiler</dt>", "<dt>command</dt>", "<dt>kernel</dt>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
 	}
 	// An unchanged request is answered from the cache.
 	res2, code, _ := run()

@@ -178,10 +178,10 @@ func gainChart(r *phpbuild.Result) *chart {
 	}
 	c := forestChart("gain", "Gain against the baseline, time per request", "gain: less time per request than the baseline (95% CI)", rows)
 	if c != nil {
-		c.Caption = fmt.Sprintf("php-cgi -T pinned to CPU %d, %d interleaved rounds in alternating order; the gain is the median ratio of the "+
-			"variant's time per request to the baseline's in the same round (Hodges-Lehmann estimate, Wilcoxon signed-rank test, 95%% CI). "+
-			"A verdict is better or worse only when the interval excludes zero after correction and the gain is at least the minimum effect; "+
-			"no difference shown means the rounds could not tell the variant from the baseline, not that it gains nothing.", r.CPU, r.Rounds)
+		c.Caption = fmt.Sprintf("php-cgi -T pinned to CPU %d, %d interleaved rounds in alternating order. The gain is the Hodges-Lehmann estimate of "+
+			"the per-round ratio of the variant's time per request to the baseline's, with its 95%% CI (Wilcoxon signed-rank test, Holm's correction "+
+			"across every comparison of the run). A verdict is better or worse only when significant after correction and at least %.0f%%; "+
+			"no difference shown means the rounds could not tell the variant from the baseline, not that it gains nothing.", r.CPU, r.Rounds, 100*stats.DefaultMinEffect)
 	}
 	return c
 }
