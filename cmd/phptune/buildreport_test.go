@@ -38,9 +38,10 @@ func TestReportRendersBuild(t *testing.T) {
 			t.Errorf("page lacks variant %s", v.Name)
 		}
 	}
-	// A gain per variant and set against the baseline, a bar per variant and set, a throughput change per variant.
-	if m := marks(page); m["gain"] != 6 || m["time"] != 9 || m["throughput"] != 2 {
-		t.Errorf("charts' marks %v, want gain 6, time 9, throughput 2", m)
+	// A gain per variant and set against the baseline, a bar per variant and set, a throughput change per
+	// variant, a segment per build step (3 of the baseline, 7 of pgo).
+	if m := marks(page); m["gain"] != 6 || m["time"] != 9 || m["throughput"] != 2 || m["steps"] != 10 {
+		t.Errorf("charts' marks %v, want gain 6, time 9, throughput 2, steps 10", m)
 	}
 	if !strings.Contains(page, "phptune/build/v1") {
 		t.Error("page lacks the schema")

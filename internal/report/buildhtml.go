@@ -102,7 +102,7 @@ func BuildHTML(w io.Writer, r *phpbuild.Result) error {
 			p.Cards = append(p.Cards, card)
 		}
 	}
-	for _, c := range []*chart{gainChart(r), timeChart(r), throughputChart(r)} {
+	for _, c := range []*chart{gainChart(r), timeChart(r), throughputChart(r), stepsChart(r)} {
 		if c != nil {
 			p.Charts = append(p.Charts, c)
 		}
@@ -401,4 +401,71 @@ func zeroOr(f func(float64) string, v float64) string {
 		return "0"
 	}
 	return f(v)
+}
+
+// stepClass sorts a build step into preparing, compiling and training, the three colours of the steps chart.
+func stepClass(name string) string {
+	switch {
+	case strings.HasPrefix(name, "make") && name != "make prof-clean":
+		return "step-make"
+	case name == "unpack" || name == "configure" || name == "install":
+		return "step-prep"
+	}
+	return "step-train"
+}
+
+// stepsChart shows where each variant's build time went, one stacked bar a variant, a segment a step.
+func stepsChart(r *phpbuild.Result) *chart {
+	var vs []*phpbuild.VariantResult
+	top := 0.0
+	for _, v := range r.Variants {
+		total := 0.0
+		for _, s := range v.Steps {
+			total += s.Seconds
+		}
+		if total > 0 {
+			vs = append(vs, v)
+			top = math.Max(top, total)
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	const left, rowH = 210.0, 30.0
+	c := &chart{ID: "steps", Title: "Build time by step", W: chartW, H: padTop + rowH*float64(len(vs)) + padBot}
+	bottom := c.H - padBot
+	unit, name := 60.0, "minutes"
+	if top < 120 {
+		unit, name = 1, "seconds"
+	}
+	ticks := niceTicks(0, top*1.05/unit, 6)
+	xs := scale{D0: 0, D1: math.Max(ticks[len(ticks)-1], top*1.05/unit), R0: left, R1: c.W - padRight - 200}
+	xAxis(c, xs, ticks, fnum, padTop, bottom, "build time, "+name)
+	for i, v := range vs {
+		y := padTop + rowH*float64(i) + 5
+		label := v.Name
+		switch {
+		case !v.Available:
+			label += " (failed)"
+		case v.Cached:
+			label += " (cached)"
+		}
+		c.text(left-10, y+14, label, "end", "row-label")
+		x, total := left, 0.0
+		for _, s := range v.Steps {
+			wd := math.Max(xs.at(s.Seconds/unit)-left, 1)
+			c.mark(el{Kind: "rect", X: x, Y: y, W: wd, H: rowH - 10, Class: stepClass(s.Name), Title: fmt.Sprintf("%s: %s %s", v.Name, s.Name, wholeSecs(s.Seconds))})
+			x += wd
+			total += s.Seconds
+		}
+		text := wholeSecs(total)
+		if v.BuildSeconds > total+1 {
+			// The manifest is written during the install step, so the steps leave out its time.
+			text += " (" + wholeSecs(v.BuildSeconds) + " with install)"
+		}
+		c.text(x+6, y+14, text, "start", "row-value")
+	}
+	c.Legend = []legendItem{{"step-prep", "unpack, configure"}, {"step-make", "compile (make, prof-gen, prof-use)"}, {"step-train", "training, profile check, prof-clean"}}
+	c.Caption = "Each variant's build steps as timed when it was built; a cached variant was built by an earlier run and reused unchanged."
+	return c
 }

@@ -49,6 +49,7 @@ func expectedBuildMarks(r *phpbuild.Result) map[string]int {
 		if v.Throughput != nil {
 			want["throughput"]++
 		}
+		want["steps"] += len(v.Steps)
 	}
 	for k, n := range want {
 		if n == 0 {
@@ -125,7 +126,7 @@ func TestBuildHTMLFromRecordedRun(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if got, want := declaredMarks(page), expectedBuildMarks(r); !sameCounts(got, want) || len(want) != 3 {
+	if got, want := declaredMarks(page), expectedBuildMarks(r); !sameCounts(got, want) || len(want) != 4 {
 		t.Errorf("charts' marks %v, want %v", got, want)
 	}
 	// Self-contained: nothing loaded from anywhere.
@@ -138,7 +139,30 @@ func TestBuildHTMLFromRecordedRun(t *testing.T) {
 
 // A build without verification (--no-verify) or interrupted: no headline figures, no charts, and it says so.
 func TestBuildHTMLWithoutVerification(t *testing.T) {
-	r := recordedBuild(t)
+	p := unverified(recordedBuild(t))
+	var b bytes.Buffer
+	if err := BuildHTML(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.String())
+	for _, want := range []string{`id="partial"`, "No verification", "cc (Debian 12.2.0-14) 12.2.0", "phptune build --no-verify"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Only the build steps' chart: nothing was timed.
+	if got := declaredMarks(page); len(got) != 1 || got["steps"] != 10 {
+		t.Errorf("charts' marks %v, want only the build steps (10)", got)
+	}
+	for _, absent := range []string{`id="times"`, `id="instructions"`, `id="throughput"`, "verification</dt>"} {
+		if strings.Contains(page, absent) {
+			t.Errorf("page has %q without verification", absent)
+		}
+	}
+}
+
+// unverified is the recorded build as if interrupted before its verification.
+func unverified(r *phpbuild.Result) *phpbuild.Result {
 	p := *r
 	p.Rounds, p.Partial = 0, true
 	p.Variants = nil
@@ -148,19 +172,5 @@ func TestBuildHTMLWithoutVerification(t *testing.T) {
 		p.Variants = append(p.Variants, &c)
 	}
 	p.Environment = &phpbuild.Environment{Compiler: "cc (Debian 12.2.0-14) 12.2.0", CommandLine: []string{"phptune", "build", "--no-verify"}}
-	var b bytes.Buffer
-	if err := BuildHTML(&b, &p); err != nil {
-		t.Fatal(err)
-	}
-	page := html.UnescapeString(b.String())
-	for _, want := range []string{`id="partial"`, "No verification", "cc (Debian 12.2.0-14) 12.2.0", "phptune build --no-verify"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("page lacks %q", want)
-		}
-	}
-	for _, absent := range []string{"<svg", `id="times"`, `id="instructions"`, `id="throughput"`, "verification</dt>"} {
-		if strings.Contains(page, absent) {
-			t.Errorf("page has %q without verification", absent)
-		}
-	}
+	return &p
 }
