@@ -27,9 +27,11 @@ func recordedBuild(t testing.TB) *phpbuild.Result {
 	return &r
 }
 
-// withUnavailable adds what a run with --variants baseline,pgo,pgo+lto and a failed smoke test would hold.
+// withUnavailable adds what a run with --variants baseline,pgo,pgo+lto, a failed smoke test and an extension
+// without its -dev package would hold.
 func withUnavailable(r *phpbuild.Result) *phpbuild.Result {
 	p := *r
+	p.Extensions.LeftOut = []phpbuild.LeftOut{{Name: "intl", Reason: "its Debian package libicu-dev is not installed"}}
 	p.Variants = append(append([]*phpbuild.VariantResult{}, r.Variants...),
 		&phpbuild.VariantResult{Name: phpbuild.PGOLTO, Reason: "not built: plain -flto fails to link PHP 8.2 (global register variables, GCC PR 68384)"},
 		&phpbuild.VariantResult{Name: "pgo-jit", Reason: "smoke test failed: /articles/7: status 500\nPHP Fatal error:  Uncaught <Error> in index.php:12",
@@ -121,6 +123,8 @@ func TestBuildHTMLFromRecordedRun(t *testing.T) {
 		"--disable-all --enable-fpm --enable-cgi --enable-opcache --enable-ctype --enable-filter",
 		"older than the installed PHP 8.2.36", r.Guard, "10 interleaved rounds of php-cgi -T pinned to CPU 1",
 		"/api/articles?per_page=20",
+		"<td class=\"mono\">intl</td><td>its Debian package libicu-dev is not installed</td>",
+		"Extensions built in: <span class=\"mono\">ctype</span>, <span class=\"mono\">filter</span>.",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
