@@ -57,7 +57,11 @@ request reuses the build. An interrupted build leaves no half-installed prefix.
 
 Use a variant with: phptune tune --php-fpm <prefix>/sbin/php-fpm, or let the cached builds compete with the
 installed php-fpm: phptune tune --builds
-pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).`,
+pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).
+
+--out DIR keeps result.json (schema phptune/build/v1), build.log and report.html: one self-contained page with
+each variant's gain and its 95% CI per set, the charts, throughput, instructions, the builds and the
+environment (phptune report DIR/result.json re-renders it).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runBuild(cmd, args, f) }),
 	}
@@ -85,7 +89,7 @@ pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).
 	fl.BoolVar(&f.installDeps, "install-deps", false, "install missing build packages with apt-get")
 	fl.IntVar(&f.jobs, "jobs", 0, "make -j (default: all CPUs)")
 	fl.StringVar(&f.cache, "cache", "", "build cache (default $XDG_CACHE_HOME/phptune/builds)")
-	fl.StringVar(&f.out, "out", "", "directory for result.json and build.log (default phptune-results/build-TIME)")
+	fl.StringVar(&f.out, "out", "", "directory for report.html, result.json and build.log (default phptune-results/build-TIME)")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/build/v1)")
 	fl.StringVar(&f.make, "make", "make", "make program")
 	_ = fl.MarkHidden("make")
@@ -264,16 +268,22 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	if runErr != nil && ctx.Err() != nil {
 		res.Partial = true
 	}
+	if res.Environment != nil {
+		res.Environment.CommandLine = os.Args
+	}
 	var buf bytes.Buffer
 	report.WriteJSON(&buf, res)
 	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
+		return err
+	}
+	if err := writeBuildReport(out, res); err != nil {
 		return err
 	}
 	if f.json {
 		os.Stdout.Write(buf.Bytes())
 	} else {
 		report.Build(os.Stdout, res)
-		fmt.Printf("\n  Results in %s: result.json, build.log\n", out)
+		fmt.Printf("\n  Results in %s: report.html, result.json, build.log\n", out)
 		for _, v := range res.Variants {
 			if v.Available && v.Name != phpbuild.Baseline && v.PHPFPM != "" {
 				fmt.Printf("  Try it: phptune tune --php-fpm %s\n", v.PHPFPM)
@@ -303,6 +313,15 @@ func firstLineOf(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// writeBuildReport writes report.html into a build's --out dir, beside result.json.
+func writeBuildReport(dir string, r *phpbuild.Result) error {
+	var page bytes.Buffer
+	if err := report.BuildHTML(&page, r); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "report.html"), page.Bytes())
 }
 
 // withBuilds adds the php-fpm binaries of phptune build's cache (those that passed their smoke test) to the ones

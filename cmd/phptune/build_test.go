@@ -124,6 +124,16 @@ func TestBuildFakeToolchain(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Configure, " "), "--enable-ctype") {
 		t.Errorf("configure args %v: the demo app needs ctype", res.Configure)
 	}
+	// report.html beside result.json, with the unavailable variants' reasons and the environment.
+	page, err := os.ReadFile(filepath.Join(dir, "out", "report.html"))
+	if err != nil {
+		t.Errorf("no report.html in --out: %v", err)
+	}
+	for _, want := range []string{"no PGO profiles", "PR 68384", "<dt>compiler</dt>", "<dt>command</dt>", "<dt>kernel</dt>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 	// An unchanged request is answered from the cache.
 	res2, code, _ := run()
 	if code != 0 || len(res2.Variants) == 0 || !res2.Variants[0].Cached || res2.Variants[0].Prefix != b.Prefix {
@@ -164,6 +174,9 @@ func TestBuildInterrupted(t *testing.T) {
 	var res buildJSON
 	if err := json.Unmarshal([]byte(so.String()), &res); err != nil || !res.Partial {
 		t.Errorf("want the partial result as JSON: %v\n%s", err, so.String())
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "out", "report.html")); err != nil || !strings.Contains(string(page), `id="partial"`) {
+		t.Errorf("report.html of the interrupted build: %v, or it is not marked partial", err)
 	}
 	ents, _ := os.ReadDir(cache)
 	for _, e := range ents {

@@ -13,6 +13,7 @@ import (
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -23,13 +24,18 @@ func newReportCmd() *cobra.Command {
 		Use:   "report RESULT.json",
 		Short: "Render a saved result as report.html, one self-contained page",
 		Long: `Render a saved result as one HTML file that works offline (charts drawn as inline SVG, nothing loaded
-from anywhere): tune's result.json (schema phptune/tune/v1), bench's (phptune/bench/v1) or compare's
-compare.json. For a tune result: the headline against Debian's defaults, the recommended settings with their
-verdicts, the throughput-against-concurrency curve with its knee, each knob's effect with its 95% CI, latency
-percentiles and memory per worker per configuration, the configuration files (read from beside the JSON) and
-the environment. tune writes this page into its run dir itself; this command re-renders it.`,
+from anywhere): tune's result.json (schema phptune/tune/v1), bench's (phptune/bench/v1), build's
+(phptune/build/v1) or compare's compare.json. For a tune result: the headline against Debian's defaults, the
+recommended settings with their verdicts, the throughput-against-concurrency curve with its knee, each knob's
+effect with its 95% CI, latency percentiles and memory per worker per configuration, the configuration files
+(read from beside the JSON) and the environment. For a build result: each variant's gain against the
+baseline on the training, held-out and guard sets with its 95% CI and verdict, time per request, throughput
+through php-fpm, instructions per request (a cross-check), the variants not available and why, the builds'
+steps, configure arguments and the environment. tune and build write this page into their output dirs
+themselves; this command re-renders it.`,
 		Example: `  phptune report phptune-results/tune-20260101-120000/result.json
   phptune report bench/result.json --out bench.html
+  phptune report phptune-results/build-20260101-120000/result.json
   phptune compare tune-a/result.json tune-b/result.json --out cmp && phptune report cmp/compare.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runReport(args[0], out) }),
@@ -47,7 +53,7 @@ func runReport(path, out string) error {
 		Schema string `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return exitcode.UsageErrorf("%s: not a phptune result (%v): give a result.json written by phptune tune or bench", path, oneLine(err))
+		return exitcode.UsageErrorf("%s: not a phptune result (%v): give a result.json written by phptune tune, bench or build", path, oneLine(err))
 	}
 	if out == "" {
 		out = filepath.Join(filepath.Dir(path), "report.html")
@@ -86,9 +92,17 @@ func runReport(path, out string) error {
 		if err := report.CompareTunesHTML(&page, &r); err != nil {
 			return err
 		}
+	case phpbuild.Schema:
+		var r phpbuild.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			return exitcode.UsageErrorf("%s: bad %s result: %v", path, phpbuild.Schema, oneLine(err))
+		}
+		if err := report.BuildHTML(&page, &r); err != nil {
+			return err
+		}
 	default:
-		return exitcode.UsageErrorf("%s: schema %q is not one phptune report renders (%s, %s, %s, %s)", path, head.Schema,
-			tune.Schema, load.SchemaBench, compare.Schema, compare.SchemaTune)
+		return exitcode.UsageErrorf("%s: schema %q is not one phptune report renders (%s, %s, %s, %s, %s)", path, head.Schema,
+			tune.Schema, load.SchemaBench, compare.Schema, compare.SchemaTune, phpbuild.Schema)
 	}
 	if err := writeAtomic(out, page.Bytes()); err != nil {
 		return err

@@ -115,6 +115,7 @@ type Result struct {
 	Rounds       int              `json:"rounds"`
 	CPU          int              `json:"cpu"`
 	Variants     []*VariantResult `json:"variants"`
+	Environment  *Environment     `json:"environment,omitempty"`
 }
 
 // Variant returns the named variant's result, or nil.
@@ -151,7 +152,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.ProfFlags == "" {
 		o.ProfFlags = DefaultProfFlags
 	}
-	res := &Result{Schema: Schema, CacheDir: o.CacheDir, App: o.AppName, Train: o.Train, Holdout: o.Holdout}
+	res := &Result{Schema: Schema, CacheDir: o.CacheDir, App: o.AppName, Train: o.Train, Holdout: o.Holdout, Environment: newEnvironment()}
 	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
 		return res, fmt.Errorf("build cache %s: %w", o.CacheDir, err)
 	}
@@ -242,6 +243,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return res, exitcode.MissingErrorf("no C compiler (Debian package build-essential): %v", err)
 	}
+	res.Environment.Compiler = compiler
 	full := ConfigureArgs("", plan, o.ConfigureArgs)
 	res.Configure = full[1:]
 	b := &Builder{CacheDir: o.CacheDir, Source: src, Configure: full[1:], Compiler: compiler, Jobs: o.Jobs, Make: o.Make, OnStep: o.OnStep}
