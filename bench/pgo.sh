@@ -5,8 +5,9 @@
 # Goals (the issue): PGO at least 15% less time per request on the app it was trained on, held-out no worse than
 # 3% slower, guard reported. Prints the table and one line per app with the gains.
 # Usage: bench/pgo.sh [ROUNDS]   (default 10)
-# WORDPRESS=DOCROOT adds WordPress (a docroot serving / without a database round trip failing), trained on
-# WP_URLS (default "/ /?p=1") and held out on WP_HOLDOUT (default "/?s=hello /?feed=rss2").
+# WordPress is included when its preset is prepared (phptune workload prepare wordpress; WORDPRESS=DIR names a
+# prepared workload directory, WORDPRESS= leaves it out): trained on the preset's URLs with their content checks,
+# its MariaDB running, held out on the demo app's routes.
 # PHPTUNE=path picks the binary (default bin/phptune). Builds land in the build cache: a rerun only measures.
 set -eu
 ROUNDS=${1:-10}
@@ -40,17 +41,16 @@ echo "== demo app (trained on its HTML pages; held out: its API and form)"
 "$BIN" build --rounds "$ROUNDS" --out "$out/demo"
 set -- demo "$out/demo/result.json"
 lines=$(summary "$@")
-if [ -n "${WORDPRESS:-}" ]; then
-	echo "== WordPress at $WORDPRESS"
-	args=""
-	for u in ${WP_URLS:-/ /?p=1}; do args="$args --url $u"; done
-	for u in ${WP_HOLDOUT:-/?s=hello /?feed=rss2}; do args="$args --holdout-url $u"; done
-	# shellcheck disable=SC2086
-	"$BIN" build "$WORDPRESS" $args --rounds "$ROUNDS" --out "$out/wordpress"
+if [ "${WORDPRESS-auto}" = auto ] && "$BIN" workload list | grep -Eq '^wordpress +yes'; then
+	WORDPRESS=wordpress
+fi
+if [ -n "${WORDPRESS:-}" ] && [ "$WORDPRESS" != auto ]; then
+	echo "== WordPress ($WORDPRESS; trained on its URLs, held out on the demo app's)"
+	"$BIN" build --train "$WORDPRESS" --rounds "$ROUNDS" --out "$out/wordpress"
 	lines="$lines
 $(summary wordpress "$out/wordpress/result.json")"
 else
-	echo "== WordPress: skipped (set WORDPRESS=DOCROOT to include it)"
+	echo "== WordPress: skipped (phptune workload prepare wordpress, or WORDPRESS=DIR, to include it)"
 fi
 echo
 echo "gain = time per request saved against the baseline (positive = faster), 95% CI, verdict"
