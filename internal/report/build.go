@@ -75,7 +75,8 @@ func Build(w io.Writer, r *phpbuild.Result) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "\n  Instructions per request move with the gain but understate it: PGO mostly improves code layout.")
+	fmt.Fprintln(w, "\n  Instructions per request are a cross-check, not the verdict: blind to code layout, where PGO gains most (on")
+	fmt.Fprintln(w, "  CPU-bound code they understate the gain), and to time outside PHP (a database, the kernel), which PGO cannot cut.")
 	if r.Partial {
 		fmt.Fprintln(w, "  PARTIAL: interrupted; the rounds so far are above.")
 	}
