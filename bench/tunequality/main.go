@@ -168,6 +168,7 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 	fmt.Printf("%s: grid of %d arms x %d rounds at %d connections, %s a trial\n", a.name, len(cells), rounds, conc, trial.Round(time.Millisecond))
 	gridStart := time.Now()
 	warm := time.Duration(res.Plan.WarmupS * float64(time.Second))
+	prewarm := max(2*time.Second, trial)
 	measure := func(c *cell) error {
 		sc := stack.Config{App: dir}
 		c.cfg.Apply(&sc, "grid")
@@ -177,6 +178,13 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 		}
 		defer st.Stop(context.Background())
 		tg, _ := load.ParseTarget(st.HTTPURL)
+		// Tune measures arms that have been serving for a while: a fresh pm=dynamic or ondemand pool starts
+		// with a few workers and spawns at most 32 a second, so each cell is brought up to its steady state
+		// under the same load first.
+		if _, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
+			Duration: prewarm, Timeout: 10 * time.Second, SkipPreflight: true}); err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		lr, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
 			Duration: trial - warm, Warmup: warm, Timeout: 10 * time.Second, SkipPreflight: true})
 		if err != nil && lr == nil {
