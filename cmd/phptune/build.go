@@ -168,7 +168,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		if len(f.holdout) == 0 && f.holdoutApp == "" {
 			// Held out: another preset, the demo app (every route).
 			o.HoldoutApp = workloads.Demo()
-			o.Holdout = append(append([]string{}, phpbuild.DemoTrain...), phpbuild.DemoHoldout...)
+			o.Holdout = phpbuild.DemoRoutes()
 		}
 	default:
 		o.App, o.AppName = workloads.Demo(), "demo app"
@@ -182,7 +182,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	if f.holdoutApp == "demo" {
 		o.HoldoutApp = workloads.Demo()
 		if len(o.Holdout) == 0 {
-			o.Holdout = append(append([]string{}, phpbuild.DemoTrain...), phpbuild.DemoHoldout...)
+			o.Holdout = phpbuild.DemoRoutes()
 		}
 	} else if f.holdoutApp != "" {
 		if _, err := fs.Stat(os.DirFS(f.holdoutApp), "index.php"); err != nil {

@@ -26,6 +26,9 @@ var (
 	DemoHoldout = []string{"/api/articles?per_page=20", "/api/articles/5", "/contact", "/articles/99999"}
 )
 
+// DemoRoutes is every demo route: the held-out set when another app is trained on.
+func DemoRoutes() []string { return append(append([]string{}, DemoTrain...), DemoHoldout...) }
+
 // Options is one `phptune build` request.
 type Options struct {
 	CacheDir      string
