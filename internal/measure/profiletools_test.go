@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,8 +228,13 @@ func TestInstructionsRepeatable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("per request %d and %d (requests %v and %v); start-up and first %d", a.PerRequest, b.PerRequest, a.Requests, b.Requests, a.StartupAndFirst)
-	if a.PerRequest != b.PerRequest || a.PerRequest <= 0 {
+	// Runs here agree to the last instruction (30 in a row did). A CI machine once saw a whole run shifted by 3
+	// instructions a request (89,234 then 89,231, every request alike): a per-process effect we could not
+	// reproduce. Such a shift is far below anything a comparison acts on, so it is logged; more than 0.01% fails.
+	if a.PerRequest <= 0 || math.Abs(float64(a.PerRequest-b.PerRequest)) > 1e-4*float64(a.PerRequest) {
 		t.Errorf("instructions per request: %d then %d, want the same count", a.PerRequest, b.PerRequest)
+	} else if a.PerRequest != b.PerRequest {
+		t.Logf("NOTE: runs differ by %d instructions a request", a.PerRequest-b.PerRequest)
 	}
 	if len(a.Requests) != 3 || a.StartupAndFirst <= a.PerRequest {
 		t.Errorf("requests %v, start-up and first %d: want 3 requests, start-up above one request", a.Requests, a.StartupAndFirst)

@@ -205,9 +205,11 @@ func leftChildren(t *testing.T) []string {
 // TestWallTimeShowsWaiting: excimer's wall clock sees a sleep that the CPU clock does not.
 func TestWallTimeShowsWaiting(t *testing.T) {
 	dir := t.TempDir()
+	// compute spans several kernel ticks a request: the CPU timer behind excimer's CPU samples fires on ticks
+	// (4 ms at 250 Hz), so a sub-millisecond function can go unsampled in 30 requests.
 	idx := `<?php
 function waitForRemote() { usleep(20000); }
-function compute() { $s = 0; for ($i = 0; $i < 300000; $i++) { $s += $i % 7; } return $s; }
+function compute() { $s = 0; for ($i = 0; $i < 3000000; $i++) { $s += $i % 7; } return $s; }
 waitForRemote();
 echo compute(), "\n";
 `
