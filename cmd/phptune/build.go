@@ -57,7 +57,10 @@ request reuses the build. An interrupted build leaves no half-installed prefix.
 
 Use a variant with: phptune tune --php-fpm <prefix>/sbin/php-fpm, or let the cached builds compete with the
 installed php-fpm: phptune tune --builds
-pgo+lto and pgo+bolt are listed as unavailable, with the reason (not built yet).
+--variants adds pgo+lto: the PGO build with link-time optimisation (-flto=auto in the compiler command; off
+for the two files that hold the executor's global register variables, which LTO cannot handle: GCC PR 68384).
+A variant that fails to build is listed as unavailable with the failing step and its log. pgo+bolt is listed as
+unavailable (not built yet).
 
 --out DIR keeps result.json (schema phptune/build/v1), build.log and report.html: one self-contained page with
 each variant's gain and its 95% CI per set, the charts, throughput, instructions, the builds and the

@@ -85,11 +85,12 @@ func (b *Builder) Cached(variant, profFlags string, t Trainer) (Manifest, bool) 
 // Build builds and installs a variant (Baseline, or PGO trained by t with profFlags) unless the cache holds
 // it already. The prefix appears by one rename once everything is in it.
 func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Trainer) (Manifest, error) {
-	if variant != Baseline && variant != PGO {
+	lto := variant == PGOLTO
+	if variant != Baseline && variant != PGO && !lto {
 		return Manifest{}, fmt.Errorf("variant %s: not built by phptune yet", variant)
 	}
-	if variant == PGO && t == nil {
-		return Manifest{}, errors.New("pgo: no training workload")
+	if variant != Baseline && t == nil {
+		return Manifest{}, fmt.Errorf("%s: no training workload", variant)
 	}
 	if profFlags == "" {
 		profFlags = DefaultProfFlags
@@ -184,10 +185,24 @@ func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Traine
 		}); err != nil {
 			return m, err
 		}
+		useArgs := []string{"PROF_FLAGS=" + profFlags}
+		if lto {
+			// LTO in the compiler command, so that libtool keeps it when it links (it drops -flto from
+			// CFLAGS), and off for the files that hold the executor's global register variables (GCC PR 68384).
+			if err := step("exclude the global register files from LTO", "make-prof-use.log", func(w io.Writer) error {
+				cc, err := ExcludeFromLTO(filepath.Join(src, "Makefile"), w)
+				if err == nil {
+					useArgs = append(useArgs, "CC="+cc+" -flto=auto")
+				}
+				return err
+			}); err != nil {
+				return m, err
+			}
+		}
 		// Not `make prof-use`: its recipe fixes PROF_FLAGS=-fprofile-use on the inner make's command line.
 		useLog := filepath.Join(logDir, "make-prof-use.log")
 		if err := step("make prof-use", "make-prof-use.log", func(w io.Writer) error {
-			return runEnv(ctx, src, env, w, mk, makeArgs("PROF_FLAGS="+profFlags, "all")...)
+			return runEnv(ctx, src, env, w, mk, makeArgs(append(useArgs, "all")...)...)
 		}); err != nil {
 			return m, err
 		}
@@ -263,4 +278,44 @@ func ProfileWarnings(logPath string) []string {
 		}
 	}
 	return out
+}
+
+// globalRegisterFiles hold the executor's global register variables, which LTO cannot stream (GCC PR 68384).
+var globalRegisterFiles = []string{"/Zend/zend_execute.c", "/ext/opcache/jit/zend_jit_vm_helpers.c"}
+
+// ExcludeFromLTO appends -fno-lto to the compile rules of globalRegisterFiles in a configured tree's Makefile
+// and returns the Makefile's C compiler command. It fails unless it found the engine's rule.
+func ExcludeFromLTO(makefile string, log io.Writer) (string, error) {
+	b, err := os.ReadFile(makefile)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(string(b), "\n")
+	cc := ""
+	found := map[string]bool{}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "CC = ") {
+			cc = strings.TrimSpace(strings.TrimPrefix(l, "CC = "))
+		}
+		if !strings.HasPrefix(l, "\t") || !strings.Contains(l, "--mode=compile") {
+			continue
+		}
+		for _, f := range globalRegisterFiles {
+			if !strings.Contains(l, f+" ") {
+				continue
+			}
+			found[f] = true
+			if !strings.HasSuffix(l, " -fno-lto") {
+				lines[i] = l + " -fno-lto"
+				fmt.Fprintf(log, "-fno-lto for %s\n", strings.TrimPrefix(f, "/"))
+			}
+		}
+	}
+	if cc == "" {
+		return "", fmt.Errorf("%s has no CC line", makefile)
+	}
+	if !found[globalRegisterFiles[0]] {
+		return "", fmt.Errorf("%s has no compile rule for %s", makefile, strings.TrimPrefix(globalRegisterFiles[0], "/"))
+	}
+	return cc, os.WriteFile(makefile, []byte(strings.Join(lines, "\n")), 0o644)
 }

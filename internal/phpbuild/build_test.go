@@ -316,3 +316,39 @@ func TestPrefixINIAndCachedFPMs(t *testing.T) {
 		t.Errorf("after: %v, %v", l, err)
 	}
 }
+
+// TestExcludeFromLTO: the two global-register files get -fno-lto in their compile rules, nothing else does,
+// and a second pass changes nothing.
+func TestExcludeFromLTO(t *testing.T) {
+	dir := t.TempDir()
+	mf := filepath.Join(dir, "Makefile")
+	src := "CC = cc\nCFLAGS = -O2\n" +
+		"Zend/zend_execute.lo: /s/Zend/zend_execute.c\n" +
+		"\t$(LIBTOOL) --tag=CC --mode=compile $(CC) -IZend/ $(COMMON_FLAGS) -c /s/Zend/zend_execute.c -o Zend/zend_execute.lo  -MMD -MF Zend/zend_execute.dep -MT Zend/zend_execute.lo\n" +
+		"Zend/zend_execute_API.lo: /s/Zend/zend_execute_API.c\n" +
+		"\t$(LIBTOOL) --tag=CC --mode=compile $(CC) -IZend/ $(COMMON_FLAGS) -c /s/Zend/zend_execute_API.c -o Zend/zend_execute_API.lo  -MMD\n" +
+		"ext/opcache/jit/zend_jit_vm_helpers.lo: /s/ext/opcache/jit/zend_jit_vm_helpers.c\n" +
+		"\t$(LIBTOOL) --tag=CC --mode=compile $(CC) -Iext/opcache/ -c /s/ext/opcache/jit/zend_jit_vm_helpers.c -o ext/opcache/jit/zend_jit_vm_helpers.lo  -MMD\n"
+	if err := os.WriteFile(mf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for pass := 1; pass <= 2; pass++ {
+		cc, err := ExcludeFromLTO(mf, io.Discard)
+		if err != nil || cc != "cc" {
+			t.Fatalf("pass %d: cc %q, %v", pass, cc, err)
+		}
+		b, _ := os.ReadFile(mf)
+		if n := strings.Count(string(b), "-fno-lto"); n != 2 {
+			t.Errorf("pass %d: %d -fno-lto, want 2:\n%s", pass, n, b)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "zend_execute_API.c -o") && strings.Contains(l, "-fno-lto") {
+				t.Errorf("zend_execute_API.c excluded too: %s", l)
+			}
+		}
+	}
+	os.WriteFile(mf, []byte("CC = cc\nall:\n"), 0o644)
+	if _, err := ExcludeFromLTO(mf, io.Discard); err == nil || !strings.Contains(err.Error(), "zend_execute.c") {
+		t.Errorf("a Makefile without the engine's rule: %v", err)
+	}
+}

@@ -133,8 +133,6 @@ func (r *Result) Variant(name string) *VariantResult {
 
 // reachReason says why a reach variant is not offered (not attempted in this version).
 var reachReason = map[string]string{
-	PGOLTO: "not built: plain -flto fails to link PHP 8.2 (global register variables, GCC PR 68384; Debian disables LTO for PHP) " +
-		"and the -ffixed-r14 -ffixed-r15 workaround linked php-cgi but not opcache.so; phptune does not attempt it yet",
 	PGOBOLT: "not built: bolt-16 rewrites of a normal php-cgi crash at start-up; it needs a build for BOLT " +
 		"(-fno-reorder-blocks-and-partition, -Wl,--emit-relocs, no PIE) that phptune does not do yet",
 }
