@@ -8,8 +8,9 @@
 # better/worse verdict agree?
 # Usage: bench/tune-quality.sh [-budget 3m] [-grid-rounds 10] [-full-grid] [-demo-budget 5m] [-demo=false]
 #        [-apps io-20ms,memory-16MiB]
-# Each grid cell gets its own stack only while it is measured, brought to its steady state by 2 s of the same load
-# first (a fresh pm=dynamic pool has few workers). Takes about an hour with the defaults (the grid is
+# Each grid cell gets its own stack only while it is measured, brought to its steady state under the same load
+# first (a fresh pm=dynamic pool has few workers: loaded until it stops growing, as tune settles its arms; a
+# static pool for 2 s). Takes about an hour with the defaults (the grid is
 # most of it; -full-grid about twice that); run it on a quiet machine.
 set -eu
 cd "$(dirname "$0")/.."

@@ -179,10 +179,15 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 		defer st.Stop(context.Background())
 		tg, _ := load.ParseTarget(st.HTTPURL)
 		// Tune measures arms that have been serving for a while: a fresh pm=dynamic or ondemand pool starts
-		// with a few workers and spawns at most 32 a second, so each cell is brought up to its steady state
-		// under the same load first.
-		if _, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
-			Duration: prewarm, Timeout: 10 * time.Second, SkipPreflight: true}); err != nil && ctx.Err() != nil {
+		// with a few workers and spawns at most 32 a second, so each such cell is brought up to its steady
+		// state under the same load first, as tune settles its arms; a static one is warmed for prewarm.
+		lo := load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
+			Duration: prewarm, Timeout: 10 * time.Second, SkipPreflight: true}
+		if c.cfg.PM != "static" {
+			if err := tune.Settle(ctx, st.Pools[0], lo, c.cfg.MaxChildren); err != nil && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		} else if _, err := load.Run(ctx, lo); err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		lr, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,

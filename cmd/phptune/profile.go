@@ -129,15 +129,16 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	known := knob.All(preloadScript(sc), nil)
 	for _, kv := range f.knobs {
-		if err := setKnob(&base, "--knob", kv); err != nil {
+		if err := setKnob(&base, known, "--knob", kv); err != nil {
 			return err
 		}
 	}
 	o.Variants = []profile.Variant{{Name: "baseline", Config: base}}
 	for _, kv := range f.compares {
 		c := base.Clone()
-		if err := setKnob(&c, "--compare", kv); err != nil {
+		if err := setKnob(&c, known, "--compare", kv); err != nil {
 			return err
 		}
 		o.Variants = append(o.Variants, profile.Variant{Name: kv, Config: c})
@@ -195,16 +196,16 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 }
 
 // setKnob applies NAME=VALUE: a knob tune knows, or any ini setting.
-func setKnob(c *knob.Config, flag, kv string) error {
+func setKnob(c *knob.Config, known []knob.Knob, flag, kv string) error {
 	name, val, ok := strings.Cut(kv, "=")
 	if !ok || name == "" {
 		return exitcode.UsageErrorf("%s %q: want NAME=VALUE, as in %s opcache=off", flag, kv, flag)
 	}
-	k, err := knob.Fixed(name, []string{val})
+	k, err := knob.FixedIn(known, name, []string{val})
 	if err != nil {
 		return err
 	}
-	if _, known := knob.ByName(name); !known {
+	if _, isKnob := knob.ByName(name); !isKnob {
 		// An ini setting: where php-fpm honours it (a pool value, or -d for the master's settings).
 		c.SetSetting(strings.TrimPrefix(name, "ini:"), val)
 		return nil

@@ -165,7 +165,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			return exitcode.UsageErrorf("--knob %q: want NAME=V1,V2,...", kv)
 		}
 		values := strings.Split(vals, ",")
-		k, err := knob.Fixed(name, values)
+		k, err := knob.FixedIn(knobs, name, values)
 		if err != nil {
 			return err
 		}

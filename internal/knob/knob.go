@@ -74,7 +74,15 @@ func All(preloadScript string, binaries []string) []Knob {
 
 // ByName finds a knob by name: the core ones, max_children, and the ones only tried when asked for.
 func ByName(name string) (Knob, bool) {
-	for _, k := range append(All("", nil), MaxChildren()) {
+	return byName(nil, name)
+}
+
+// byName finds name among known (nil: All without an app's preload script or binaries) and MaxChildren.
+func byName(known []Knob, name string) (Knob, bool) {
+	if known == nil {
+		known = All("", nil)
+	}
+	for _, k := range append(known, MaxChildren()) {
 		if k.Name == name {
 			return k, true
 		}
@@ -85,10 +93,16 @@ func ByName(name string) (Knob, bool) {
 // Fixed restricts a knob to the given values: the user's --knob NAME=V1,V2,... For a name that is no known knob,
 // the knob is the per-pool ini setting of that name (prefix "ini:" to force that reading).
 func Fixed(name string, values []string) (Knob, error) {
+	return FixedIn(nil, name, values)
+}
+
+// FixedIn is Fixed among the knobs of an app (All with its preload script and binaries): preload=on then
+// names the app's own script.
+func FixedIn(known []Knob, name string, values []string) (Knob, error) {
 	if len(values) == 0 {
 		return Knob{}, exitcode.UsageErrorf("--knob %s: give values, as in --knob %s=V1,V2", name, name)
 	}
-	k, ok := ByName(name)
+	k, ok := byName(known, name)
 	if !ok || strings.HasPrefix(name, "ini:") {
 		k = INI(strings.TrimPrefix(name, "ini:"))
 	}

@@ -287,6 +287,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		vr.Key, vr.Steps, vr.Warnings, vr.LogDir = m.Key, m.Steps, m.Warnings, m.LogDir
 		if err != nil {
 			if ctx.Err() != nil {
+				vr.Reason = "interrupted while building"
 				res.Partial = true
 				return res, ctx.Err()
 			}

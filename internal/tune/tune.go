@@ -430,8 +430,13 @@ func (t *tuner) planBudget() error {
 	const sweepPoints, sweepTrials = 8, 4
 	shape := func(comps int) (trials int, overhead time.Duration) {
 		trials = sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
-		// Stack starts and reads between trials cost about a second per comparison; keep 10% for slack.
-		overhead = time.Duration(comps+6)*time.Second + t.o.Budget/10
+		// Stack starts and reads between trials cost about a second per comparison, plus settling a fresh
+		// dynamic or ondemand pool (settle); keep 10% for slack.
+		start := time.Second
+		if t.best.PM != "static" {
+			start += maxSettle / 4 // measured: 2 to 6 s, by the pool size
+		}
+		overhead = time.Duration(comps+6)*start + t.o.Budget/10
 		if t.o.P99 > 0 {
 			overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200)) // up to three sizing checks and the final one
 		}
@@ -622,9 +627,55 @@ func (t *tuner) arm(ctx context.Context, cfg knob.Config) (*arm, error) {
 		t.drop(a)
 		return nil, err
 	}
+	if err := t.settle(ctx, a, t.conc); err != nil {
+		t.drop(a)
+		return nil, err
+	}
 	t.starts++
 	t.startWall += time.Since(began)
 	return a, nil
+}
+
+// maxSettle bounds settle: php-fpm doubles a dynamic pool's spawn rate each second up to 32 a second, so a
+// pool of up to 64 workers reaches its size in about 6 s of steady load.
+const maxSettle = 8 * time.Second
+
+// settle brings a fresh pm=dynamic or ondemand pool to its steady state under the comparison load before it is
+// measured. Such a pool starts with a few workers and php-fpm adds them at most once a second; the short warm-up
+// of each trial does not cover that, so a fresh arm lost against one that had served for a while (on the demo,
+// preload came out worse in every run for this reason alone).
+func (t *tuner) settle(ctx context.Context, a *arm, conc int) error {
+	if conc <= 0 || a.cfg.PM == "static" {
+		return nil
+	}
+	if err := Settle(ctx, a.pool, t.loadOptions(a, conc), a.cfg.MaxChildren); err != nil {
+		return fmt.Errorf("settle %s: %w", a.cfg, err)
+	}
+	return nil
+}
+
+// Settle runs o's load in unmeasured 1 s steps until the pool behind it stops growing or reaches maxChildren,
+// for at most maxSettle.
+func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildren int) error {
+	o.Duration, o.Warmup = time.Second, 0
+	prev := -1
+	for end := time.Now().Add(maxSettle); time.Now().Before(end); {
+		r, err := load.NewRunner(o)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Trial(ctx, 0, 0); err != nil && !errors.Is(err, load.ErrNoRequests) {
+			return err
+		}
+		sc, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := measure.ReadFPMStatus(sc, pool.Network, pool.Address, pool.StatusPath)
+		cancel()
+		if err != nil || st.TotalProcesses >= maxChildren || st.TotalProcesses <= prev {
+			return ctx.Err()
+		}
+		prev = st.TotalProcesses
+	}
+	return ctx.Err()
 }
 
 func (t *tuner) drop(a *arm) {
