@@ -124,6 +124,12 @@ type Plan struct {
 	Trials      int     `json:"trials_planned"`
 	Concurrency int     `json:"concurrency"` // load for the knob comparisons: the saturation peak's
 	SweepTrials int     `json:"sweep_trials_per_point"`
+	// Where the time went: trials and stack starts (settling included) as run, each one's mean wall time.
+	TrialsRun   int     `json:"trials_run"`
+	TrialWallS  float64 `json:"trial_wall_s"`
+	StartsRun   int     `json:"starts_run"`
+	StartWallS  float64 `json:"start_wall_s"`
+	SettleWallS float64 `json:"settle_wall_s"` // of the start wall time
 }
 
 // KnobRow is one line of the answer: a knob, the value chosen and what the decisive comparison showed.
@@ -241,6 +247,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer t.stopAll()
 	err = t.run(ctx)
+	t.account()
 	t.res.Facts = t.facts
 	t.res.ElapsedS = time.Since(t.start).Seconds()
 	if err != nil {
@@ -268,8 +275,8 @@ type tuner struct {
 	screenedOut  map[string]map[string]bool // knob -> values the screen found no work difference for
 	// Wall time of the trials and stack starts so far: on a loaded machine their overheads grow beyond the
 	// plan's estimate, and the budget checks go by what they cost here.
-	trials, starts       int
-	trialWall, startWall time.Duration
+	trials, starts                   int
+	trialWall, startWall, settleWall time.Duration
 }
 
 func newTuner(o Options) (*tuner, error) {
@@ -366,6 +373,18 @@ func (t *tuner) run(ctx context.Context) error {
 	return nil
 }
 
+// account records in the plan what the trials and starts took.
+func (t *tuner) account() {
+	t.res.Plan.TrialsRun, t.res.Plan.StartsRun = t.trials, t.starts
+	if t.trials > 0 {
+		t.res.Plan.TrialWallS = (t.trialWall / time.Duration(t.trials)).Seconds()
+	}
+	if t.starts > 0 {
+		t.res.Plan.StartWallS = (t.startWall / time.Duration(t.starts)).Seconds()
+		t.res.Plan.SettleWallS = (t.settleWall / time.Duration(t.starts)).Seconds()
+	}
+}
+
 // candidates are the values of k that timed trials must decide: not the current one, nor those the screen
 // found to change nothing.
 func (t *tuner) candidates(k knob.Knob) []string {
@@ -430,13 +449,10 @@ func (t *tuner) planBudget() error {
 	const sweepPoints, sweepTrials = 8, 4
 	shape := func(comps int) (trials int, overhead time.Duration) {
 		trials = sweepPoints*sweepTrials + comps*2*t.o.Pairs + 3*t.o.Pairs
-		// Stack starts and reads between trials cost about a second per comparison, plus settling a fresh
-		// dynamic or ondemand pool (settle); keep 10% for slack.
-		start := time.Second
-		if t.best.PM != "static" {
-			start += maxSettle / 4 // measured: 2 to 6 s, by the pool size
-		}
-		overhead = time.Duration(comps+6)*start + t.o.Budget/10
+		// Stack starts and reads between trials cost about a second per comparison; settling a fresh dynamic
+		// or ondemand pool (settle) takes 2 to 8 s, by the pool size, for each comparison's new arm and the
+		// final's Debian arm; keep 10% for slack.
+		overhead = time.Duration(comps+6)*time.Second + t.o.Budget/10 + t.settleTime(comps)
 		if t.o.P99 > 0 {
 			overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200)) // up to three sizing checks and the final one
 		}
@@ -483,11 +499,21 @@ func (t *tuner) planBudget() error {
 	return nil
 }
 
+// settleTime is what settling the fresh arms of comps comparisons and the final's Debian arm will take when the
+// pools are dynamic or ondemand: 2 to 8 s each, by the pool size.
+func (t *tuner) settleTime(comps int) time.Duration {
+	if t.best.PM == "static" {
+		return 0
+	}
+	return time.Duration(comps+1) * maxSettle / 2
+}
+
 // replan gives the time the saturation sweep did not use (the curve flattened early) to the comparisons.
 func (t *tuner) replan() {
 	trials := t.plannedComps*2*t.o.Pairs + 3*t.o.Pairs
 	// Each trial's overhead as the sweep measured it (status reads, sampling: more on a loaded machine).
-	overhead := time.Duration(t.plannedComps+4)*time.Second + t.o.Budget/10 + time.Duration(trials)*max(perTrialOverhead, t.perTrial()-t.warm-t.win)
+	overhead := time.Duration(t.plannedComps+4)*time.Second + t.o.Budget/10 + t.settleTime(t.plannedComps) +
+		time.Duration(trials)*max(perTrialOverhead, t.perTrial()-t.warm-t.win)
 	if t.o.P99 > 0 {
 		overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200))
 	}
@@ -627,10 +653,12 @@ func (t *tuner) arm(ctx context.Context, cfg knob.Config) (*arm, error) {
 		t.drop(a)
 		return nil, err
 	}
+	settled := time.Now()
 	if err := t.settle(ctx, a, t.conc); err != nil {
 		t.drop(a)
 		return nil, err
 	}
+	t.settleWall += time.Since(settled)
 	t.starts++
 	t.startWall += time.Since(began)
 	return a, nil
@@ -679,7 +707,9 @@ func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildre
 }
 
 func (t *tuner) drop(a *arm) {
+	began := time.Now()
 	a.st.Stop(context.Background())
+	t.startWall += time.Since(began) // a start's cost includes its stop: a pool of 100+ workers takes a while
 	delete(t.arms, a.cfg.String())
 }
 
