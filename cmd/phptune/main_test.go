@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,10 +44,24 @@ type runOut struct {
 
 func phptune(t *testing.T, args ...string) runOut {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	// A run that hangs is stopped with SIGQUIT, which makes the Go runtime print every goroutine's stack to
+	// stderr, and the test fails with that dump instead of the whole package timing out without a word (a tune
+	// once hung here with every thread waiting). php-fpm and nginx follow through Pdeathsig.
+	limit := 15 * time.Minute
+	if d, ok := t.Deadline(); ok && time.Until(d)-time.Minute < limit {
+		limit = max(time.Until(d)-time.Minute, time.Minute)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 20 * time.Second // then SIGKILL
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("phptune %s did not end within %s; stopped with SIGQUIT. stderr:\n%s", strings.Join(args, " "), limit, se.String())
+	}
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

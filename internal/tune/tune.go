@@ -511,8 +511,14 @@ func (t *tuner) settleTime(comps int) time.Duration {
 // replan gives the time the saturation sweep did not use (the curve flattened early) to the comparisons.
 func (t *tuner) replan() {
 	trials := t.plannedComps*2*t.o.Pairs + 3*t.o.Pairs
-	// Each trial's overhead as the sweep measured it (status reads, sampling: more on a loaded machine).
-	overhead := time.Duration(t.plannedComps+4)*time.Second + t.o.Budget/10 + t.settleTime(t.plannedComps) +
+	// Each trial's overhead as the sweep measured it (status reads, sampling: more on a loaded machine), and
+	// each start as the starts so far took (a pool of 100+ workers takes several seconds to start and stop):
+	// a new arm for each comparison and two for the final.
+	starts := time.Duration(t.plannedComps+2) * time.Second
+	if t.starts > 0 {
+		starts = time.Duration(t.plannedComps+2) * max(time.Second, t.perStart())
+	}
+	overhead := starts + 2*time.Second + t.o.Budget/10 + t.settleTime(t.plannedComps) +
 		time.Duration(trials)*max(perTrialOverhead, t.perTrial()-t.warm-t.win)
 	if t.o.P99 > 0 {
 		overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200))
@@ -1088,7 +1094,7 @@ func (t *tuner) decide(ctx context.Context, k knob.Knob) error {
 		}
 	}
 	for _, v := range t.candidates(k) {
-		if t.left() < t.comparisonTime() {
+		if t.left()-t.finalReserve() < t.comparisonTime() {
 			row.Note = "not decided: the budget ran out"
 			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s=%s was not tried: the budget ran out", k.Name, v))
 			continue
@@ -1139,6 +1145,17 @@ func orUnset(v string) string {
 		return "(unset)"
 	}
 	return v
+}
+
+// finalReserve is the least the final comparison takes: the two arms it may have to start (Debian's and the
+// rule of thumb's, settling included) and its minimum rounds of three trials. A comparison that would eat into
+// it is not started, so the run ends near its budget rather than overrunning it by the final's minimum.
+func (t *tuner) finalReserve() time.Duration {
+	r := 2*t.perStart() + time.Duration(3*stats.MinPairs)*t.perTrial()
+	if t.o.P99 > 0 {
+		r += max(2*time.Second, 4*(t.o.Budget/200))
+	}
+	return r
 }
 
 func (t *tuner) comparisonTime() time.Duration {
