@@ -8,9 +8,11 @@
 # WordPress is included when its preset is prepared (phptune workload prepare wordpress; WORDPRESS=DIR names a
 # prepared workload directory, WORDPRESS= leaves it out): trained on the preset's URLs with their content checks,
 # its MariaDB running, held out on the demo app's routes.
-# PHPTUNE=path picks the binary (default bin/phptune). Builds land in the build cache: a rerun only measures.
+# PHPTUNE=path picks the binary (default bin/phptune); VARIANTS=baseline,pgo,pgo+lto adds the reach variant (LTO
+# takes about twice PGO's build time). Builds land in the build cache: a rerun only measures.
 set -eu
 ROUNDS=${1:-10}
+VARIANTS=${VARIANTS:-baseline,pgo}
 cd "$(dirname "$0")/.."
 BIN=${PHPTUNE:-bin/phptune}
 [ -x "$BIN" ] || { echo "pgo: build first (make build)" >&2; exit 2; }
@@ -38,7 +40,7 @@ for v in r["variants"]:
 EOP
 }
 echo "== demo app (trained on its HTML pages; held out: its API and form)"
-"$BIN" build --rounds "$ROUNDS" --out "$out/demo"
+"$BIN" build --variants "$VARIANTS" --rounds "$ROUNDS" --out "$out/demo"
 set -- demo "$out/demo/result.json"
 lines=$(summary "$@")
 if [ "${WORDPRESS-auto}" = auto ] && "$BIN" workload list | grep -Eq '^wordpress +yes'; then
@@ -46,7 +48,7 @@ if [ "${WORDPRESS-auto}" = auto ] && "$BIN" workload list | grep -Eq '^wordpress
 fi
 if [ -n "${WORDPRESS:-}" ] && [ "$WORDPRESS" != auto ]; then
 	echo "== WordPress ($WORDPRESS; trained on its URLs, held out on the demo app's)"
-	"$BIN" build --train "$WORDPRESS" --rounds "$ROUNDS" --out "$out/wordpress"
+	"$BIN" build --train "$WORDPRESS" --variants "$VARIANTS" --rounds "$ROUNDS" --out "$out/wordpress"
 	lines="$lines
 $(summary wordpress "$out/wordpress/result.json")"
 else

@@ -172,6 +172,14 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 		if len(urls) > 0 {
 			p.Plan = append(p.Plan, [2]string{"URLs", strings.Join(urls, ", ")})
 		}
+		if r.Plan.StartsRun > 0 {
+			p.Plan = append(p.Plan, [2]string{"stacks started", fmt.Sprintf("%d, %s each on average (%s of it settling a fresh pool)",
+				r.Plan.StartsRun, secs(r.Plan.StartWallS), secs(r.Plan.SettleWallS))})
+		}
+		if len(r.Screens) > 0 {
+			p.Plan = append(p.Plan, [2]string{"screening", fmt.Sprintf("%d candidates counted in %s; %d screened out, sparing their timed comparisons",
+				len(r.Screens), wholeSecs(r.Plan.ScreenWallS), r.Plan.ScreenedOut)})
+		}
 	}
 	p.Screens = screenRows(r.Screens)
 	p.Profile, p.Syscalls = profileRows(r.Profile)

@@ -94,13 +94,46 @@ func TestComparisonTimeFollowsMeasuredCost(t *testing.T) {
 	if got := tu.comparisonTime(); got != planned {
 		t.Errorf("after 3 trials (too few to go by): %v, want %v", got, planned)
 	}
-	tu.trials, tu.trialWall = 10, 40*time.Second // 4 s a trial
+	tu.trials, tu.trialExtra = 10, 15*time.Second // 1.5 s a trial beyond its 2.5 s of load
 	tu.starts, tu.startWall = 2, 6*time.Second
 	if got, want := tu.comparisonTime(), 12*4*time.Second+3*time.Second+time.Second; got != want {
 		t.Errorf("after slow trials and starts: %v, want %v", got, want)
 	}
-	tu.trials, tu.trialWall = 10, 10*time.Second // faster than planned: the plan stands
+	tu.trials, tu.trialExtra = 10, 0 // less overhead than planned: the plan's 100 ms stands
 	if got := tu.perTrial(); got != 2600*time.Millisecond {
 		t.Errorf("fast trials: per trial %v, want the planned 2.6 s", got)
+	}
+}
+
+// replan fits the comparisons left into the time left: longer trials when there is time, shorter ones (to
+// minShorten of the plan at most) when starts cost more than planned.
+func TestReplanFitsTheRemainingComparisons(t *testing.T) {
+	tu := &tuner{o: Options{Pairs: 10, Budget: 10 * time.Minute}, warm: 250 * time.Millisecond, win: 750 * time.Millisecond,
+		plannedPer: time.Second, starts: 2, startWall: 4 * time.Second, settleWall: time.Second, res: &Result{}}
+	// 5 comparisons and the final: 130 trials and 7 starts (2 s each, settling included). Much time left:
+	// longer trials.
+	tu.end = time.Now().Add(8 * time.Minute)
+	tu.replan(5)
+	long := tu.warm + tu.win
+	if long <= time.Second {
+		t.Fatalf("8 minutes for 5 comparisons: trials of %v, want longer than the planned 1 s", long)
+	}
+	if want := (8*time.Minute - 7*2*time.Second - 2*time.Second - 48*time.Second - 130*perTrialOverhead) / 130; long < want-50*time.Millisecond || long > want+50*time.Millisecond {
+		t.Errorf("trial %v, want about %v", long, want)
+	}
+	// Too little time: shortened, but never below minShorten of the plan.
+	tu.end = time.Now().Add(2 * time.Minute)
+	tu.replan(5)
+	if got := tu.warm + tu.win; got != time.Duration(minShorten*float64(time.Second)) {
+		t.Errorf("2 minutes for 5 comparisons: trials of %v, want %v", got, time.Duration(minShorten*float64(time.Second)))
+	}
+	// Slightly short: shortened to fit.
+	tu.end = time.Now().Add(150 * time.Second)
+	tu.replan(5)
+	if got := tu.warm + tu.win; got >= time.Second || got <= 700*time.Millisecond {
+		t.Errorf("2.5 minutes for 5 comparisons: trials of %v, want between 0.7 and 1 s", got)
+	}
+	if tu.warm < minWarm {
+		t.Errorf("warm-up %v below %v", tu.warm, minWarm)
 	}
 }

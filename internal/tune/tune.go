@@ -130,6 +130,10 @@ type Plan struct {
 	StartsRun   int     `json:"starts_run"`
 	StartWallS  float64 `json:"start_wall_s"`
 	SettleWallS float64 `json:"settle_wall_s"` // of the start wall time
+	// Counting each CPU-only candidate's work a request before the timed trials: how long, and how many
+	// candidates it spared a timed comparison.
+	ScreenWallS float64 `json:"screen_wall_s"`
+	ScreenedOut int     `json:"screened_out"`
 }
 
 // KnobRow is one line of the answer: a knob, the value chosen and what the decisive comparison showed.
@@ -277,6 +281,12 @@ type tuner struct {
 	// plan's estimate, and the budget checks go by what they cost here.
 	trials, starts                   int
 	trialWall, startWall, settleWall time.Duration
+	// trialExtra is the trials' wall time beyond their load (status reads, sampling): trial lengths change
+	// when replan fits the remaining comparisons into the budget, and this part does not.
+	trialExtra time.Duration
+	// plannedPer is planBudget's trial length; replan shortens trials to at most minShorten of it.
+	plannedPer time.Duration
+	peakRPS    float64 // the saturation sweep's peak, for the coarse-trial warning
 }
 
 func newTuner(o Options) (*tuner, error) {
@@ -327,23 +337,34 @@ func (t *tuner) run(ctx context.Context) error {
 	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
 	t.facts.Concurrency = t.sweepPool()
 	t.readOpcache(ctx, first)
+	var screenWall time.Duration
 	if t.o.Screen != nil {
+		began := time.Now()
 		if err := t.screen(ctx); err != nil {
 			return err
 		}
+		screenWall = time.Since(began)
 	}
 	if err := t.planBudget(); err != nil {
 		return err
 	}
+	t.plan.ScreenWallS = screenWall.Seconds()
+	for _, sc := range t.res.Screens {
+		if !sc.Survived {
+			t.plan.ScreenedOut++
+		}
+	}
+	t.res.Plan = t.plan
 	if err := t.saturation(ctx); err != nil {
 		return err
 	}
-	t.replan()
+	t.replan(t.plannedComps)
+	t.coarseWarning()
 	t.facts.Concurrency = t.conc
 	if err := t.poolSize(ctx); err != nil {
 		return err
 	}
-	for _, k := range t.o.Knobs {
+	for i, k := range t.o.Knobs {
 		if _, pinned := t.o.Pins[k.Name]; pinned {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "pinned"})
 			continue
@@ -356,6 +377,7 @@ func (t *tuner) run(ctx context.Context) error {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "not tried: " + why})
 			continue
 		}
+		t.replan(t.remainingComparisons(i))
 		if err := t.decide(ctx, k); err != nil {
 			return err
 		}
@@ -491,6 +513,7 @@ func (t *tuner) planBudget() error {
 	}
 	t.warm = max(minWarm, per/4)
 	t.win = per - t.warm
+	t.plannedPer = per
 	t.nComparisons = comps + 2
 	t.plannedComps = comps
 	t.plan = Plan{Pairs: t.o.Pairs, WarmupS: t.warm.Seconds(), WindowS: t.win.Seconds(), Comparisons: t.nComparisons,
@@ -508,29 +531,49 @@ func (t *tuner) settleTime(comps int) time.Duration {
 	return time.Duration(comps+1) * maxSettle / 2
 }
 
-// replan gives the time the saturation sweep did not use (the curve flattened early) to the comparisons.
-func (t *tuner) replan() {
-	trials := t.plannedComps*2*t.o.Pairs + 3*t.o.Pairs
-	// Each trial's overhead as the sweep measured it (status reads, sampling: more on a loaded machine), and
-	// each start as the starts so far took (a pool of 100+ workers takes several seconds to start and stop):
-	// a new arm for each comparison and two for the final.
-	starts := time.Duration(t.plannedComps+2) * time.Second
-	if t.starts > 0 {
-		starts = time.Duration(t.plannedComps+2) * max(time.Second, t.perStart())
+// minShorten is how far replan may shorten the planned trials: noisier trials, but every knob decided.
+const minShorten = 0.7
+
+// replan fits the comparisons still to run (remaining, each of Pairs pairs, and the final's) into the time left,
+// going by what trials and stack starts have cost here: the saturation sweep may leave time over (its curve
+// flattened early), and starts of large pools cost more than the plan's guess. Trials get longer when there is
+// time, and shorter, down to minShorten of the plan and never below the shortest useful trial, when there is
+// not; each comparison is paired within itself, so trial lengths may differ between comparisons.
+func (t *tuner) replan(remaining int) {
+	trials := remaining*2*t.o.Pairs + 3*t.o.Pairs
+	starts := time.Duration(remaining+2) * max(time.Second, t.perStart())
+	if t.settleWall == 0 {
+		starts += t.settleTime(remaining) // the starts so far were not settled: settling is still to come
 	}
-	overhead := starts + 2*time.Second + t.o.Budget/10 + t.settleTime(t.plannedComps) +
-		time.Duration(trials)*max(perTrialOverhead, t.perTrial()-t.warm-t.win)
+	extra := perTrialOverhead
+	if t.trials >= 4 {
+		extra = max(extra, t.trialExtra/time.Duration(t.trials))
+	}
+	overhead := starts + 2*time.Second + min(t.o.Budget, t.left())/10 + time.Duration(trials)*extra
 	if t.o.P99 > 0 {
 		overhead += 4 * max(2*time.Second, 4*(t.o.Budget/200))
 	}
 	per := (t.left() - overhead) / time.Duration(trials)
-	if per <= t.warm+t.win {
-		return // never shorter than planned: the Bonferroni plan and the warnings assume these lengths
+	per = max(per, minWindow+minWarm, time.Duration(minShorten*float64(t.plannedPer)))
+	if per == t.warm+t.win {
+		return
 	}
 	t.warm = max(minWarm, per/4)
 	t.win = per - t.warm
 	t.plan.WarmupS, t.plan.WindowS = t.warm.Seconds(), t.win.Seconds()
 	t.res.Plan = t.plan
+}
+
+// remainingComparisons counts the comparisons the knobs from index i on would run as things stand.
+func (t *tuner) remainingComparisons(from int) int {
+	n := 0
+	for _, k := range t.o.Knobs[from:] {
+		if _, pinned := t.o.Pins[k.Name]; pinned || t.skip[k.Name] != "" || (k.Skip != nil && k.Skip(t.facts, t.best) != "") {
+			continue
+		}
+		n += len(t.candidates(k))
+	}
+	return n
 }
 
 // readOpcache reads opcache's state and the realpath cache's use from a worker of a, once every URL was served.
@@ -807,9 +850,12 @@ func (t *tuner) trial(ctx context.Context, phase string, a *arm, conc int) (*loa
 		return nil, err
 	}
 	began := time.Now()
+	length := t.warm + t.win
 	defer func() {
 		t.trials++
-		t.trialWall += time.Since(began)
+		took := time.Since(began)
+		t.trialWall += took
+		t.trialExtra += max(0, took-length)
 	}()
 	var before *measure.FPMStatus
 	sc, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -958,13 +1004,17 @@ func (t *tuner) saturation(ctx context.Context) error {
 	t.conc = max(sat.Peak, 2)
 	t.plan.Concurrency = t.conc
 	t.res.Plan = t.plan
-	// Few requests a trial make grainy trials: say so, and what budget would give about a hundred.
-	if perTrial := peak.RPS * t.win.Seconds(); perTrial < 50 && peak.RPS > 0 {
+	t.peakRPS = peak.RPS
+	return nil
+}
+
+// coarseWarning says when trials hold few requests, and what budget would give about a hundred.
+func (t *tuner) coarseWarning() {
+	if perTrial := t.peakRPS * t.win.Seconds(); perTrial < 50 && t.peakRPS > 0 {
 		need := time.Duration(float64(t.o.Budget) * 100 / math.Max(perTrial, 1))
 		t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("at %.0f req/s a %s trial holds only %.0f requests: the comparisons will be coarse; --budget %s would give about 100 a trial",
-			peak.RPS, t.win.Round(10*time.Millisecond), perTrial, need.Round(time.Minute)))
+			t.peakRPS, t.win.Round(10*time.Millisecond), perTrial, need.Round(time.Minute)))
 	}
-	return nil
 }
 
 // meanCI is the mean and its 95% confidence interval from the t distribution.
@@ -1164,11 +1214,10 @@ func (t *tuner) comparisonTime() time.Duration {
 
 // perTrial is what a trial costs: its load plus the planned overhead, or what trials took here when more.
 func (t *tuner) perTrial() time.Duration {
-	planned := t.warm + t.win + perTrialOverhead
 	if t.trials < 4 {
-		return planned
+		return t.warm + t.win + perTrialOverhead
 	}
-	return max(planned, t.trialWall/time.Duration(t.trials))
+	return t.warm + t.win + max(perTrialOverhead, t.trialExtra/time.Duration(t.trials))
 }
 
 // perStart is what starting and checking a stack took here on average (a second until measured).
