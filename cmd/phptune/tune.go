@@ -337,34 +337,36 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 // screener counts a configuration's work per request: instructions with php-cgi under callgrind (no server
 // needed) and system calls with strace on a php-fpm pool of its own. Nil, with the missing program's name, when
 // valgrind or strace is not installed.
-func screener(sc stack.Config, urls []load.MixItem, req load.Request) (func(context.Context, knob.Config) (*tune.Work, error), string) {
+func screener(sc stack.Config, urls []load.MixItem, req load.Request) (*tune.Screener, string) {
 	if _, err := measure.FindValgrind(""); err != nil {
 		return nil, "valgrind"
 	}
 	if _, err := measure.FindStrace(); err != nil {
 		return nil, "strace"
 	}
-	return func(ctx context.Context, cfg knob.Config) (*tune.Work, error) {
-		// One warm-up and two measured requests a URL: the counts repeat to a few parts in ten thousand.
-		po := profile.Options{Stack: sc, URLs: urls, Request: req, InstrWarmup: 1, InstrN: 2}
-		instr, _, err := profile.ScreenInstructions(ctx, po, cfg)
-		if err != nil {
-			return nil, err
-		}
-		po.Variants = []profile.Variant{{Name: "screen", Config: cfg}}
-		po.NoInstructions, po.Requests, po.Warmup = true, 100, 2
-		pr, err := profile.Run(ctx, po)
-		if err != nil {
-			return nil, err
-		}
-		if len(pr.Variants) == 0 {
-			return nil, fmt.Errorf("count system calls: no result")
-		}
-		if e := pr.Variants[0].Error; e != "" {
-			return nil, fmt.Errorf("count system calls: %s", e)
-		}
-		return &tune.Work{InstructionsPerReq: instr, SyscallsPerReq: pr.Variants[0].SyscallsPerReq,
-			Method: "instructions: callgrind on php-cgi; syscalls: strace on php-fpm"}, nil
+	return &tune.Screener{
+		Method: "instructions: callgrind on php-cgi; syscalls: strace on php-fpm",
+		Instructions: func(ctx context.Context, cfg knob.Config) (float64, error) {
+			// One warm-up and two measured requests a URL: the counts repeat to a few parts in ten thousand.
+			po := profile.Options{Stack: sc, URLs: urls, Request: req, InstrWarmup: 1, InstrN: 2}
+			instr, _, err := profile.ScreenInstructions(ctx, po, cfg)
+			return instr, err
+		},
+		Syscalls: func(ctx context.Context, cfg knob.Config) (float64, error) {
+			po := profile.Options{Stack: sc, URLs: urls, Request: req, NoInstructions: true, Requests: 100, Warmup: 2,
+				Variants: []profile.Variant{{Name: "screen", Config: cfg}}}
+			pr, err := profile.Run(ctx, po)
+			if err != nil {
+				return 0, err
+			}
+			if len(pr.Variants) == 0 {
+				return 0, fmt.Errorf("count system calls: no result")
+			}
+			if e := pr.Variants[0].Error; e != "" {
+				return 0, fmt.Errorf("count system calls: %s", e)
+			}
+			return pr.Variants[0].SyscallsPerReq, nil
+		},
 	}, ""
 }
 

@@ -424,6 +424,9 @@ func screenRows(screens []tune.Screen) []screenRow {
 			row.Instr = fmt.Sprintf("%s → %s (%+.1f%%)", mega(sc.Base.InstructionsPerReq), mega(sc.Cand.InstructionsPerReq),
 				100*(sc.Cand.InstructionsPerReq/sc.Base.InstructionsPerReq-1))
 			row.Sys = fmt.Sprintf("%.1f → %.1f", sc.Base.SyscallsPerReq, sc.Cand.SyscallsPerReq)
+			if !sc.Cand.SyscallsCounted && sc.Cand.SyscallsPerReq == 0 { // results before syscalls_counted counted them always
+				row.Sys = "not counted: the instructions differ"
+			}
 		}
 		switch {
 		case !sc.Survived:
