@@ -1256,7 +1256,8 @@ func (t *tuner) comparisonTime() time.Duration {
 	return time.Duration(2*t.o.Pairs)*t.perTrial() + t.perStart() + time.Second
 }
 
-// perTrial is what a trial costs: its load plus the planned overhead, or what trials took here when more.
+// perTrial is what a trial costs: its load plus the overhead trials had here beyond their load (status reads,
+// sampling), at least the planned perTrialOverhead.
 func (t *tuner) perTrial() time.Duration {
 	if t.trials < 4 {
 		return t.warm + t.win + perTrialOverhead
