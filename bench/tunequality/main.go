@@ -172,38 +172,14 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 	warm := time.Duration(res.Plan.WarmupS * float64(time.Second))
 	prewarm := max(2*time.Second, trial)
 	measure := func(c *cell) error {
-		sc := stack.Config{App: dir}
-		c.cfg.Apply(&sc, "grid")
-		st, err := stack.Start(ctx, sc)
+		st, tg, err := startWarm(ctx, dir, c.cfg, "grid", conc, prewarm)
 		if err != nil {
-			return fmt.Errorf("start %s: %w", c.cfg, err)
-		}
-		defer st.Stop(context.Background())
-		tg, _ := load.ParseTarget(st.HTTPURL)
-		// Tune measures arms that have been serving for a while: a fresh pm=dynamic or ondemand pool starts
-		// with a few workers and spawns at most 32 a second, so each such cell is brought up to its steady
-		// state under the same load first, as tune settles its arms; a static one is warmed for prewarm.
-		lo := load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
-			Duration: prewarm, Timeout: 10 * time.Second, SkipPreflight: true}
-		if c.cfg.PM != "static" {
-			if err := tune.Settle(ctx, st.Pools[0], lo, c.cfg.MaxChildren); err != nil && ctx.Err() != nil {
-				return ctx.Err()
-			}
-		} else if _, err := load.Run(ctx, lo); err != nil && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		lr, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
-			Duration: trial - warm, Warmup: warm, Timeout: 10 * time.Second, SkipPreflight: true})
-		if err != nil && lr == nil {
 			return err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if lr.Errors > 0 {
-			for cls, msg := range lr.ErrorSamples {
-				return fmt.Errorf("%s: %d errors (%s: %s)", c.cfg, lr.Errors, cls, msg)
-			}
+		defer st.Stop(context.Background())
+		lr, err := trialRun(ctx, tg, c.cfg, conc, trial, warm)
+		if err != nil {
+			return err
 		}
 		c.rps = append(c.rps, lr.RPS)
 		return nil
@@ -264,25 +240,12 @@ func headToHead(ctx context.Context, dir string, conc int, trial, warm time.Dura
 	cfgs := [2]knob.Config{a, b}
 	var targets [2]load.Target
 	for i, c := range cfgs {
-		sc := stack.Config{App: dir}
-		c.Apply(&sc, fmt.Sprintf("h2h%d", i))
-		st, err := stack.Start(ctx, sc)
+		st, tg, err := startWarm(ctx, dir, c, fmt.Sprintf("h2h%d", i), conc, max(2*time.Second, trial))
 		if err != nil {
-			return stats.Comparison{}, nil, nil, fmt.Errorf("start %s: %w", c, err)
+			return stats.Comparison{}, nil, nil, err
 		}
 		defer st.Stop(context.Background())
-		targets[i], _ = load.ParseTarget(st.HTTPURL)
-		lo := load.Options{Target: targets[i], Request: load.Request{KeepAlive: true}, Connections: conc,
-			Duration: max(2*time.Second, trial), Timeout: 10 * time.Second, SkipPreflight: true}
-		if c.PM != "static" {
-			err = tune.Settle(ctx, st.Pools[0], lo, c.MaxChildren)
-		} else {
-			_, err = load.Run(ctx, lo)
-		}
-		if ctx.Err() != nil {
-			return stats.Comparison{}, nil, nil, ctx.Err()
-		}
-		// Any other warm-up error is left to the measured trials, which fail on errors.
+		targets[i] = tg
 	}
 	var rps [2][]float64
 	for p := 0; p < pairs; p++ {
@@ -291,22 +254,60 @@ func headToHead(ctx context.Context, dir string, conc int, trial, warm time.Dura
 			order = []int{1, 0}
 		}
 		for _, i := range order {
-			lr, err := load.Run(ctx, load.Options{Target: targets[i], Request: load.Request{KeepAlive: true}, Connections: conc,
-				Duration: trial - warm, Warmup: warm, Timeout: 10 * time.Second, SkipPreflight: true})
-			if ctx.Err() != nil {
-				return stats.Comparison{}, nil, nil, ctx.Err()
-			}
-			if err != nil && lr == nil {
+			lr, err := trialRun(ctx, targets[i], cfgs[i], conc, trial, warm)
+			if err != nil {
 				return stats.Comparison{}, nil, nil, err
-			}
-			if lr.Errors > 0 {
-				return stats.Comparison{}, nil, nil, fmt.Errorf("%s: %d errors", cfgs[i], lr.Errors)
 			}
 			rps[i] = append(rps[i], lr.RPS)
 		}
 	}
 	cmp, err := stats.Paired(rps[0], rps[1], stats.DefaultConf)
 	return cmp, rps[0], rps[1], err
+}
+
+// startWarm starts cfg's stack and brings it to its steady state under the measurement's load, as tune settles
+// its arms: a fresh pm=dynamic or ondemand pool starts with a few workers and spawns at most 32 a second, so it
+// is loaded until it stops growing; a static one (whose opcache and JIT buffer start empty) for prewarm.
+func startWarm(ctx context.Context, dir string, cfg knob.Config, name string, conc int, prewarm time.Duration) (*stack.Stack, load.Target, error) {
+	sc := stack.Config{App: dir}
+	cfg.Apply(&sc, name)
+	st, err := stack.Start(ctx, sc)
+	if err != nil {
+		return nil, load.Target{}, fmt.Errorf("start %s: %w", cfg, err)
+	}
+	tg, _ := load.ParseTarget(st.HTTPURL)
+	lo := load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
+		Duration: prewarm, Timeout: 10 * time.Second, SkipPreflight: true}
+	// A warm-up's own errors are left to the measured trials, which fail on errors.
+	if cfg.PM != "static" {
+		_ = tune.Settle(ctx, st.Pools[0], lo, cfg.MaxChildren)
+	} else {
+		_, _ = load.Run(ctx, lo)
+	}
+	if ctx.Err() != nil {
+		st.Stop(context.Background())
+		return nil, load.Target{}, ctx.Err()
+	}
+	return st, tg, nil
+}
+
+// trialRun is one measured trial of the grid or the head to head; any error fails it.
+func trialRun(ctx context.Context, tg load.Target, cfg knob.Config, conc int, trial, warm time.Duration) (*load.Result, error) {
+	lr, err := load.Run(ctx, load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: conc,
+		Duration: trial - warm, Warmup: warm, Timeout: 10 * time.Second, SkipPreflight: true})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil && lr == nil {
+		return nil, err
+	}
+	if lr.Errors > 0 {
+		for cls, msg := range lr.ErrorSamples {
+			return nil, fmt.Errorf("%s: %d errors (%s: %s)", cfg, lr.Errors, cls, msg)
+		}
+		return nil, fmt.Errorf("%s: %d errors", cfg, lr.Errors)
+	}
+	return lr, nil
 }
 
 // gridSizes are the pool sizes the grid tries up to top: every one with full, else every one to 16, every
