@@ -8,8 +8,9 @@
 # WordPress is included when its preset is prepared (phptune workload prepare wordpress; WORDPRESS=DIR names a
 # prepared workload directory, WORDPRESS= leaves it out): trained on the preset's URLs with their content checks,
 # its MariaDB running, held out on the demo app's routes.
-# PHPTUNE=path picks the binary (default bin/phptune); VARIANTS=baseline,pgo,pgo+lto adds the reach variant (LTO
-# takes about twice PGO's build time). Builds land in the build cache: a rerun only measures.
+# PHPTUNE=path picks the binary (default bin/phptune); VARIANTS=baseline,pgo,pgo+lto,pgo+bolt adds the reach
+# variants (each is a build of its own: LTO takes about twice PGO's build time, BOLT needs bolt-16 and
+# libbolt-16-dev). Builds land in the build cache: a rerun only measures.
 set -eu
 ROUNDS=${1:-10}
 VARIANTS=${VARIANTS:-baseline,pgo}

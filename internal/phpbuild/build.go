@@ -66,6 +66,10 @@ func (e *BuildError) Unwrap() error { return e.Err }
 // Inputs returns the cache key inputs of a variant.
 func (b *Builder) Inputs(variant, profFlags string, t Trainer) KeyInputs {
 	in := KeyInputs{Source: b.Source.Hash, Variant: variant, Configure: b.Configure, Compiler: b.Compiler}
+	if variant == PGOBOLT {
+		in.Configure = BOLTConfigure(b.Configure)
+		in.Tools = "EXTRA_CFLAGS=" + BOLTMakeCFlags + "; llvm-bolt " + boltRoot + " " + strings.Join(boltOptimise, " ")
+	}
 	if variant != Baseline {
 		in.ProfFlags = profFlags
 		if t != nil {
@@ -82,12 +86,19 @@ func (b *Builder) Cached(variant, profFlags string, t Trainer) (Manifest, bool) 
 	return m, err == nil
 }
 
-// Build builds and installs a variant (Baseline, or PGO trained by t with profFlags) unless the cache holds
-// it already. The prefix appears by one rename once everything is in it.
+// Build builds and installs a variant (Baseline, or PGO trained by t with profFlags, plus LTO or BOLT) unless
+// the cache holds it already. The prefix appears by one rename once everything is in it.
 func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Trainer) (Manifest, error) {
-	lto := variant == PGOLTO
-	if variant != Baseline && variant != PGO && !lto {
-		return Manifest{}, fmt.Errorf("variant %s: not built by phptune yet", variant)
+	lto, bolt := variant == PGOLTO, variant == PGOBOLT
+	if variant != Baseline && variant != PGO && !lto && !bolt {
+		return Manifest{}, fmt.Errorf("variant %s: not built by phptune", variant)
+	}
+	var tc BOLT
+	if bolt {
+		var err error
+		if tc, err = FindBOLT(ctx); err != nil {
+			return Manifest{}, err
+		}
 	}
 	if variant != Baseline && t == nil {
 		return Manifest{}, fmt.Errorf("%s: no training workload", variant)
@@ -147,12 +158,18 @@ func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Traine
 		}
 		return nil
 	}
-	makeArgs := func(extra ...string) []string { return append([]string{fmt.Sprintf("-j%d", jobs)}, extra...) }
+	makeArgs := func(extra ...string) []string {
+		args := []string{fmt.Sprintf("-j%d", jobs)}
+		if bolt {
+			args = append(args, "EXTRA_CFLAGS="+BOLTMakeCFlags)
+		}
+		return append(args, extra...)
+	}
 
 	if err := step("unpack", "unpack.log", func(w io.Writer) error { return unpack(ctx, b.Source, src, w) }); err != nil {
 		return m, err
 	}
-	args := append([]string{"--prefix=" + prefix}, b.Configure...)
+	args := append([]string{"--prefix=" + prefix}, in.Configure...)
 	if err := step("configure", "configure.log", func(w io.Writer) error {
 		return runEnv(ctx, src, env, w, "./configure", args...)
 	}); err != nil {
@@ -207,6 +224,25 @@ func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Traine
 			return m, err
 		}
 		m.Warnings = ProfileWarnings(useLog)
+		if bolt {
+			work := filepath.Join(tmp, "bolt")
+			if err := os.MkdirAll(work, 0o755); err != nil {
+				return m, err
+			}
+			// BOLT is trained with php-cgi alone (see boltTree), in live mode too.
+			cgiT := t
+			if lt, ok := t.(*LiveTrainer); ok {
+				cgiT = lt.CGI
+			}
+			opcache := filepath.Join(src, "modules", "opcache.so")
+			ws, err := boltTree(ctx, tc, src, work, func(cgi string, w io.Writer) error {
+				return cgiT.Train(ctx, cgi, opcache, w)
+			}, step)
+			m.Warnings = append(m.Warnings, ws...)
+			if err != nil {
+				return m, err
+			}
+		}
 	}
 	if err := step("install", "install.log", func(w io.Writer) error {
 		if err := runEnv(ctx, src, env, w, mk, "install", "INSTALL_ROOT="+root); err != nil {

@@ -33,6 +33,7 @@ type KeyInputs struct {
 	ProfFlags string   `json:"prof_flags,omitempty"`
 	Compiler  string   `json:"compiler"` // `cc --version`'s first line
 	Training  string   `json:"training,omitempty"`
+	Tools     string   `json:"tools,omitempty"` // post-link tools and their flags (pgo+bolt)
 }
 
 // keySchema changes when the build recipe itself changes, so old prefixes are not mistaken for new ones.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,12 +132,6 @@ func (r *Result) Variant(name string) *VariantResult {
 	return nil
 }
 
-// reachReason says why a reach variant is not offered (not attempted in this version).
-var reachReason = map[string]string{
-	PGOBOLT: "not built: bolt-16 rewrites of a normal php-cgi crash at start-up; it needs a build for BOLT " +
-		"(-fno-reorder-blocks-and-partition, -Wl,--emit-relocs, no PIE) that phptune does not do yet",
-}
-
 // Run fetches the source, builds the variants, smoke-tests them and verifies the gain. On cancellation it
 // returns what it has with Partial set and ctx's error.
 func Run(ctx context.Context, o Options) (*Result, error) {
@@ -205,6 +200,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	missing := MissingPackages(devPkgs, o.Callgrind && o.Verify, exec.LookPath, DebInstalled)
+	if o.InstallDeps && slices.Contains(o.Variants, PGOBOLT) {
+		// Without --install-deps a missing BOLT makes pgo+bolt unavailable, with the packages to install.
+		for _, p := range BOLTPackages {
+			if !DebInstalled(p) {
+				missing = append(missing, p)
+			}
+		}
+	}
 	if len(missing) > 0 {
 		if !o.InstallDeps {
 			return res, exitcode.MissingErrorf("missing Debian packages to build PHP: %s (install them: apt-get install --no-install-recommends %s, or pass --install-deps)",
@@ -277,10 +280,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for _, name := range o.Variants {
 		vr := &VariantResult{Name: name}
 		res.Variants = append(res.Variants, vr)
-		if r, ok := reachReason[name]; ok {
-			vr.Reason = r
-			continue
-		}
 		_, cached := b.Cached(name, o.ProfFlags, trainer)
 		m, err := b.Build(ctx, name, o.ProfFlags, trainer)
 		vr.Cached = cached

@@ -325,7 +325,7 @@ func buildRows(r *phpbuild.Result) []buildRow {
 	var out []buildRow
 	for _, v := range r.Variants {
 		if !v.Available && len(v.Steps) == 0 {
-			continue // never attempted (pgo+lto, pgo+bolt): its reason is in the unavailable list
+			continue // never attempted (e.g. BOLT not installed): its reason is in the unavailable list
 		}
 		b := buildRow{Name: v.Name, Prefix: v.Prefix, Key: v.Key, LogDir: v.LogDir, PHPFPM: v.PHPFPM, Warnings: v.Warnings}
 		switch {
