@@ -59,7 +59,8 @@ Use a variant with: phptune tune --php-fpm <prefix>/sbin/php-fpm, or let the cac
 installed php-fpm: phptune tune --builds
 --variants adds pgo+lto: the PGO build with link-time optimisation (-flto=auto in the compiler command; off
 for the two files that hold the executor's global register variables, which LTO cannot handle: GCC PR 68384).
---variants adds pgo+bolt: the PGO build made for BOLT (no PIE, -Wl,--emit-relocs, GCC's hot/cold splitting off),
+--variants adds pgo+bolt: the PGO build made for BOLT (no PIE, -Wl,--emit-relocs, GCC's hot/cold splitting off,
+no ifuncs),
 its php-cgi instrumented by llvm-bolt and trained on the same requests, then php-cgi and php-fpm re-laid out
 from that profile (Debian packages bolt-16 and libbolt-16-dev; --install-deps installs them).
 A variant that fails to build is listed as unavailable with the failing step and its log.
