@@ -49,8 +49,6 @@ type InstrOptions struct {
 	// Body is the request body: php-cgi reads each request's CONTENT_LENGTH bytes from its stdin, which gets the
 	// body once for every request run.
 	Body []byte
-	// NoINI runs php-cgi with -n: no php.ini at all, only INI (a source build's prefix has none of its own).
-	NoINI bool
 	// INI settings, passed as -d KEY=VALUE in key order.
 	INI map[string]string
 	// Warmup requests run first and are not counted (opcache compiles and caches on the first); N are measured.
@@ -212,9 +210,7 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 		args = append(args, "--smc-check=all-non-file")
 	}
 	args = append(args, o.PHPCGI)
-	if o.NoINI {
-		args = append(args, "-n")
-	} else if o.INIFile != "" {
+	if o.INIFile != "" {
 		args = append(args, "-c", o.INIFile)
 	}
 	keys := make([]string, 0, len(o.INI))
