@@ -24,7 +24,7 @@ type buildFlags struct {
 	debian, debianVersion, source, configureArgs, profFlags, holdoutApp, cache, out, make, train string
 	variants, urls, holdout                                                                      []string
 	trainN, rounds, repeats, jobs                                                                int
-	noVerify, noCallgrind, jit, installDeps, json, withDebian                                    bool
+	noVerify, noCallgrind, jit, installDeps, json, withDebian, noHuge                            bool
 	throughputTrial, trainDuration                                                               time.Duration
 	trainMode                                                                                    string
 }
@@ -45,7 +45,9 @@ one that fails is reported unavailable with the reason.
 Verification: time per request with php-cgi -T warmup,N pinned to one CPU, in interleaved rounds (order
 alternating), each variant against the baseline: median ratio, 95% CI and a verdict (better, worse,
 no_difference) on three sets: the training URLs, held-out URLs (another route set, or --holdout APP) and a guard
-(Zend/bench.php from the same source). Throughput through php-fpm (one worker, interleaved trials) on the
+(Zend/bench.php from the same source). pgo+huge_code_pages: the pgo build run with opcache.huge_code_pages=1,
+measured only when a probe (php-cgi printing its own smaps) finds its text really on huge pages; otherwise a
+note says why not. Throughput through php-fpm (one worker, interleaved trials) on the
 training URLs. Instructions per request (callgrind) are a cross-check: they understate
 PGO's gain several-fold, since PGO mostly improves code layout.
 
@@ -89,6 +91,7 @@ environment (phptune report DIR/result.json re-renders it).`,
 	fl.IntVar(&f.repeats, "repeats", 30, "timed repeats per URL in each round (php-cgi -T 5,N)")
 	fl.BoolVar(&f.noVerify, "no-verify", false, "build and smoke-test only")
 	fl.BoolVar(&f.noCallgrind, "no-callgrind", false, "skip instructions per request (valgrind)")
+	fl.BoolVar(&f.noHuge, "no-huge-code-pages", false, "skip verifying pgo with opcache.huge_code_pages=1 on top")
 	fl.DurationVar(&f.throughputTrial, "throughput-trial", 3*time.Second, "length of each throughput trial through php-fpm (0 skips throughput)")
 	fl.BoolVar(&f.jit, "jit", false, "train and verify with opcache.jit=tracing (as it will run)")
 	fl.BoolVar(&f.withDebian, "with-debian", false, "include Debian's own php-cgi in the comparison (automatic when the source is older)")
@@ -109,7 +112,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		Variants: f.variants, TrainN: f.trainN, JIT: f.jit, Verify: !f.noVerify, Rounds: f.rounds, Repeats: f.repeats,
 		Callgrind: !f.noCallgrind, Debian8: f.withDebian, InstallDeps: f.installDeps, Jobs: f.jobs, Make: f.make,
 		SmokeApp: workloads.Demo(), Train: f.urls, Holdout: f.holdout, ThroughputTrial: f.throughputTrial,
-		TrainMode: f.trainMode, TrainDuration: f.trainDuration,
+		TrainMode: f.trainMode, TrainDuration: f.trainDuration, HugeCodePages: !f.noHuge,
 	}
 	for _, v := range f.variants {
 		switch v {

@@ -73,6 +73,21 @@ func ReadHugePages(pid int, hugeCodePages string) (*HugePages, error) {
 	return h, nil
 }
 
+// HugePagesFromSmaps reads where a process's text lies from its smaps (as a process can print its own), for a
+// process running binary: TextBytes, TextHugeBytes and TextRemapped; no system facts, no advice.
+func HugePagesFromSmaps(data []byte, binary string) (*HugePages, error) {
+	maps, err := parseSmaps(data)
+	if err != nil {
+		return nil, err
+	}
+	h := &HugePages{Binary: binary}
+	h.fromMappings(maps)
+	if h.TextBytes == 0 {
+		return nil, fmt.Errorf("no executable mapping of %s in the smaps given", binary)
+	}
+	return h, nil
+}
+
 func (h *HugePages) fromMappings(maps []mapping) {
 	// The binary's address range: from its first to its last file mapping. opcache's copy of the text replaces
 	// the middle of it with an anonymous mapping at the same addresses.

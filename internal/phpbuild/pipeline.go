@@ -64,6 +64,9 @@ type Options struct {
 	Rounds    int
 	Repeats   int
 	Callgrind bool
+	// HugeCodePages also verifies the pgo build with opcache.huge_code_pages=1, when a probe finds that its text
+	// really lands on huge pages.
+	HugeCodePages bool
 	// ThroughputTrial, when > 0, also compares requests/s through php-fpm in interleaved trials of this length.
 	ThroughputTrial time.Duration
 	Debian8         bool   // include Debian's own php-cgi in the comparison even when the source is not older
@@ -91,6 +94,9 @@ type VariantResult struct {
 	Warnings     []string `json:"warnings,omitempty"`
 	LogDir       string   `json:"log_dir,omitempty"`
 	PHPFPM       string   `json:"php_fpm,omitempty"`
+	// Of and Setting: this arm is variant Of's binaries run with Setting on top (pgo+huge_code_pages).
+	Of      string `json:"of,omitempty"`
+	Setting string `json:"setting,omitempty"`
 
 	TimePerReqUS map[string]float64    `json:"time_per_req_us,omitempty"`
 	GainPct      map[string]float64    `json:"gain_pct,omitempty"`
@@ -354,6 +360,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Notes = append(res.Notes, "no verification: no variant besides the baseline is available")
 		return res, nil
 	}
+	if bin, ok := built[PGO]; ok && o.HugeCodePages {
+		arms = append(arms, hugeArm(ctx, res, bin, base.Guard)...)
+	}
 	cfg := VerifyConfig{App: app, HoldoutApp: holdApp, Train: o.Train, Holdout: o.Holdout, Guard: base.Guard,
 		Rounds: o.Rounds, Repeats: o.Repeats, JIT: o.JIT, Callgrind: o.Callgrind}
 	res.CPU = cfg.cpu()
@@ -380,11 +389,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.ThroughputTrial > 0 {
 		var fa []FPMArm
 		for _, a := range arms {
-			fpm := ""
-			if a.Name != Debian {
-				fpm = built[a.Name].FPM
+			fpm, of := "", a.Name
+			if v := res.Variant(a.Name); v != nil && v.Of != "" {
+				of = v.Of
 			}
-			fa = append(fa, FPMArm{Name: a.Name, FPM: fpm})
+			if a.Name != Debian {
+				fpm = built[of].FPM
+			}
+			fa = append(fa, FPMArm{Name: a.Name, FPM: fpm, INI: a.INI})
 		}
 		if o.OnStep != nil {
 			o.OnStep("verify", fmt.Sprintf("throughput through php-fpm, %d interleaved rounds", cfg.Rounds))
@@ -404,6 +416,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// hugeArm probes whether opcache.huge_code_pages puts the pgo build's text on huge pages; if so it adds the arm
+// that runs pgo with it (and its result row), else a note that says why not.
+func hugeArm(ctx context.Context, res *Result, bin Binaries, guard string) []Arm {
+	h, err := ProbeHugeCodePages(ctx, bin.CGI, bin.Opcache)
+	if err != nil {
+		res.Notes = append(res.Notes, "opcache.huge_code_pages on pgo not measured: "+err.Error())
+		return nil
+	}
+	ok, why := HugeCredited(h)
+	if !ok {
+		res.Notes = append(res.Notes, "opcache.huge_code_pages on pgo not measured: "+why)
+		return nil
+	}
+	name := PGO + HugeSuffix
+	pv := res.Variant(PGO)
+	res.Variants = append(res.Variants, &VariantResult{Name: name, Prefix: pv.Prefix, Available: true, Key: pv.Key,
+		PHPFPM: pv.PHPFPM, Of: PGO, Setting: HugeCodePagesINI})
+	res.Notes = append(res.Notes, fmt.Sprintf("%s: pgo with %s (checked: %s)", name, HugeCodePagesINI, why))
+	return []Arm{{Name: name, CGI: bin.CGI, Opcache: bin.Opcache, INI: []string{HugeCodePagesINI}, Guard: guard}}
 }
 
 func fill(res *Result, ar []*ArmResult) {

@@ -3,6 +3,7 @@ package phpbuild
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/compare"
@@ -15,6 +16,7 @@ type FPMArm struct {
 	Name    string
 	FPM     string // "" = the installed php-fpm
 	Opcache string
+	INI     []string // settings on top, for the master too (opcache.huge_code_pages)
 }
 
 // ThroughputResult is one variant's requests/s against the baseline's through php-fpm.
@@ -42,6 +44,10 @@ func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []str
 		cfg.PHPFPM, cfg.NoNginx = a.FPM, true
 		cfg.Pools = []stack.Pool{{Name: "tp", Listen: stack.ListenUnix, PM: "static", MaxChildren: 1}}
 		cfg.Defines = FPMDefines(a.Opcache)
+		for _, kv := range a.INI {
+			k, v, _ := strings.Cut(kv, "=")
+			cfg.Defines[k] = v
+		}
 		s, err := stack.Start(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%s: php-fpm: %w", a.Name, err)

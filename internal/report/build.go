@@ -21,19 +21,25 @@ func Build(w io.Writer, r *phpbuild.Result) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	fmt.Fprintln(w)
+	nw := 9 // the name column fits the longest name (pgo+huge_code_pages)
+	for _, v := range r.Variants {
+		nw = max(nw, len(v.Name))
+	}
 	for _, v := range r.Variants {
 		if !v.Available {
-			fmt.Fprintf(w, "  %-9s unavailable: %s\n", v.Name, firstLine(v.Reason))
+			fmt.Fprintf(w, "  %-*s unavailable: %s\n", nw, v.Name, firstLine(v.Reason))
 			continue
 		}
 		how := "built in " + secs(v.BuildSeconds)
 		switch {
 		case v.Name == phpbuild.Debian:
 			how = "Debian's own binary"
+		case v.Of != "":
+			how = v.Of + "'s binaries, run with " + v.Setting
 		case v.Cached:
 			how = "cached"
 		}
-		fmt.Fprintf(w, "  %-9s %s  (%s)\n", v.Name, v.Prefix, how)
+		fmt.Fprintf(w, "  %-*s %s  (%s)\n", nw, v.Name, v.Prefix, how)
 		for _, warn := range v.Warnings {
 			fmt.Fprintf(w, "            gcc: %s\n", warn)
 		}
@@ -42,7 +48,7 @@ func Build(w io.Writer, r *phpbuild.Result) {
 		return
 	}
 	fmt.Fprintf(w, "\nTime per request, php-cgi -T pinned to CPU %d, %d interleaved rounds (gain: positive = faster than baseline, 95%% CI)\n", r.CPU, r.Rounds)
-	fmt.Fprintf(w, "  %-9s %-8s %12s %26s %-14s %14s\n", "variant", "set", "time/req", "gain [95% CI]", "verdict", "instr/req")
+	fmt.Fprintf(w, "  %-*s %-8s %12s %26s %-14s %14s\n", nw, "variant", "set", "time/req", "gain [95% CI]", "verdict", "instr/req")
 	for _, v := range r.Variants {
 		if v.TimePerReqUS == nil {
 			continue
@@ -65,7 +71,7 @@ func Build(w io.Writer, r *phpbuild.Result) {
 					ipr += fmt.Sprintf(" (%+.1f%%)", c)
 				}
 			}
-			fmt.Fprintf(w, "  %-9s %-8s %12s %26s %-14s %14s\n", v.Name, set, us(t), gain, verdict, ipr)
+			fmt.Fprintf(w, "  %-*s %-8s %12s %26s %-14s %14s\n", nw, v.Name, set, us(t), gain, verdict, ipr)
 		}
 	}
 	for _, v := range r.Variants {

@@ -331,6 +331,8 @@ func buildRows(r *phpbuild.Result) []buildRow {
 		switch {
 		case v.Name == phpbuild.Debian:
 			b.Status = "Debian's own binary, not built"
+		case v.Of != "":
+			b.Status = v.Of + "'s binaries, run with " + v.Setting
 		case !v.Available:
 			b.Status = "failed"
 		case v.Cached:
