@@ -294,7 +294,9 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		report.Build(os.Stdout, res)
 		fmt.Printf("\n  Results in %s: report.html, result.json, build.log\n", out)
 		for _, v := range res.Variants {
-			if v.Available && v.Name != phpbuild.Baseline && v.PHPFPM != "" {
+			// An arm of a setting on another variant's binaries (pgo+huge_code_pages) has no binary of its own:
+			// tune decides huge_code_pages itself.
+			if v.Available && v.Name != phpbuild.Baseline && v.PHPFPM != "" && v.Of == "" {
 				fmt.Printf("  Try it: phptune tune --php-fpm %s\n", v.PHPFPM)
 			}
 		}
