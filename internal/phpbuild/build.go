@@ -93,13 +93,6 @@ func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Traine
 	if variant != Baseline && variant != PGO && !lto && !bolt {
 		return Manifest{}, fmt.Errorf("variant %s: not built by phptune", variant)
 	}
-	var tc BOLT
-	if bolt {
-		var err error
-		if tc, err = FindBOLT(ctx); err != nil {
-			return Manifest{}, err
-		}
-	}
 	if variant != Baseline && t == nil {
 		return Manifest{}, fmt.Errorf("%s: no training workload", variant)
 	}
@@ -111,6 +104,13 @@ func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Traine
 	prefix := PrefixDir(b.CacheDir, variant, key)
 	if m, err := ReadManifest(prefix); err == nil {
 		return m, nil
+	}
+	var tc BOLT // only a build needs BOLT: a cached pgo+bolt is used without it
+	if bolt {
+		var err error
+		if tc, err = FindBOLT(ctx); err != nil {
+			return Manifest{}, err
+		}
 	}
 	logDir := filepath.Join(b.CacheDir, "logs", filepath.Base(prefix))
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
