@@ -16,6 +16,9 @@ const HugeCodePagesINI = "opcache.huge_code_pages=1"
 // HugeSuffix names the arm of a variant that runs with HugeCodePagesINI.
 const HugeSuffix = "+huge_code_pages"
 
+// smapsScript prints the PHP process's own memory map, huge page counts included.
+const smapsScript = "<?php echo file_get_contents('/proc/self/smaps');\n"
+
 // ProbeHugeCodePages runs a variant's php-cgi with opcache.huge_code_pages=1 on a script that prints its own
 // smaps, and says where the text ended up. The setting is credited only when the text was really remapped
 // onto huge pages: opcache falls back to 4 KiB pages silently when the system offers none.
@@ -26,7 +29,7 @@ func ProbeHugeCodePages(ctx context.Context, cgi, opcache string) (*measure.Huge
 	}
 	defer os.RemoveAll(dir)
 	script := filepath.Join(dir, "smaps.php")
-	if err := os.WriteFile(script, []byte("<?php echo file_get_contents('/proc/self/smaps');\n"), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(smapsScript), 0o644); err != nil {
 		return nil, err
 	}
 	r := CGIRun{CGI: cgi, INI: append(INI(opcache, false), HugeCodePagesINI), Script: script, Repeats: 1, CPU: -1}

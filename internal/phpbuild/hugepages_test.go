@@ -65,7 +65,7 @@ func TestProbeHugeCodePages(t *testing.T) {
 
 func writeSmapsScript(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "smaps.php")
-	if err := os.WriteFile(p, []byte("<?php echo file_get_contents('/proc/self/smaps');\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(smapsScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
