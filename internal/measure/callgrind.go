@@ -1,6 +1,6 @@
 package measure
 
-// Instructions per request with callgrind (DESIGN 3): php-cgi -T WARMUP,N runs the same request WARMUP+N times in
+// Instructions per request with callgrind (DESIGN 3): php-cgi -T WARMUP+N runs the same request WARMUP+N times in
 // one process, and valgrind counts every instruction. The count is blind to caches and layout, but it is
 // repeatable, so it screens CPU-only knobs (opcache, JIT, validate_timestamps, realpath cache) without timed
 // trials.
@@ -49,6 +49,8 @@ type InstrOptions struct {
 	// Body is the request body: php-cgi reads each request's CONTENT_LENGTH bytes from its stdin, which gets the
 	// body once for every request run.
 	Body []byte
+	// NoINI runs php-cgi with -n: no php.ini at all, only INI (a source build's prefix has none of its own).
+	NoINI bool
 	// INI settings, passed as -d KEY=VALUE in key order.
 	INI map[string]string
 	// Warmup requests run first and are not counted (opcache compiles and caches on the first); N are measured.
@@ -210,7 +212,9 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 		args = append(args, "--smc-check=all-non-file")
 	}
 	args = append(args, o.PHPCGI)
-	if o.INIFile != "" {
+	if o.NoINI {
+		args = append(args, "-n")
+	} else if o.INIFile != "" {
 		args = append(args, "-c", o.INIFile)
 	}
 	keys := make([]string, 0, len(o.INI))
@@ -225,7 +229,10 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 	if _, ok := o.INI["opcache.enable_cli"]; !ok {
 		args = append(args, "-d", "opcache.enable_cli=1")
 	}
-	args = append(args, "-T", fmt.Sprintf("%d,%d", o.Warmup, o.N))
+	// -T W+N, not -T W,N: php-cgi built with valgrind's headers (HAVE_VALGRIND, which PHP's configure turns on
+	// whenever they are installed) stops callgrind's instrumentation during -T's warm-up, so no warm-up request
+	// would be dumped and module start-up would land in the first measured part. The warm-up is ours to skip.
+	args = append(args, "-T", strconv.Itoa(o.Warmup+o.N))
 
 	cmd := exec.CommandContext(ctx, vg, args...)
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, o.Env...)

@@ -251,6 +251,65 @@ func TestInstructionsRepeatable(t *testing.T) {
 	}
 }
 
+// TestInstructionsOnPHPBuiltWithValgrind: a php-cgi built where valgrind's headers are installed (every source
+// build here) stops callgrind during -T's warm-up and starts it again after. This small C program does what
+// cgi_main.c does then; each request's loop runs 1000 times more than the one before, so a request that is
+// counted in the wrong part shows.
+func TestInstructionsOnPHPBuiltWithValgrind(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Fatal("no C compiler (Debian package build-essential): make test installs it")
+	}
+	dir := t.TempDir()
+	prog := `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <valgrind/callgrind.h>
+volatile long sink;
+__attribute__((noinline)) void work(long n) { for (long i = 0; i < n; i++) sink += i; }
+__attribute__((noinline)) void php_request_shutdown(void) { sink++; }
+int main(int argc, char **argv) {
+	int warmup = 0, repeats = 1;
+	for (int i = 1; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "-T") != 0) continue;
+		char *comma = strchr(argv[i + 1], ',');
+		if (comma) {
+			warmup = atoi(argv[i + 1]); repeats = atoi(comma + 1);
+			if (warmup > 0) CALLGRIND_STOP_INSTRUMENTATION;
+		} else repeats = atoi(argv[i + 1]);
+	}
+	work(1000000); /* module start-up */
+	for (long n = 10000;; n += 1000) {
+		printf("Content-type: text/plain\r\n\r\nok\n");
+		work(n);
+		php_request_shutdown();
+		if (warmup) { if (!--warmup) CALLGRIND_START_INSTRUMENTATION; continue; }
+		if (--repeats > 0) continue;
+		break;
+	}
+	return 0;
+}
+`
+	src, bin := filepath.Join(dir, "cgi.c"), filepath.Join(dir, "php-cgi")
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cc", "-O1", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s (valgrind's headers come with Debian package valgrind)", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Instructions(ctx, InstrOptions{PHPCGI: bin, Script: filepath.Join(dir, "x.php"), Warmup: 2, N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Requests 3, 4 and 5 are measured: each costs about 1000 loop runs more than the one before, and none holds
+	// the start-up's million.
+	r := res.Requests
+	if len(r) != 3 || r[0] >= r[1] || r[1] >= r[2] || r[2] > 500000 || res.StartupAndFirst < 1000000 {
+		t.Errorf("requests %v, start-up and first %d: want three growing requests, start-up in part 1", r, res.StartupAndFirst)
+	}
+}
+
 func TestInstructionsReportsPHPErrors(t *testing.T) {
 	app := phpApp(t, "undefined_function_here();\n")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -37,18 +37,12 @@ func TestParseElapsed(t *testing.T) {
 	}
 }
 
-func TestParseStatusAndCallgrind(t *testing.T) {
+func TestParseStatus(t *testing.T) {
 	if s := ParseStatus([]byte("Status: 404 Not Found\r\nContent-type: text/html\r\n\r\nStatus: 500")); s != 404 {
 		t.Errorf("status %d", s)
 	}
 	if s := ParseStatus([]byte("Content-type: text/html\r\n\r\nbody")); s != 200 {
 		t.Errorf("no Status header: %d", s)
-	}
-	if n, err := ParseCallgrindTotal("events: Ir\nfl=x\n0 3\nsummary: 123456\ntotals: 123456\n"); err != nil || n != 123456 {
-		t.Errorf("callgrind total %v, %v", n, err)
-	}
-	if _, err := ParseCallgrindTotal("events: Ir\n"); err == nil {
-		t.Error("no totals accepted")
 	}
 }
 
@@ -233,23 +227,28 @@ func TestVerifyRoundsAndComparisons(t *testing.T) {
 	}
 }
 
-func TestCallgrindCountsPerRequest(t *testing.T) {
+// TestInstructionsPerRequest counts a request whose loop runs 20000 times and one whose loop runs 60000 times,
+// through the verification's own runs (no php.ini, opcache and JIT on).
+func TestInstructionsPerRequest(t *testing.T) {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		t.Fatal("valgrind not found: install Debian package valgrind (scripts/install-deps.sh does)")
 	}
 	cgi, _ := debianCGI(t)
-	script := filepath.Join(t.TempDir(), "s.php")
-	os.WriteFile(script, []byte(`<?php $s = 0; for ($i = 0; $i < 20000; $i++) { $s += $i; } echo $s;`), 0o644)
-	var ir []float64
-	for _, n := range []int{1, 3} {
-		v, err := Callgrind(context.Background(), CGIRun{CGI: cgi, Script: script, Repeats: n, CPU: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ir = append(ir, v)
+	oc, _ := filepath.Glob("/usr/lib/php/*/opcache.so")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.php"), []byte(`<?php $s = 0; for ($i = 0; $i < (int)$_GET['n']; $i++) { $s += $i; } echo $s;`), 0o644)
+	cfg := VerifyConfig{App: App{Docroot: dir, Front: "index.php"}, Train: []string{"/?n=20000"}, Holdout: []string{"/?n=60000"}, JIT: true}
+	a := Arm{Name: "debian", CGI: cgi, Opcache: oc[0]}
+	small, err := cfg.instructions(context.Background(), a, SetTrain)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Each extra run of the loop costs at least 20000 iterations' worth of instructions.
-	if per := (ir[1] - ir[0]) / 2; per < 20000 || ir[0] <= 0 {
-		t.Errorf("instructions: %v (per request %v)", ir, per)
+	large, err := cfg.instructions(context.Background(), a, SetHoldout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40000 more iterations cost at least one instruction each.
+	if large-small < 40000 || small <= 0 {
+		t.Errorf("instructions per request: %v for 20000 iterations, %v for 60000", small, large)
 	}
 }

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
+	"strings"
 
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -248,54 +246,38 @@ func (cfg VerifyConfig) measure(ctx context.Context, a Arm, set string) (float64
 	return sum / float64(len(urls)), nil
 }
 
-// instructions is callgrind's instruction count per request over a set: the difference between runs of 3 and
-// 1 repeats, over 2, so start-up and shutdown cancel out.
+// instructions is callgrind's instruction count per request over a set (measure.Instructions: the median of
+// three requests after two warm-ups, each request counted on its own, start-up and shutdown left out).
 func (cfg VerifyConfig) instructions(ctx context.Context, a Arm, set string) (float64, error) {
 	urls := cfg.urls(set)
 	var sum float64
 	for _, u := range urls {
-		var ir [2]float64
-		for i, n := range []int{1, 3} {
-			r := cfg.run(a, set, u, 0, n)
-			r.CPU = -1
-			v, err := Callgrind(ctx, r)
-			if err != nil {
-				return 0, err
-			}
-			ir[i] = v
+		r := cfg.run(a, set, u, 0, 0)
+		res, err := measure.Instructions(ctx, measure.InstrOptions{PHPCGI: r.CGI, Script: envValue(r.Env, "SCRIPT_FILENAME"),
+			Env: r.Env, NoINI: !r.OwnINI, INI: iniMap(r.INI)})
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: %w", a.Name, u, err)
 		}
-		sum += (ir[1] - ir[0]) / 2
+		sum += float64(res.PerRequest)
 	}
 	return sum / float64(len(urls)), nil
 }
 
-var totalsRe = regexp.MustCompile(`(?m)^(?:totals|summary):\s+([0-9]+)`)
-
-// Callgrind runs r under valgrind --tool=callgrind and returns the instructions executed (Ir).
-// (A small runner of our own: internal/measure is getting a general one; the two should merge.)
-func Callgrind(ctx context.Context, r CGIRun) (float64, error) {
-	dir, err := os.MkdirTemp("", "phptune-callgrind-")
-	if err != nil {
-		return 0, err
+// iniMap turns -d settings into measure's map. A later setting wins, as with repeated -d.
+func iniMap(d []string) map[string]string {
+	m := make(map[string]string, len(d))
+	for _, kv := range d {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
 	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "callgrind.out")
-	r.Wrapper = []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + out}
-	if _, err := r.Run(ctx); err != nil {
-		return 0, fmt.Errorf("callgrind: %w", err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return 0, fmt.Errorf("callgrind wrote no profile: %w", err)
-	}
-	return ParseCallgrindTotal(string(b))
+	return m
 }
 
-// ParseCallgrindTotal reads the Ir total from a callgrind output file.
-func ParseCallgrindTotal(s string) (float64, error) {
-	m := totalsRe.FindStringSubmatch(s)
-	if m == nil {
-		return 0, errors.New("callgrind output has no totals line")
+func envValue(env []string, name string) string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, name+"="); ok {
+			return v
+		}
 	}
-	return strconv.ParseFloat(m[1], 64)
+	return ""
 }

@@ -65,7 +65,7 @@ func Profile(w io.Writer, r *profile.Result) {
 
 	if len(ok[0].Instructions) > 0 {
 		ir := ok[0].Instructions[0].InstrResult
-		fmt.Fprintf(w, "\n  Instructions per request (callgrind, php-cgi -T %d,%d, median)\n", ir.Warmup, ir.N)
+		fmt.Fprintf(w, "\n  Instructions per request (callgrind, php-cgi -T %d: median of the last %d)\n", ir.Warmup+ir.N, ir.N)
 		t.header(head, diff)
 		for u := range ok[0].Instructions {
 			vals := make([]float64, len(ok))

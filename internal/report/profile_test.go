@@ -27,7 +27,7 @@ func TestProfileSummary(t *testing.T) {
 		"PARTIAL", "pm=bogus FAILED: start php-fpm: pm bogus",
 		"all                                  30.0            150.0   +120.0 (+400%)",
 		"openat                                0.5             45.5   +45.0 (+9000%)",
-		"php-cgi -T 2,3", "2.000 M          5.000 M +3.000 M (+150%)",
+		"php-cgi -T 5: median of the last 3", "2.000 M          5.000 M +3.000 M (+150%)",
 		"hit rate                           99.00%                -", "opcache hit rate low",
 	} {
 		if !strings.Contains(out, want) {
