@@ -13,8 +13,9 @@ import (
 	"github.com/phptune/phptune/internal/phpbuild"
 )
 
-// testdata/build-result.json is a real run's output: phptune build on the demo app (Debian's 8.2.32 source,
-// baseline and pgo from the cache, Debian's own binary added since the installed PHP is newer), 10 rounds.
+// testdata/build-result.json is a real run's output: phptune build --variants baseline,pgo,pgo+lto,pgo+bolt
+// --rounds 10 on the demo app (Debian's 8.2.32 source, every build from the cache, Debian's own binary added since
+// the installed PHP is newer, pgo+huge_code_pages credited by its probe), with the environment it ran in.
 func recordedBuild(t testing.TB) *phpbuild.Result {
 	t.Helper()
 	data, err := os.ReadFile("testdata/build-result.json")
