@@ -234,7 +234,14 @@ func forestChart(id, title, axisTitle string, rows []forestRow) *chart {
 	if len(rows) == 0 {
 		return nil
 	}
-	left, right := 210.0, 180.0
+	// The label column fits the longest label (at most 8 px a character at 12.5 px), within limits that leave
+	// the plot room.
+	const maxLabel = 44
+	longest := 0
+	for _, r := range rows {
+		longest = max(longest, min(len([]rune(r.Label)), maxLabel))
+	}
+	left, right := min(max(24+8*float64(longest), 150), 340), 180.0
 	c := &chart{ID: id, Title: title, W: chartW, H: padTop + 28*float64(len(rows)) + padBot}
 	bottom := c.H - padBot
 	lo, hi := 0.0, 0.0
@@ -248,7 +255,7 @@ func forestChart(id, title, axisTitle string, rows []forestRow) *chart {
 	c.line(xs.at(0), padTop-8, xs.at(0), bottom, "zero")
 	for i, r := range rows {
 		y := padTop + 28*float64(i) + 14
-		c.text(left-10, y+4, short(r.Label, 30), "end", "row-label")
+		c.text(left-10, y+4, short(r.Label, maxLabel), "end", "row-label")
 		v := verdictClass(r.S.Verdict)
 		c.line(xs.at(100*r.S.Lo), y, xs.at(100*r.S.Hi), y, "ci "+v)
 		c.line(xs.at(100*r.S.Lo), y-5, xs.at(100*r.S.Lo), y+5, "ci "+v)

@@ -88,6 +88,8 @@ type chartSeen struct {
 	Visible   int     `json:"visible"` // marks with a non-zero rendered size inside the SVG's box
 	Tooltips  int     `json:"tooltips"`
 	TextCount int     `json:"texts"`
+	// Clipped lists the labels that reach outside the SVG's box, where the browser cuts them off.
+	Clipped []string `json:"clipped"`
 }
 
 const probeJS = `Array.from(document.querySelectorAll("svg.chart")).map(function (s) {
@@ -97,8 +99,13 @@ const probeJS = `Array.from(document.querySelectorAll("svg.chart")).map(function
     var r = m.getBoundingClientRect();
     return r.width > 0 && r.height > 0 && r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
   }).length;
+  var clipped = Array.from(s.querySelectorAll("text")).filter(function (x) {
+    var r = x.getBoundingClientRect();
+    return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1);
+  }).map(function (x) { return x.textContent; });
   return {id: s.getAttribute("data-chart"), declared: s.getAttribute("data-marks"), w: box.width, h: box.height,
-    marks: marks.length, visible: visible, tooltips: s.querySelectorAll(".mark > title").length, texts: s.querySelectorAll("text").length};
+    marks: marks.length, visible: visible, tooltips: s.querySelectorAll(".mark > title").length, texts: s.querySelectorAll("text").length,
+    clipped: clipped};
 })`
 
 // openPage loads an HTML file and returns its charts as rendered, failing on any console error, uncaught
@@ -205,6 +212,9 @@ func checkCharts(t *testing.T, name string, seen map[string]chartSeen, want map[
 		}
 		if c.TextCount < 3 {
 			t.Errorf("%s: chart %q has %d labels", name, id, c.TextCount)
+		}
+		if len(c.Clipped) > 0 {
+			t.Errorf("%s: chart %q cuts off the labels %q", name, id, c.Clipped)
 		}
 	}
 	for id := range seen {
