@@ -59,6 +59,12 @@ func (e *BuildError) Error() string {
 	if e.Lines != "" {
 		msg += "\n" + e.Lines
 	}
+	if strings.Contains(e.Lines, "coverage-mismatch") {
+		// GCC makes a profile that does not fit the code an error by default; say what that means.
+		msg += "\nThe training profile does not match the code being compiled (GCC's coverage-mismatch): the source or " +
+			"the flags changed between make prof-gen and the optimised build. Build again (a new profile is made), or " +
+			"add -Wno-error=coverage-mismatch to --prof-flags to build with the profile anyway."
+	}
 	return msg
 }
 func (e *BuildError) Unwrap() error { return e.Err }
@@ -305,7 +311,7 @@ func ProfileWarnings(logPath string) []string {
 	}
 	var out []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, "-Wcoverage-mismatch") || strings.Contains(l, "profile data may be corrupted") ||
+		if strings.Contains(l, "coverage-mismatch]") || strings.Contains(l, "profile data may be corrupted") ||
 			strings.Contains(l, "coverage mismatch") || strings.Contains(l, "-Wcoverage-invalid-line-number") {
 			out = append(out, strings.TrimSpace(l))
 		}

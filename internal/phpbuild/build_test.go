@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -350,5 +351,54 @@ func TestExcludeFromLTO(t *testing.T) {
 	os.WriteFile(mf, []byte("CC = cc\nall:\n"), 0o644)
 	if _, err := ExcludeFromLTO(mf, io.Discard); err == nil || !strings.Contains(err.Error(), "zend_execute.c") {
 		t.Errorf("a Makefile without the engine's rule: %v", err)
+	}
+}
+
+// TestGCCProfileMismatchIsSurfaced builds a program with a profile made for a version of its source whose lines
+// have since moved, with GCC itself: as a warning the mismatch is among the build's warnings, and as the error it
+// is by default the failed step says what it means.
+func TestGCCProfileMismatchIsSurfaced(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Fatal("no C compiler (Debian package build-essential): make test installs it")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "f.c")
+	body := "#include <stdio.h>\nint f(int x) { int s = 0; for (int i = 0; i < x; i++) s += i; return s; }\n" +
+		"int main(int c, char **v) { printf(\"%d\\n\", f(c * 1000)); return 0; }\n"
+	cc := func(log string, flags ...string) error {
+		cmd := exec.Command("cc", append(append([]string{"-O2"}, flags...), "-o", filepath.Join(dir, "f"), src)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if log != "" {
+			os.WriteFile(log, out, 0o644)
+		} else if err != nil {
+			t.Fatalf("cc %v: %v\n%s", flags, err, out)
+		}
+		return err
+	}
+	os.WriteFile(src, []byte(body), 0o644)
+	cc("", "-fprofile-generate")
+	if out, err := exec.Command(filepath.Join(dir, "f")).CombinedOutput(); err != nil {
+		t.Fatalf("training run: %v %s", err, out)
+	}
+	os.WriteFile(src, []byte("\n\n"+body), 0o644)
+
+	warnLog := filepath.Join(dir, "warn.log")
+	if err := cc(warnLog, "-fprofile-use", "-fprofile-correction", "-Wno-error=coverage-mismatch"); err != nil {
+		t.Fatalf("cc with the mismatch as a warning: %v", err)
+	}
+	if w := ProfileWarnings(warnLog); len(w) == 0 || !strings.Contains(strings.Join(w, "\n"), "profile data may be out of date") {
+		t.Errorf("warnings %q: GCC's mismatch warning not picked up", w)
+	}
+
+	errLog := filepath.Join(dir, "make-prof-use.log")
+	if cc(errLog, "-fprofile-use", "-fprofile-correction") == nil {
+		t.Fatal("GCC accepted a mismatched profile without -Wno-error")
+	}
+	msg := (&BuildError{Variant: PGO, Step: "make prof-use", Log: errLog, Lines: errorLines(errLog, 8), Err: errors.New("exit status 2")}).Error()
+	for _, want := range []string{"-Werror=coverage-mismatch", "does not match the code being compiled", "-Wno-error=coverage-mismatch to --prof-flags", errLog} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("failed step's message lacks %q:\n%s", want, msg)
+		}
 	}
 }
