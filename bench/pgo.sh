@@ -3,7 +3,8 @@
 # itself and verified on its training URLs, a held-out set and the guard (Zend/bench.php): time per request with
 # php-cgi -T pinned to one CPU, interleaved rounds, median ratio with 95% CI, plus instructions per request.
 # Goals (the issue): PGO at least 15% less time per request on the app it was trained on, held-out no worse than
-# 3% slower, guard reported. Prints the table and one line per app with the gains.
+# 3% slower, guard reported. Prints the table, one line per app and variant with the gains, and whether pgo met
+# the goals.
 # Usage: bench/pgo.sh [ROUNDS]   (default 10)
 # WordPress is included when its preset is prepared (phptune workload prepare wordpress; WORDPRESS=DIR names a
 # prepared workload directory, WORDPRESS= leaves it out): trained on the preset's URLs with their content checks,
@@ -27,7 +28,7 @@ for v in r["variants"]:
     if v["name"] == "baseline":
         continue
     if not v.get("available"):
-        print(f"{name:10} {v['name']:9} unavailable: {v.get('reason','').splitlines()[0]}")
+        print(f"{name:10} {v['name']:19} unavailable: {v.get('reason','').splitlines()[0]}")
         continue
     parts = []
     for s in ("train", "holdout", "guard"):
@@ -37,7 +38,12 @@ for v in r["variants"]:
             continue
         lo, hi = v["gain_ci_pct"][s]
         parts.append(f"{s} {g:+.1f}% [{lo:+.1f},{hi:+.1f}] {v['verdict'][s]}")
-    print(f"{name:10} {v['name']:9} " + "  ".join(parts))
+    print(f"{name:10} {v['name']:19} " + "  ".join(parts))
+    g = v.get("gain_pct", {})
+    if v["name"] == "pgo" and "train" in g and "holdout" in g:
+        met = lambda ok: "met" if ok else "NOT met"
+        print(f"{name:10} {'goals':19} train at least 15% faster: {met(g['train'] >= 15)} ({g['train']:+.1f}%)"
+              f"  holdout no worse than 3% slower: {met(g['holdout'] >= -3)} ({g['holdout']:+.1f}%)")
 EOP
 }
 echo "== demo app (trained on its HTML pages; held out: its API and form)"
