@@ -37,7 +37,7 @@ when omitted) under a configuration, and under each --compare variant beside it,
 
   - system calls: strace -c attached to the pool's master and workers while --requests requests are sent
     over FastCGI (a new connection each, as nginx does without keep-alive), divided by their number;
-  - instructions: valgrind --tool=callgrind on php-cgi -T W,N with each URL's CGI environment and the pool's
+  - instructions: valgrind --tool=callgrind on php-cgi -T W+N (W warm-ups, then N) with each URL's CGI environment and the pool's
     ini settings (php-fpm's php.ini and conf.d), the median of the N measured requests, start-up excluded
     (callgrind splits its profile at each php_request_shutdown); --functions adds the top functions;
   - memory: PSS and USS per worker; opcache's state read through FastCGI from a script in the run dir
@@ -74,8 +74,8 @@ are still reported (exit 1). Ctrl-C stops everything and keeps the variants done
 	fl.StringSliceVar(&f.skip, "skip", nil, "parts to leave out: syscalls, instructions")
 	fl.IntVar(&f.requests, "requests", 200, "requests per variant under strace")
 	fl.IntVar(&f.warmup, "warmup", 5, "rounds of the URLs before the traced requests")
-	fl.IntVar(&f.instrWarmup, "instr-warmup", 2, "php-cgi -T warm-up requests, not counted")
-	fl.IntVar(&f.instrN, "instr-n", 3, "php-cgi -T measured requests (their median is the count)")
+	fl.IntVar(&f.instrWarmup, "instr-warmup", 2, "requests run first under callgrind and not counted")
+	fl.IntVar(&f.instrN, "instr-n", 3, "requests counted after the warm-up (their median is the count)")
 	fl.IntVar(&f.functions, "functions", 0, "show the top N functions by inclusive instructions (--functions alone: 15)")
 	fl.Lookup("functions").NoOptDefVal = "15"
 	fl.DurationVar(&f.slowlog, "slowlog", 0, "also run the requests untraced with php-fpm's slowlog at this timeout (whole seconds, e.g. 1s)")

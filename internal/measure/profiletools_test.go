@@ -302,11 +302,14 @@ int main(int argc, char **argv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Requests 3, 4 and 5 are measured: each costs about 1000 loop runs more than the one before, and none holds
-	// the start-up's million.
+	// Requests 3, 4 and 5 are measured: request k runs 9000+1000k loops, so the first measured one costs 12 times
+	// the step between requests (11 if requests 2 to 4 were taken), and none holds the start-up's million.
 	r := res.Requests
 	if len(r) != 3 || r[0] >= r[1] || r[1] >= r[2] || r[2] > 500000 || res.StartupAndFirst < 1000000 {
-		t.Errorf("requests %v, start-up and first %d: want three growing requests, start-up in part 1", r, res.StartupAndFirst)
+		t.Fatalf("requests %v, start-up and first %d: want three growing requests, start-up in part 1", r, res.StartupAndFirst)
+	}
+	if k := float64(r[0]) / float64(r[1]-r[0]); k < 11.5 || k > 12.5 {
+		t.Errorf("requests %v: the first measured costs %.2f steps, want 12 (request 3)", r, k)
 	}
 }
 

@@ -51,7 +51,9 @@ var ErrNoProfiles = errors.New("no PGO profiles")
 // BuildError is a failed step with the log to look at.
 type BuildError struct {
 	Variant, Step, Log, Lines string
-	Err                       error
+	// ProfileMismatch: GCC refused the training profile as not matching the code (anywhere in the log).
+	ProfileMismatch bool
+	Err             error
 }
 
 func (e *BuildError) Error() string {
@@ -59,7 +61,7 @@ func (e *BuildError) Error() string {
 	if e.Lines != "" {
 		msg += "\n" + e.Lines
 	}
-	if strings.Contains(e.Lines, "coverage-mismatch") {
+	if e.ProfileMismatch {
 		// GCC makes a profile that does not fit the code an error by default; say what that means.
 		msg += "\nThe training profile does not match the code being compiled (GCC's coverage-mismatch): the source or " +
 			"the flags changed between make prof-gen and the optimised build. Build again (a new profile is made), or " +
@@ -160,7 +162,8 @@ func (b *Builder) Build(ctx context.Context, variant, profFlags string, t Traine
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return &BuildError{Variant: variant, Step: name, Log: logPath, Lines: errorLines(logPath, 8), Err: err}
+			return &BuildError{Variant: variant, Step: name, Log: logPath, Lines: errorLines(logPath, 8),
+				ProfileMismatch: len(ProfileWarnings(logPath)) > 0, Err: err}
 		}
 		return nil
 	}

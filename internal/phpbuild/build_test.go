@@ -395,7 +395,8 @@ func TestGCCProfileMismatchIsSurfaced(t *testing.T) {
 	if cc(errLog, "-fprofile-use", "-fprofile-correction") == nil {
 		t.Fatal("GCC accepted a mismatched profile without -Wno-error")
 	}
-	msg := (&BuildError{Variant: PGO, Step: "make prof-use", Log: errLog, Lines: errorLines(errLog, 8), Err: errors.New("exit status 2")}).Error()
+	msg := (&BuildError{Variant: PGO, Step: "make prof-use", Log: errLog, Lines: errorLines(errLog, 8),
+		ProfileMismatch: len(ProfileWarnings(errLog)) > 0, Err: errors.New("exit status 2")}).Error()
 	for _, want := range []string{"-Werror=coverage-mismatch", "does not match the code being compiled", "-Wno-error=coverage-mismatch to --prof-flags", errLog} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failed step's message lacks %q:\n%s", want, msg)

@@ -263,7 +263,8 @@ func (cfg VerifyConfig) instructions(ctx context.Context, a Arm, set string) (fl
 	return sum / float64(len(urls)), nil
 }
 
-// iniMap turns -d settings into measure's map. A later setting wins, as with repeated -d.
+// iniMap turns -d settings into measure's map. A later setting wins, as with a repeated -d of a scalar setting; a
+// list setting given twice (extension=) would keep only the last, and none is (INI and HugeCodePagesINI).
 func iniMap(d []string) map[string]string {
 	m := make(map[string]string, len(d))
 	for _, kv := range d {

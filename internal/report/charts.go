@@ -236,7 +236,7 @@ func forestChart(id, title, axisTitle string, rows []forestRow) *chart {
 	}
 	// The label column fits the longest label (at most 8 px a character at 12.5 px), within limits that leave
 	// the plot room.
-	const maxLabel = 44
+	const maxLabel = 39 // 24+8*39 = 336 px, within the cap
 	longest := 0
 	for _, r := range rows {
 		longest = max(longest, min(len([]rune(r.Label)), maxLabel))
