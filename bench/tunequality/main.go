@@ -50,7 +50,7 @@ func main() {
 	demo := flag.Bool("demo", true, "also run tune twice on the demo app and compare the verdicts")
 	demoBudget := flag.Duration("demo-budget", 5*time.Minute, "tune's --budget for each demo run")
 	only := flag.String("apps", "", "comma-separated app names to run (default: all)")
-	rounds := flag.Int("grid-rounds", 0, "interleaved rounds of the grid (default: tune's pairs, 10)")
+	rounds := flag.Int("grid-rounds", 0, "interleaved rounds of the grid (default 10)")
 	full := flag.Bool("full-grid", false, "every pool size (default: every one to 16, every second to 32, every fourth beyond)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -164,7 +164,7 @@ func quality(ctx context.Context, bin, work string, a app, budget time.Duration,
 		}
 	}
 	if rounds == 0 {
-		rounds = res.Plan.Pairs
+		rounds = stats.DefaultPairs
 	}
 	rounds = max(rounds, stats.MinPairs)
 	fmt.Printf("%s: grid of %d arms x %d rounds at %d connections, %s a trial\n", a.name, len(cells), rounds, conc, trial.Round(time.Millisecond))

@@ -29,9 +29,8 @@ type tuneFlags struct {
 	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
 	urls, headers, inis, knobs, skip, only, phpFPM                              []string
 	budget, p99, timeout                                                        time.Duration
-	rate, minEffect                                                             float64
-	pairs                                                                       int
-	json, noScreen, profile, builds                                             bool
+	rate, minEffect, alpha                                                      float64
+	json, noScreen, screen, profile, builds                                     bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -42,8 +41,13 @@ func newTuneCmd() *cobra.Command {
 		Long: `Tune APP (a docroot with a front controller, or a prepared workload preset by name, whose URLs, content
 markers and services come with it; the bundled demo app when omitted): serve it with nginx + php-fpm
 in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
-the knee, the memory per worker and any --p99 goal at --rate, then decide each knob by interleaved paired
-trials against the best so far: better, worse or no_difference, with the effect on requests/s and its 95% CI.
+the knee, the memory per worker and any --p99 goal at --rate, then decide each knob by a race of its values
+against the best so far, in interleaved rounds: each comparison stops as soon as its confidence sequence
+decides (big effects in a few rounds), better or worse by at least --min-effect, no_difference (the interval
+within +-min-effect), or inconclusive when the knob's share of the budget runs out (with what would decide it);
+a value that fails is error. CPU-only knobs (opcache, jit, preload, validate_timestamps, huge_code_pages, the
+PHP binary, ini settings) are decided on requests per CPU-second of php-fpm, the others on requests/s served
+(failed requests do not count). One error budget, --alpha, covers every verdict of the run.
 The knobs, most telling first: php (when --php-fpm is given twice or more), opcache, pm, listen (unix or TCP),
 keepalive (nginx to php-fpm), jit, preload (when the app ships preload.php), validate_timestamps,
 huge_code_pages (credited only when smaps shows PHP's text on huge pages), max_requests, fastcgi_buffers (when a
@@ -83,13 +87,14 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
 	fl.BoolVar(&f.profile, "profile", false, "after tuning, profile the starting point and the recommendation per request (syscalls, instructions, memory, opcache; in report.html)")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without first counting their work per request")
+	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first even with a budget under 5 minutes")
 	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate")
 	fl.Float64Var(&f.rate, "rate", 0, "requests/s at which --p99 is judged")
-	fl.Float64Var(&f.minEffect, "min-effect", 100*stats.DefaultMinEffect, "smallest change in % that counts as better or worse")
-	fl.IntVar(&f.pairs, "pairs", stats.DefaultPairs, "interleaved pairs of trials per comparison (at least 6)")
+	fl.Float64Var(&f.minEffect, "min-effect", 100*tune.DefaultMinEffect, "smallest change in % that counts as better or worse; no_difference means within it")
+	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, "error budget of the run: the chance, at most, that any verdict is wrong")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout")
 	fl.StringVar(&f.out, "out", "", "run dir for the files (default ./phptune-results/tune-TIMESTAMP)")
 	fl.BoolVar(&f.json, "json", false, "print result.json to stdout instead of the summary")
@@ -123,7 +128,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		sc.PHPFPM = binaries[0]
 	}
 	o := tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
-		Pairs: f.pairs, Timeout: f.timeout, Pins: map[string]string{}}
+		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}}
 	if f.minEffect < 0 {
 		return exitcode.UsageErrorf("--min-effect must not be negative")
 	}
@@ -233,6 +238,10 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		knobs = kept
 	}
 	o.Knobs = knobs
+	o.ForceScreen = f.screen
+	if f.screen && f.noScreen {
+		return exitcode.UsageErrorf("--screen and --no-screen: give one of them")
+	}
 	if !f.noScreen {
 		var missing string
 		if o.Screen, missing = screener(sc, o.URLs, o.Request); o.Screen == nil {
@@ -308,7 +317,9 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		}
 	}
 	var buf bytes.Buffer
-	report.WriteJSON(&buf, res)
+	if err := report.WriteJSON(&buf, res); err != nil {
+		return fmt.Errorf("encode result.json: %w", err)
+	}
 	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
 		return err
 	}

@@ -17,8 +17,18 @@ type Knob struct {
 	Get        func(c Config) string
 	Set        func(c *Config, v string) error
 	// CPUOnly knobs change only the work PHP does per request (instructions, syscalls), not the pool, nginx or
-	// memory layout: counting that work screens them before any timed trial.
+	// memory layout: counting that work screens them before any timed trial, and they are decided on php-fpm's
+	// CPU time per request.
 	CPUOnly bool
+	// CPUTime knobs change what a request costs in CPU time without changing the work counted (huge pages,
+	// the binary's code layout): decided on CPU time per request, never screened.
+	CPUTime bool
+	// Load, when set, is the connections a comparison of value c needs, given tune's load conc (a pool-size
+	// comparison must be able to fill the largest pool).
+	Load func(conc int, c Config) int
+	// Check, when set, says whether a candidate took effect in a running php-fpm (its master's pid), with a
+	// note for the report; an error says why it did not. Starts that did not take effect are retried.
+	Check func(fpmPID int) (note string, err error)
 	// Skip, when set, says why the knob is not worth a trial for this app and host ("" = try it).
 	Skip func(f Facts, cur Config) string
 	// Suggest, when set, gives the candidates from what was measured, in place of Candidates.
@@ -217,7 +227,8 @@ func MaxChildren() Knob {
 			}
 			return out
 		},
-		Get: func(c Config) string { return strconv.Itoa(c.MaxChildren) },
+		Get:  func(c Config) string { return strconv.Itoa(c.MaxChildren) },
+		Load: func(conc int, c Config) int { return max(conc, c.MaxChildren) },
 		Set: func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > 10000 {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 )
 
@@ -189,6 +190,8 @@ func HugeCodePages() Knob {
 			}
 			return nil
 		})
+	k.CPUTime = true
+	k.Check = hugeCodeCheck
 	k.Skip = func(f Facts, c Config) string {
 		if why := needsOpcache(" (it does the remap)")(f, c); why != "" {
 			return why
@@ -200,6 +203,23 @@ func HugeCodePages() Knob {
 		return ""
 	}
 	return k
+}
+
+// hugeCodeCheck credits huge code pages only when opcache really moved PHP's text to huge pages (DESIGN 4):
+// otherwise both arms run the same program and trials would only measure noise.
+func hugeCodeCheck(pid int) (string, error) {
+	hp, err := measure.ReadHugePages(pid, "1")
+	if err != nil {
+		return "", err
+	}
+	if !hp.TextRemapped || hp.TextHugeBytes == 0 {
+		return "", fmt.Errorf("smaps shows PHP's text still on 4 KiB pages")
+	}
+	how := "transparent huge pages"
+	if hp.HugePagesTotal > 0 {
+		how = "huge pages"
+	}
+	return fmt.Sprintf("PHP's text on %s (%d of %d MiB)", how, hp.TextHugeBytes>>20, hp.TextBytes>>20), nil
 }
 
 // FastCGIBuffers is nginx's buffering of php-fpm's responses: a response larger than the buffers goes to a
@@ -271,6 +291,7 @@ func Binary(binaries []string) Knob {
 	return Knob{
 		Name:       "php",
 		Doc:        "the php-fpm binary (a PGO build against Debian's, say)",
+		CPUTime:    true,
 		Candidates: func(Config) []string { return append([]string(nil), binaries...) },
 		Get:        func(c Config) string { return c.PHPFPM },
 		Set: func(c *Config, v string) error {

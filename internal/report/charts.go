@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -204,22 +205,43 @@ func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
 	return c
 }
 
-// effectsChart is a forest plot: each comparison's effect on requests/s with its 95% CI, coloured by verdict.
+// effectsChart is a forest plot: each comparison's effect with its CI, coloured by verdict.
 func effectsChart(cs []tune.Comparison) *chart {
 	var rows []forestRow
 	for _, r := range cs {
-		if r.Stats.N == 0 {
+		// An interval that is still unbounded (too few rounds for its level) says nothing a chart can show.
+		if r.Stats.N < 2 || r.Stats.LogHi-r.Stats.LogLo >= 2*experiment.Unbounded-1e-9 || math.Abs(r.Stats.LogLo) >= experiment.Unbounded-1e-9 ||
+			math.Abs(r.Stats.LogHi) >= experiment.Unbounded-1e-9 {
 			continue
 		}
 		label := fmt.Sprintf("%s=%s vs %s", r.Knob, orUnset(r.B), orUnset(r.A))
-		tip := fmt.Sprintf("%s: %s (95%% CI %s to %s), %s, p %.3g (Holm %.3g), %d pairs", label, signedPct(100*r.Stats.Estimate),
-			signedPct(100*r.Stats.Lo), signedPct(100*r.Stats.Hi), verdictText(r.Stats.Verdict), r.Stats.P, r.Stats.PAdjusted, r.Stats.N)
+		tip := fmt.Sprintf("%s: %s %s (CI %s to %s), %s, %s", label, signedPct(100*r.Stats.Estimate), metricLabel(r.Metric),
+			signedPct(100*r.Stats.Lo), signedPct(100*r.Stats.Hi), verdictText(r.Stats.Verdict), pLabel(r.Stats))
 		if r.Accepted {
 			tip += "; accepted"
 		}
 		rows = append(rows, forestRow{Label: label, S: r.Stats, Tip: tip})
 	}
-	return forestChart("effects", "Each knob's effect on throughput", "change in requests/s, candidate against the best so far (95% CI)", rows)
+	return forestChart("effects", "Each knob's effect", "change, candidate against the best so far (CI at the run's error budget)", rows)
+}
+
+// metricLabel names a tune metric in words.
+func metricLabel(m string) string {
+	switch m {
+	case tune.MetricCPU:
+		return "requests per CPU-second"
+	case tune.MetricWork:
+		return "work per request"
+	}
+	return "requests/s"
+}
+
+// pLabel is a comparison's p-value as its method states it, with the rounds it rests on.
+func pLabel(c stats.Comparison) string {
+	if c.Method == "confidence-sequence" {
+		return fmt.Sprintf("anytime p %.3g (%.3g against the run's budget), %d rounds", c.P, c.PAdjusted, c.N)
+	}
+	return fmt.Sprintf("p %.3g (Holm %.3g), %d pairs", c.P, c.PAdjusted, c.N)
 }
 
 // forestRow is one estimate with its interval.
@@ -263,7 +285,7 @@ func forestChart(id, title, axisTitle string, rows []forestRow) *chart {
 		c.mark(el{Kind: "rect", X: xs.at(100*r.S.Estimate) - 5, Y: y - 5, W: 10, H: 10, Class: "est " + v, Title: r.Tip})
 		c.text(c.W-right+10, y+4, fmt.Sprintf("%s  %s", signedPct(100*r.S.Estimate), strings.TrimSuffix(verdictText(r.S.Verdict), " shown")), "start", "row-value "+v)
 	}
-	c.Legend = []legendItem{{"est better", "better"}, {"est worse", "worse"}, {"est no_difference", "no difference shown"}}
+	c.Legend = []legendItem{{"est better", "better"}, {"est worse", "worse"}, {"est no_difference", "no difference shown"}, {"est inconclusive", "inconclusive"}}
 	return c
 }
 
@@ -285,7 +307,7 @@ func short(s string, n int) string {
 
 func verdictClass(v stats.Verdict) string {
 	switch v {
-	case stats.Better, stats.Worse, stats.NoDifference, stats.Insufficient:
+	case stats.Better, stats.Worse, stats.NoDifference, stats.Insufficient, stats.Inconclusive, stats.Error:
 		return string(v)
 	}
 	return "none"
@@ -301,6 +323,10 @@ func verdictText(v stats.Verdict) string {
 		return "no difference shown"
 	case stats.Insufficient:
 		return "too few trials"
+	case stats.Inconclusive:
+		return "inconclusive"
+	case stats.Error:
+		return "error"
 	}
 	return "not decided"
 }

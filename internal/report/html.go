@@ -29,6 +29,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"bytes":   func(b int64) string { return bytesLabel(float64(b)) },
 	"num":     fnum,
 	"verdict": verdictText,
+	"metric":  metricLabel,
 	"vclass":  verdictClass,
 	"secs":    secs,
 	"wsecs":   wholeSecs,
@@ -100,8 +101,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 		}
 		captions["saturation"] = text
 	}
-	captions["effects"] = fmt.Sprintf("Every comparison the run made, in order: %d interleaved pairs of trials each, Wilcoxon signed-rank test, Hodges-Lehmann estimate and 95%% CI; "+
-		"a candidate replaced the best so far only when better (significant after correction for the run's comparisons and at least the minimum effect).", r.Plan.Pairs)
+	captions["effects"] = effectsCaption(r)
 	captions["latency"] = "For each configuration measured after the sweep, the median over its trials of each trial's percentile."
 	if n := r.Plan.Concurrency; n > 0 {
 		captions["latency"] += fmt.Sprintf(" The knob comparisons load %d connections.", n)
@@ -159,11 +159,13 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 		{"started", started},
 		{"command", strings.Join(r.CommandLine, " ")},
 	})
-	if r.Plan.Pairs > 0 {
+	if r.Plan.Method != "" {
 		p.Plan = [][2]string{
 			{"run time", fmt.Sprintf("%s of a %s budget", wholeSecs(r.ElapsedS), wholeSecs(r.BudgetS))},
-			{"trials", fmt.Sprintf("%d recorded (%d planned): %s warm-up and %s measured each", len(r.Trials), r.Plan.Trials, secs(r.Plan.WarmupS), secs(r.Plan.WindowS))},
-			{"comparisons", fmt.Sprintf("%d planned, %d pairs each%s", r.Plan.Comparisons, r.Plan.Pairs, atConns(r.Plan.Concurrency))},
+			{"decisions", fmt.Sprintf("%s; %d experiments planned%s; error budget %.2g for the whole run, minimum effect %.3g%%",
+				r.Plan.Method, r.Plan.Experiments, atConns(r.Plan.Concurrency), r.Plan.Alpha, 100*r.Plan.MinEffect)},
+			{"trials", fmt.Sprintf("%d recorded: throughput trials of %s warm-up and %s measured; CPU trials of %d requests", len(r.Trials),
+				secs(r.Plan.WarmupS), secs(r.Plan.WindowS), r.Plan.CPURequests)},
 		}
 		var urls []string
 		for _, u := range r.URLs {
@@ -180,6 +182,9 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 			p.Plan = append(p.Plan, [2]string{"screening", fmt.Sprintf("%d candidates counted in %s; %d screened out, sparing their timed comparisons",
 				len(r.Screens), wholeSecs(r.Plan.ScreenWallS), r.Plan.ScreenedOut)})
 		}
+		if r.Plan.ScreenNote != "" {
+			p.Plan = append(p.Plan, [2]string{"screening policy", r.Plan.ScreenNote})
+		}
 	}
 	p.Screens = screenRows(r.Screens)
 	p.Profile, p.Syscalls = profileRows(r.Profile)
@@ -189,6 +194,18 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// effectsCaption says how the comparisons in the effects chart were decided.
+func effectsCaption(r *tune.Result) string {
+	if r.Plan.Method == "" {
+		return "Every comparison the run made, in order, with its estimate and confidence interval."
+	}
+	return fmt.Sprintf("Every candidate each knob raced, in order, against the value it would replace: the estimate of the change "+
+		"(in requests per CPU-second of php-fpm for CPU-only knobs, in requests/s served otherwise) and its confidence interval, "+
+		"valid however early the race stopped. Each knob's values ran in the same interleaved rounds until one was shown better by at least "+
+		"%.3g%%, the rest shown worse or within %.3g%% (no difference), or the knob's share of the budget ran out (inconclusive). "+
+		"The run's error budget, %.2g, is shared by every pair of arms compared.", 100*r.Plan.MinEffect, 100*r.Plan.MinEffect, r.Plan.Alpha)
 }
 
 func hero(r *tune.Result) []heroCard {
@@ -203,12 +220,12 @@ func hero(r *tune.Result) []heroCard {
 	var cards []heroCard
 	if c := h.VsDebian; c != nil {
 		cards = append(cards, heroCard{Main: true, Big: signedPct(100 * c.Estimate), Label: "throughput vs " + base,
-			CI: fmt.Sprintf("95%% CI [%s, %s]", signedPct(100*c.Lo), signedPct(100*c.Hi)), Verdict: c.Verdict,
+			CI: fmt.Sprintf("%s [%s, %s]", ciName(c), signedPct(100*c.Lo), signedPct(100*c.Hi)), Verdict: c.Verdict,
 			Sub: fmt.Sprintf("%s req/s against %s req/s (medians, %d interleaved rounds)", rate(h.RecommendationRPS), rate(h.DebianRPS), c.N)})
 	}
 	if c := h.VsRuleOfThumb; c != nil {
 		cards = append(cards, heroCard{Big: signedPct(100 * c.Estimate), Label: "vs the rule of thumb",
-			CI: fmt.Sprintf("95%% CI [%s, %s]", signedPct(100*c.Lo), signedPct(100*c.Hi)), Verdict: c.Verdict,
+			CI: fmt.Sprintf("%s [%s, %s]", ciName(c), signedPct(100*c.Lo), signedPct(100*c.Hi)), Verdict: c.Verdict,
 			Sub: fmt.Sprintf("%s req/s against %s req/s (%s)", rate(h.RecommendationRPS), rate(h.RuleOfThumbRPS), h.RuleOfThumb)})
 	}
 	return cards
@@ -225,14 +242,25 @@ func lede(r *tune.Result) string {
 	if base == "" {
 		base = "Debian's defaults"
 	}
-	ci := fmt.Sprintf("(95%% CI %s to %s)", signedPct(100*c.Lo), signedPct(100*c.Hi))
+	ci := fmt.Sprintf("(%s %s to %s)", ciName(c), signedPct(100*c.Lo), signedPct(100*c.Hi))
 	switch c.Verdict {
 	case stats.Better:
 		return fmt.Sprintf("The recommendation serves %.1f%% more requests/s than %s %s.", 100*c.Estimate, base, ci)
 	case stats.Worse:
 		return fmt.Sprintf("The recommendation serves %.1f%% fewer requests/s than %s %s: keep yours.", -100*c.Estimate, base, ci)
+	case stats.Inconclusive:
+		return fmt.Sprintf("The budget ended before the recommendation's throughput against %s was decided: %s requests/s %s. The settings below say which knobs mattered.", base, signedPct(100*c.Estimate), ci)
 	}
 	return fmt.Sprintf("No difference in throughput from %s was shown: %s requests/s %s. The settings below say which knobs mattered.", base, signedPct(100*c.Estimate), ci)
+}
+
+// ciName names a comparison's interval by its level: 95% for a fixed-size test, the level of the comparison's
+// share of the run's error budget for a sequential one.
+func ciName(c *stats.Comparison) string {
+	if c.Method == "confidence-sequence" && c.Conf > 0 {
+		return fmt.Sprintf("%.4g%% CI", 100*c.Conf)
+	}
+	return "95% CI"
 }
 
 // variants groups the trials by configuration, the recommendation and the references first.

@@ -32,7 +32,7 @@ func Tune(w io.Writer, r *tune.Result) {
 		}
 		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d %s\n", p.Knee, mem, p.Chosen, how)
 	}
-	fmt.Fprintf(w, "\n  %-19s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "95% CI", "verdict")
+	fmt.Fprintf(w, "\n  %-19s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "CI", "verdict")
 	for _, k := range r.Knobs {
 		val := unset(k.Value)
 		if k.From != k.Value {
@@ -47,15 +47,20 @@ func Tune(w io.Writer, r *tune.Result) {
 		switch k.Verdict {
 		case stats.NoDifference:
 			verdict = "~ no_difference"
+		case stats.Inconclusive:
+			verdict = "? inconclusive"
 		case "":
 			verdict = "-"
 		}
 		fmt.Fprintf(w, "  %-19s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
 		if k.Compared != "" {
-			fmt.Fprintf(w, "  (%s, req/s)", k.Compared)
+			fmt.Fprintf(w, "  (%s, %s, %d rounds)", k.Compared, metricShort(k.Metric), k.Rounds)
 		}
 		if k.Note != "" {
 			fmt.Fprintf(w, "  %s", k.Note)
+		}
+		if k.Need != "" {
+			fmt.Fprintf(w, "  would need %s", k.Need)
 		}
 		fmt.Fprintln(w)
 	}
@@ -92,6 +97,17 @@ func vs(c *stats.Comparison) string {
 		v = "no verdict"
 	}
 	return fmt.Sprintf("   recommendation %+.1f%% [%+.1f%%, %+.1f%%] %s", 100*c.Estimate, 100*c.Lo, 100*c.Hi, v)
+}
+
+// metricShort names a knob's metric in the terminal table.
+func metricShort(m string) string {
+	switch m {
+	case tune.MetricCPU:
+		return "req/CPU-s"
+	case tune.MetricWork:
+		return "work"
+	}
+	return "req/s"
 }
 
 func unset(v string) string {

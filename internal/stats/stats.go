@@ -93,6 +93,10 @@ const (
 	Worse        Verdict = "worse"
 	NoDifference Verdict = "no_difference"
 	Insufficient Verdict = "insufficient"
+	// Inconclusive: a sequential comparison ran out of budget before its interval decided (package experiment).
+	Inconclusive Verdict = "inconclusive"
+	// Error: the arm failed (it did not start, or a trial failed); not a measurement of it.
+	Error Verdict = "error"
 )
 
 // Comparison is B measured against A.
@@ -114,6 +118,14 @@ type Comparison struct {
 	Zeros        int     `json:"zeros"`         // pairs with b == a, left out of the signed-rank test (Paired only)
 	PAdjusted    float64 `json:"p_adjusted"`    // after Holm across the family; equals P until DecideAll runs
 	Verdict      Verdict `json:"verdict"`
+	// Method is how P and the interval were computed: "" or "signed-rank" (fixed n, this package), or
+	// "confidence-sequence" (sequential, package experiment: valid at every look).
+	Method string `json:"method,omitempty"`
+	// Alpha is the error rate this comparison was decided at (its share of the run's error budget): a
+	// sequential comparison's interval is at level 1 - Alpha, and its verdict needs P <= Alpha.
+	Alpha float64 `json:"alpha,omitempty"`
+	// RoundsNeeded estimates, for an inconclusive comparison, the rounds that would have decided it.
+	RoundsNeeded int `json:"rounds_needed,omitempty"`
 }
 
 func checkSample(name string, x []float64) error {
@@ -353,4 +365,35 @@ func Holm(p []float64) []float64 {
 		adj[i] = running
 	}
 	return adj
+}
+
+// MeanCI95 is the mean of x and its 95% confidence interval from Student's t distribution: for descriptive
+// intervals (a point of a curve), not for comparisons, which pair their trials.
+func MeanCI95(x []float64) (mean, lo, hi float64) {
+	n := float64(len(x))
+	if len(x) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	for _, v := range x {
+		mean += v
+	}
+	mean /= n
+	if len(x) < 2 {
+		return mean, mean, mean
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	h := tQuantile975(len(x)-1) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return mean, mean - h, mean + h
+}
+
+// tQuantile975 is Student's t 0.975 quantile: a table for small degrees of freedom, then a series in 1/df.
+func tQuantile975(df int) float64 {
+	table := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228}
+	if df < len(table) {
+		return table[df]
+	}
+	return 1.96 + 2.4/float64(df)
 }

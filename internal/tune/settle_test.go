@@ -21,32 +21,34 @@ func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
 	}
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "dynamic", 16
-	tr, err := newTuner(Options{Stack: stack.Config{App: dir}, Base: cfg, Budget: time.Minute, Pins: map[string]string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.stopAll()
+	o := Options{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second}
+	l := &lengths{win: 300 * time.Millisecond, warm: 100 * time.Millisecond, cpuN: 20}
+	s := newStacks(&o, l, func(TrialRecord) {}, func(string) {})
+	defer s.stopAll()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	total := func(a *arm) int {
-		st, err := measure.ReadFPMStatus(ctx, a.pool.Network, a.pool.Address, a.pool.StatusPath)
+	total := func(a *stackArm) int {
+		st, err := measure.ReadFPMStatus(ctx, a.w.pool.Network, a.w.pool.Address, a.w.pool.StatusPath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st.TotalProcesses
 	}
-	cold, err := tr.arm(ctx, cfg) // t.conc is 0 before the saturation sweep: no settling
-	if err != nil {
+	cold := s.Arm(cfg, TrialSpec{Conc: 0}).(*stackArm) // no load: no settling
+	if err := cold.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	before := total(cold)
-	tr.drop(cold)
-	tr.conc = 16
+	cold.Stop()
+	if len(s.warm) != 0 {
+		t.Fatalf("the stack of an arm nobody holds is still warm")
+	}
 	began := time.Now()
-	warm, err := tr.arm(ctx, cfg)
-	if err != nil {
+	warm := s.Arm(cfg, TrialSpec{Conc: 16}).(*stackArm)
+	if err := warm.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	defer warm.Stop()
 	after := total(warm)
 	t.Logf("workers: %d fresh, %d after settling for %s", before, after, time.Since(began).Round(time.Millisecond))
 	if after < 12 || after <= before {

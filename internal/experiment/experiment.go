@@ -1,0 +1,230 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// Observation is what one trial of an arm measured.
+type Observation struct {
+	// Value is the figure decided on (requests/s served, requests per CPU-second, seconds per op...); it must
+	// be positive: comparisons work on log ratios.
+	Value    float64 `json:"value"`
+	Requests int64   `json:"requests,omitempty"` // requests that succeeded
+	Errors   int64   `json:"errors,omitempty"`   // requests that failed
+	// Rate is requests served a second of wall time, for the record when Value is another figure.
+	Rate float64 `json:"rate,omitempty"`
+}
+
+// Arm is one configuration under test.
+type Arm interface {
+	Name() string
+	// Start makes the arm ready for trials (a warm stack); an arm already running may return at once.
+	Start(ctx context.Context) error
+	// Trial runs one measured trial. An error takes the arm out of the experiment with the outcome error.
+	Trial(ctx context.Context) (Observation, error)
+	// Stop releases the arm. The engine stops each arm it takes out before the end; the arms still in at the
+	// end are the caller's to keep or stop.
+	Stop()
+}
+
+// Mode is what an experiment decides.
+type Mode int
+
+const (
+	// Race finds the best arm: every arm runs in the same rounds, an arm shown worse than another (or, for a
+	// challenger, shown within the minimum effect of the incumbent, Arms[0]) is dropped, and the race ends when
+	// one arm is left. The incumbent keeps its place unless another arm is shown better (irace, F-race).
+	Race Mode = iota
+	// Versus compares every arm with Arms[0], each until its comparison is decided.
+	Versus
+)
+
+// Spec is one experiment.
+type Spec struct {
+	Name string
+	Arms []Arm
+	Mode Mode
+	// HigherIsBetter says which way Value points.
+	HigherIsBetter bool
+	// MinEffect is the smallest relative change that counts as better or worse (0.01 = 1%); an interval inside
+	// +-MinEffect shows no difference.
+	MinEffect float64
+	// Alpha is this experiment's share of the run's error budget; it is split evenly over the pairs of arms
+	// the experiment may compare (all pairs in a race, each arm with Arms[0] in Versus).
+	Alpha float64
+	// RunAlpha is the run's whole error budget, against which adjusted p-values are stated (0: 0.05).
+	RunAlpha float64
+	// Mixture is the confidence sequences' mixture parameter (0: DefaultMixture).
+	Mixture float64
+	// MaxRounds caps the rounds (0: no cap but Continue's).
+	MaxRounds int
+	// FutileAfter, in a race, ends it after at least this many rounds once no challenger's estimate against the
+	// incumbent reaches a third of MinEffect in its favour: a knob that shows nothing after a fair share of
+	// rounds leaves the rest of its time to others. Its comparisons end inconclusive (say what would decide
+	// them); no verdict changes, so error rates do not either. 0: never.
+	FutileAfter int
+	// Continue is asked before each round with where the experiment stands; false ends it, undecided
+	// comparisons inconclusive (the budget ran out). Nil: always.
+	Continue func(Look) bool
+	// Progress, when set, hears of each trial before it runs.
+	Progress func(Progress)
+}
+
+// Look is where an experiment stands before a round.
+type Look struct {
+	Rounds int // complete rounds so far
+	// Promising: a race whose incumbent is still in, where some challenger's estimate is at least a third of
+	// the minimum effect in its favour (the race may yet find a gain); or a race whose incumbent is out.
+	Promising bool
+}
+
+// Progress is the experiment's position.
+type Progress struct {
+	Name  string
+	Round int // 1-based
+	Arm   string
+	Live  int // arms still in
+}
+
+// Statuses of an arm at the end.
+const (
+	StatusWinner  = "winner"  // a race's pick
+	StatusDropped = "dropped" // taken out: shown worse than another arm, or no better than the incumbent
+	StatusDecided = "decided" // Versus: its comparison with Arms[0] was decided
+	StatusOpen    = "open"    // still in when the experiment ended undecided
+	StatusError   = "error"   // failed to start or in a trial
+	StatusRef     = "reference"
+)
+
+// Why an experiment ended.
+const (
+	EndDecided     = "decided"
+	EndBudget      = "budget"
+	EndCap         = "max rounds"
+	EndFutile      = "futile"
+	EndInterrupted = "interrupted"
+	EndError       = "error"
+)
+
+// Outcome is what an experiment found.
+type Outcome struct {
+	Name   string      `json:"name"`
+	Winner int         `json:"winner"` // Race: the arm chosen; Versus: 0
+	Rounds int         `json:"rounds"` // complete rounds
+	Ended  string      `json:"ended"`
+	Arms   []ArmResult `json:"arms"`
+	// Order is the arms' names in the order their trials ran.
+	Order []string `json:"order"`
+	// Partial: interrupted; the comparisons stand as they were, undecided ones inconclusive.
+	Partial bool `json:"partial,omitempty"`
+	// HigherIsBetter is the Spec's: which way the arms' Values point.
+	HigherIsBetter bool `json:"higher_is_better"`
+}
+
+// ArmResult is one arm's part in an experiment.
+type ArmResult struct {
+	Name   string        `json:"name"`
+	Status string        `json:"status"`
+	Note   string        `json:"note,omitempty"` // why it left, or why it failed
+	Trials []Observation `json:"trials"`
+	// Round is the round of each trial (1-based): trials of one round pair up.
+	Round    []int `json:"round"`
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	// Vs is this arm against Arms[0]: the estimate and interval of the relative change of its Value, the
+	// anytime-valid p-value and the verdict (nil for Arms[0], and for an arm that never shared a round with it).
+	Vs  *stats.Comparison `json:"vs,omitempty"`
+	Err error             `json:"-"`
+}
+
+// Decisive is the comparison that speaks for a race's choice: the winner against the incumbent when it
+// changed, else the best challenger against the incumbent (the closest call); with its index, or -1 and nil
+// when no arm was compared with the incumbent.
+func (o *Outcome) Decisive() (int, *stats.Comparison) {
+	if o.Winner != 0 {
+		return o.Winner, o.Arms[o.Winner].Vs
+	}
+	best, idx := math.Inf(-1), -1
+	for i, a := range o.Arms {
+		if i == 0 || a.Vs == nil || a.Status == StatusError {
+			continue
+		}
+		gain := a.Vs.LogEstimate
+		if !o.HigherIsBetter {
+			gain = -gain
+		}
+		if gain > best {
+			best, idx = gain, i
+		}
+	}
+	if idx < 0 {
+		return -1, nil
+	}
+	return idx, o.Arms[idx].Vs
+}
+
+// ErrNoArms says the experiment was given fewer than two arms.
+var ErrNoArms = errors.New("an experiment needs at least two arms")
+
+// Run runs the experiment. It returns the outcome so far with ctx's error when interrupted, and with an error
+// when Arms[0] fails (nothing can be compared with it); other arms that fail get the status error.
+func Run(ctx context.Context, s Spec) (*Outcome, error) {
+	if len(s.Arms) < 2 {
+		return nil, ErrNoArms
+	}
+	e := newRun(s)
+	err := e.run(ctx)
+	e.finish()
+	return e.out, err
+}
+
+func (e *run) run(ctx context.Context) error {
+	for i, a := range e.s.Arms {
+		if err := a.Start(ctx); err != nil {
+			if ctx.Err() != nil {
+				return e.interrupted(ctx)
+			}
+			e.fail(i, fmt.Errorf("start: %w", err))
+			if i == 0 {
+				e.out.Ended = EndError
+				return fmt.Errorf("%s: %w", a.Name(), err)
+			}
+		}
+	}
+	for {
+		if e.done() {
+			e.out.Ended = EndDecided
+			return nil
+		}
+		if e.s.MaxRounds > 0 && e.out.Rounds >= e.s.MaxRounds {
+			e.out.Ended = EndCap
+			return nil
+		}
+		if e.s.Continue != nil && !e.s.Continue(Look{Rounds: e.out.Rounds, Promising: e.promising()}) {
+			e.out.Ended = EndBudget
+			return nil
+		}
+		if e.futile() {
+			e.out.Ended = EndFutile
+			return nil
+		}
+		if err := e.round(ctx); err != nil {
+			if ctx.Err() != nil {
+				return e.interrupted(ctx)
+			}
+			e.out.Ended = EndError
+			return err
+		}
+		e.look()
+	}
+}
+
+func (e *run) interrupted(ctx context.Context) error {
+	e.out.Ended, e.out.Partial = EndInterrupted, true
+	return ctx.Err()
+}

@@ -1,0 +1,214 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/stats"
+)
+
+func race(a []*fakeArm, alpha, minEffect float64) Spec {
+	return Spec{Name: "t", Arms: asArms(a), Mode: Race, HigherIsBetter: true, MinEffect: minEffect, Alpha: alpha, MaxRounds: 200}
+}
+
+func TestLargeEffectIsDecidedInFewRounds(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	// opcache off against on: -44%, with 2% noise a round, at a share of the budget a tune run gives a knob.
+	f := arms(rng, 0.02, 0, math.Log(0.56))
+	out, err := Run(context.Background(), race(f, 0.003, 0.01))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Arms[1].Vs
+	if out.Winner != 0 || c.Verdict != stats.Worse || out.Rounds > 5 {
+		t.Fatalf("winner %d, %+v after %d rounds: want the incumbent kept, the candidate worse within 5 rounds", out.Winner, c, out.Rounds)
+	}
+	if !(c.Lo < -0.44 && c.Hi > -0.44) || c.Estimate > -0.40 {
+		t.Errorf("interval [%.3f, %.3f] around %.3f: want it to cover -0.44", c.Lo, c.Hi, c.Estimate)
+	}
+	if c.P > c.Alpha || c.PAdjusted > 0.05 || c.Method != method {
+		t.Errorf("p %.3g (adjusted %.3g) at alpha %.3g: the verdict's own p must be below its alpha", c.P, c.PAdjusted, c.Alpha)
+	}
+	if f[1].stops != 1 || f[0].stops != 0 {
+		t.Errorf("stops: incumbent %d, dropped %d; want the dropped arm stopped once and the winner left running", f[0].stops, f[1].stops)
+	}
+	if out.Arms[1].Status != StatusDropped || out.Arms[0].Status != StatusWinner || out.Ended != EndDecided {
+		t.Errorf("statuses %s, %s, ended %s", out.Arms[0].Status, out.Arms[1].Status, out.Ended)
+	}
+}
+
+func TestNoDifferenceIsShownWithinTheMinimumEffect(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	f := arms(rng, 0.01, 0, 0)
+	out, err := Run(context.Background(), race(f, 0.01, 0.05))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Arms[1].Vs
+	if out.Winner != 0 || c.Verdict != stats.NoDifference || c.Lo < -0.05 || c.Hi > 0.0513 {
+		t.Fatalf("winner %d, %+v: want no_difference with the interval inside +-5%%", out.Winner, c)
+	}
+	if !strings.Contains(out.Arms[1].Note, "no better than A") {
+		t.Errorf("note %q", out.Arms[1].Note)
+	}
+}
+
+func TestRacePicksTheBestOfThree(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	// jit off (incumbent), tracing +20%, function +10%.
+	f := arms(rng, 0.02, 0, math.Log(1.2), math.Log(1.1))
+	out, err := Run(context.Background(), race(f, 0.003, 0.01))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Winner != 1 || out.Arms[1].Vs.Verdict != stats.Better || out.Arms[1].Status != StatusWinner {
+		t.Fatalf("winner %d (%+v), want B better", out.Winner, out.Arms[1].Vs)
+	}
+	if i, c := out.Decisive(); i != 1 || c != out.Arms[1].Vs {
+		t.Errorf("decisive %d", i)
+	}
+	if f[0].stops != 1 || f[2].stops != 1 || f[1].stops != 0 {
+		t.Errorf("stops %d %d %d", f[0].stops, f[1].stops, f[2].stops)
+	}
+	// Every arm ran in every round it was live, in balanced orders: the first rounds hold all three.
+	if out.Order[0] == out.Order[3] && out.Order[1] == out.Order[4] {
+		t.Errorf("order %v: the second round repeats the first", out.Order[:6])
+	}
+}
+
+func TestLowerIsBetter(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	f := arms(rng, 0.02, 0, math.Log(1.25)) // B takes 1/1.25 of A's time
+	for _, a := range f {
+		a.lowerBest = true
+	}
+	s := race(f, 0.01, 0.01)
+	s.HigherIsBetter = false
+	out, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Arms[1].Vs
+	if out.Winner != 1 || c.Verdict != stats.Better || math.Abs(c.Estimate-(-0.2)) > 0.03 {
+		t.Fatalf("winner %d %+v: want B better with its time about -20%%", out.Winner, c)
+	}
+}
+
+func TestFailedRequestsMakeAnArmWorse(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	f := arms(rng, 0.02, 0, math.Log(1.3)) // faster, but it fails requests
+	f[1].errorsAt = 2
+	out, err := Run(context.Background(), race(f, 0.01, 0.01))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Arms[1]
+	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !strings.Contains(r.Note, "B: 3 of 1003 requests failed, none with A") {
+		t.Fatalf("winner %d, %+v, note %q", out.Winner, r.Vs, r.Note)
+	}
+}
+
+func TestAFailingArmIsAnErrorNotAVerdict(t *testing.T) {
+	rng := rand.New(rand.NewSource(6))
+	f := arms(rng, 0.02, 0, 0.3, 0.1)
+	f[1].failAt = 3
+	f[2].startErr = errErr("port in use")
+	out, err := Run(context.Background(), race(f, 0.01, 0.01))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 2} {
+		if out.Arms[i].Status != StatusError || out.Arms[i].Vs.Verdict != stats.Error {
+			t.Errorf("arm %d: %s %+v, want error", i, out.Arms[i].Status, out.Arms[i].Vs)
+		}
+	}
+	if !strings.Contains(out.Arms[2].Note, "port in use") || out.Winner != 0 {
+		t.Errorf("note %q winner %d", out.Arms[2].Note, out.Winner)
+	}
+	// The incumbent failing ends the experiment with an error.
+	g := arms(rng, 0.02, 0, 0)
+	g[0].failAt = 2
+	if _, err := Run(context.Background(), race(g, 0.01, 0.01)); err == nil || !strings.Contains(err.Error(), "php-fpm exited") {
+		t.Errorf("incumbent failing: %v", err)
+	}
+}
+
+type errErr string
+
+func (e errErr) Error() string { return string(e) }
+
+func TestBudgetLeavesItInconclusiveWithWhatWouldDecide(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	f := arms(rng, 0.05, 0, math.Log(1.03))
+	s := race(f, 0.003, 0.01)
+	s.Continue = func(l Look) bool { return l.Rounds < 6 }
+	out, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Arms[1].Vs
+	if out.Ended != EndBudget || c.Verdict != stats.Inconclusive || c.RoundsNeeded <= 6 || out.Winner != 0 {
+		t.Fatalf("ended %s, %+v, winner %d: want inconclusive with more than 6 rounds needed", out.Ended, c, out.Winner)
+	}
+	if out.Arms[1].Status != StatusOpen || f[1].stops != 0 {
+		t.Errorf("an arm still in at the end is the caller's: status %s, stopped %d", out.Arms[1].Status, f[1].stops)
+	}
+}
+
+func TestInterruptKeepsTheRoundsSoFar(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	f := arms(rng, 0.05, 0, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	f[1].onTrial = func() {
+		if f[1].trials == 4 {
+			cancel()
+		}
+	}
+	f[1].failAt = 0
+	out, err := Run(ctx, race(f, 0.01, 0.01))
+	if err == nil || !out.Partial || out.Ended != EndInterrupted || out.Rounds < 3 {
+		t.Fatalf("err %v partial %v ended %s rounds %d", err, out.Partial, out.Ended, out.Rounds)
+	}
+	if v := out.Arms[1].Vs.Verdict; v != stats.Inconclusive {
+		t.Errorf("interrupted verdict %s, want inconclusive (never worse)", v)
+	}
+}
+
+func TestVersusDecidesEachAgainstTheFirst(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	f := arms(rng, 0.02, 0, math.Log(1.4), math.Log(0.7))
+	s := race(f, 0.01, 0.01)
+	s.Mode = Versus
+	out, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Arms[1].Vs.Verdict != stats.Better || out.Arms[2].Vs.Verdict != stats.Worse || out.Arms[0].Status != StatusRef {
+		t.Fatalf("%+v %+v", out.Arms[1].Vs, out.Arms[2].Vs)
+	}
+	if out.Arms[1].Status != StatusDecided || f[0].stops != 0 {
+		t.Errorf("status %s, reference stopped %d times", out.Arms[1].Status, f[0].stops)
+	}
+}
+
+func TestBudgetShares(t *testing.T) {
+	b := NewBudget(0.05, 10)
+	a1 := b.Draw(3)
+	b.Release(2)
+	a2 := b.Draw(5)
+	extra := b.Draw(4) // beyond the plan
+	if math.Abs(a1-0.015) > 1e-12 || math.Abs(a2-0.035) > 1e-12 {
+		t.Errorf("shares %v %v", a1, a2)
+	}
+	if extra != 0 || b.Spent() > 0.05+1e-12 {
+		t.Errorf("extra %v, spent %v", extra, b.Spent())
+	}
+	c := NewBudget(0.05, 1)
+	x, y := c.Draw(1), c.Draw(1)
+	if x != 0.05 || y != 0 {
+		t.Errorf("%v %v", x, y)
+	}
+}

@@ -1,0 +1,64 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand"
+)
+
+// fakeArm is an arm whose trials are base * exp(effect + noise), the noise normal with sd sigma.
+type fakeArm struct {
+	name      string
+	effect    float64 // log effect
+	sigma     float64
+	rng       *rand.Rand
+	startErr  error
+	failAt    int // 1-based trial that fails; 0 never
+	errorsAt  int // 1-based trial from which every trial has a failed request
+	trials    int
+	stops     int
+	onTrial   func()
+	lowerBest bool // the value is a time: effect makes it smaller
+}
+
+func (a *fakeArm) Name() string                  { return a.name }
+func (a *fakeArm) Start(ctx context.Context) error { return a.startErr }
+func (a *fakeArm) Stop()                         { a.stops++ }
+func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
+	if err := ctx.Err(); err != nil {
+		return Observation{}, err
+	}
+	a.trials++
+	if a.onTrial != nil {
+		a.onTrial()
+	}
+	if a.failAt > 0 && a.trials >= a.failAt {
+		return Observation{}, errors.New("php-fpm exited")
+	}
+	x := a.effect + a.sigma*a.rng.NormFloat64()
+	if a.lowerBest {
+		x = -x
+	}
+	o := Observation{Value: 1000 * math.Exp(x), Requests: 500}
+	if a.errorsAt > 0 && a.trials >= a.errorsAt {
+		o.Errors = 3
+	}
+	return o, nil
+}
+
+func arms(rng *rand.Rand, sigma float64, effects ...float64) []*fakeArm {
+	var out []*fakeArm
+	for i, e := range effects {
+		out = append(out, &fakeArm{name: string(rune('A' + i)), effect: e, sigma: sigma, rng: rng})
+	}
+	return out
+}
+
+func asArms(f []*fakeArm) []Arm {
+	var out []Arm
+	for _, a := range f {
+		out = append(out, a)
+	}
+	return out
+}

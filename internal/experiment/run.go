@@ -1,0 +1,398 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// run is one experiment in progress.
+type run struct {
+	s    Spec
+	out  *Outcome
+	live []int // arms still in, in index order
+	// seq[i][j], i < j: the log ratios of arm j against arm i over their common rounds, oriented so that
+	// positive means j is better.
+	seq       [][]*Sequence
+	pairAlpha float64
+	// scheduled counts the rounds since the live set last changed: the balanced orders start over then.
+	scheduled int
+	orders    [][]int
+}
+
+func newRun(s Spec) *run {
+	if !(s.RunAlpha > 0 && s.RunAlpha < 1) {
+		s.RunAlpha = stats.DefaultAlpha
+	}
+	if !(s.Alpha > 0 && s.Alpha < 1) {
+		s.Alpha = s.RunAlpha
+	}
+	s.MinEffect = max(s.MinEffect, 0)
+	k := len(s.Arms)
+	e := &run{s: s, out: &Outcome{Name: s.Name, HigherIsBetter: s.HigherIsBetter}}
+	e.pairAlpha = s.Alpha / float64(Pairs(s.Mode, k))
+	e.seq = make([][]*Sequence, k)
+	for i := range e.seq {
+		e.seq[i] = make([]*Sequence, k)
+		for j := i + 1; j < k; j++ {
+			e.seq[i][j] = NewSequence(s.Mixture)
+		}
+	}
+	for i, a := range s.Arms {
+		e.out.Arms = append(e.out.Arms, ArmResult{Name: a.Name(), Status: StatusOpen})
+		e.live = append(e.live, i)
+	}
+	return e
+}
+
+// round runs one trial of every live arm in the next balanced order and, when all succeed, adds the round to
+// the comparisons. An arm whose trial fails is taken out with the status error and the round is not paired.
+func (e *run) round(ctx context.Context) error {
+	if e.scheduled == 0 {
+		e.orders = williams(len(e.live))
+	}
+	order := e.orders[e.scheduled%len(e.orders)]
+	e.scheduled++
+	arms := make([]int, len(order))
+	for i, o := range order {
+		arms[i] = e.live[o]
+	}
+	n := e.out.Rounds + 1
+	values := map[int]float64{}
+	complete := true
+	for _, i := range arms {
+		a := e.s.Arms[i]
+		if e.s.Progress != nil {
+			e.s.Progress(Progress{Name: e.s.Name, Round: n, Arm: a.Name(), Live: len(e.live)})
+		}
+		obs, err := a.Trial(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if i == 0 {
+				return fmt.Errorf("%s: %w", a.Name(), err)
+			}
+			e.fail(i, err)
+			complete = false
+			continue
+		}
+		if !(obs.Value > 0) || math.IsInf(obs.Value, 0) {
+			return fmt.Errorf("%s: trial value %v: values must be positive and finite", a.Name(), obs.Value)
+		}
+		r := &e.out.Arms[i]
+		r.Trials, r.Round = append(r.Trials, obs), append(r.Round, n)
+		r.Requests += obs.Requests
+		r.Errors += obs.Errors
+		e.out.Order = append(e.out.Order, a.Name())
+		values[i] = obs.Value
+	}
+	if !complete {
+		return nil
+	}
+	e.out.Rounds = n
+	for x, i := range e.live {
+		for _, j := range e.live[x+1:] {
+			d := math.Log(values[j] / values[i])
+			if !e.s.HigherIsBetter {
+				d = -d
+			}
+			e.seq[i][j].Add(d)
+		}
+	}
+	return nil
+}
+
+// fail takes arm i out with the status error.
+func (e *run) fail(i int, err error) {
+	r := &e.out.Arms[i]
+	r.Status, r.Err, r.Note = StatusError, err, err.Error()
+	e.remove(i)
+}
+
+// drop takes arm i out, saying why, and stops it.
+func (e *run) drop(i int, status, why string) {
+	r := &e.out.Arms[i]
+	r.Status, r.Note = status, why
+	e.remove(i)
+}
+
+func (e *run) remove(i int) {
+	for x, v := range e.live {
+		if v == i {
+			e.live = append(e.live[:x:x], e.live[x+1:]...)
+			e.scheduled = 0
+			if i != 0 || e.s.Mode == Race {
+				e.s.Arms[i].Stop()
+			}
+			return
+		}
+	}
+}
+
+// done says whether there is nothing left to decide.
+func (e *run) done() bool {
+	if e.s.Mode == Race {
+		return len(e.live) <= 1
+	}
+	return len(e.live) <= 1 || e.live[0] != 0
+}
+
+// interval is the pair's confidence sequence at its level, oriented as seq is.
+func (e *run) interval(i, j int) (lo, hi, est float64) {
+	s := e.seq[i][j]
+	lo, hi = s.Interval(e.pairAlpha)
+	return lo, hi, s.Mean()
+}
+
+// judge is what the pair (i, j) shows about j against i: Better, Worse, NoDifference or "" (undecided).
+func (e *run) judge(i, j int) stats.Verdict {
+	if e.seq[i][j].N() < 2 {
+		return ""
+	}
+	m := math.Log1p(e.s.MinEffect)
+	lo, hi, est := e.interval(i, j)
+	switch {
+	case lo > 0 && est >= m:
+		return stats.Better
+	case hi < 0 && est <= -m:
+		return stats.Worse
+	case lo > -m && hi < m:
+		return stats.NoDifference
+	}
+	return ""
+}
+
+// look decides what the rounds so far show: failed requests first (an arm that fails requests where another
+// fails none is worse, whatever its speed), then the confidence sequences.
+func (e *run) look() {
+	if e.errorsRule() {
+		return
+	}
+	if e.s.Mode == Versus {
+		for _, j := range append([]int(nil), e.live[1:]...) {
+			if v := e.judge(0, j); v != "" {
+				e.drop(j, StatusDecided, "")
+			}
+		}
+		return
+	}
+	out := map[int]string{}
+	for x, i := range e.live {
+		for _, j := range e.live[x+1:] {
+			switch e.judge(i, j) {
+			case stats.Better:
+				out[i] = "worse than " + e.s.Arms[j].Name()
+			case stats.Worse:
+				out[j] = "worse than " + e.s.Arms[i].Name()
+			case stats.NoDifference:
+				// Within the minimum effect of each other: the incumbent stays, or the arm tried first.
+				if _, gone := out[j]; !gone {
+					out[j] = "no better than " + e.s.Arms[i].Name()
+				}
+			}
+		}
+	}
+	if len(out) == len(e.live) {
+		// Only a broken model (or an error the budget allows) makes every arm lose: keep the best.
+		delete(out, e.bestLive())
+	}
+	for _, i := range append([]int(nil), e.live...) {
+		if why, ok := out[i]; ok {
+			e.drop(i, StatusDropped, why)
+		}
+	}
+}
+
+// errorsRule drops (Race) or decides (Versus) the arms that failed requests while another live arm failed
+// none: failed requests are not served ones, and an arm that fails is worse whatever its speed.
+func (e *run) errorsRule() bool {
+	changed := false
+	if e.s.Mode == Versus {
+		for _, j := range append([]int(nil), e.live[1:]...) {
+			if v := e.errorVerdict(j); v != "" {
+				e.drop(j, StatusDecided, e.errorNote(j, 0))
+				changed = true
+			}
+		}
+		return changed
+	}
+	clean := -1
+	for _, i := range e.live {
+		if e.out.Arms[i].Errors == 0 {
+			clean = i
+			break
+		}
+	}
+	if clean < 0 {
+		return false
+	}
+	for _, i := range append([]int(nil), e.live...) {
+		if e.out.Arms[i].Errors > 0 {
+			e.drop(i, StatusDropped, e.errorNote(i, clean))
+			changed = true
+		}
+	}
+	return changed
+}
+
+// errorVerdict is arm j against Arms[0] on failed requests alone: Worse when only j failed some, Better when
+// only Arms[0] did, "" otherwise.
+func (e *run) errorVerdict(j int) stats.Verdict {
+	ej, e0 := e.out.Arms[j].Errors, e.out.Arms[0].Errors
+	switch {
+	case ej > 0 && e0 == 0:
+		return stats.Worse
+	case e0 > 0 && ej == 0:
+		return stats.Better
+	}
+	return ""
+}
+
+// errorNote says how the arm with failures (i or clean, whichever failed) compares with the other.
+func (e *run) errorNote(i, clean int) string {
+	bad, good := i, clean
+	if e.out.Arms[i].Errors == 0 {
+		bad, good = clean, i
+	}
+	r := e.out.Arms[bad]
+	return fmt.Sprintf("%s: %d of %d requests failed, none with %s", r.Name, r.Errors, r.Errors+r.Requests, e.s.Arms[good].Name())
+}
+
+// futile says whether a race should end for lack of promise: FutileAfter rounds run, the incumbent still in,
+// and no live challenger's estimate a third of the minimum effect better than it.
+func (e *run) futile() bool {
+	if e.s.Mode != Race || e.s.FutileAfter <= 0 || e.out.Rounds < e.s.FutileAfter {
+		return false
+	}
+	return !e.promising()
+}
+
+// promising says whether a race may yet find a gain: its incumbent is out, or some live challenger's estimate
+// against it is at least a third of the minimum effect in the challenger's favour.
+func (e *run) promising() bool {
+	if e.s.Mode != Race || len(e.live) < 2 {
+		return false
+	}
+	if e.live[0] != 0 {
+		return true
+	}
+	bar := math.Log1p(e.s.MinEffect) / 3
+	for _, j := range e.live[1:] {
+		if e.seq[0][j].N() > 0 && e.seq[0][j].Mean() >= bar {
+			return true
+		}
+	}
+	return false
+}
+
+// bestLive is the live arm with the best mean log figure over the rounds all live arms share.
+func (e *run) bestLive() int {
+	best, idx := math.Inf(-1), e.live[0]
+	for _, i := range e.live {
+		score := 0.0
+		for _, j := range e.live {
+			switch {
+			case i < j:
+				score -= e.seq[i][j].Mean()
+			case j < i:
+				score += e.seq[j][i].Mean()
+			}
+		}
+		if score > best {
+			best, idx = score, i
+		}
+	}
+	return idx
+}
+
+// finish picks the winner and states every arm's comparison with Arms[0].
+func (e *run) finish() {
+	o := e.out
+	switch {
+	case e.s.Mode == Versus:
+		o.Winner = 0
+	case len(e.live) == 1:
+		o.Winner = e.live[0]
+	case len(e.live) > 1 && e.live[0] == 0:
+		o.Winner = 0 // undecided: the incumbent keeps its place
+	case len(e.live) > 1:
+		o.Winner = e.bestLive()
+	}
+	for i := range o.Arms {
+		r := &o.Arms[i]
+		switch {
+		case i == 0 && e.s.Mode == Versus:
+			r.Status = StatusRef
+		case i == o.Winner && e.s.Mode == Race && r.Status != StatusError:
+			r.Status = StatusWinner
+		}
+		if i == 0 {
+			continue
+		}
+		if r.Status == StatusError {
+			r.Vs = &stats.Comparison{Verdict: stats.Error, Method: method}
+			continue
+		}
+		if e.seq[0][i].N() > 0 {
+			r.Vs = e.comparison(i)
+		}
+	}
+	if e.s.Mode == Race && o.Winner != 0 && o.Arms[0].Status == StatusOpen {
+		o.Arms[0].Status = StatusDropped
+		o.Arms[0].Note = strings.TrimSpace(o.Arms[0].Note + " undecided when the budget ran out; " + o.Arms[o.Winner].Name + " has the better estimate")
+	}
+}
+
+const method = "confidence-sequence"
+
+// Unbounded is the log bound that stands for no bound at all in a comparison's interval: a thousandfold.
+var Unbounded = math.Log(1000)
+
+// comparison states arm j against Arms[0] in the Value's own terms.
+func (e *run) comparison(j int) *stats.Comparison {
+	s := e.seq[0][j]
+	lo, hi, est := e.interval(0, j)
+	v := e.judge(0, j)
+	if !e.s.HigherIsBetter {
+		lo, hi, est = -hi, -lo, -est
+	}
+	// Before enough rounds the interval is unbounded: it is stated as a thousandfold either way (JSON has no
+	// infinity).
+	lo, hi = max(lo, -Unbounded), min(hi, Unbounded)
+	c := &stats.Comparison{N: s.N(), Paired: true, LogEstimate: est, LogLo: lo, LogHi: hi,
+		Estimate: math.Expm1(est), Lo: math.Expm1(lo), Hi: math.Expm1(hi),
+		Conf: 1 - e.pairAlpha, ConfAchieved: 1 - e.pairAlpha, P: s.P(), Method: method, Alpha: e.pairAlpha}
+	c.PAdjusted = math.Min(1, c.P*e.s.RunAlpha/e.pairAlpha)
+	if ev := e.errorVerdict(j); ev != "" {
+		v = ev
+	}
+	if v == "" {
+		v = stats.Inconclusive
+		c.RoundsNeeded = e.roundsNeeded(s)
+	}
+	c.Verdict = v
+	return c
+}
+
+// maxRoundsNeeded bounds the estimate of rounds that would decide an inconclusive comparison.
+const maxRoundsNeeded = 1000
+
+// roundsNeeded estimates the rounds at which the interval, as wide as this spread makes it, would decide:
+// exclude zero (a difference at the estimate's size) or fit inside the minimum effect (no difference),
+// whichever comes first.
+func (e *run) roundsNeeded(s *Sequence) int {
+	m := math.Log1p(e.s.MinEffect)
+	est := math.Abs(s.Mean())
+	need := maxRoundsNeeded
+	if est >= m && est > 0 {
+		need = min(need, s.RoundsFor(est, e.pairAlpha, maxRoundsNeeded))
+	}
+	if est < m {
+		need = min(need, s.RoundsFor(m-est, e.pairAlpha, maxRoundsNeeded))
+	}
+	return need
+}

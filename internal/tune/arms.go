@@ -1,0 +1,119 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// TrialSpec is how an arm's trials run: the phase they are recorded under, the metric they measure and the
+// connections that load them.
+type TrialSpec struct {
+	Phase  string
+	Metric string
+	Conc   int
+	// Check, when set, says whether the arm's configuration took effect once it runs (given php-fpm's master
+	// pid): huge code pages need smaps to show PHP's text on them. An arm for which it never does fails to
+	// start with an error wrapping ErrNotInEffect.
+	Check func(fpmPID int) (note string, err error)
+	// Detail asks for the workers' memory and php-fpm's status counters around each trial (pool sizing).
+	Detail bool
+}
+
+// ErrNotInEffect says an arm's configuration did not take effect on this host (huge pages refused, say): the
+// candidate is not tried rather than measured as the same program.
+var ErrNotInEffect = errors.New("not in effect")
+
+// ArmSource makes the arms tune races: a configuration under a trial spec. The real one serves each
+// configuration from a warm nginx + php-fpm stack; tests and the replay harness give fakes.
+type ArmSource interface {
+	Arm(cfg knob.Config, spec TrialSpec) experiment.Arm
+}
+
+// Clock is the time the budget is kept by (a fake one in simulations).
+type Clock interface {
+	Now() time.Time
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// costs is what trials and arm starts have taken here, by metric: the budget goes by them rather than by
+// plans, since a loaded machine makes both slower.
+type costs struct {
+	trials    map[string]int
+	trialWall map[string]time.Duration
+	starts    int
+	startWall time.Duration
+	guess     map[string]time.Duration // a trial's cost before any was measured
+	startGess time.Duration
+}
+
+// coldStarter is an arm that knows whether Start will start something (a warm arm costs nothing to start).
+type coldStarter interface{ Cold() bool }
+
+func newCosts() *costs {
+	return &costs{trials: map[string]int{}, trialWall: map[string]time.Duration{}, guess: map[string]time.Duration{},
+		startGess: time.Second}
+}
+
+// trial is the mean wall time of a trial of metric, or the guess before three were measured.
+func (c *costs) trial(metric string) time.Duration {
+	if n := c.trials[metric]; n >= 3 {
+		return c.trialWall[metric] / time.Duration(n)
+	}
+	if g := c.guess[metric]; g > 0 {
+		return g
+	}
+	return time.Second
+}
+
+// start is the mean wall time of starting an arm (start, check, settle, its later stop), or the guess.
+func (c *costs) start() time.Duration {
+	if c.starts >= 2 {
+		return c.startWall / time.Duration(c.starts)
+	}
+	return max(c.startGess, c.startWall/time.Duration(max(c.starts, 1)))
+}
+
+// timedArm counts what its arm's starts and trials take.
+type timedArm struct {
+	experiment.Arm
+	name   string // "" = the arm's own
+	c      *costs
+	clock  Clock
+	metric string
+}
+
+func (a *timedArm) Name() string {
+	if a.name != "" {
+		return a.name
+	}
+	return a.Arm.Name()
+}
+
+func (a *timedArm) Start(ctx context.Context) error {
+	cold := true
+	if cs, ok := a.Arm.(coldStarter); ok {
+		cold = cs.Cold()
+	}
+	began := a.clock.Now()
+	err := a.Arm.Start(ctx)
+	if cold {
+		a.c.starts++
+		a.c.startWall += a.clock.Now().Sub(began)
+	}
+	return err
+}
+
+func (a *timedArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	began := a.clock.Now()
+	o, err := a.Arm.Trial(ctx)
+	a.c.trials[a.metric]++
+	a.c.trialWall[a.metric] += a.clock.Now().Sub(began)
+	return o, err
+}

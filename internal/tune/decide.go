@@ -1,0 +1,219 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// decider runs tune's experiments on the engine: a knob's values race the incumbent, and the final compares
+// the recommendation with the baselines; every experiment draws its share of the run's error budget and gets
+// its share of the time left.
+type decider struct {
+	src       ArmSource
+	clock     Clock
+	end       time.Time // the budget's end
+	budget    *experiment.Budget
+	minEffect float64
+	costs     *costs
+	progress  func(phase, detail string)
+	// hold keeps a race's winner warm before its arms let go of it (nil: nothing to keep warm).
+	hold func(knob.Config)
+}
+
+// race is one knob's race: its candidate values against the incumbent configuration.
+type race struct {
+	knob   knob.Knob
+	from   knob.Config
+	values []string
+	spec   TrialSpec
+	// allowance is the time the race may take; it ends earlier when decided. stretch, when longer, is what it
+	// may take while it is promising (a challenger's estimate is in favour but not yet decided): time the later
+	// races can spare.
+	allowance, stretch time.Duration
+}
+
+// raced is what a race decided.
+type raced struct {
+	row   KnobRow
+	comps []Comparison
+	best  knob.Config
+}
+
+// minRounds is the fewest rounds worth starting a race for: fewer cannot decide anything.
+const minRounds = 3
+
+// cost is what a race of k arms, starting cold of them, takes at the least.
+func (d *decider) cost(metric string, k, cold int) time.Duration {
+	return time.Duration(cold)*d.costs.start() + time.Duration(minRounds*k)*d.costs.trial(metric)
+}
+
+// race runs r. The winner is the incumbent unless a candidate was shown better. An incumbent that fails
+// (its stack died) is an error of the run; a candidate that fails is an error of its own.
+func (d *decider) race(ctx context.Context, r race) (*raced, error) {
+	k := r.knob
+	cfgs := []knob.Config{r.from}
+	for _, v := range r.values {
+		c := r.from.Clone()
+		if err := k.Set(&c, v); err != nil {
+			return nil, fmt.Errorf("knob %s=%s: %w", k.Name, v, err)
+		}
+		cfgs = append(cfgs, c)
+	}
+	spec := r.spec
+	if k.Load != nil {
+		for _, c := range cfgs {
+			spec.Conc = max(spec.Conc, k.Load(r.spec.Conc, c))
+		}
+	}
+	arms := make([]experiment.Arm, len(cfgs))
+	for i, c := range cfgs {
+		s := spec
+		if i > 0 && k.Check != nil {
+			s.Check = k.Check
+		}
+		arms[i] = &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: spec.Metric}
+	}
+	var out *experiment.Outcome
+	defer func() {
+		if out != nil && d.hold != nil {
+			d.hold(cfgs[out.Winner])
+		}
+		for _, a := range arms {
+			a.Stop()
+		}
+	}()
+	var began time.Time
+	n := len(arms)
+	// A race that shows nothing after a third of the rounds its time allows ends then (at least 8 rounds in).
+	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(spec.Metric)))
+	es := experiment.Spec{Name: k.Name, Arms: arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
+		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
+		Continue: func(l experiment.Look) bool {
+			// The race's time runs from its first round: starting the arms is accounted apart.
+			if l.Rounds == 0 {
+				began = d.clock.Now()
+			}
+			next := d.clock.Now().Add(time.Duration(n) * d.costs.trial(spec.Metric))
+			limit := r.allowance
+			if l.Promising {
+				limit = max(limit, r.stretch)
+			}
+			return next.Sub(began) <= limit && next.Before(d.end)
+		},
+		Progress: func(p experiment.Progress) {
+			if d.progress != nil {
+				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
+			}
+		}}
+	var err error
+	out, err = experiment.Run(ctx, es)
+	if out == nil {
+		return nil, err
+	}
+	res := d.report(k, r, cfgs, out, spec)
+	return res, err
+}
+
+// report turns a race's outcome into the knob's row and its comparisons.
+func (d *decider) report(k knob.Knob, r race, cfgs []knob.Config, out *experiment.Outcome, spec TrialSpec) *raced {
+	from := k.Get(r.from)
+	res := &raced{best: cfgs[out.Winner]}
+	inc := out.Arms[0]
+	for i, a := range out.Arms[1:] {
+		c := Comparison{Knob: k.Name, A: from, B: r.values[i], Config: cfgs[i+1].String(), Metric: spec.Metric,
+			ValueA: medianOf(inc.Trials, value), ValueB: medianOf(a.Trials, value), RPSA: medianOf(inc.Trials, rate),
+			RPSB: medianOf(a.Trials, rate), ErrorsA: inc.Errors, ErrorsB: a.Errors, Rounds: len(a.Trials),
+			Status: a.Status, Accepted: out.Winner == i+1, Note: a.Note}
+		if a.Vs != nil {
+			c.Stats = *a.Vs
+		}
+		if errors.Is(a.Err, ErrNotInEffect) {
+			c.Stats = stats.Comparison{}
+			c.Note = "not tried: " + a.Note
+		}
+		res.comps = append(res.comps, c)
+	}
+	row := KnobRow{Name: k.Name, Value: k.Get(res.best), From: from, Metric: spec.Metric, Rounds: out.Rounds}
+	idx, dec := out.Decisive()
+	var notes []string
+	for _, c := range res.comps {
+		if strings.HasPrefix(c.Note, "not tried: ") {
+			notes = append(notes, fmt.Sprintf("%s=%s %s", k.Name, orUnset(c.B), c.Note))
+		}
+	}
+	switch {
+	case dec == nil:
+		// No candidate shared a round with the incumbent: every one failed, was not in effect, or the budget
+		// ended first.
+		failed := 0
+		for _, c := range res.comps {
+			if c.Stats.Verdict == stats.Error {
+				failed++
+				notes = append(notes, fmt.Sprintf("%s=%s failed: %s", k.Name, orUnset(c.B), c.Note))
+			}
+		}
+		if failed > 0 {
+			row.Verdict = stats.Error
+		} else if len(notes) == 0 {
+			notes = append(notes, "not tried: the budget ended before its first round")
+		}
+	default:
+		c := res.comps[idx-1]
+		row.EffectPct, row.CILowPct, row.CIHighPct = 100*dec.Estimate, 100*dec.Lo, 100*dec.Hi
+		row.Verdict = dec.Verdict
+		row.Compared = fmt.Sprintf("%s=%s vs %s", k.Name, orUnset(c.B), orUnset(from))
+		if c.Note != "" && c.Note != "no better than "+orUnset(from) && c.Note != "worse than "+orUnset(from) {
+			notes = append(notes, c.Note)
+		}
+		if dec.Verdict == stats.Inconclusive {
+			live := 0
+			for _, a := range out.Arms {
+				if a.Status == experiment.StatusOpen || a.Status == experiment.StatusWinner {
+					live++
+				}
+			}
+			row.Need = need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
+		}
+	}
+	row.Note = strings.Join(notes, "; ")
+	res.row = row
+	return res
+}
+
+// need says what would decide an inconclusive comparison: the rounds in all, and about how much more time.
+func need(rounds, done int, perRound time.Duration) string {
+	if rounds <= 0 {
+		return ""
+	}
+	more := time.Duration(max(rounds-done, 1)) * perRound
+	if rounds >= 1000 {
+		return fmt.Sprintf("more than 1000 rounds (over %s more): the difference is about the minimum effect", more.Round(time.Minute))
+	}
+	return fmt.Sprintf("about %d rounds (%s more)", rounds, more.Round(time.Second))
+}
+
+func value(o experiment.Observation) float64 { return o.Value }
+func rate(o experiment.Observation) float64  { return o.Rate }
+
+func medianOf(obs []experiment.Observation, f func(experiment.Observation) float64) float64 {
+	var v []float64
+	for _, o := range obs {
+		v = append(v, f(o))
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	m := stats.Median(v)
+	if math.IsNaN(m) {
+		return 0
+	}
+	return m
+}

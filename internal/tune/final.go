@@ -1,0 +1,76 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// final compares the recommendation with the starting point (Debian's defaults or the user's files) and the
+// rule of thumb, in the same rounds, on goodput, each comparison until decided or the budget ends.
+func (t *tuner) final(ctx context.Context) error {
+	rule := knob.RuleOfThumb()
+	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
+	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
+	if h.Baseline == "" {
+		h.Baseline = "Debian's defaults"
+	}
+	t.res.Headline = h
+	spec := TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc}
+	cfgs := []knob.Config{t.best, t.o.Base, rule}
+	arms := make([]experiment.Arm, len(cfgs))
+	names := []string{"recommendation", h.Baseline, "rule of thumb"}
+	for i, c := range cfgs {
+		arms[i] = &timedArm{Arm: t.src.Arm(c, spec), name: names[i], c: t.costs, clock: t.clock, metric: MetricGoodput}
+	}
+	defer func() {
+		for _, a := range arms {
+			a.Stop()
+		}
+	}()
+	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
+		Alpha: t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(),
+		Continue: func(experiment.Look) bool {
+			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)
+		},
+		Progress: func(p experiment.Progress) {
+			t.status("final", fmt.Sprintf("recommendation vs %s vs rule of thumb, round %d", h.Baseline, p.Round))
+		}}
+	began := t.clock.Now()
+	out, err := experiment.Run(ctx, es)
+	if out == nil {
+		return err
+	}
+	h.Rounds = out.Rounds
+	h.RecommendationRPS = medianOf(out.Arms[0].Trials, rate)
+	h.DebianRPS = medianOf(out.Arms[1].Trials, rate)
+	h.RuleOfThumbRPS = medianOf(out.Arms[2].Trials, rate)
+	h.VsDebian, h.VsRuleOfThumb = invert(out.Arms[1].Vs), invert(out.Arms[2].Vs)
+	if out.Ended == experiment.EndBudget && t.clock.Now().Sub(began) < 10*time.Second {
+		t.warn("the final comparison with the baselines was cut short by the budget")
+	}
+	return err
+}
+
+// invert turns "B against A" into "A against B": the engine compares each baseline with the recommendation,
+// the headline states the recommendation against each baseline.
+func invert(c *stats.Comparison) *stats.Comparison {
+	if c == nil {
+		return nil
+	}
+	r := *c
+	r.LogEstimate, r.LogLo, r.LogHi = -c.LogEstimate, -c.LogHi, -c.LogLo
+	r.Estimate, r.Lo, r.Hi = math.Expm1(r.LogEstimate), math.Expm1(r.LogLo), math.Expm1(r.LogHi)
+	switch c.Verdict {
+	case stats.Better:
+		r.Verdict = stats.Worse
+	case stats.Worse:
+		r.Verdict = stats.Better
+	}
+	return &r
+}

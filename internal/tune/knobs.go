@@ -1,0 +1,111 @@
+package tune
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// decideKnobs races each knob's values against the best so far, in order; the winner becomes the best.
+func (t *tuner) decideKnobs(ctx context.Context) error {
+	for i, k := range t.o.Knobs {
+		row, ok := t.notRaced(k)
+		if ok {
+			t.res.Knobs = append(t.res.Knobs, row)
+			t.release(k.Name)
+			continue
+		}
+		values := t.candidates(k, t.best)
+		metric := metricOf(k)
+		arms := len(values) + 1
+		cold := len(values)
+		if t.stacks != nil && t.stacks.warm[t.best.String()] == nil {
+			cold++
+		}
+		var later []string
+		for _, l := range t.o.Knobs[i+1:] {
+			later = append(later, l.Name)
+		}
+		allow := t.allowance(k.Name, arms, cold, metric, later)
+		least := t.d.cost(metric, arms, cold)
+		if allow < least {
+			if t.left()-t.finalLeast() < least {
+				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
+					Note: "not tried: the budget ran out (" + least.Round(time.Second).String() + " would have been needed at the least)"})
+				t.release(k.Name)
+				continue
+			}
+			allow = least
+		}
+		t.release(k.Name)
+		t.budget.Plan(experiment.Pairs(experiment.Race, arms))
+		r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, later),
+			spec: TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.conc}})
+		if r != nil {
+			r.row.Note = strings.TrimSpace(strings.Join(append(t.screenNotes(k.Name), r.row.Note), " "))
+			t.res.Knobs = append(t.res.Knobs, r.row)
+			t.res.Comparisons = append(t.res.Comparisons, r.comps...)
+			t.setBest(r.best)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notRaced is the row of a knob that gets no race (pinned, skipped, nothing to try, all screened out), and
+// whether it is one.
+func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
+	row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}
+	if _, pinned := t.o.Pins[k.Name]; pinned {
+		row.Note = "pinned"
+		return row, true
+	}
+	why := t.skip[k.Name]
+	if why == "" && k.Skip != nil {
+		why = k.Skip(t.facts, t.best) // an earlier decision may have made it moot
+	}
+	if why != "" {
+		row.Note = "not tried: " + why
+		return row, true
+	}
+	if len(t.candidates(k, t.best)) > 0 {
+		return row, false
+	}
+	if notes := t.screenNotes(k.Name); len(notes) > 0 {
+		// Every candidate was screened out: the counts say there is nothing to gain.
+		row.Metric, row.Verdict, row.Note = MetricWork, stats.NoDifference, strings.Join(notes, " ")
+		return row, true
+	}
+	row.Note = "no alternative to try"
+	return row, true
+}
+
+// release takes a knob's planned race out of the error budget's plan.
+func (t *tuner) release(name string) {
+	if p, ok := t.plans[name]; ok {
+		t.budget.Release(experiment.Pairs(experiment.Race, p.arms))
+		delete(t.plans, name)
+	}
+}
+
+// screenNotes are the screen's words on the candidates of a knob it took out.
+func (t *tuner) screenNotes(name string) []string {
+	var out []string
+	for _, sc := range t.res.Screens {
+		if sc.Knob == name && !sc.Survived {
+			out = append(out, sc.Note)
+		}
+	}
+	return out
+}
+
+// finalLeast is the least the final comparison takes: starting the baselines and a few rounds of three.
+func (t *tuner) finalLeast() time.Duration {
+	return 2*t.costs.start() + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
+}

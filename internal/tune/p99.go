@@ -1,0 +1,96 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+)
+
+// p99 judges the latency goal open-loop at the user's rate on the recommendation.
+func (t *tuner) p99(ctx context.Context) error {
+	c, err := t.p99Check(ctx, t.best)
+	if err != nil {
+		return err
+	}
+	t.res.P99Check = c
+	return nil
+}
+
+// p99Check runs the open model at the user's rate, through a bounded pool of connections large enough that the
+// generator is never what queues, and compares the corrected p99 with the goal.
+func (t *tuner) p99Check(ctx context.Context, cfg knob.Config) (*P99Check, error) {
+	arm := t.stacks.Arm(cfg, TrialSpec{Phase: "p99", Metric: MetricGoodput, Conc: t.conc})
+	if err := arm.Start(ctx); err != nil {
+		return nil, err
+	}
+	defer arm.Stop()
+	a := t.stacks.warm[cfg.String()]
+	t.status("p99", fmt.Sprintf("max_children %d, open loop at %.0f req/s", cfg.MaxChildren, t.o.Rate))
+	inflight := max(4*cfg.MaxChildren, 64)
+	o := t.stacks.loadOptions(a, inflight)
+	o.Rate, o.MaxInflight = t.o.Rate, inflight
+	o.Duration = max(t.lengths.win*4, 2*time.Second)
+	res, err := load.Run(ctx, o)
+	if res == nil {
+		return nil, err
+	}
+	if err != nil && !errors.Is(err, load.ErrNoRequests) {
+		return nil, err
+	}
+	goal := float64(t.o.P99 / time.Microsecond)
+	return &P99Check{Rate: t.o.Rate, GoalUs: goal, P99Us: res.Latency.P99, MaxChildren: cfg.MaxChildren,
+		Met: res.Requests > 0 && res.Latency.P99 <= goal && res.Errors == 0 && res.Unsent == 0, Errors: res.Errors, Unsent: res.Unsent}, nil
+}
+
+// p99Limit is the pool size's third limit: when the size from the knee misses the latency goal at the user's
+// rate, the next larger sizes (within memory) are tried, and the smallest that meets it is taken.
+func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
+	cfg := t.best.Clone()
+	for step := 0; step < 3; step++ {
+		c, err := t.p99Check(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		ps.P99Checks = append(ps.P99Checks, *c)
+		if c.Met {
+			t.best.MaxChildren = cfg.MaxChildren
+			return nil
+		}
+		nb := knob.Neighbours(cfg.MaxChildren)
+		next := nb[len(nb)-1]
+		if ps.MemoryLimit > 0 && next > ps.MemoryLimit {
+			break
+		}
+		cfg.MaxChildren = next
+	}
+	ps.Note = strings.TrimSpace(ps.Note + " no pool size tried meets the p99 goal at this rate")
+	return nil
+}
+
+
+// readOpcache reads opcache's state and the realpath cache's use from a worker of a, once every URL was served.
+func (t *tuner) readOpcache(ctx context.Context, a *warmStack) {
+	path, err := measure.WriteOpcacheScript(a.st.RunDir)
+	if err != nil {
+		return
+	}
+	rc, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	oc, err := measure.ReadOpcache(rc, a.pool.Network, a.pool.Address, path)
+	if err != nil {
+		t.warn("opcache's state could not be read: " + err.Error())
+		return
+	}
+	t.facts.RealpathUsed, t.facts.RealpathLimit = oc.RealpathUsed, oc.RealpathLimit
+	if oc.Enabled {
+		t.facts.Opcache = &knob.OpcacheUse{MemoryUsed: oc.MemoryUsed, MemoryFree: oc.MemoryFree, MemoryWasted: oc.MemoryWasted,
+			InternedUsed: oc.InternedUsed, InternedFree: oc.InternedFree, Keys: oc.CachedKeys, MaxKeys: oc.MaxCachedKeys,
+			CacheFull: oc.CacheFull, HitRate: oc.HitRate}
+	}
+}

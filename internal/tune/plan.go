@@ -1,0 +1,154 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// Trial lengths: a throughput trial's window holds about windowRequests requests, within these bounds; a CPU
+// trial sends about cpuSeconds' worth of requests. The rounds' noise is mostly the machine's, and falls about
+// as the square root of a trial's length, so shorter trials lose little and let large effects be decided in a
+// few seconds.
+const (
+	windowRequests = 60
+	minWindow      = 300 * time.Millisecond
+	maxWindow      = 3 * time.Second
+	minWarm        = 100 * time.Millisecond
+	cpuSeconds     = 0.4
+	minCPURequests = 20
+)
+
+// fit sets the trials' lengths from the app's speed at the comparisons' load, and refuses a budget that cannot
+// hold even the final comparison's least.
+func (t *tuner) fit() error {
+	peak := max(t.peakRPS, 0.1)
+	t.lengths.win = clampDur(time.Duration(windowRequests/peak*float64(time.Second)), minWindow, maxWindow)
+	t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
+	t.lengths.cpuN = int(math.Min(math.Max(math.Round(cpuSeconds*peak), minCPURequests), 4000))
+	t.costs.guess[MetricGoodput] = t.lengths.warm + t.lengths.win + 50*time.Millisecond
+	t.costs.guess[MetricCPU] = time.Duration(float64(t.lengths.cpuN)/peak*float64(time.Second)) + 30*time.Millisecond
+	if s := t.stacks; s != nil && s.starts > 0 {
+		// Settling a dynamic pool takes seconds more than a static one's start.
+		t.costs.startGess = s.startWall/time.Duration(s.starts) + time.Second
+	}
+	t.plan.WarmupS, t.plan.WindowS, t.plan.CPURequests = t.lengths.warm.Seconds(), t.lengths.win.Seconds(), t.lengths.cpuN
+	t.plan.Concurrency = t.conc
+	if n := peak * t.lengths.win.Seconds(); n < 20 {
+		t.warn(fmt.Sprintf("at %.1f req/s a %s trial holds only %.0f requests: the comparisons will be coarse and slow to decide",
+			peak, t.lengths.win.Round(10*time.Millisecond), n))
+	}
+	least := 2*t.costs.start() + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
+	if t.left() < least {
+		need := t.clock.Now().Sub(t.start) + 3*least + 10*time.Second
+		return exitcode.UsageErrorf("%w: --budget %s leaves %s after measuring the app's speed, less than the %s the final comparison needs at the least; give at least --budget %s",
+			ErrBudget, t.o.Budget, max(t.left(), 0).Round(time.Second), least.Round(time.Second), need.Round(10*time.Second))
+	}
+	return nil
+}
+
+func clampDur(d, lo, hi time.Duration) time.Duration { return min(max(d, lo), hi) }
+
+// planned is a knob's place in the plan: the arms its race will have, at the time of planning.
+type planned struct {
+	arms   int
+	metric string
+}
+
+// planExperiments says which knobs will race and draws up the error budget: every pair of arms any experiment
+// may compare gets an equal share of the run's alpha, and the shares of experiments that do not run go to the
+// later ones. A knob skipped for the starting point may become worth a race once an earlier knob changes (JIT
+// once opcache is on): it is planned for when any single earlier change would make it so.
+func (t *tuner) planExperiments() {
+	t.plans = map[string]planned{}
+	pairs := 0
+	if _, pinned := t.o.Pins["max_children"]; !pinned {
+		pairs += experiment.Pairs(experiment.Race, 3)
+	}
+	reach := []knob.Config{t.best}
+	for _, k := range t.o.Knobs {
+		if _, pinned := t.o.Pins[k.Name]; pinned {
+			continue
+		}
+		before := reach
+		for _, v := range k.Values(t.facts, t.best) {
+			c := t.best.Clone()
+			if k.Set(&c, v) == nil {
+				reach = append(reach, c)
+			}
+		}
+		if k.Skip != nil {
+			why := k.Skip(t.facts, t.best)
+			for _, c := range before[1:] {
+				if why != "" && k.Skip(t.facts, c) == "" {
+					why = ""
+				}
+			}
+			if why != "" {
+				t.skip[k.Name] = why
+				continue
+			}
+		}
+		if n := len(t.candidates(k, t.best)); n > 0 {
+			t.plans[k.Name] = planned{arms: n + 1, metric: metricOf(k)}
+			pairs += experiment.Pairs(experiment.Race, n+1)
+		}
+	}
+	pairs += experiment.Pairs(experiment.Versus, 3)
+	t.budget = experiment.NewBudget(t.o.Alpha, pairs)
+	t.plan.Experiments = len(t.plans) + 2
+}
+
+// candidates are the values of k that a race must decide from cur: not the current one, nor those the screen
+// found to change nothing.
+func (t *tuner) candidates(k knob.Knob, cur knob.Config) []string {
+	var out []string
+	for _, v := range k.Values(t.facts, cur) {
+		if v != k.Get(cur) && !t.screens[k.Name][v] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// allowance is the time the race of knob name (arms arms, cold of them to start) may take: the time left,
+// less the starts every remaining experiment needs, shared by what a round of each costs. The races that
+// decide early leave their time to the later ones.
+func (t *tuner) allowance(name string, arms, cold int, metric string, later []string) time.Duration {
+	start := t.costs.start()
+	round := func(metric string, arms int) float64 { return float64(arms) * float64(t.costs.trial(metric)) }
+	this := round(metric, arms)
+	total := this + round(MetricGoodput, 3) // the final's three arms
+	starts := time.Duration(cold+2) * start
+	for _, n := range later {
+		if p, ok := t.plans[n]; ok && n != name {
+			total += round(p.metric, p.arms)
+			starts += time.Duration(p.arms-1) * start
+		}
+	}
+	pool := t.left() - starts
+	if pool <= 0 {
+		return time.Duration(cold) * start
+	}
+	return time.Duration(cold)*start + time.Duration(float64(pool)*this/total)
+}
+
+// reserveRounds are the rounds a promising race leaves to each later race when it stretches into their time:
+// enough for a large effect to be decided.
+const reserveRounds = 12
+
+// stretch is what a promising race may take: the time left less what the later races need at the least
+// (their starts and reserveRounds rounds each) and the final's least.
+func (t *tuner) stretch(name string, later []string) time.Duration {
+	need := t.finalLeast()
+	for _, n := range later {
+		if p, ok := t.plans[n]; ok && n != name {
+			need += time.Duration(p.arms-1)*t.costs.start() + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.metric)
+		}
+	}
+	return t.left() - need
+}

@@ -1,0 +1,218 @@
+package tune
+
+import (
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/profile"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// Schema names the JSON form of a Result.
+const Schema = "phptune/tune/v1"
+
+// Result is the outcome of a tune run; its JSON form is the schema phptune/tune/v1.
+type Result struct {
+	Schema      string      `json:"schema"`
+	Partial     bool        `json:"partial"`
+	Note        string      `json:"note"`
+	App         string      `json:"app"`
+	URLs        []URL       `json:"urls"`
+	CommandLine []string    `json:"command_line"`
+	Started     time.Time   `json:"started"`
+	ElapsedS    float64     `json:"elapsed_s"`
+	BudgetS     float64     `json:"budget_s"`
+	Plan        Plan        `json:"plan"`
+	Environment Environment `json:"environment"`
+
+	Baseline       knob.Config  `json:"baseline"`
+	Recommendation knob.Config  `json:"recommendation"`
+	Saturation     *Saturation  `json:"saturation,omitempty"`
+	PoolSize       *PoolSize    `json:"pool_size,omitempty"`
+	Knobs          []KnobRow    `json:"knobs"`
+	Comparisons    []Comparison `json:"comparisons"`
+	Headline       *Headline    `json:"headline,omitempty"`
+	P99Check       *P99Check    `json:"p99_check,omitempty"`
+	Facts          knob.Facts   `json:"facts"`
+	// Profile is why, per request: the baseline and the recommendation profiled side by side (tune --profile).
+	Profile  *profile.Result   `json:"profile,omitempty"`
+	Screens  []Screen          `json:"screens,omitempty"`
+	Trials   []TrialRecord     `json:"trials"`
+	Files    map[string]string `json:"files,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// URL is one URL of the mix.
+type URL struct {
+	Path   string `json:"path"`
+	Weight int    `json:"weight"`
+}
+
+// Plan is how the run decided and where its time went.
+type Plan struct {
+	// The decision rule: sequential comparisons (confidence sequences valid at every look), each knob a race
+	// of its values; the run's error budget Alpha split over every pair of arms compared; MinEffect the
+	// smallest change that counts.
+	Method    string  `json:"method"`
+	Alpha     float64 `json:"alpha"`
+	MinEffect float64 `json:"min_effect"`
+	// Trials: a throughput trial is a warm-up and a measured window; a CPU trial is a fixed number of
+	// requests with php-fpm's CPU time read before and after.
+	WarmupS     float64 `json:"warmup_s"`
+	WindowS     float64 `json:"window_s"`
+	CPURequests int     `json:"cpu_trial_requests"`
+	Concurrency int     `json:"concurrency"` // load for the knob comparisons: the saturation knee's
+	SweepTrials int     `json:"sweep_trials_per_point"`
+	Experiments int     `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
+	// Where the time went: trials and stack starts (settling included) as run, each one's mean wall time.
+	TrialsRun   int     `json:"trials_run"`
+	TrialWallS  float64 `json:"trial_wall_s"`
+	StartsRun   int     `json:"starts_run"`
+	StartWallS  float64 `json:"start_wall_s"`
+	SettleWallS float64 `json:"settle_wall_s"` // of the start wall time
+	// Counting each CPU-only candidate's work a request before the timed trials: how long, and how many
+	// candidates it spared a timed comparison; ScreenNote says why it ran or not.
+	ScreenWallS float64 `json:"screen_wall_s"`
+	ScreenedOut int     `json:"screened_out"`
+	ScreenNote  string  `json:"screen_note,omitempty"`
+}
+
+// Metrics a knob is decided on.
+const (
+	// MetricGoodput is requests served successfully per second through nginx, over a trial's window.
+	MetricGoodput = "goodput"
+	// MetricCPU is requests served per second of php-fpm's CPU time: what a CPU-only knob changes, read from
+	// the workers' own CPU clocks around a fixed number of requests, so every request counts.
+	MetricCPU = "req_per_cpu_s"
+	// MetricWork is the screen's counts: instructions and system calls per request.
+	MetricWork = "work"
+)
+
+// KnobRow is one line of the answer: a knob, the value chosen and what the decisive comparison showed.
+type KnobRow struct {
+	Name      string        `json:"name"`
+	Value     string        `json:"value"`
+	From      string        `json:"from"`
+	Metric    string        `json:"metric"`
+	EffectPct float64       `json:"effect_pct"`
+	CILowPct  float64       `json:"ci_low_pct"`
+	CIHighPct float64       `json:"ci_high_pct"`
+	Verdict   stats.Verdict `json:"verdict"`  // "" when the knob was not tried (Note says why)
+	Compared  string        `json:"compared"` // the comparison the effect is from: "B vs A"
+	Rounds    int           `json:"rounds,omitempty"`
+	Note      string        `json:"note,omitempty"`
+	// Need, for an inconclusive knob, says what would decide it: rounds and about how long.
+	Need string `json:"need,omitempty"`
+}
+
+// Comparison is one candidate of a knob against the value it would replace, from the knob's race.
+type Comparison struct {
+	Knob   string           `json:"knob"`
+	A      string           `json:"a"` // the incumbent's value
+	B      string           `json:"b"` // the candidate's
+	Config string           `json:"config_b"`
+	Metric string           `json:"metric"`
+	Stats  stats.Comparison `json:"stats"`
+	// ValueA and ValueB are the medians of the metric over the rounds run; RPSA and RPSB the medians of goodput.
+	ValueA   float64 `json:"value_a"`
+	ValueB   float64 `json:"value_b"`
+	RPSA     float64 `json:"rps_a"`
+	RPSB     float64 `json:"rps_b"`
+	ErrorsA  int64   `json:"errors_a"`
+	ErrorsB  int64   `json:"errors_b"`
+	Rounds   int     `json:"rounds"`
+	Status   string  `json:"status"` // the candidate's end in the race: winner, dropped, open, error
+	Accepted bool    `json:"accepted"`
+	Note     string  `json:"note,omitempty"`
+}
+
+// Headline is the recommendation against the defaults.
+type Headline struct {
+	RecommendationRPS float64           `json:"recommendation_rps"`
+	DebianRPS         float64           `json:"debian_rps"`
+	RuleOfThumbRPS    float64           `json:"rule_of_thumb_rps"`
+	VsDebian          *stats.Comparison `json:"vs_debian,omitempty"`
+	VsRuleOfThumb     *stats.Comparison `json:"vs_rule_of_thumb,omitempty"`
+	RuleOfThumb       string            `json:"rule_of_thumb"`
+	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
+	Rounds            int               `json:"rounds,omitempty"`
+}
+
+// P99Check is the latency goal judged open-loop at the user's rate.
+type P99Check struct {
+	MaxChildren int     `json:"max_children"`
+	Rate        float64 `json:"rate"`
+	GoalUs      float64 `json:"goal_us"`
+	P99Us       float64 `json:"p99_us"`
+	Met         bool    `json:"met"`
+	Errors      int64   `json:"errors"`
+	Unsent      int64   `json:"unsent"`
+}
+
+// TrialRecord is one trial's raw figures.
+type TrialRecord struct {
+	Phase       string `json:"phase"`
+	Config      string `json:"config"`
+	Concurrency int    `json:"concurrency"`
+	// Metric and Value are what the trial was decided on (MetricGoodput or MetricCPU).
+	Metric   string       `json:"metric,omitempty"`
+	Value    float64      `json:"value,omitempty"`
+	RPS      float64      `json:"rps"`
+	Goodput  float64      `json:"goodput"`
+	Requests int64        `json:"requests"`
+	Errors   int64        `json:"errors"`
+	Latency  load.Latency `json:"latency_us"`
+	// CPUUsPerReq is php-fpm's CPU time a request, exact, in CPU trials.
+	CPUUsPerReq  float64            `json:"cpu_us_per_req,omitempty"`
+	ClientCPUUs  float64            `json:"client_cpu_us_per_req"`
+	ServerCPU    map[string]float64 `json:"server_cpu_us_per_req,omitempty"` // php-fpm, nginx
+	WorkerPSS    int64              `json:"worker_pss_bytes,omitempty"`
+	WorkerUSS    int64              `json:"worker_peak_uss_bytes,omitempty"`
+	WorkerShared int64              `json:"worker_shared_bytes,omitempty"`
+	Workers      int                `json:"workers_seen,omitempty"`
+	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
+	WallS        float64            `json:"wall_s,omitempty"`
+}
+
+// Environment is where the results hold.
+type Environment struct {
+	Host  measure.Host `json:"host"`
+	PHP   string       `json:"php"`
+	Nginx string       `json:"nginx"`
+	FPM   string       `json:"php_fpm_binary"`
+}
+
+func environment(sc stack.Config) Environment {
+	var e Environment
+	e.Host, _ = measure.ReadHost()
+	if fpm, err := stack.FindPHPFPM(sc.PHPFPM); err == nil {
+		e.FPM = fpm
+		e.PHP = firstLine(runOut(fpm, "-v"))
+	}
+	if ngx, err := stack.FindNginx(sc.Nginx); err == nil {
+		e.Nginx = firstLine(runOut(ngx, "-v"))
+	}
+	return e
+}
+
+func runOut(bin string, args ...string) string {
+	out, _ := exec.Command(bin, args...).CombinedOutput()
+	return string(out)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+func orUnset(v string) string {
+	if v == "" {
+		return "(unset)"
+	}
+	return v
+}

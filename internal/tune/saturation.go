@@ -1,0 +1,158 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// Saturation is the throughput-against-concurrency curve on a pool large enough not to cap it.
+type Saturation struct {
+	Pool   int     `json:"pool"` // static pool size used
+	Points []Point `json:"points"`
+	Knee   int     `json:"knee"` // smallest concurrency whose CI overlaps the peak's
+	Peak   int     `json:"peak"`
+	// NoiseSD is the spread of a trial's log goodput around its point's mean: what one trial's figure wobbles.
+	NoiseSD float64 `json:"noise_sd"`
+}
+
+// Point is one concurrency of the sweep.
+type Point struct {
+	Concurrency int     `json:"concurrency"`
+	RPS         float64 `json:"rps"` // mean goodput of the trials
+	Lo          float64 `json:"lo"`  // 95% CI of the mean (t distribution)
+	Hi          float64 `json:"hi"`
+	P99Us       float64 `json:"p99_us"`
+	Errors      int64   `json:"errors"`
+}
+
+// sweepTrials are the trials at each concurrency of the sweep.
+const sweepTrials = 3
+
+// sweepPool is the static pool of the sweep: large, unless memory says otherwise.
+func sweepPool(memory int64) int {
+	n := 128
+	if memory > 0 {
+		// Before anything is measured, assume a generous 64 MiB per worker plus 256 MiB shared.
+		n = min(n, max(4, int((memory-256<<20)/(64<<20))))
+	}
+	return n
+}
+
+// saturation sweeps concurrency 1, 2, 4, ... on a static pool that cannot cap it, until throughput stops
+// rising; the knee and the comparisons' load come from it.
+func (t *tuner) saturation(ctx context.Context) error {
+	cfg := t.best.Clone()
+	cfg.PM, cfg.MaxChildren = "static", sweepPool(t.o.Memory)
+	sat := &Saturation{Pool: cfg.MaxChildren}
+	t.res.Saturation = sat
+	t.plan.SweepTrials = sweepTrials
+	var peak *Point
+	flat := 0
+	rps := 1 / t.checkLatency()
+	var resid []float64
+	// One arm holds the pool for the whole sweep; each point's arm shares it.
+	keep := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
+	if err := keep.Start(ctx); err != nil {
+		return err
+	}
+	defer keep.Stop()
+	// Concurrency never above the pool: the pool must not cap the curve.
+	for c := 1; c <= cfg.MaxChildren; c *= 2 {
+		t.status("saturation", fmt.Sprintf("%d connections", c))
+		// Each point's trials hold about windowRequests requests at the last point's rate.
+		t.lengths.win = clampDur(time.Duration(windowRequests/max(rps, 0.1)*float64(time.Second)), 200*time.Millisecond, maxWindow)
+		t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
+		a := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: c, Detail: true})
+		if err := a.Start(ctx); err != nil {
+			return err
+		}
+		var good, p99, logs []float64
+		var errs int64
+		for i := 0; i < sweepTrials; i++ {
+			o, err := a.Trial(ctx)
+			if err != nil {
+				a.Stop()
+				return err
+			}
+			rec := t.res.Trials[len(t.res.Trials)-1]
+			good = append(good, o.Rate)
+			p99 = append(p99, rec.Latency.P99)
+			logs = append(logs, math.Log(o.Value))
+			errs += rec.Errors
+		}
+		a.Stop() // the pool stays warm while the next point's arm holds it
+		m, lo, hi := stats.MeanCI95(good)
+		sort.Float64s(p99)
+		p := Point{Concurrency: c, RPS: m, Lo: lo, Hi: hi, P99Us: p99[len(p99)/2], Errors: errs}
+		sat.Points = append(sat.Points, p)
+		resid = append(resid, centred(logs)...)
+		rps = max(m, rps)
+		// Rising means a clear gain (5% or more) over the best so far; two points in a row without one: flat.
+		if peak == nil || p.RPS >= 1.05*peak.RPS {
+			flat = 0
+		} else {
+			flat++
+		}
+		if peak == nil || p.RPS > peak.RPS {
+			pp := p
+			peak = &pp
+		}
+		if flat >= 2 {
+			break
+		}
+	}
+	sat.Peak = peak.Concurrency
+	sat.NoiseSD = rms(resid) * math.Sqrt(float64(sweepTrials)/float64(sweepTrials-1))
+	// The knee: the smallest concurrency whose CI overlaps the peak's (and, since a few short trials give wide
+	// intervals, whose mean is within 10% of the peak's).
+	for _, p := range sat.Points {
+		if p.Hi >= peak.Lo && p.RPS >= 0.9*peak.RPS {
+			sat.Knee = p.Concurrency
+			break
+		}
+	}
+	// The comparisons load the knee: the server is as busy there as at the peak (within the sweep's noise), and
+	// more connections would only queue.
+	t.conc = max(sat.Knee, 2)
+	t.peakRPS = peak.RPS
+	return nil
+}
+
+// checkLatency is the mean latency of the first stack's check requests, a first guess of the app's speed.
+func (t *tuner) checkLatency() float64 {
+	for _, w := range t.stacks.warm {
+		if w.checkLatency > 0 {
+			return w.checkLatency
+		}
+	}
+	return 0.05
+}
+
+func centred(x []float64) []float64 {
+	var m float64
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = v - m
+	}
+	return out
+}
+
+func rms(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return math.Sqrt(s / float64(len(x)))
+}

@@ -1,0 +1,176 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// Screener counts the work a configuration makes PHP do per request, each count on its own: system calls are
+// counted only for candidates whose instructions did not already differ.
+type Screener struct {
+	Instructions func(ctx context.Context, cfg knob.Config) (float64, error)
+	Syscalls     func(ctx context.Context, cfg knob.Config) (float64, error)
+	Method       string // how it counts, for the result
+}
+// Work is what a request costs PHP, counted rather than timed: repeatable, so equal counts mean a CPU-only
+// knob has nothing to give.
+type Work struct {
+	InstructionsPerReq float64 `json:"instructions_per_req"`
+	SyscallsPerReq     float64 `json:"syscalls_per_req"`
+	// SyscallsCounted is false when the instructions alone decided: counting system calls takes a stack.
+	SyscallsCounted bool   `json:"syscalls_counted"`
+	Method          string `json:"method,omitempty"` // how it was counted
+}
+// Screen is one screened candidate of a CPU-only knob.
+type Screen struct {
+	Knob     string `json:"knob"`
+	Value    string `json:"value"`
+	From     string `json:"from"`
+	Base     Work   `json:"base"`
+	Cand     Work   `json:"candidate"`
+	Survived bool   `json:"survived"` // the counts differ: timed trials decide
+	Note     string `json:"note,omitempty"`
+}
+
+// screen counts the work per request of each CPU-only knob's candidates against the starting point; a
+// candidate that changes neither instructions nor syscalls by half the minimum effect has nothing to give, and
+// gets no timed trials. The counts are repeatable, so this is a measurement, not a gamble. It runs only where
+// it pays: counting a candidate takes seconds of valgrind, and a candidate that changes nothing costs a race
+// the rounds that show no difference at this run's noise; with no prior knowledge of which candidates change
+// nothing, screening pays when that race would cost more than counting twice. At most a sixth of the budget.
+func (t *tuner) screen(ctx context.Context) error {
+	noop := t.noopRace()
+	var base *Work
+	var perCount time.Duration
+	tol := max(t.o.MinEffect/2, 0.005)
+	began := t.clock.Now()
+	limit := began.Add(t.o.Budget / 6)
+	defer func() { t.plan.ScreenWallS = t.clock.Now().Sub(began).Seconds() }()
+	for _, k := range t.o.Knobs {
+		if _, pinned := t.o.Pins[k.Name]; pinned || !k.CPUOnly {
+			continue
+		}
+		if k.Skip != nil && k.Skip(t.facts, t.best) != "" {
+			continue
+		}
+		for _, v := range k.Values(t.facts, t.best) {
+			if v == k.Get(t.best) {
+				continue
+			}
+			if perCount > 0 && noop < 2*perCount {
+				t.plan.ScreenNote = fmt.Sprintf("stopped: counting a candidate took %s, and a race that shows no difference would take about %s here",
+					perCount.Round(time.Second), noop.Round(time.Second))
+				return nil
+			}
+			if t.clock.Now().Add(perCount).After(limit) {
+				t.plan.ScreenNote = "stopped at a sixth of the budget"
+				return nil
+			}
+			if base == nil {
+				t.status("screen", "counting the work of a request")
+				n, err := t.o.Screen.Instructions(ctx, t.best)
+				if err != nil {
+					return fmt.Errorf("screen %s: %w", t.best, err)
+				}
+				base = &Work{InstructionsPerReq: n, Method: t.o.Screen.Method}
+				perCount = t.clock.Now().Sub(began)
+			}
+			cand := t.best.Clone()
+			if err := k.Set(&cand, v); err != nil {
+				return exitcode.UsageErrorf("knob %s=%s: %v", k.Name, v, err)
+			}
+			t.status("screen", fmt.Sprintf("%s=%s", k.Name, orUnset(v)))
+			if err := t.screenOne(ctx, k, v, cand, base, tol); err != nil {
+				return err
+			}
+		}
+	}
+	if base != nil {
+		t.plan.ScreenNote = fmt.Sprintf("a race that shows no difference would take about %s here; counting a candidate took %s",
+			noop.Round(time.Second), perCount.Round(time.Second))
+	}
+	return nil
+}
+
+// noopRace estimates what racing a candidate that changes nothing would take: the rounds until the interval
+// fits inside the minimum effect, at the noise the saturation sweep saw, at a typical share of the budget.
+func (t *tuner) noopRace() time.Duration {
+	sd := math.Sqrt2 * t.res.Saturation.NoiseSD
+	if sd <= 0 || t.o.MinEffect <= 0 {
+		return time.Hour
+	}
+	s := experiment.NewSequence(0)
+	s.Add(-sd / math.Sqrt2)
+	s.Add(sd / math.Sqrt2)
+	rounds := s.RoundsFor(math.Log1p(t.o.MinEffect), t.o.Alpha/20, 1000)
+	return time.Duration(rounds*2) * t.costs.trial(MetricCPU)
+}
+
+// screenOne counts one candidate and records whether it survives.
+func (t *tuner) screenOne(ctx context.Context, k knob.Knob, v string, cand knob.Config, base *Work, tol float64) error {
+	w, err := t.screenCount(ctx, cand, base, tol)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A candidate the screen cannot run is left to the timed trials, which report its failure.
+		t.res.Screens = append(t.res.Screens, Screen{Knob: k.Name, Value: v, From: k.Get(t.best), Base: *base,
+			Survived: true, Note: "not screened: " + err.Error()})
+		return nil
+	}
+	sc := Screen{Knob: k.Name, Value: v, From: k.Get(t.best), Base: *base, Cand: *w}
+	di := relDiff(w.InstructionsPerReq, base.InstructionsPerReq)
+	if !w.SyscallsCounted {
+		sc.Survived = true
+		sc.Note = fmt.Sprintf("%s=%s: instructions/request %+.1f%% (system calls not counted: the instructions decide)",
+			k.Name, orUnset(v), 100*di)
+	} else {
+		ds := relDiff(w.SyscallsPerReq, base.SyscallsPerReq)
+		sc.Survived = math.Abs(di) >= tol || (math.Abs(ds) >= tol && math.Abs(w.SyscallsPerReq-base.SyscallsPerReq) >= 0.5)
+		sc.Note = fmt.Sprintf("%s=%s: instructions/request %+.1f%%, syscalls/request %.1f -> %.1f", k.Name, orUnset(v),
+			100*di, base.SyscallsPerReq, w.SyscallsPerReq)
+	}
+	if !sc.Survived {
+		sc.Note = "screened out (" + sc.Note + "): no timed trial"
+		if t.screens[k.Name] == nil {
+			t.screens[k.Name] = map[string]bool{}
+		}
+		t.screens[k.Name][v] = true
+		t.plan.ScreenedOut++
+	}
+	t.res.Screens = append(t.res.Screens, sc)
+	return nil
+}
+
+// screenCount counts cand's instructions and, only when they are within tol of base's, its system calls (and
+// base's, once): a candidate whose instructions differ goes to timed trials whatever its system calls, and
+// counting them takes a php-fpm stack under strace, about as long as the instructions.
+func (t *tuner) screenCount(ctx context.Context, cand knob.Config, base *Work, tol float64) (*Work, error) {
+	n, err := t.o.Screen.Instructions(ctx, cand)
+	if err != nil {
+		return nil, err
+	}
+	w := &Work{InstructionsPerReq: n, Method: t.o.Screen.Method}
+	if math.Abs(relDiff(n, base.InstructionsPerReq)) >= tol {
+		return w, nil
+	}
+	if !base.SyscallsCounted {
+		b, err := t.o.Screen.Syscalls(ctx, t.best)
+		if err != nil {
+			return nil, fmt.Errorf("count system calls of %s: %w", t.best, err)
+		}
+		base.SyscallsPerReq, base.SyscallsCounted = b, true
+	}
+	if w.SyscallsPerReq, err = t.o.Screen.Syscalls(ctx, cand); err != nil {
+		return nil, err
+	}
+	w.SyscallsCounted = true
+	return w, nil
+}
+

@@ -1,0 +1,142 @@
+package tune
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// SimOptions describe a simulated tune run: the decisions of a real run (pool size, every knob's race, the
+// final comparison, the budget and the error budget), with arms that replay recorded noise around planted true
+// effects and a clock that advances by what trials and starts cost. Thousands of runs take seconds: it is how
+// the engine's error rates and power are shown (tests, bench/engine).
+type SimOptions struct {
+	Knobs []knob.Knob
+	Base  knob.Config
+	// Effect is the true log ratio of cfg's figure of metric against Base's (0: no effect).
+	Effect func(cfg knob.Config, metric string) float64
+	// Noise is the replayed noise by metric (MetricGoodput, MetricCPU); a metric without its own uses goodput's.
+	Noise     map[string]*experiment.Replay
+	Budget    time.Duration
+	TrialCost map[string]time.Duration
+	StartCost time.Duration
+	MinEffect float64
+	Alpha     float64
+	Facts     knob.Facts
+	Conc      int
+	// Pool is the pool size the sweep would pick (0: no pool-size race).
+	Pool int
+}
+
+// Simulate runs the decisions of a tune run on replayed arms.
+func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
+	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect, Alpha: so.Alpha})
+	if err != nil {
+		return nil, err
+	}
+	clock := &simClock{now: time.Unix(0, 0)}
+	t.clock, t.start, t.end = clock, clock.now, clock.now.Add(so.Budget)
+	src := &simSource{o: so, clock: clock, warm: map[string]int{}}
+	t.src = src
+	src.hold(t.best) // the first stack, started before any decision
+	t.facts, t.conc = so.Facts, so.Conc
+	t.costs.guess = so.TrialCost
+	t.costs.startGess = so.StartCost
+	var size func(context.Context) error
+	if so.Pool > 0 {
+		t.best.MaxChildren = so.Pool
+		src.hold(t.best)
+		size = func(ctx context.Context) error { return t.sizePool(ctx, 0, 0) }
+	}
+	err = t.decideAll(ctx, size)
+	t.finish(err)
+	return t.res, err
+}
+
+type simClock struct{ now time.Time }
+
+func (c *simClock) Now() time.Time { return c.now }
+
+type simSource struct {
+	o     SimOptions
+	clock *simClock
+	warm  map[string]int // configuration -> arms holding it, the tuner's hold included
+	held  string
+}
+
+// hold keeps cfg warm for the tuner, as stacks.hold does.
+func (s *simSource) hold(cfg knob.Config) {
+	if key := cfg.String(); key != s.held {
+		s.warm[key]++
+		if s.held != "" {
+			s.warm[s.held]--
+		}
+		s.held = key
+	}
+}
+
+func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+	r := s.o.Noise[spec.Metric]
+	if r == nil {
+		r = s.o.Noise[MetricGoodput]
+	}
+	effect := s.o.Effect(cfg, spec.Metric)
+	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.String(), cost: s.o.TrialCost[spec.Metric]}
+}
+
+type simArm struct {
+	*experiment.ReplayArm
+	s       *simSource
+	key     string
+	cost    time.Duration
+	holding bool
+}
+
+func (a *simArm) Cold() bool { return a.s.warm[a.key] == 0 }
+
+func (a *simArm) Start(ctx context.Context) error {
+	if a.holding {
+		return nil
+	}
+	if a.Cold() {
+		a.s.clock.now = a.s.clock.now.Add(a.s.o.StartCost)
+	}
+	a.s.warm[a.key]++
+	a.holding = true
+	return a.ReplayArm.Start(ctx)
+}
+
+func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	a.s.clock.now = a.s.clock.now.Add(a.cost)
+	o, err := a.ReplayArm.Trial(ctx)
+	o.Rate = o.Value
+	return o, err
+}
+
+func (a *simArm) Stop() {
+	if a.holding {
+		a.s.warm[a.key]--
+		a.holding = false
+	}
+}
+
+// Planted is a knob's planted effect in a simulation, against the value it starts from.
+func Planted(effects map[string]map[string]float64) func(cfg knob.Config, metric string) float64 {
+	return func(cfg knob.Config, metric string) float64 {
+		total := 0.0
+		for name, byValue := range effects {
+			k, ok := knob.ByName(name)
+			if !ok {
+				continue
+			}
+			total += byValue[k.Get(cfg)]
+		}
+		return total
+	}
+}
+
+// LogEffect is the log ratio of a relative change (+0.2: 20% more).
+func LogEffect(rel float64) float64 { return math.Log1p(rel) }

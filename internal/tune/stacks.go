@@ -1,0 +1,302 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/stack"
+)
+
+// stacks serves configurations from warm nginx + php-fpm stacks, one per configuration, shared by the arms that
+// use it and stopped once none does (the tuner holds the best so far, so it stays warm between knobs).
+type stacks struct {
+	o       *Options
+	lengths *lengths
+	warm    map[string]*warmStack
+	held    string // the configuration the tuner holds
+	record  func(TrialRecord)
+	warn    func(string)
+	// settleWall and startWall are what settling and starting (settling included) took, for the plan.
+	starts                int
+	startWall, settleWall time.Duration
+}
+
+// lengths are the trials' lengths, fitted once the app's speed is known.
+type lengths struct {
+	warm, win time.Duration
+	cpuN      int // requests in a CPU trial
+}
+
+type warmStack struct {
+	cfg         knob.Config
+	st          *stack.Stack
+	pool        stack.Endpoint
+	maxResponse int64   // the largest response of the check, headers included
+	checkLatency float64 // the check's mean latency, seconds
+	refs        int
+	note        string // what a knob's check said of it
+}
+
+func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
+	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, record: record, warn: warn}
+}
+
+// Arm is an arm that runs cfg's trials on its warm stack.
+func (s *stacks) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+	return &stackArm{s: s, cfg: cfg, spec: spec}
+}
+
+type stackArm struct {
+	s    *stacks
+	cfg  knob.Config
+	spec TrialSpec
+	w    *warmStack
+}
+
+func (a *stackArm) Name() string { return a.cfg.String() }
+
+func (a *stackArm) Cold() bool { return a.w == nil && a.s.warm[a.cfg.String()] == nil }
+
+func (a *stackArm) Start(ctx context.Context) error {
+	if a.w != nil {
+		return nil
+	}
+	w, err := a.s.acquire(ctx, a.cfg, a.spec)
+	if err != nil {
+		return err
+	}
+	a.w = w
+	return nil
+}
+
+func (a *stackArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if a.w == nil {
+		return experiment.Observation{}, errors.New("arm not started")
+	}
+	return a.s.trial(ctx, a.spec, a.w)
+}
+
+func (a *stackArm) Stop() {
+	if a.w != nil {
+		a.s.release(a.w)
+		a.w = nil
+	}
+}
+
+// acquire gives a reference to cfg's warm stack, starting, checking and settling it first when there is none.
+func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (*warmStack, error) {
+	if w := s.warm[cfg.String()]; w != nil {
+		w.refs++
+		return w, nil
+	}
+	began := time.Now()
+	w, err := s.start(ctx, cfg, spec.Conc)
+	// A start that does not take effect may take on another try: where the loader puts php-fpm's text decides
+	// whether huge pages can hold any of it.
+	for try := 1; err == nil && spec.Check != nil; try++ {
+		note, cerr := spec.Check(w.st.PID("php-fpm"))
+		if cerr == nil {
+			w.note = fmt.Sprintf("%s; php-fpm start %d", note, try)
+			break
+		}
+		s.stop(w)
+		if try == checkStarts {
+			err = fmt.Errorf("%w: %v in %d starts of php-fpm", ErrNotInEffect, cerr, try)
+			break
+		}
+		w, err = s.start(ctx, cfg, spec.Conc)
+	}
+	s.starts++
+	s.startWall += time.Since(began)
+	if err != nil {
+		return nil, err
+	}
+	w.refs = 1
+	s.warm[cfg.String()] = w
+	return w, nil
+}
+
+// checkStarts is how often a configuration whose Check fails is started before it counts as not in effect.
+const checkStarts = 6
+
+// start serves cfg, checks every URL and settles the pool at conc connections.
+func (s *stacks) start(ctx context.Context, cfg knob.Config, conc int) (*warmStack, error) {
+	sc := s.o.Stack
+	cfg.Apply(&sc, "tune")
+	st, err := stack.Start(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg, err)
+	}
+	w := &warmStack{cfg: cfg, st: st, pool: st.Pools[0]}
+	if err := s.check(ctx, w); err != nil {
+		s.stop(w)
+		return nil, err
+	}
+	settled := time.Now()
+	if conc > 0 {
+		if err := Settle(ctx, w.pool, s.loadOptions(w, conc), cfg.MaxChildren); err != nil {
+			s.stop(w)
+			return nil, fmt.Errorf("settle %s: %w", cfg, err)
+		}
+	}
+	s.settleWall += time.Since(settled)
+	return w, nil
+}
+
+func (s *stacks) release(w *warmStack) {
+	w.refs--
+	if w.refs <= 0 {
+		s.stop(w)
+	}
+}
+
+func (s *stacks) stop(w *warmStack) {
+	w.st.Stop(context.Background())
+	if s.warm[w.cfg.String()] == w {
+		delete(s.warm, w.cfg.String())
+	}
+}
+
+// hold keeps cfg's stack warm for the tuner (the best so far), letting go of the one held before.
+func (s *stacks) hold(cfg knob.Config) {
+	key := cfg.String()
+	if key == s.held {
+		return
+	}
+	if w := s.warm[key]; w != nil {
+		w.refs++
+	} else {
+		key = "" // not running: it starts when an arm needs it
+	}
+	if old := s.warm[s.held]; old != nil && s.held != "" {
+		s.release(old)
+	}
+	s.held = key
+}
+
+// stopAll stops every stack, held or not.
+func (s *stacks) stopAll() {
+	for _, w := range s.warm {
+		w.st.Stop(context.Background())
+	}
+	s.warm, s.held = map[string]*warmStack{}, ""
+}
+
+// check sends each URL once and turns what makes tuning pointless into a clear error, with PHP's own message.
+func (s *stacks) check(ctx context.Context, w *warmStack) error {
+	o := s.loadOptions(w, 1)
+	o.Requests, o.Duration, o.Warmup = int64(len(s.o.URLs)), 0, 0
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return err
+	}
+	if err := r.Preflight(ctx); err != nil {
+		return err
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if err != nil {
+		return err
+	}
+	w.maxResponse = res.MaxBytes
+	w.checkLatency = res.Latency.Mean / 1e6
+	if res.Errors == 0 {
+		return nil
+	}
+	why := ""
+	for c, sample := range res.ErrorSamples {
+		why = c + ": " + sample
+	}
+	if msg := phpMessage(w.st); msg != "" {
+		why += "; PHP says: " + msg
+	}
+	return exitcode.UsageErrorf("the app fails under %s (%s): fix the app or the --url list before tuning", w.cfg, why)
+}
+
+// phpMessage is the last PHP message nginx logged from FastCGI stderr (a fatal error, a warning).
+func phpMessage(st *stack.Stack) string {
+	line := st.LogTail("nginx-error.log", 20)
+	for _, l := range strings.Split(line, "\n") {
+		if i := strings.Index(l, "PHP message: "); i >= 0 {
+			msg := l[i+len("PHP message: "):]
+			if j := strings.Index(msg, "\" while reading"); j >= 0 {
+				msg = msg[:j]
+			}
+			line = msg
+		}
+	}
+	if !strings.Contains(line, "PHP") {
+		return ""
+	}
+	return strings.TrimSpace(line)
+}
+
+func (s *stacks) loadOptions(w *warmStack, conc int) load.Options {
+	tg, _ := load.ParseTarget(w.st.HTTPURL)
+	// Only 2xx counts: a redirect is an error here, since tuning the redirect is not tuning the page.
+	return load.Options{Target: tg, Request: s.o.Request, Connections: conc, Duration: s.lengths.win, Warmup: s.lengths.warm,
+		Timeout: s.o.Timeout, Mix: s.o.URLs, SkipPreflight: true, ExpectStatus: ok2xx}
+}
+
+var ok2xx = func() []int {
+	var v []int
+	for c := 200; c < 300; c++ {
+		v = append(v, c)
+	}
+	return v
+}()
+
+// maxSettle bounds Settle: php-fpm doubles a dynamic pool's spawn rate each second up to 32 a second, so a
+// pool of up to 64 workers reaches its size in about 6 s of steady load.
+const maxSettle = 8 * time.Second
+
+// settleStep is one step of Settle's load: long enough for php-fpm's once-a-second pool maintenance to see it.
+const settleStep = time.Second
+
+// Settle brings a fresh pool to its steady state under o's load before it is measured. A pm=dynamic or
+// ondemand pool starts with a few workers and php-fpm adds them at most once a second; a trial's short warm-up
+// does not cover that, so a fresh arm would lose against one that had served for a while (on the demo,
+// preload came out worse in every run for this reason alone). A static pool has its workers, but its opcache
+// and JIT buffer start empty: it gets a short step of load (two demo runs disagreed on pm static vs dynamic,
+// -5.4% and +5.1%, when static arms went in cold).
+func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildren int) error {
+	o.Warmup = 0
+	if pool.PM == "static" {
+		// Every URL a few times in every worker fills opcache and warms the JIT's counters.
+		o.Duration = 400 * time.Millisecond
+		r, err := load.NewRunner(o)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Trial(ctx, 0, 0); err != nil && !errors.Is(err, load.ErrNoRequests) {
+			return err
+		}
+		return ctx.Err()
+	}
+	o.Duration = settleStep
+	prev := -1
+	for end := time.Now().Add(maxSettle); time.Now().Before(end); {
+		r, err := load.NewRunner(o)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Trial(ctx, 0, 0); err != nil && !errors.Is(err, load.ErrNoRequests) {
+			return err
+		}
+		sc, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := measure.ReadFPMStatus(sc, pool.Network, pool.Address, pool.StatusPath)
+		cancel()
+		if err != nil || st.TotalProcesses >= maxChildren || st.TotalProcesses <= prev {
+			return ctx.Err()
+		}
+		prev = st.TotalProcesses
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,132 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+)
+
+// trial runs one measured trial on w and records it.
+func (s *stacks) trial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
+	if spec.Metric == MetricCPU {
+		return s.cpuTrial(ctx, spec, w)
+	}
+	return s.goodputTrial(ctx, spec, w)
+}
+
+// goodputTrial is a warm-up and a measured window of closed-loop load through nginx: successful requests a
+// second. The workers' memory and CPU are sampled; with spec.Detail php-fpm's counters are read around it.
+func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
+	r, err := load.NewRunner(s.loadOptions(w, spec.Conc))
+	if err != nil {
+		return experiment.Observation{}, err
+	}
+	began := time.Now()
+	var before *measure.FPMStatus
+	if spec.Detail {
+		sc, cancel := context.WithTimeout(ctx, 5*time.Second)
+		before, _ = measure.ReadFPMStatus(sc, w.pool.Network, w.pool.Address, w.pool.StatusPath)
+		cancel()
+	}
+	sampler := measure.NewSampler(map[string]int{"php-fpm": w.st.PID("php-fpm"), "nginx": w.st.PID("nginx")}, 200*time.Millisecond)
+	_ = sampler.Start(ctx)
+	res, err := r.Trial(ctx, 0, 0)
+	sample, _ := sampler.Stop()
+	if res == nil {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	if errors.Is(err, load.ErrNoRequests) {
+		// A stall is an observation, not a failure of the run: it counts as one request in its window.
+		err = nil
+		s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s", spec.Phase, w.cfg, s.lengths.win.Round(time.Millisecond)))
+	}
+	if err != nil {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	ok := res.Requests - res.Errors
+	good := float64(ok) / res.DurationS
+	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Concurrency: spec.Conc, Metric: MetricGoodput, RPS: res.RPS,
+		Goodput: good, Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq}
+	if sample != nil && res.Requests > 0 {
+		rec.ServerCPU = map[string]float64{}
+		// The sampler's window includes the warm-up: scale by the measured window's share of the time.
+		share := s.lengths.win.Seconds() / (s.lengths.win + s.lengths.warm).Seconds()
+		for g, d := range sample.CPU {
+			rec.ServerCPU[g] = d.Seconds() * share * 1e6 / float64(res.Requests)
+		}
+		if wm, ok := sample.Workers["php-fpm"]; ok {
+			rec.WorkerPSS, rec.WorkerUSS, rec.WorkerShared, rec.Workers = wm.MeanPSS, wm.PeakUSS, wm.Shared, wm.Count
+		}
+	}
+	if before != nil && ctx.Err() == nil {
+		sc, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if after, err := measure.ReadFPMStatus(sc, w.pool.Network, w.pool.Address, w.pool.StatusPath); err == nil {
+			d := measure.Delta(before, after)
+			rec.FPM = &d
+		}
+		cancel()
+	}
+	// A window that served nothing counts as one request in it: a usable (and damning) log ratio.
+	rec.Value = max(good, 1/res.DurationS)
+	rec.WallS = time.Since(began).Seconds()
+	s.record(rec)
+	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good}, nil
+}
+
+// cpuTrial sends a fixed number of requests and reads php-fpm's CPU time before the first and after the last:
+// every request's whole cost falls inside, and nothing else does, so requests per CPU-second is exact for
+// these requests, whatever else the machine is doing (a neighbour that takes a core slows throughput, not
+// this).
+func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
+	o := s.loadOptions(w, spec.Conc)
+	o.Requests, o.Duration, o.Warmup = int64(s.lengths.cpuN), 0, 0
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return experiment.Observation{}, err
+	}
+	pgid := w.st.PID("php-fpm")
+	began := time.Now()
+	before, err := measure.GroupCPU(pgid)
+	if err != nil {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if res == nil || (err != nil && !errors.Is(err, load.ErrNoRequests)) {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	after, err := measure.GroupCPU(pgid)
+	if err != nil {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	wall := time.Since(began)
+	cpu := after - before
+	ok := res.Requests - res.Errors
+	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Concurrency: spec.Conc, Metric: MetricCPU,
+		RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(), Requests: res.Requests,
+		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
+	if res.Requests > 0 && cpu > 0 {
+		rec.CPUUsPerReq = float64(cpu/time.Microsecond) / float64(res.Requests)
+		rec.ServerCPU = map[string]float64{"php-fpm": rec.CPUUsPerReq}
+	}
+	rec.Value = float64(max(ok, 1)) / max(cpu.Seconds(), 1e-6)
+	s.record(rec)
+	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: rec.Goodput}, nil
+}
+
+// trialError says what went wrong in a trial, with the stack's own last word when one of its processes died.
+func (s *stacks) trialError(w *warmStack, err error) error {
+	if err == nil {
+		err = errors.New("no result")
+	}
+	select {
+	case <-w.st.Exited():
+		return fmt.Errorf("%s: a server process exited (%v); logs in %s", w.cfg, err, w.st.RunDir)
+	default:
+	}
+	return fmt.Errorf("%s: %w", w.cfg, err)
+}
