@@ -22,9 +22,9 @@ type fakeArm struct {
 	lowerBest bool // the value is a time: effect makes it smaller
 }
 
-func (a *fakeArm) Name() string                  { return a.name }
+func (a *fakeArm) Name() string                    { return a.name }
 func (a *fakeArm) Start(ctx context.Context) error { return a.startErr }
-func (a *fakeArm) Stop()                         { a.stops++ }
+func (a *fakeArm) Stop()                           { a.stops++ }
 func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	if err := ctx.Err(); err != nil {
 		return Observation{}, err

@@ -8,11 +8,11 @@ import "math"
 // normal with unknown variance. So the comparison may stop at the first look that decides, however many looks
 // it takes. See doc.go for the method and why.
 type Sequence struct {
-	n          int
-	mean, m2   float64 // Welford's running mean and sum of squared deviations
-	maxBF0     float64 // the largest Bayes factor against a zero mean seen at any look: the anytime p-value's
-	values     []float64
-	mixture    float64 // g: the prior variance of the standardised effect
+	n        int
+	mean, m2 float64 // Welford's running mean and sum of squared deviations
+	maxBF0   float64 // the largest Bayes factor against a zero mean seen at any look: the anytime p-value's
+	values   []float64
+	mixture  float64 // g: the prior variance of the standardised effect
 }
 
 // DefaultMixture is g, the variance of the normal prior on the standardised effect (mean / sd of the log

@@ -73,7 +73,6 @@ func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
 	return nil
 }
 
-
 // readOpcache reads opcache's state and the realpath cache's use from a worker of a, once every URL was served.
 func (t *tuner) readOpcache(ctx context.Context, a *warmStack) {
 	path, err := measure.WriteOpcacheScript(a.st.RunDir)

@@ -18,6 +18,7 @@ type Screener struct {
 	Syscalls     func(ctx context.Context, cfg knob.Config) (float64, error)
 	Method       string // how it counts, for the result
 }
+
 // Work is what a request costs PHP, counted rather than timed: repeatable, so equal counts mean a CPU-only
 // knob has nothing to give.
 type Work struct {
@@ -27,6 +28,7 @@ type Work struct {
 	SyscallsCounted bool   `json:"syscalls_counted"`
 	Method          string `json:"method,omitempty"` // how it was counted
 }
+
 // Screen is one screened candidate of a CPU-only knob.
 type Screen struct {
 	Knob     string `json:"knob"`
@@ -173,4 +175,3 @@ func (t *tuner) screenCount(ctx context.Context, cand knob.Config, base *Work, t
 	w.SyscallsCounted = true
 	return w, nil
 }
-

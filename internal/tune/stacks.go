@@ -36,13 +36,13 @@ type lengths struct {
 }
 
 type warmStack struct {
-	cfg         knob.Config
-	st          *stack.Stack
-	pool        stack.Endpoint
-	maxResponse int64   // the largest response of the check, headers included
+	cfg          knob.Config
+	st           *stack.Stack
+	pool         stack.Endpoint
+	maxResponse  int64   // the largest response of the check, headers included
 	checkLatency float64 // the check's mean latency, seconds
-	refs        int
-	note        string // what a knob's check said of it
+	refs         int
+	note         string // what a knob's check said of it
 }
 
 func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {

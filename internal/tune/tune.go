@@ -145,7 +145,7 @@ func newTuner(o Options) (*tuner, error) {
 	t.end = t.start.Add(o.Budget)
 	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
 		Recommendation: o.Base,
-		Note: "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
+		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
 	for _, u := range o.URLs {
 		t.res.URLs = append(t.res.URLs, URL{Path: u.URI, Weight: u.Weight})
 	}
