@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 )
@@ -21,7 +22,7 @@ func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
 	}
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "dynamic", 16
-	o := Options{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second}
+	o := Options{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 	l := &lengths{win: 300 * time.Millisecond, warm: 100 * time.Millisecond, cpuN: 20}
 	s := newStacks(&o, l, func(TrialRecord) {}, func(string) {})
 	defer s.stopAll()

@@ -1,0 +1,66 @@
+// Package experiment is phptune's one way to compare: arms measured in interleaved rounds, decided
+// sequentially, within an error budget. tune uses it for every knob, the pool size and the final comparison.
+//
+// # Arms, rounds, orders
+//
+// An Arm starts (a warm stack), runs one trial at a time and stops. A round runs one trial of every arm still
+// in, in a Williams order (every arm equally often in every position and after every other arm, so that drift
+// and carry-over fall on all arms alike); the orders start over when an arm leaves. Trials of one round pair
+// up: the comparisons work on the log ratio of two arms' figures in each round.
+//
+// # The decision rule: confidence sequences
+//
+// For each pair of arms the rounds' log ratios feed a confidence sequence for their mean (Sequence): an
+// interval at every look that covers the true mean at all looks at once with probability 1 - alpha, so the
+// comparison may stop at the first look that decides, however many looks it takes. It is the mixture (Bayes
+// factor) martingale of the one-sample t-test with a normal prior of variance g on the standardised effect
+// and the right-Haar prior on the scale (Lai 1976; Rouder et al. 2009 give the closed form; Perez-Ortiz,
+// Lardy, de Heide and Grunwald 2024 show it is an e-process whatever the variance), inverted: the mean mu0 is
+// outside the interval when the Bayes factor against mu0 reaches 1/alpha, and Ville's inequality bounds the
+// chance that this ever happens to the true mean by alpha. Its interval has a closed form.
+//
+// Why this rule: rank tests cannot reach a small p with few pairs (the smallest two-sided signed-rank p is
+// 2/2^n, so a 40% effect needed 10 pairs); a fixed number of pairs wastes rounds on large effects and is short on
+// small ones; group-sequential designs fix the looks and the most rounds in advance, which a budget shared by
+// races that end early does not allow. A confidence sequence needs neither, its p-value is valid at any stop,
+// and the interval printed is the one the verdict was decided on. The price is width: at a look it is wider
+// than a fixed-n t interval (about 1.6 times, at a few thousandths of alpha), which is paid for by stopping
+// early. The model (normal log ratios) is checked by simulation on replayed real rounds, heavy tails and all
+// (bench/engine): error rates, power and coverage are what the targets ask, not what the model promises.
+//
+// g = DefaultMixture was chosen by simulation: larger g decides large effects (opcache, the JIT: tens of
+// standard deviations of a round) a round sooner, smaller g decides small effects in fewer rounds.
+//
+// # Verdicts
+//
+// A comparison of B against A is better when its interval excludes zero and its estimate is at least the
+// minimum effect in B's favour, worse the other way, no_difference when the interval lies within +-MinEffect
+// (an equivalence shown, as in TOST), and inconclusive when the experiment ended first (with the rounds that
+// would have decided it at the spread seen). An arm that fails to start or in a trial gets error, never worse.
+// An arm that fails requests where another fails none is worse on that alone (failed requests are not served
+// requests).
+//
+// # Races
+//
+// In a Race (irace's F-race, sequential) every arm runs in the same rounds; an arm shown worse than another is
+// dropped, and a challenger shown within the minimum effect of the incumbent (Arms[0]) is dropped too (the
+// incumbent keeps its place unless another arm is shown better); the race ends when one arm is left, or when
+// the budget (Continue) or a futility rule (FutileAfter: no challenger's estimate a third of the minimum effect in
+// its favour) ends it. Versus compares each arm with Arms[0] until each comparison is decided.
+//
+// # One error budget
+//
+// A run's alpha (Budget) is shared by every pair of arms its experiments may compare: an experiment draws its
+// share before it starts, split evenly over its pairs (all pairs in a race, each arm against the first in
+// Versus). The union bound over pairs and experiments keeps the chance of any wrong verdict in the run within
+// alpha, whatever the experiments decide and in whatever order; shares of experiments that do not run go to
+// later ones. A comparison's P is its anytime-valid p-value; PAdjusted states it against the run's alpha, so a
+// verdict is better or worse exactly when PAdjusted is below the run's alpha and the estimate reaches the
+// minimum effect.
+//
+// # Replay
+//
+// Noise and Replay replay rounds recorded in real runs (each arm's mean taken out) around planted effects:
+// simulated experiments, and simulated tune runs (tune.Simulate), take milliseconds each, which is how the
+// error rates and power are shown (the tests, bench/engine).
+package experiment
