@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -73,6 +74,8 @@ type Spec struct {
 	Continue func(Look) bool
 	// Progress, when set, hears of each trial before it runs.
 	Progress func(Progress)
+	// ParallelStart starts the arms at the same time: their Start methods must be safe for that.
+	ParallelStart bool
 }
 
 // Look is where an experiment stands before a round.
@@ -184,16 +187,18 @@ func Run(ctx context.Context, s Spec) (*Outcome, error) {
 }
 
 func (e *run) run(ctx context.Context) error {
-	for i, a := range e.s.Arms {
-		if err := a.Start(ctx); err != nil {
-			if ctx.Err() != nil {
-				return e.interrupted(ctx)
-			}
-			e.fail(i, fmt.Errorf("start: %w", err))
-			if i == 0 {
-				e.out.Ended = EndError
-				return fmt.Errorf("%s: %w", a.Name(), err)
-			}
+	errs := e.start(ctx)
+	if ctx.Err() != nil {
+		return e.interrupted(ctx)
+	}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		e.fail(i, fmt.Errorf("start: %w", err))
+		if i == 0 {
+			e.out.Ended = EndError
+			return fmt.Errorf("%s: %w", e.s.Arms[0].Name(), err)
 		}
 	}
 	for {
@@ -222,6 +227,30 @@ func (e *run) run(ctx context.Context) error {
 		}
 		e.look()
 	}
+}
+
+// start starts the arms, all at once when the Spec allows (a fresh pool's settling is seconds of waiting for
+// php-fpm to fork, which arms can do side by side), and returns each one's error.
+func (e *run) start(ctx context.Context) []error {
+	errs := make([]error, len(e.s.Arms))
+	if !e.s.ParallelStart {
+		for i, a := range e.s.Arms {
+			if errs[i] = a.Start(ctx); errs[i] != nil && ctx.Err() != nil {
+				break
+			}
+		}
+		return errs
+	}
+	var wg sync.WaitGroup
+	for i, a := range e.s.Arms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = a.Start(ctx)
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 func (e *run) interrupted(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"sync"
 )
 
 // Noise is recorded trial-to-trial variation, to replay: rounds of residual log figures (one a slot, an arm of
@@ -106,6 +107,7 @@ type Replay struct {
 	// next is the first round no arm has used; fresh counts the arms made since the last trial: arms made
 	// together (one experiment's) share rounds and take slots in turn, later ones start on fresh rounds.
 	next, fresh int
+	mu          sync.Mutex // Start may be called side by side
 }
 
 // NewReplay replays n with rng for experiments of up to width arms.
@@ -152,7 +154,12 @@ type ReplayArm struct {
 
 func (a *ReplayArm) Name() string { return a.name }
 
-func (a *ReplayArm) Start(ctx context.Context) error { a.Started++; return nil }
+func (a *ReplayArm) Start(ctx context.Context) error {
+	a.r.mu.Lock()
+	a.Started++
+	a.r.mu.Unlock()
+	return nil
+}
 
 func (a *ReplayArm) Stop() { a.Stopped++ }
 
@@ -166,6 +173,9 @@ func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	a.r.next = max(a.r.next, a.first+a.trials)
 	return Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1}, nil
 }
+
+// First is the replay's round of the arm's first trial: arms of one experiment share it.
+func (a *ReplayArm) First() int { return a.first }
 
 // Trials is how many trials the arm ran.
 func (a *ReplayArm) Trials() int { return a.trials }

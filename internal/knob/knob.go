@@ -78,7 +78,7 @@ func Core() []Knob {
 // All are the knobs tune decides by default, most telling first: when the budget cannot cover them all, the
 // last are left out (and the report says so). preload and the binaries depend on the app and the command line.
 func All(preloadScript string, binaries []string) []Knob {
-	return []Knob{Binary(binaries), Opcache(), PM(), Listen(), Keepalive(), JIT(), Preload(preloadScript),
+	return []Knob{Binary(binaries), Opcache(), JIT(), PM(), Listen(), Keepalive(), Preload(preloadScript),
 		ValidateTimestamps(), OpcacheMemory(), HugeCodePages(), MaxRequests(), FastCGIBuffers(), RealpathCache(), Backlog()}
 }
 

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -45,6 +46,7 @@ func (wallClock) Now() time.Time { return time.Now() }
 // costs is what trials and arm starts have taken here, by metric: the budget goes by them rather than by
 // plans, since a loaded machine makes both slower.
 type costs struct {
+	mu        sync.Mutex // arms start side by side
 	trials    map[string]int
 	trialWall map[string]time.Duration
 	starts    int
@@ -63,6 +65,8 @@ func newCosts() *costs {
 
 // trial is the mean wall time of a trial of metric, or the guess before three were measured.
 func (c *costs) trial(metric string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if n := c.trials[metric]; n >= 3 {
 		return c.trialWall[metric] / time.Duration(n)
 	}
@@ -74,6 +78,8 @@ func (c *costs) trial(metric string) time.Duration {
 
 // start is the mean wall time of starting an arm (start, check, settle, its later stop), or the guess.
 func (c *costs) start() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.starts >= 2 {
 		return c.startWall / time.Duration(c.starts)
 	}
@@ -104,8 +110,10 @@ func (a *timedArm) Start(ctx context.Context) error {
 	began := a.clock.Now()
 	err := a.Arm.Start(ctx)
 	if cold {
+		a.c.mu.Lock()
 		a.c.starts++
 		a.c.startWall += a.clock.Now().Sub(began)
+		a.c.mu.Unlock()
 	}
 	return err
 }
@@ -113,7 +121,9 @@ func (a *timedArm) Start(ctx context.Context) error {
 func (a *timedArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	began := a.clock.Now()
 	o, err := a.Arm.Trial(ctx)
+	a.c.mu.Lock()
 	a.c.trials[a.metric]++
 	a.c.trialWall[a.metric] += a.clock.Now().Sub(began)
+	a.c.mu.Unlock()
 	return o, err
 }

@@ -50,9 +50,17 @@ type raced struct {
 // minRounds is the fewest rounds worth starting a race for: fewer cannot decide anything.
 const minRounds = 3
 
-// cost is what a race of k arms, starting cold of them, takes at the least.
+// cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
 func (d *decider) cost(metric string, k, cold int) time.Duration {
-	return time.Duration(cold)*d.costs.start() + time.Duration(minRounds*k)*d.costs.trial(metric)
+	return startsCost(cold, d.costs.start()) + time.Duration(minRounds*k)*d.costs.trial(metric)
+}
+
+// startsCost is what starting cold arms side by side takes: about one start (settling is waiting for php-fpm).
+func startsCost(cold int, start time.Duration) time.Duration {
+	if cold <= 0 {
+		return 0
+	}
+	return start + time.Duration(cold-1)*start/4
 }
 
 // race runs r. The winner is the incumbent unless a candidate was shown better. An incumbent that fails
@@ -90,17 +98,14 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 			a.Stop()
 		}
 	}()
-	var began time.Time
+	began := d.clock.Now()
 	n := len(arms)
 	// A race that shows nothing after a third of the rounds its time allows ends then (at least 8 rounds in).
 	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(spec.Metric)))
 	es := experiment.Spec{Name: k.Name, Arms: arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
+		ParallelStart: true,
 		Continue: func(l experiment.Look) bool {
-			// The race's time runs from its first round: starting the arms is accounted apart.
-			if l.Rounds == 0 {
-				began = d.clock.Now()
-			}
 			next := d.clock.Now().Add(time.Duration(n) * d.costs.trial(spec.Metric))
 			limit := r.allowance
 			if l.Promising {

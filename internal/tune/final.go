@@ -34,7 +34,7 @@ func (t *tuner) final(ctx context.Context) error {
 		}
 	}()
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
-		Alpha: t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(),
+		Alpha: t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {
 			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)
 		},

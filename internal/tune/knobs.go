@@ -23,7 +23,7 @@ func (t *tuner) decideKnobs(ctx context.Context) error {
 		metric := metricOf(k)
 		arms := len(values) + 1
 		cold := len(values)
-		if t.stacks != nil && t.stacks.warm[t.best.String()] == nil {
+		if t.stacks != nil && t.stacks.warmOf(t.best) == nil {
 			cold++
 		}
 		var later []string
@@ -105,7 +105,11 @@ func (t *tuner) screenNotes(name string) []string {
 	return out
 }
 
-// finalLeast is the least the final comparison takes: starting the baselines and a few rounds of three.
+// finalRounds are the rounds the final comparison is kept: enough for a gain of a fifth to show.
+const finalRounds = 10
+
+// finalLeast is what the final comparison is kept: starting the baselines (side by side) and finalRounds
+// rounds of three.
 func (t *tuner) finalLeast() time.Duration {
-	return 2*t.costs.start() + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
+	return startsCost(2, t.costs.start()) + time.Duration(finalRounds*3)*t.costs.trial(MetricGoodput)
 }

@@ -30,7 +30,7 @@ func (t *tuner) p99Check(ctx context.Context, cfg knob.Config) (*P99Check, error
 		return nil, err
 	}
 	defer arm.Stop()
-	a := t.stacks.warm[cfg.String()]
+	a := t.stacks.warmOf(cfg)
 	t.status("p99", fmt.Sprintf("max_children %d, open loop at %.0f req/s", cfg.MaxChildren, t.o.Rate))
 	inflight := max(4*cfg.MaxChildren, 64)
 	o := t.stacks.loadOptions(a, inflight)

@@ -42,7 +42,7 @@ func (t *tuner) fit() error {
 		t.warn(fmt.Sprintf("at %.1f req/s a %s trial holds only %.0f requests: the comparisons will be coarse and slow to decide",
 			peak, t.lengths.win.Round(10*time.Millisecond), n))
 	}
-	least := 2*t.costs.start() + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
+	least := startsCost(2, t.costs.start()) + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
 	if t.left() < least {
 		need := t.clock.Now().Sub(t.start) + 3*least + 10*time.Second
 		return exitcode.UsageErrorf("%w: --budget %s leaves %s after measuring the app's speed, less than the %s the final comparison needs at the least; give at least --budget %s",
@@ -122,19 +122,21 @@ func (t *tuner) allowance(name string, arms, cold int, metric string, later []st
 	start := t.costs.start()
 	round := func(metric string, arms int) float64 { return float64(arms) * float64(t.costs.trial(metric)) }
 	this := round(metric, arms)
-	total := this + round(MetricGoodput, 3) // the final's three arms
-	starts := time.Duration(cold+2) * start
+	total := 0.0
+	starts := startsCost(cold, start)
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name {
 			total += round(p.metric, p.arms)
-			starts += time.Duration(p.arms-1) * start
+			starts += startsCost(p.arms-1, start)
 		}
 	}
-	pool := t.left() - starts
+	// The final is kept its least; beyond that it shares like a race of three.
+	pool := t.left() - starts - t.finalLeast()
+	total += this + round(MetricGoodput, 3)
 	if pool <= 0 {
-		return time.Duration(cold) * start
+		return startsCost(cold, start)
 	}
-	return time.Duration(cold)*start + time.Duration(float64(pool)*this/total)
+	return startsCost(cold, start) + time.Duration(float64(pool)*this/total)
 }
 
 // reserveRounds are the rounds a promising race leaves to each later race when it stretches into their time:
@@ -147,7 +149,7 @@ func (t *tuner) stretch(name string, later []string) time.Duration {
 	need := t.finalLeast()
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name {
-			need += time.Duration(p.arms-1)*t.costs.start() + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.metric)
+			need += startsCost(p.arms-1, t.costs.start()) + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.metric)
 		}
 	}
 	return t.left() - need

@@ -14,7 +14,7 @@ import (
 type Saturation struct {
 	Pool   int     `json:"pool"` // static pool size used
 	Points []Point `json:"points"`
-	Knee   int     `json:"knee"` // smallest concurrency whose CI overlaps the peak's
+	Knee   int     `json:"knee"` // smallest concurrency reaching kneeShare of the peak's throughput
 	Peak   int     `json:"peak"`
 	// NoiseSD is the spread of a trial's log goodput around its point's mean: what one trial's figure wobbles.
 	NoiseSD float64 `json:"noise_sd"`
@@ -23,15 +23,24 @@ type Saturation struct {
 // Point is one concurrency of the sweep.
 type Point struct {
 	Concurrency int     `json:"concurrency"`
-	RPS         float64 `json:"rps"` // mean goodput of the trials
-	Lo          float64 `json:"lo"`  // 95% CI of the mean (t distribution)
+	RPS         float64 `json:"rps"`    // mean goodput of the trials
+	Median      float64 `json:"median"` // their median: the curve's shape is judged on it
+	Lo          float64 `json:"lo"`     // 95% CI of the mean (t distribution)
 	Hi          float64 `json:"hi"`
 	P99Us       float64 `json:"p99_us"`
 	Errors      int64   `json:"errors"`
 }
 
-// sweepTrials are the trials at each concurrency of the sweep.
-const sweepTrials = 3
+// sweepTrials are the trials at each concurrency of the sweep, each of about sweepRequests requests and at
+// least sweepWindow long.
+const (
+	sweepTrials   = 3
+	sweepRequests = 200
+	sweepWindow   = 500 * time.Millisecond
+)
+
+// kneeShare is the share of the peak's throughput the knee reaches.
+const kneeShare = 0.85
 
 // sweepPool is the static pool of the sweep: large, unless memory says otherwise.
 func sweepPool(memory int64) int {
@@ -64,8 +73,9 @@ func (t *tuner) saturation(ctx context.Context) error {
 	// Concurrency never above the pool: the pool must not cap the curve.
 	for c := 1; c <= cfg.MaxChildren; c *= 2 {
 		t.status("saturation", fmt.Sprintf("%d connections", c))
-		// Each point's trials hold about windowRequests requests at the last point's rate.
-		t.lengths.win = clampDur(time.Duration(windowRequests/max(rps, 0.1)*float64(time.Second)), 200*time.Millisecond, maxWindow)
+		// Each point's trials hold about sweepRequests requests at the last point's rate: the knee and the pool
+		// size come from these few trials, so they are longer than a race's.
+		t.lengths.win = clampDur(time.Duration(sweepRequests/max(rps, 0.1)*float64(time.Second)), sweepWindow, maxWindow)
 		t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
 		a := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: c, Detail: true})
 		if err := a.Start(ctx); err != nil {
@@ -88,17 +98,18 @@ func (t *tuner) saturation(ctx context.Context) error {
 		a.Stop() // the pool stays warm while the next point's arm holds it
 		m, lo, hi := stats.MeanCI95(good)
 		sort.Float64s(p99)
-		p := Point{Concurrency: c, RPS: m, Lo: lo, Hi: hi, P99Us: p99[len(p99)/2], Errors: errs}
+		p := Point{Concurrency: c, RPS: m, Median: stats.Median(good), Lo: lo, Hi: hi, P99Us: p99[len(p99)/2], Errors: errs}
 		sat.Points = append(sat.Points, p)
 		resid = append(resid, centred(logs)...)
 		rps = max(m, rps)
 		// Rising means a clear gain (5% or more) over the best so far; two points in a row without one: flat.
-		if peak == nil || p.RPS >= 1.05*peak.RPS {
+		// Medians: one disturbed trial of three does not move them.
+		if peak == nil || p.Median >= 1.05*peak.Median {
 			flat = 0
 		} else {
 			flat++
 		}
-		if peak == nil || p.RPS > peak.RPS {
+		if peak == nil || p.Median > peak.Median {
 			pp := p
 			peak = &pp
 		}
@@ -108,10 +119,12 @@ func (t *tuner) saturation(ctx context.Context) error {
 	}
 	sat.Peak = peak.Concurrency
 	sat.NoiseSD = rms(resid) * math.Sqrt(float64(sweepTrials)/float64(sweepTrials-1))
-	// The knee: the smallest concurrency whose CI overlaps the peak's (and, since a few short trials give wide
-	// intervals, whose mean is within 10% of the peak's).
+	// The knee: the smallest concurrency that reaches kneeShare of the peak. On a 2-core machine the curve of
+	// an app that waits a little creeps up by a few percent a doubling long after its CPUs are busy, and three
+	// trials a point cannot tell such steps from noise (demo runs put a CI-overlap knee anywhere from 4 to 64);
+	// the pool race then tries the knee's neighbours.
 	for _, p := range sat.Points {
-		if p.Hi >= peak.Lo && p.RPS >= 0.9*peak.RPS {
+		if p.Median >= kneeShare*peak.Median {
 			sat.Knee = p.Concurrency
 			break
 		}
@@ -125,10 +138,8 @@ func (t *tuner) saturation(ctx context.Context) error {
 
 // checkLatency is the mean latency of the first stack's check requests, a first guess of the app's speed.
 func (t *tuner) checkLatency() float64 {
-	for _, w := range t.stacks.warm {
-		if w.checkLatency > 0 {
-			return w.checkLatency
-		}
+	if w := t.stacks.warmOf(t.best); w != nil && w.checkLatency > 0 {
+		return w.checkLatency
 	}
 	return 0.05
 }

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -38,7 +39,7 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 		return nil, err
 	}
 	clock := &simClock{now: time.Unix(0, 0)}
-	t.clock, t.start, t.end = clock, clock.now, clock.now.Add(so.Budget)
+	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
 	src := &simSource{o: so, clock: clock, warm: map[string]int{}}
 	t.src = src
 	src.hold(t.best) // the first stack, started before any decision
@@ -56,19 +57,38 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	return t.res, err
 }
 
-type simClock struct{ now time.Time }
+type simClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
 
-func (c *simClock) Now() time.Time { return c.now }
+func (c *simClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *simClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
 
 type simSource struct {
+	mu    sync.Mutex // arms start side by side
 	o     SimOptions
 	clock *simClock
-	warm  map[string]int // configuration -> arms holding it, the tuner's hold included
-	held  string
+	// charged is the replay round of the last experiment whose starts were paid: arms of one experiment start
+	// side by side, so their starts cost the time of one.
+	charged int
+	warm    map[string]int // configuration -> arms holding it, the tuner's hold included
+	held    string
 }
 
 // hold keeps cfg warm for the tuner, as stacks.hold does.
 func (s *simSource) hold(cfg knob.Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if key := cfg.String(); key != s.held {
 		s.warm[key]++
 		if s.held != "" {
@@ -95,14 +115,21 @@ type simArm struct {
 	holding bool
 }
 
-func (a *simArm) Cold() bool { return a.s.warm[a.key] == 0 }
+func (a *simArm) Cold() bool {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	return a.s.warm[a.key] == 0
+}
 
 func (a *simArm) Start(ctx context.Context) error {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
 	if a.holding {
 		return nil
 	}
-	if a.Cold() {
-		a.s.clock.now = a.s.clock.now.Add(a.s.o.StartCost)
+	if a.s.warm[a.key] == 0 && a.First()+1 != a.s.charged {
+		a.s.clock.add(a.s.o.StartCost)
+		a.s.charged = a.First() + 1
 	}
 	a.s.warm[a.key]++
 	a.holding = true
@@ -110,13 +137,15 @@ func (a *simArm) Start(ctx context.Context) error {
 }
 
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
-	a.s.clock.now = a.s.clock.now.Add(a.cost)
+	a.s.clock.add(a.cost)
 	o, err := a.ReplayArm.Trial(ctx)
 	o.Rate = o.Value
 	return o, err
 }
 
 func (a *simArm) Stop() {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
 	if a.holding {
 		a.s.warm[a.key]--
 		a.holding = false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
@@ -20,6 +21,7 @@ import (
 type stacks struct {
 	o       *Options
 	lengths *lengths
+	mu      sync.Mutex // guards warm, held, the counters and each warmStack's refs: arms start side by side
 	warm    map[string]*warmStack
 	held    string // the configuration the tuner holds
 	record  func(TrialRecord)
@@ -43,10 +45,21 @@ type warmStack struct {
 	checkLatency float64 // the check's mean latency, seconds
 	refs         int
 	note         string // what a knob's check said of it
+	// ready is closed once the stack is started, checked and settled, or failed (err): an arm of the same
+	// configuration that asks meanwhile waits for it.
+	ready chan struct{}
+	err   error
 }
 
 func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
 	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, record: record, warn: warn}
+}
+
+// warmOf is cfg's warm stack, or nil.
+func (s *stacks) warmOf(cfg knob.Config) *warmStack {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warm[cfg.String()]
 }
 
 // Arm is an arm that runs cfg's trials on its warm stack.
@@ -63,7 +76,11 @@ type stackArm struct {
 
 func (a *stackArm) Name() string { return a.cfg.String() }
 
-func (a *stackArm) Cold() bool { return a.w == nil && a.s.warm[a.cfg.String()] == nil }
+func (a *stackArm) Cold() bool {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	return a.w == nil && a.s.warm[a.cfg.String()] == nil
+}
 
 func (a *stackArm) Start(ctx context.Context) error {
 	if a.w != nil {
@@ -91,84 +108,116 @@ func (a *stackArm) Stop() {
 	}
 }
 
-// acquire gives a reference to cfg's warm stack, starting, checking and settling it first when there is none.
+// acquire gives a reference to cfg's warm stack, starting, checking and settling it first when there is none;
+// safe to call from several goroutines (a race starts its arms side by side).
 func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (*warmStack, error) {
-	if w := s.warm[cfg.String()]; w != nil {
+	key := cfg.String()
+	s.mu.Lock()
+	if w := s.warm[key]; w != nil {
 		w.refs++
+		s.mu.Unlock()
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			s.release(w)
+			return nil, ctx.Err()
+		}
+		if w.err != nil {
+			return nil, w.err
+		}
 		return w, nil
 	}
+	w := &warmStack{cfg: cfg, refs: 1, ready: make(chan struct{})}
+	s.warm[key] = w
+	s.mu.Unlock()
 	began := time.Now()
-	w, err := s.start(ctx, cfg, spec.Conc)
-	// A start that does not take effect may take on another try: where the loader puts php-fpm's text decides
-	// whether huge pages can hold any of it.
-	for try := 1; err == nil && spec.Check != nil; try++ {
-		note, cerr := spec.Check(w.st.PID("php-fpm"))
-		if cerr == nil {
-			w.note = fmt.Sprintf("%s; php-fpm start %d", note, try)
-			break
-		}
-		s.stop(w)
-		if try == checkStarts {
-			err = fmt.Errorf("%w: %v in %d starts of php-fpm", ErrNotInEffect, cerr, try)
-			break
-		}
-		w, err = s.start(ctx, cfg, spec.Conc)
-	}
+	err := s.startChecked(ctx, w, spec)
+	s.mu.Lock()
 	s.starts++
 	s.startWall += time.Since(began)
 	if err != nil {
-		return nil, err
+		w.err = err
+		if s.warm[key] == w {
+			delete(s.warm, key)
+		}
 	}
-	w.refs = 1
-	s.warm[cfg.String()] = w
-	return w, nil
+	s.mu.Unlock()
+	close(w.ready)
+	return w, err
+}
+
+// startChecked starts w's configuration and, when spec has a Check, starts it again until the check passes:
+// where the loader puts php-fpm's text decides whether huge pages can hold any of it.
+func (s *stacks) startChecked(ctx context.Context, w *warmStack, spec TrialSpec) error {
+	for try := 1; ; try++ {
+		if err := s.start(ctx, w, spec.Conc); err != nil {
+			return err
+		}
+		if spec.Check == nil {
+			return nil
+		}
+		note, cerr := spec.Check(w.st.PID("php-fpm"))
+		if cerr == nil {
+			w.note = fmt.Sprintf("%s; php-fpm start %d", note, try)
+			return nil
+		}
+		w.st.Stop(context.Background())
+		if try == checkStarts {
+			return fmt.Errorf("%w: %v in %d starts of php-fpm", ErrNotInEffect, cerr, try)
+		}
+	}
 }
 
 // checkStarts is how often a configuration whose Check fails is started before it counts as not in effect.
 const checkStarts = 6
 
-// start serves cfg, checks every URL and settles the pool at conc connections.
-func (s *stacks) start(ctx context.Context, cfg knob.Config, conc int) (*warmStack, error) {
+// start serves w's configuration, checks every URL and settles the pool at conc connections; on an error
+// nothing of it is left running.
+func (s *stacks) start(ctx context.Context, w *warmStack, conc int) error {
 	sc := s.o.Stack
-	cfg.Apply(&sc, "tune")
+	w.cfg.Apply(&sc, "tune")
 	st, err := stack.Start(ctx, sc)
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", cfg, err)
+		return fmt.Errorf("start %s: %w", w.cfg, err)
 	}
-	w := &warmStack{cfg: cfg, st: st, pool: st.Pools[0]}
+	w.st, w.pool = st, st.Pools[0]
 	if err := s.check(ctx, w); err != nil {
-		s.stop(w)
-		return nil, err
+		st.Stop(context.Background())
+		return err
 	}
 	settled := time.Now()
 	if conc > 0 {
-		if err := Settle(ctx, w.pool, s.loadOptions(w, conc), cfg.MaxChildren); err != nil {
-			s.stop(w)
-			return nil, fmt.Errorf("settle %s: %w", cfg, err)
+		if err := Settle(ctx, w.pool, s.loadOptions(w, conc), w.cfg.MaxChildren); err != nil {
+			st.Stop(context.Background())
+			return fmt.Errorf("settle %s: %w", w.cfg, err)
 		}
 	}
+	s.mu.Lock()
 	s.settleWall += time.Since(settled)
-	return w, nil
+	s.mu.Unlock()
+	return nil
 }
 
+// release lets go of a reference; the last one stops the stack.
 func (s *stacks) release(w *warmStack) {
+	s.mu.Lock()
 	w.refs--
-	if w.refs <= 0 {
-		s.stop(w)
-	}
-}
-
-func (s *stacks) stop(w *warmStack) {
-	w.st.Stop(context.Background())
-	if s.warm[w.cfg.String()] == w {
+	last := w.refs <= 0
+	if last && s.warm[w.cfg.String()] == w {
 		delete(s.warm, w.cfg.String())
+	}
+	s.mu.Unlock()
+	if last && w.st != nil {
+		w.st.Stop(context.Background())
 	}
 }
 
 // hold keeps cfg's stack warm for the tuner (the best so far), letting go of the one held before.
 func (s *stacks) hold(cfg knob.Config) {
 	key := cfg.String()
+	s.mu.Lock()
 	if key == s.held {
+		s.mu.Unlock()
 		return
 	}
 	if w := s.warm[key]; w != nil {
@@ -176,18 +225,28 @@ func (s *stacks) hold(cfg knob.Config) {
 	} else {
 		key = "" // not running: it starts when an arm needs it
 	}
-	if old := s.warm[s.held]; old != nil && s.held != "" {
-		s.release(old)
+	old := s.warm[s.held]
+	if s.held == "" {
+		old = nil
 	}
 	s.held = key
+	s.mu.Unlock()
+	if old != nil {
+		s.release(old)
+	}
 }
 
 // stopAll stops every stack, held or not.
 func (s *stacks) stopAll() {
-	for _, w := range s.warm {
-		w.st.Stop(context.Background())
-	}
+	s.mu.Lock()
+	warm := s.warm
 	s.warm, s.held = map[string]*warmStack{}, ""
+	s.mu.Unlock()
+	for _, w := range warm {
+		if w.st != nil {
+			w.st.Stop(context.Background())
+		}
+	}
 }
 
 // check sends each URL once and turns what makes tuning pointless into a clear error, with PHP's own message.

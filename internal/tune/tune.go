@@ -175,7 +175,7 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	defer first.Stop()
-	w := t.stacks.warm[t.best.String()]
+	w := t.stacks.warmOf(t.best)
 	t.facts.MaxResponse = w.maxResponse
 	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
 	t.facts.Concurrency = sweepPool(t.o.Memory)
