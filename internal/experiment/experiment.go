@@ -84,6 +84,9 @@ type Look struct {
 	// Promising: a race whose incumbent is still in, where some challenger's estimate is at least a third of
 	// the minimum effect in its favour (the race may yet find a gain); or a race whose incumbent is out.
 	Promising bool
+	// Needed estimates the rounds in all after which some undecided comparison of a live challenger with the
+	// incumbent would be decided, at its estimate and spread (0 when not known).
+	Needed int
 }
 
 // Progress is the experiment's position.
@@ -210,7 +213,7 @@ func (e *run) run(ctx context.Context) error {
 			e.out.Ended = EndCap
 			return nil
 		}
-		if e.s.Continue != nil && !e.s.Continue(Look{Rounds: e.out.Rounds, Promising: e.promising()}) {
+		if e.s.Continue != nil && !e.s.Continue(Look{Rounds: e.out.Rounds, Promising: e.promising(), Needed: e.needed()}) {
 			e.out.Ended = EndBudget
 			return nil
 		}

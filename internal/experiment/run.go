@@ -289,6 +289,23 @@ func (e *run) promising() bool {
 	return false
 }
 
+// needed is the fewest rounds in all after which a live challenger's comparison with the incumbent would be
+// decided at its estimate and spread; 0 when the incumbent is out or no comparison has two rounds.
+func (e *run) needed() int {
+	if len(e.live) < 2 || e.live[0] != 0 {
+		return 0
+	}
+	best := 0
+	for _, j := range e.live[1:] {
+		if s := e.seq[0][j]; s.N() >= 2 {
+			if n := e.roundsNeeded(s); best == 0 || n < best {
+				best = n
+			}
+		}
+	}
+	return best
+}
+
 // bestLive is the live arm with the best mean log figure over the rounds all live arms share.
 func (e *run) bestLive() int {
 	best, idx := math.Inf(-1), e.live[0]

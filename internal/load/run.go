@@ -46,6 +46,10 @@ type Options struct {
 	Progress func(Progress)
 	// SkipPreflight skips the single checked request before the run.
 	SkipPreflight bool
+	// Even, with Requests in the closed model, has every connection send whole cycles of the mix, the same
+	// number each (Requests is rounded up to connections x whole cycles): every run then serves exactly the
+	// same requests, whose costs can be compared run to run whatever the URLs' costs.
+	Even bool
 }
 
 // MixItem is one URI of a weighted mix, with its own content check (ExpectBody applies when it has none).
@@ -335,6 +339,12 @@ func run(ctx context.Context, o *Options, newClient func() client, trial, trials
 	}
 	var remaining atomic.Int64
 	remaining.Store(o.Requests)
+	perConn := int64(0)
+	if o.Even && o.Requests > 0 && o.Rate == 0 {
+		cycle := int64(len(mixSequence(o.Mix)))
+		perConn = (o.Requests + int64(o.Connections) - 1) / int64(o.Connections)
+		perConn = (perConn + cycle - 1) / cycle * cycle
+	}
 	var cnt counters
 
 	// CPU time of this process over the measured window: a snapshot when measuring begins.
@@ -399,6 +409,10 @@ func run(ctx context.Context, o *Options, newClient func() client, trial, trials
 			defer c.close()
 			if sched != nil {
 				w.runOpen(runCtx, c, o, accept, sched, &cnt)
+			} else if perConn > 0 {
+				var own atomic.Int64
+				own.Store(perConn)
+				w.runClosed(runCtx, c, o, accept, measureStart, end, &own, &cnt)
 			} else {
 				w.runClosed(runCtx, c, o, accept, measureStart, end, &remaining, &cnt)
 			}

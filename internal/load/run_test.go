@@ -329,3 +329,25 @@ func TestWeightedMixWithContentChecks(t *testing.T) {
 		t.Errorf("err %v errors %v: want the 10 API requests of 30 to fail their check", err, res.ErrorsByClass)
 	}
 }
+
+// TestEvenRunsServeTheSameRequests: with Even, every connection sends whole cycles of the mix, so a run serves
+// each URL its exact share, however fast each connection is (one URL here fails its check on purpose, to
+// count it).
+func TestEvenRunsServeTheSameRequests(t *testing.T) {
+	s := startApp(t)
+	mix := []MixItem{
+		{URI: "/articles", Weight: 2, ExpectBody: regexp.MustCompile("phptune-demo:list")},
+		{URI: "/api/articles/3", Weight: 1, ExpectBody: regexp.MustCompile("not-there")},
+	}
+	for i := 0; i < 3; i++ {
+		res, err := Run(context.Background(), Options{Target: mustTarget(t, s.HTTPURL), Request: Request{KeepAlive: true}, Connections: 4,
+			Requests: 25, Timeout: 10 * time.Second, Mix: mix, Even: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 25 over 4 connections is 7 each, rounded up to whole cycles of 3: 9 each, 36 in all, a third of them API.
+		if res.Requests != 36 || res.ErrorsByClass[ClassBody] != 12 {
+			t.Fatalf("run %d: %d requests, %d API: want 36 and 12", i, res.Requests, res.ErrorsByClass[ClassBody])
+		}
+	}
+}

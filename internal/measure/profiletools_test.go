@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -93,6 +94,49 @@ func TestStraceAttachesAndDetaches(t *testing.T) {
 	// A second Stop is harmless.
 	if _, err := tr.Stop(); err != nil {
 		t.Errorf("second Stop: %v", err)
+	}
+}
+
+// TestStraceSurvivesManyForks: a traced process that forks far more children than it had processes at attach
+// (a dynamic pool, pm.max_requests) must not hang strace's reader, nor Stop (it once waited forever: strace,
+// blocked writing "attached" lines nobody read, never exited).
+func TestStraceSurvivesManyForks(t *testing.T) {
+	if _, err := FindStrace(); err != nil {
+		t.Fatalf("%v (apt-get install strace)", err)
+	}
+	forker := exec.Command("sh", "-c", "read x; i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo done; sleep 60")
+	in, _ := forker.StdinPipe()
+	out, _ := forker.StdoutPipe()
+	if err := forker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { forker.Process.Kill(); forker.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tr, err := StartStrace(ctx, []int{forker.Process.Pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Write([]byte("go\n"))
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(out, buf); err != nil || string(buf[:4]) != "done" {
+		t.Fatalf("the forks did not finish under strace: %q %v", buf, err)
+	}
+	stopped := make(chan error, 1)
+	go func() {
+		tab, err := tr.Stop()
+		if err == nil && tab.TotalCalls == 0 {
+			err = fmt.Errorf("no calls counted")
+		}
+		stopped <- err
+	}()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stop did not return in 30 s after 200 forks under strace")
 	}
 }
 

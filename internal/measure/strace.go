@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -76,14 +77,22 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start strace: %w", err)
 	}
-	attached := make(chan int, len(pids)+16)
+	// The reader must never block: strace writes an "attached" line for every child a traced process forks
+	// (a dynamic pool, pm.max_requests), and a reader stuck on a full channel would block strace on its
+	// stderr and exec's copy of it, so that Wait, and Stop, never return. It counts and nudges instead.
+	var attached atomic.Int64
+	nudge := make(chan struct{}, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
 			s.stderr.add(line)
 			if strings.Contains(line, " attached") {
-				attached <- 1
+				attached.Add(1)
+				select {
+				case nudge <- struct{}{}:
+				default:
+				}
 			}
 		}
 		io.Copy(io.Discard, pr)
@@ -93,13 +102,12 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 		pw.Close()
 		close(s.done)
 	}()
-	want, got := len(pids), 0
+	want := int64(len(pids))
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
-	for got < want {
+	for attached.Load() < want {
 		select {
-		case <-attached:
-			got++
+		case <-nudge:
 		case <-s.done:
 			s.cleanup()
 			return nil, fmt.Errorf("strace exited before attaching: %s", s.stderr.last(3))
@@ -108,7 +116,7 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 			return nil, ctx.Err()
 		case <-timeout.C:
 			s.Stop()
-			return nil, fmt.Errorf("strace attached to %d of %d processes in 10 s: %s (ptrace restricted? see /proc/sys/kernel/yama/ptrace_scope)", got, want, s.stderr.last(3))
+			return nil, fmt.Errorf("strace attached to %d of %d processes in 10 s: %s (ptrace restricted? see /proc/sys/kernel/yama/ptrace_scope)", attached.Load(), want, s.stderr.last(3))
 		}
 	}
 	return s, nil

@@ -106,9 +106,11 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
 		ParallelStart: true,
 		Continue: func(l experiment.Look) bool {
-			next := d.clock.Now().Add(time.Duration(n) * d.costs.trial(spec.Metric))
+			round := time.Duration(n) * d.costs.trial(spec.Metric)
+			next := d.clock.Now().Add(round)
 			limit := r.allowance
-			if l.Promising {
+			// A promising race runs on into the later races' time only when its decision is in reach there.
+			if l.Promising && l.Needed > l.Rounds && d.clock.Now().Add(time.Duration(l.Needed-l.Rounds)*round).Sub(began) <= r.stretch {
 				limit = max(limit, r.stretch)
 			}
 			return next.Sub(began) <= limit && next.Before(d.end)

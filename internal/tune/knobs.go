@@ -105,11 +105,14 @@ func (t *tuner) screenNotes(name string) []string {
 	return out
 }
 
-// finalRounds are the rounds the final comparison is kept: enough for a gain of a fifth to show.
+// finalRounds are the most rounds the final comparison is kept: enough for a gain of a fifth to show. A short
+// budget keeps it fewer (a sixth of the budget, at least minRounds): the knobs come first.
 const finalRounds = 10
 
-// finalLeast is what the final comparison is kept: starting the baselines (side by side) and finalRounds
-// rounds of three.
+// finalLeast is what the final comparison is kept: starting the baselines (side by side) and its rounds of
+// three.
 func (t *tuner) finalLeast() time.Duration {
-	return startsCost(2, t.costs.start()) + time.Duration(finalRounds*3)*t.costs.trial(MetricGoodput)
+	round := 3 * t.costs.trial(MetricGoodput)
+	rounds := min(max(int(t.o.Budget/6/round), minRounds), finalRounds)
+	return startsCost(2, t.costs.start()) + time.Duration(rounds)*round
 }

@@ -15,7 +15,7 @@ import (
 // as the square root of a trial's length, so shorter trials lose little and let large effects be decided in a
 // few seconds.
 const (
-	windowRequests = 60
+	windowRequests = 40
 	minWindow      = 300 * time.Millisecond
 	maxWindow      = 3 * time.Second
 	minWarm        = 100 * time.Millisecond

@@ -34,9 +34,10 @@ type Point struct {
 // sweepTrials are the trials at each concurrency of the sweep, each of about sweepRequests requests and at
 // least sweepWindow long.
 const (
-	sweepTrials   = 3
-	sweepRequests = 200
-	sweepWindow   = 500 * time.Millisecond
+	sweepTrials    = 3
+	sweepRequests  = 200
+	sweepWindow    = 500 * time.Millisecond
+	sweepMaxWindow = 1500 * time.Millisecond
 )
 
 // kneeShare is the share of the peak's throughput the knee reaches.
@@ -70,12 +71,18 @@ func (t *tuner) saturation(ctx context.Context) error {
 		return err
 	}
 	defer keep.Stop()
-	// Concurrency never above the pool: the pool must not cap the curve.
+	// Concurrency never above the pool: the pool must not cap the curve. The sweep stops at a sixth of the
+	// budget (after three points): a slow app's points are seconds each, and the knob races need the time.
+	began := t.clock.Now()
 	for c := 1; c <= cfg.MaxChildren; c *= 2 {
+		if len(sat.Points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/6 {
+			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a sixth of the budget: a larger --budget sweeps further", c/2))
+			break
+		}
 		t.status("saturation", fmt.Sprintf("%d connections", c))
 		// Each point's trials hold about sweepRequests requests at the last point's rate: the knee and the pool
 		// size come from these few trials, so they are longer than a race's.
-		t.lengths.win = clampDur(time.Duration(sweepRequests/max(rps, 0.1)*float64(time.Second)), sweepWindow, maxWindow)
+		t.lengths.win = clampDur(time.Duration(sweepRequests/max(rps, 0.1)*float64(time.Second)), sweepWindow, sweepMaxWindow)
 		t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
 		a := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: c, Detail: true})
 		if err := a.Start(ctx); err != nil {

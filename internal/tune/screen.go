@@ -71,7 +71,11 @@ func (t *tuner) screen(ctx context.Context) error {
 				return nil
 			}
 			if t.clock.Now().Add(perCount).After(limit) {
-				t.plan.ScreenNote = "stopped at a sixth of the budget"
+				t.plan.ScreenNote = fmt.Sprintf("stopped at a sixth of the budget (counting a candidate took %s)", perCount.Round(time.Second))
+				return nil
+			}
+			if base != nil && t.clock.Now().Add(time.Duration(t.screenLeft())*perCount).After(limit) && len(t.res.Screens) == 0 {
+				t.plan.ScreenNote = fmt.Sprintf("stopped: counting every candidate (%s each) would take more than a sixth of the budget", perCount.Round(time.Second))
 				return nil
 			}
 			if base == nil {
@@ -98,6 +102,22 @@ func (t *tuner) screen(ctx context.Context) error {
 			noop.Round(time.Second), perCount.Round(time.Second))
 	}
 	return nil
+}
+
+// screenLeft is how many CPU-only candidates are still to count.
+func (t *tuner) screenLeft() int {
+	n := 0
+	for _, k := range t.o.Knobs {
+		if _, pinned := t.o.Pins[k.Name]; pinned || !k.CPUOnly || (k.Skip != nil && k.Skip(t.facts, t.best) != "") {
+			continue
+		}
+		for _, v := range k.Values(t.facts, t.best) {
+			if v != k.Get(t.best) {
+				n++
+			}
+		}
+	}
+	return n - len(t.res.Screens)
 }
 
 // noopRace estimates what racing a candidate that changes nothing would take: the rounds until the interval

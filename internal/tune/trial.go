@@ -78,13 +78,14 @@ func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack)
 	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good}, nil
 }
 
-// cpuTrial sends a fixed number of requests and reads php-fpm's CPU time before the first and after the last:
+// cpuTrial sends a fixed set of requests (every connection whole cycles of the mix, so every trial serves the
+// same requests, whatever the URLs cost) and reads php-fpm's CPU time before the first and after the last:
 // every request's whole cost falls inside, and nothing else does, so requests per CPU-second is exact for
 // these requests, whatever else the machine is doing (a neighbour that takes a core slows throughput, not
 // this).
 func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
 	o := s.loadOptions(w, spec.Conc)
-	o.Requests, o.Duration, o.Warmup = int64(s.lengths.cpuN), 0, 0
+	o.Requests, o.Duration, o.Warmup, o.Even = int64(s.lengths.cpuN), 0, 0, true
 	r, err := load.NewRunner(o)
 	if err != nil {
 		return experiment.Observation{}, err
