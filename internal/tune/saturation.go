@@ -35,9 +35,9 @@ type Point struct {
 // least sweepWindow long.
 const (
 	sweepTrials    = 3
-	sweepRequests  = 200
+	sweepRequests  = 150
 	sweepWindow    = 500 * time.Millisecond
-	sweepMaxWindow = 1500 * time.Millisecond
+	sweepMaxWindow = time.Second
 )
 
 // kneeShare is the share of the peak's throughput the knee reaches.
@@ -71,12 +71,12 @@ func (t *tuner) saturation(ctx context.Context) error {
 		return err
 	}
 	defer keep.Stop()
-	// Concurrency never above the pool: the pool must not cap the curve. The sweep stops at a sixth of the
+	// Concurrency never above the pool: the pool must not cap the curve. The sweep stops at a quarter of the
 	// budget (after three points): a slow app's points are seconds each, and the knob races need the time.
 	began := t.clock.Now()
 	for c := 1; c <= cfg.MaxChildren; c *= 2 {
-		if len(sat.Points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/6 {
-			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a sixth of the budget: a larger --budget sweeps further", c/2))
+		if len(sat.Points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/4 {
+			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a quarter of the budget: a larger --budget sweeps further", c/2))
 			break
 		}
 		t.status("saturation", fmt.Sprintf("%d connections", c))
