@@ -174,9 +174,11 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
 	}
 	if f.out != "" {
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return exitcode.UsageErrorf("--out %s: %v", f.out, err)
+		release, err := openOut(f.out)
+		if err != nil {
+			return err
 		}
+		defer release()
 	}
 	defer setProcs(f.procs)()
 

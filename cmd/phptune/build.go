@@ -214,9 +214,11 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	if out == "" {
 		out = filepath.Join("phptune-results", "build-"+time.Now().Format("20060102-150405"))
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return exitcode.UsageErrorf("--out %s: %v", out, err)
+	release, err := openOut(out)
+	if err != nil {
+		return err
 	}
+	defer release()
 	logf, err := os.Create(filepath.Join(out, "build.log"))
 	if err != nil {
 		return err

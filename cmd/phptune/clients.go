@@ -122,9 +122,11 @@ func runClients(ctx context.Context, f clientsFlags) error {
 		}
 	}
 	if f.out != "" {
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return exitcode.UsageErrorf("--out %s: %v", f.out, err)
+		release, err := openOut(f.out)
+		if err != nil {
+			return err
 		}
+		defer release()
 	}
 	php, err := clients.NewPHP(ctx, f.php)
 	if err != nil {

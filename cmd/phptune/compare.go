@@ -86,9 +86,11 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 		return exitcode.UsageErrorf("--min-effect %v: want a percentage of 0 or more", f.minEffect)
 	}
 	if f.out != "" {
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return exitcode.UsageErrorf("--out %s: %v", f.out, err)
+		release, err := openOut(f.out)
+		if err != nil {
+			return err
 		}
+		defer release()
 	}
 	names := armNames(len(args))
 	var results []*load.Result

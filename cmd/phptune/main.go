@@ -20,7 +20,8 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// SIGHUP too: a closed terminal or a dropped ssh session must stop the servers and keep the results, like Ctrl-C.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	// A developer's aid: PHPTUNE_CPUPROFILE=FILE writes a Go CPU profile of the whole command.
 	if path := os.Getenv("PHPTUNE_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {

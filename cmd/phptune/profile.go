@@ -144,9 +144,11 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 		o.Variants = append(o.Variants, profile.Variant{Name: kv, Config: c})
 	}
 	if f.out != "" {
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return exitcode.UsageErrorf("--out %s: %v", f.out, err)
+		release, err := openOut(f.out)
+		if err != nil {
+			return err
 		}
+		defer release()
 	}
 
 	// The app's own services (a preset's database) for the whole run, stopped on every path.

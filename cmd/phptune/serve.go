@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -186,23 +187,35 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // writeAtomic writes a file through a temporary one and a rename: no reader sees half of it.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".phptune-*")
+	if err := writeThrough(path, data); err != nil {
+		// The syscall's own words (no space left on device), without the temporary file's name.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w: free space there or give another --out", path, err)
+	}
+	return nil
+}
+
+// writeThrough writes data to a temporary file beside path and renames it over path.
+func writeThrough(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".phptune-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	return os.Chmod(path, 0o644)
 }

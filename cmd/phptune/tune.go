@@ -266,9 +266,11 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if out == "" {
 		out = filepath.Join("phptune-results", "tune-"+time.Now().Format("20060102-150405"))
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return exitcode.UsageErrorf("--out %s: %v", out, err)
+	release, err := openOut(out)
+	if err != nil {
+		return err
 	}
+	defer release()
 	defer setProcs(0)()
 	// The app's own services (a preset's database) for the whole run, stopped on every path.
 	svc, err := app.startServices(ctx)
@@ -340,7 +342,9 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		return runErr
 	}
 	if res.P99Check != nil && !res.P99Check.Met {
-		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not met: p99 %.1f ms", f.p99, f.rate, res.P99Check.P99Us/1000)
+		c := res.P99Check
+		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not shown to be met: p99 %.1f ms [%.1f, %.1f] (%s)",
+			f.p99, f.rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
 	}
 	return nil
 }

@@ -229,26 +229,38 @@ func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 		defer s.Stop(context.Background())
 		arms[n] = s
 	}
-	rps := map[int]float64{}
-	for round := 0; round < 3; round++ {
-		for n, s := range arms {
-			tg, _ := load.ParseTarget(s.HTTPURL)
-			lc := max(conc, n)
-			res, err := load.Run(context.Background(), load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: lc,
-				Duration: 700 * time.Millisecond, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second, SkipPreflight: true})
-			if err != nil {
-				t.Fatal(err)
+	grid := func(sizes []int, rounds int) map[int]float64 {
+		rps := map[int]float64{}
+		for round := 0; round < rounds; round++ {
+			for _, n := range sizes {
+				tg, _ := load.ParseTarget(arms[n].HTTPURL)
+				res, err := load.Run(context.Background(), load.Options{Target: tg, Request: load.Request{KeepAlive: true}, Connections: max(conc, n),
+					Duration: 700 * time.Millisecond, Warmup: 300 * time.Millisecond, Timeout: 10 * time.Second, SkipPreflight: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rps[n] += res.RPS / float64(rounds)
 			}
-			rps[n] += res.RPS / 3
+		}
+		return rps
+	}
+	rps := grid(append(cells, chosen), 3)
+	best := cells[0]
+	for n, v := range rps {
+		if v > rps[best] {
+			best = n
 		}
 	}
-	best := 0.0
-	for _, v := range rps {
-		best = max(best, v)
+	t.Logf("grid at %d connections: %v; chosen %d, best %d", conc, rps, chosen, best)
+	if best == chosen {
+		return
 	}
-	t.Logf("grid at %d connections: %v; chosen %d", conc, rps, chosen)
-	if rps[chosen] < 0.9*best {
-		t.Errorf("chosen max_children %d serves %.0f req/s, below 90%% of the grid's best %.0f", chosen, rps[chosen], best)
+	// The grid's best is the largest of a dozen noisy means, biased upwards: the chosen size and it are measured
+	// again, side by side, before they are compared.
+	again := grid([]int{chosen, best}, 6)
+	t.Logf("again: %v", again)
+	if again[chosen] < 0.9*again[best] {
+		t.Errorf("chosen max_children %d serves %.0f req/s, below 90%% of the grid's best (%d) %.0f", chosen, again[chosen], best, again[best])
 	}
 }
 
@@ -413,5 +425,33 @@ func TestTuneMemoryLimitsThePool(t *testing.T) {
 	n := res.Recommendation.MaxChildren
 	if n > ps.MemoryLimit || ps.SharedBytes+int64(n)*ps.PerWorkerBytes > 400<<20 || n > 9 {
 		t.Errorf("max_children %d with %d MiB a worker and %d MiB shared does not fit 400 MiB (limit %d)", n, ps.PerWorkerBytes>>20, ps.SharedBytes>>20, ps.MemoryLimit)
+	}
+}
+
+// TestTuneLatencyGoalMissed: a goal the app cannot meet (it sleeps 20 ms a request, the goal is 5 ms) is judged
+// missed on the interval of the p99, and tune exits 3 saying so.
+func TestTuneLatencyGoalMissed(t *testing.T) {
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo "slow";`), 0o644)
+	out := t.TempDir()
+	r := phptune(t, "tune", app, "--only", "none", "--budget", "30s", "--p99", "5ms", "--rate", "50", "--out", out)
+	if r.code != 3 || !strings.Contains(r.stderr, "not shown to be met") {
+		t.Fatalf("exit %d, want 3 with the goal not met\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var res struct {
+		P99Check *struct {
+			P99Us   float64 `json:"p99_us"`
+			P99LoUs float64 `json:"p99_lo_us"`
+			P99HiUs float64 `json:"p99_hi_us"`
+			Verdict string  `json:"verdict"`
+		} `json:"p99_check"`
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	if err := json.Unmarshal(data, &res); err != nil || res.P99Check == nil {
+		t.Fatalf("result.json has no p99_check (%v)", err)
+	}
+	c := res.P99Check
+	if c.Verdict != "missed" || c.P99LoUs < 20000 || c.P99LoUs > c.P99Us || c.P99Us > c.P99HiUs {
+		t.Errorf("p99 check %+v: want missed with lo >= 20 ms <= p99 <= hi", *c)
 	}
 }

@@ -124,6 +124,9 @@ func FixedIn(known []Knob, name string, values []string) (Knob, error) {
 	}
 	vals := append([]string(nil), values...)
 	k.Candidates = func(Config) []string { return vals }
+	// Values the user names are tried: neither a suggestion from what was measured nor a rule that the knob cannot
+	// matter here (backlog below 511 waiting connections) overrides them.
+	k.Suggest, k.Skip = nil, nil
 	return k, nil
 }
 

@@ -150,3 +150,33 @@ func TestSkipReasons(t *testing.T) {
 		t.Error("BuffersBytes accepted a count alone")
 	}
 }
+
+// TestUserValuesAreTried: --knob values replace suggestions and skip rules, and opcache_memory's three sizes can
+// be given as one value among several.
+func TestUserValuesAreTried(t *testing.T) {
+	b, err := Fixed("backlog", []string{"0", "4096"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Skip != nil && b.Skip(Facts{Concurrency: 128}, Debian()) != "" {
+		t.Error("--knob backlog=0,4096 is skipped at 128 connections")
+	}
+	full := &OpcacheUse{MemoryUsed: 127 << 20, MemoryFree: 1 << 20, InternedUsed: 7 << 20, InternedFree: 1 << 20, Keys: 100, MaxKeys: 10000}
+	m, err := Fixed("opcache_memory", []string{"", "512/32/40000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Values(Facts{Opcache: full}, Debian()); len(got) != 2 || got[1] != "512/32/40000" {
+		t.Errorf("opcache_memory values %q, want the user's", got)
+	}
+	c := Debian()
+	if err := m.Set(&c, "512/32/40000"); err != nil {
+		t.Fatal(err)
+	}
+	if c.Defines["opcache.memory_consumption"] != "512" || c.Defines["opcache.max_accelerated_files"] != "40000" || m.Get(c) != "512/32/40000" {
+		t.Errorf("set 512/32/40000: %v, get %q", c.Defines, m.Get(c))
+	}
+	if err := m.Set(&c, "512,32,40000"); err == nil {
+		t.Error("a comma-separated opcache_memory value was taken")
+	}
+}

@@ -314,7 +314,7 @@ func Binary(binaries []string) Knob {
 
 // OpcacheMemory is opcache's three sizes: shared memory, interned strings buffer and the most scripts it keeps
 // (opcache.memory_consumption MiB, opcache.interned_strings_buffer MiB, opcache.max_accelerated_files), as one
-// value "256,16,20000" ("" = PHP's defaults 128,8,10000). Worth a trial only when the app fills one of them:
+// value "256/16/20000" (slashes: --knob separates values with commas) ("" = PHP's defaults 128,8,10000). Worth a trial only when the app fills one of them:
 // then scripts are compiled again and again, or strings copied into every request.
 func OpcacheMemory() Knob {
 	return Knob{
@@ -346,7 +346,7 @@ func OpcacheMemory() Knob {
 			if m == "" && s == "" && k == "" {
 				return ""
 			}
-			return m + "," + s + "," + k
+			return m + "/" + s + "/" + k
 		},
 		Set: func(c *Config, v string) error {
 			if v == "" {
@@ -355,14 +355,14 @@ func OpcacheMemory() Knob {
 				}
 				return nil
 			}
-			parts := strings.Split(v, ",")
+			parts := strings.Split(v, "/")
 			if len(parts) != 3 {
-				return fmt.Errorf("opcache_memory %q: want MEMORY_MIB,STRINGS_MIB,FILES, as in 256,16,20000", v)
+				return fmt.Errorf("opcache_memory %q: want MEMORY_MIB/STRINGS_MIB/FILES, as in 256/16/20000", v)
 			}
 			for i, key := range []string{"opcache.memory_consumption", "opcache.interned_strings_buffer", "opcache.max_accelerated_files"} {
 				n, err := strconv.Atoi(parts[i])
 				if err != nil || n < 1 {
-					return fmt.Errorf("opcache_memory %q: want MEMORY_MIB,STRINGS_MIB,FILES, as in 256,16,20000", v)
+					return fmt.Errorf("opcache_memory %q: want MEMORY_MIB/STRINGS_MIB/FILES, as in 256/16/20000", v)
 				}
 				c.SetSetting(key, strconv.Itoa(n))
 			}
@@ -385,7 +385,7 @@ func OpcacheMemory() Knob {
 	}
 }
 
-func (OpcacheUse) format(m, s, k int64) string { return fmt.Sprintf("%d,%d,%d", m, s, k) }
+func (OpcacheUse) format(m, s, k int64) string { return fmt.Sprintf("%d/%d/%d", m, s, k) }
 
 // Full says which of opcache's limits the app reaches ("" = none): less than 5% of memory or strings free,
 // the cache marked full, or keys above 90% of the limit.

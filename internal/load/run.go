@@ -810,7 +810,7 @@ func preflightOne(ctx context.Context, o Options, c client, i int) error {
 	err := c.do(ctx, time.Now().Add(o.Timeout), &out, i)
 	what := o.Target.describe()
 	if len(o.Mix) > 0 {
-		what += " " + o.Mix[i].URI
+		what = o.Request.Method + " " + o.Mix[i].URI + " on " + what
 	}
 	switch {
 	case err == nil:
@@ -825,7 +825,7 @@ func preflightOne(ctx context.Context, o Options, c client, i int) error {
 		}
 		return exitcode.UsageErrorf("%s does not speak %s: %v", what, proto, err)
 	case classifyErr(err) == cTimeout:
-		return fmt.Errorf("%s did not answer within --timeout %s", what, o.Timeout)
+		return fmt.Errorf("%s did not answer within --timeout %s: the page hangs, or needs a longer --timeout", what, o.Timeout)
 	default:
 		return fmt.Errorf("first request to %s failed: %w", what, err)
 	}

@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/phpini"
 )
 
 // InstrOptions describe one request to count under callgrind.
@@ -112,8 +112,6 @@ func FindStrace() (string, error) {
 	return p, nil
 }
 
-var fpmVersion = regexp.MustCompile(`php-fpm(\d+\.\d+)$`)
-
 // FindPHPCGI returns path when given, else the php-cgi of the same version as fpmBin (php-fpm8.2 -> php-cgi8.2
 // in /usr/bin, or php-cgi beside a custom build's php-fpm).
 func FindPHPCGI(path, fpmBin string) (string, error) {
@@ -125,9 +123,8 @@ func FindPHPCGI(path, fpmBin string) (string, error) {
 		return filepath.Abs(p)
 	}
 	var cands []string
-	ver := ""
-	if m := fpmVersion.FindStringSubmatch(filepath.Base(fpmBin)); m != nil {
-		ver = m[1]
+	ver := phpini.Version(fpmBin)
+	if ver != "" {
 		cands = append(cands, "/usr/bin/php-cgi"+ver)
 	}
 	dir := filepath.Dir(fpmBin)
@@ -146,23 +143,6 @@ func FindPHPCGI(path, fpmBin string) (string, error) {
 		pkg = "php" + ver + "-cgi"
 	}
 	return "", exitcode.MissingErrorf("php-cgi for %s not found: install it (apt-get install %s) or pass --php-cgi PATH", fpmBin, pkg)
-}
-
-// FPMINI returns the php.ini and conf.d that Debian's php-fpm of fpmBin reads (/etc/php/X.Y/fpm), or "" when
-// there are none (a custom build): php-cgi then keeps its own.
-func FPMINI(fpmBin string) (iniFile, scanDir string) {
-	m := fpmVersion.FindStringSubmatch(filepath.Base(fpmBin))
-	if m == nil {
-		return "", ""
-	}
-	dir := filepath.Join("/etc/php", m[1], "fpm")
-	if _, err := os.Stat(filepath.Join(dir, "php.ini")); err == nil {
-		iniFile = filepath.Join(dir, "php.ini")
-	}
-	if st, err := os.Stat(filepath.Join(dir, "conf.d")); err == nil && st.IsDir() {
-		scanDir = filepath.Join(dir, "conf.d")
-	}
-	return iniFile, scanDir
 }
 
 // CGIEnv turns FastCGI params (fcgi.CGIParams) into a CGI environment.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/phpini"
 )
 
 func TestParseStraceSummary(t *testing.T) {
@@ -251,8 +252,11 @@ func instrOptions(t *testing.T, app string) InstrOptions {
 		t.Fatalf("%v (apt-get install php8.2-cgi)", err)
 	}
 	script := filepath.Join(app, "index.php")
-	ini, scan := FPMINI("/usr/sbin/php-fpm8.2")
-	return InstrOptions{PHPCGI: cgi, Script: script, INIFile: ini, ScanDir: scan,
+	base, err := phpini.Baseline("/usr/sbin/php-fpm8.2", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return InstrOptions{PHPCGI: cgi, Script: script, INIFile: base.INI, ScanDir: base.ScanDir,
 		Env:    CGIEnv(fcgi.CGIParams(fcgi.CGIOptions{ScriptFilename: script, RequestURI: "/"})),
 		Warmup: 1, N: 3, Functions: 10}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/phpini"
 	"github.com/phptune/phptune/internal/stack"
 )
 
@@ -280,7 +281,7 @@ func profileVariant(ctx context.Context, o Options, v Variant, vr *VariantResult
 	defer st.Stop(context.Background())
 	defer c.close()
 	pool := st.Pools[0]
-	script, err := measure.WriteOpcacheScript(st.RunDir)
+	script, err := measure.WriteOpcacheScript(st.PrivDir)
 	if err != nil {
 		return err
 	}
@@ -449,7 +450,7 @@ func traceSyscalls(ctx context.Context, o Options, c *sender, reqs []request, se
 // countInstructions runs callgrind once per URL with the variant's settings, while the stack (and so the
 // served copy of the app, at the same paths) is up.
 func countInstructions(ctx context.Context, o Options, v Variant, st *stack.Stack, reqs []request, vr *VariantResult) error {
-	per, by, err := instructionsOfMix(ctx, o, v, st.FPMBin, st.Docroot, st.Script(), reqs)
+	per, by, err := instructionsOfMix(ctx, o, v, st.PHPINI, st.Docroot, st.Script(), reqs)
 	if err != nil {
 		return err
 	}
@@ -457,9 +458,9 @@ func countInstructions(ctx context.Context, o Options, v Variant, st *stack.Stac
 	return nil
 }
 
-// instructionsOfMix runs callgrind once per URL with the variant's PHP settings over php-fpm's php.ini and
-// conf.d, and weighs the counts by the mix.
-func instructionsOfMix(ctx context.Context, o Options, v Variant, fpmBin, docroot, script string, reqs []request) (float64, []URLInstr, error) {
+// instructionsOfMix runs callgrind once per URL with the variant's PHP settings over the php.ini php-fpm reads
+// (base), and weighs the counts by the mix.
+func instructionsOfMix(ctx context.Context, o Options, v Variant, base phpini.Files, docroot, script string, reqs []request) (float64, []URLInstr, error) {
 	ini := maps.Clone(v.Config.INI)
 	if ini == nil {
 		ini = map[string]string{}
@@ -471,7 +472,6 @@ func instructionsOfMix(ctx context.Context, o Options, v Variant, fpmBin, docroo
 		// As root, PHP refuses to preload without a user to run the script as; php-cgi stays root here.
 		ini["opcache.preload_user"] = "root"
 	}
-	iniFile, scanDir := measure.FPMINI(fpmBin)
 	// The URLs are counted side by side, one callgrind a CPU: callgrind runs a program about 50 times slower
 	// on one core, and instruction counts do not depend on what else runs.
 	by := make([]URLInstr, len(reqs))
@@ -489,7 +489,7 @@ func instructionsOfMix(ctx context.Context, o Options, v Variant, fpmBin, docroo
 			o.progress(v.Name, "callgrind "+r.uri)
 			mu.Unlock()
 			ir, err := measure.Instructions(ctx, measure.InstrOptions{Valgrind: o.Valgrind, PHPCGI: o.PHPCGI, Script: script,
-				Env: measure.CGIEnv(r.params), Body: o.Request.Body, INIFile: iniFile, ScanDir: scanDir, INI: ini,
+				Env: measure.CGIEnv(r.params), Body: o.Request.Body, INIFile: base.INI, ScanDir: base.ScanDir, INI: ini,
 				Warmup: o.InstrWarmup, N: o.InstrN, Functions: o.Functions})
 			if err != nil {
 				errs[i] = fmt.Errorf("instructions of %s: %w", r.uri, err)
@@ -570,7 +570,16 @@ func ScreenInstructions(ctx context.Context, o Options, cfg knob.Config) (float6
 			ScriptName: "/" + strings.TrimPrefix(front, "/"), RequestURI: u.URI, Query: query}
 		reqs = append(reqs, request{uri: u.URI, weight: w, params: load.FastCGIParams(t, o.Request)})
 	}
-	return instructionsOfMix(ctx, o, Variant{Name: "screen", Config: cfg}, fpm, docroot, script, reqs)
+	iniDir, err := os.MkdirTemp("", "phptune-ini-")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer os.RemoveAll(iniDir)
+	base, err := phpini.Baseline(fpm, iniDir)
+	if err != nil {
+		return 0, nil, err
+	}
+	return instructionsOfMix(ctx, o, Variant{Name: "screen", Config: cfg}, base, docroot, script, reqs)
 }
 
 // workerPIDs are the pool's processes other than the master.

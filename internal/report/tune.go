@@ -75,11 +75,8 @@ func Tune(w io.Writer, r *tune.Result) {
 		fmt.Fprintf(w, "  %-13s %s req/s%s   (%s)\n", "rule of thumb", rate(h.RuleOfThumbRPS), vs(h.VsRuleOfThumb), h.RuleOfThumb)
 	}
 	if c := r.P99Check; c != nil {
-		met := "met"
-		if !c.Met {
-			met = "NOT met"
-		}
-		fmt.Fprintf(w, "  %-13s p99 %s at %s req/s open loop, goal %s: %s\n", "latency goal", us(c.P99Us), rate(c.Rate), us(c.GoalUs), met)
+		fmt.Fprintf(w, "  %-13s p99 %s [%s, %s] at %s req/s open loop, goal %s: %s\n", "latency goal", us(c.P99Us), us(c.P99LoUs), us(c.P99HiUs),
+			rate(c.Rate), us(c.GoalUs), p99Verdict(c))
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
@@ -118,3 +115,14 @@ func unset(v string) string {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
+
+// p99Verdict says how the p99 stands against the goal; results from before the interval have no Verdict.
+func p99Verdict(c *tune.P99Check) string {
+	switch {
+	case c.Verdict == "undecided":
+		return "undecided (its interval straddles the goal: a longer run or more --budget decides)"
+	case c.Met:
+		return "met"
+	}
+	return "NOT met"
+}

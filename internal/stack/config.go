@@ -145,8 +145,12 @@ func renderFPM(runDir string, pools []Pool, addrs []string, user, group string) 
 		}
 		fmt.Fprintf(&b, "listen = %s\n", addrs[i])
 		if p.Listen == ListenUnix {
-			// The socket must be reachable by nginx's workers and by phptune whatever user they run as.
-			b.WriteString("listen.mode = 0666\n")
+			// Reachable by nginx's workers (the workers' user when root, else us) and by phptune, nobody else.
+			if user != "" {
+				fmt.Fprintf(&b, "listen.owner = %s\nlisten.group = %s\nlisten.mode = 0660\n", user, group)
+			} else {
+				b.WriteString("listen.mode = 0600\n")
+			}
 		}
 		if p.Backlog > 0 {
 			fmt.Fprintf(&b, "listen.backlog = %d\n", p.Backlog)
@@ -200,6 +204,10 @@ func renderNginx(v nginxVars) string {
 	}
 	b.WriteString("    }\n\n    server {\n")
 	fmt.Fprintf(&b, "        listen 127.0.0.1:%d;\n        server_name localhost;\n        root %s;\n        index %s;\n\n", v.Port, v.Docroot, v.Front)
+	// Answered by nginx itself: the health check must not wait on the app (a page that hangs is the app's fault).
+	b.WriteString("        location = /phptune-health-check {\n            return 204;\n        }\n\n")
+	// Dotfiles (.env, .git, .htaccess) are never served, nor run: only /.well-known is public by convention.
+	b.WriteString("        location ~ /\\.(?!well-known/) {\n            return 404;\n        }\n\n")
 	fmt.Fprintf(&b, "        location / {\n            try_files $uri /%s$is_args$args;\n        }\n\n", v.Front)
 	b.WriteString("        location ~ \\.php$ {\n            try_files $uri =404;\n            fastcgi_pass php;\n")
 	if v.Keepalive > 0 {

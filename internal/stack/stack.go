@@ -24,6 +24,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/phpini"
 	"github.com/phptune/phptune/internal/procgroup"
 )
 
@@ -58,6 +59,8 @@ type Stack struct {
 	HTTPURL string // http://127.0.0.1:PORT/ ("" without nginx)
 	Pools   []Endpoint
 	FPMBin  string
+	// PHPINI is what php-fpm reads: Debian's shipped defaults for a packaged php-fpm (see package phpini).
+	PHPINI phpini.Files
 
 	ownRunDir bool
 	procs     []*proc
@@ -167,9 +170,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			s.Stop(context.Background())
 		}
 	}()
-	// The workers' user must be able to enter it; nothing in it is secret.
-	if err := os.Chmod(priv, 0o755); err != nil {
-		return nil, fmt.Errorf("chmod private dir: %w", err)
+	if err := lockDown(priv, gid); err != nil {
+		return nil, err
 	}
 	if cfg.RunDir == "" {
 		s.RunDir = filepath.Join(priv, "run")
@@ -177,7 +179,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	} else if s.RunDir, err = filepath.Abs(cfg.RunDir); err != nil {
 		return nil, fmt.Errorf("run dir: %w", err)
 	}
-	if err := os.MkdirAll(s.RunDir, 0o755); err != nil {
+	// Configs and logs are read by the masters only, which run as us.
+	if err := os.MkdirAll(s.RunDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create run dir: %w", err)
 	}
 
@@ -221,7 +224,13 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := writeFileAtomic(fpmConf, []byte(renderFPM(s.RunDir, pools, addrs, userName, groupName))); err != nil {
 		return nil, err
 	}
+	if s.PHPINI, err = phpini.Baseline(fpmBin, s.RunDir); err != nil {
+		return nil, err
+	}
 	args := []string{"-F", "-O", "-y", fpmConf, "-p", s.RunDir}
+	if s.PHPINI.INI != "" {
+		args = append(args, "-c", s.PHPINI.INI)
+	}
 	for _, k := range sortedKeys(cfg.Defines) {
 		args = append(args, "-d", k+"="+strings.ReplaceAll(cfg.Defines[k], DocrootVar, s.Docroot))
 	}
@@ -229,7 +238,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		// A master running as root refuses to preload without a user to run the script as.
 		args = append(args, "-d", "opcache.preload_user="+userName)
 	}
-	if err := s.spawn("php-fpm", fpmBin, args...); err != nil {
+	if err := s.spawn("php-fpm", s.PHPINI.Env(), fpmBin, args...); err != nil {
 		return nil, err
 	}
 
@@ -268,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err := writeFileAtomic(nginxConf, []byte(conf)); err != nil {
 			return nil, err
 		}
-		if err := s.spawn("nginx", nginxBin, "-e", filepath.Join(s.RunDir, "nginx-error.log"), "-p", s.RunDir, "-c", nginxConf); err != nil {
+		if err := s.spawn("nginx", nil, nginxBin, "-e", filepath.Join(s.RunDir, "nginx-error.log"), "-p", s.RunDir, "-c", nginxConf); err != nil {
 			return nil, err
 		}
 		s.HTTPURL = fmt.Sprintf("http://127.0.0.1:%d/", port)
@@ -279,14 +288,17 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	return s, nil
 }
 
-func (s *Stack) spawn(name, bin string, args ...string) error {
-	logf, err := os.OpenFile(filepath.Join(s.RunDir, name+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (s *Stack) spawn(name string, env []string, bin string, args ...string) error {
+	logf, err := os.OpenFile(filepath.Join(s.RunDir, name+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("%s log: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = s.RunDir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// Own process group: a terminal's Ctrl-C reaches phptune only, which then stops the group in order.
 	// Should phptune itself be killed, Pdeathsig sends the master SIGTERM, on which php-fpm and nginx stop
 	// their workers too (a SIGKILLed master would leave them running).
@@ -361,7 +373,7 @@ func (s *Stack) waitHealthy(ctx context.Context, limit time.Duration) error {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout {
+		if resp.StatusCode != http.StatusNoContent {
 			return fmt.Errorf("nginx answered %s", resp.Status)
 		}
 		return nil
@@ -394,6 +406,16 @@ func (s *Stack) poll(ctx context.Context, deadline time.Time, who string, check 
 	}
 }
 
+// Died is nil while every server process runs, else what exitError says.
+func (s *Stack) Died() error {
+	select {
+	case <-s.exited:
+		return s.exitError()
+	default:
+		return nil
+	}
+}
+
 // exitError describes the process that exited, with the line of its log that says why.
 func (s *Stack) exitError() error {
 	for _, p := range s.procs {
@@ -413,6 +435,9 @@ func (s *Stack) exitError() error {
 		}
 		if strings.Contains(why, "Address already in use") {
 			return exitcode.UsageErrorf("%s exited: %s: pick another port", p.name, why)
+		}
+		if s.ownRunDir {
+			return fmt.Errorf("%s exited: %s", p.name, why) // its logs go with the private dir
 		}
 		return fmt.Errorf("%s exited: %s (logs in %s)", p.name, why, s.RunDir)
 	}
@@ -453,6 +478,23 @@ func (s *Stack) stop(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// lockDown makes the private directory (the served copy, the sockets) enterable by us and, when we run as root,
+// by the workers' group (gid, nginx's and php-fpm's workers): no other local user may read the app's files (its
+// .env, say) or reach its sockets.
+func lockDown(priv string, gid int) error {
+	mode := os.FileMode(0o700)
+	if gid >= 0 {
+		mode = 0o750
+		if err := os.Chown(priv, -1, gid); err != nil {
+			return fmt.Errorf("private dir %s: %w", priv, err)
+		}
+	}
+	if err := os.Chmod(priv, mode); err != nil {
+		return fmt.Errorf("private dir %s: %w", priv, err)
+	}
+	return nil
 }
 
 func workerUser(name string) (userName, groupName string, uid, gid int, err error) {
@@ -651,7 +693,7 @@ func CopyFile(from, to string) error {
 // writeFileAtomic writes through a temporary file and a rename, so a reader never sees half a file.
 func writeFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -263,7 +263,7 @@ func get(t *testing.T, url string) string {
 func TestServedCopyIsCachedAtOnce(t *testing.T) {
 	s := startDemo(t, Config{Pools: []Pool{{Name: "p", Listen: ListenUnix, PM: "static", MaxChildren: 1}}})
 	get(t, s.HTTPURL+"/articles")
-	script, err := measure.WriteOpcacheScript(s.RunDir)
+	script, err := measure.WriteOpcacheScript(s.PrivDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,10 +148,18 @@ type P99Check struct {
 	MaxChildren int     `json:"max_children"`
 	Rate        float64 `json:"rate"`
 	GoalUs      float64 `json:"goal_us"`
-	P99Us       float64 `json:"p99_us"`
-	Met         bool    `json:"met"`
-	Errors      int64   `json:"errors"`
-	Unsent      int64   `json:"unsent"`
+	// P99Us is the 99th percentile over every request of the run, those that failed, were unfinished or never
+	// sent counted as taking the timeout; P99LoUs and P99HiUs its 95% interval (order statistics).
+	P99Us   float64 `json:"p99_us"`
+	P99LoUs float64 `json:"p99_lo_us"`
+	P99HiUs float64 `json:"p99_hi_us"`
+	// Verdict is "met" (the interval below the goal), "missed" (above it) or "undecided"; Met is Verdict == "met".
+	Verdict  string `json:"verdict"`
+	Met      bool   `json:"met"`
+	Requests int64  `json:"requests"`
+	Errors   int64  `json:"errors"`
+	Unsent   int64  `json:"unsent"`
+	InFlight int64  `json:"in_flight_at_end"`
 }
 
 // TrialRecord is one trial's raw figures.

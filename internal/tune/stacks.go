@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,20 @@ type warmStack struct {
 	// configuration that asks meanwhile waits for it.
 	ready chan struct{}
 	err   error
+	// queue is the time a request waits at the trials' concurrency (Little's law: connections / throughput) as
+	// last seen: a trial's warm-up and window must outlast it, or a slow pool under many connections completes
+	// nothing in a short window and reads as dead.
+	queue time.Duration
+}
+
+// died says that w is up and one of its server processes has exited.
+func (w *warmStack) died() bool {
+	select {
+	case <-w.ready:
+		return w.err == nil && w.st != nil && w.st.Died() != nil
+	default:
+		return false
+	}
 }
 
 func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
@@ -113,6 +128,11 @@ func (a *stackArm) Stop() {
 func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (*warmStack, error) {
 	key := cfg.String()
 	s.mu.Lock()
+	if w := s.warm[key]; w != nil && w.died() {
+		// Killed while idle (held as the best so far): started afresh; its holder's release stops what is left.
+		delete(s.warm, key)
+		s.warn(fmt.Sprintf("%s: %v while idle; started again", key, w.st.Died()))
+	}
 	if w := s.warm[key]; w != nil {
 		w.refs++
 		s.mu.Unlock()
@@ -249,34 +269,41 @@ func (s *stacks) stopAll() {
 	}
 }
 
-// check sends each URL once and turns what makes tuning pointless into a clear error, with PHP's own message.
+// check sends each URL once and turns what makes tuning pointless into a clear error that names the URL, with
+// PHP's own message.
 func (s *stacks) check(ctx context.Context, w *warmStack) error {
-	o := s.loadOptions(w, 1)
-	o.Requests, o.Duration, o.Warmup = int64(len(s.o.URLs)), 0, 0
-	r, err := load.NewRunner(o)
-	if err != nil {
-		return err
+	var latency float64
+	for _, u := range s.o.URLs {
+		o := s.loadOptions(w, 1)
+		o.Mix, o.Requests, o.Duration, o.Warmup = []load.MixItem{u}, 1, 0, 0
+		r, err := load.NewRunner(o)
+		if err != nil {
+			return err
+		}
+		if err := r.Preflight(ctx); err != nil {
+			return err
+		}
+		res, err := r.Trial(ctx, 0, 0)
+		if err != nil {
+			return err
+		}
+		w.maxResponse = max(w.maxResponse, res.MaxBytes)
+		latency += res.Latency.Mean / 1e6
+		if res.Errors == 0 {
+			continue
+		}
+		why := ""
+		for c, sample := range res.ErrorSamples {
+			why = c + ": " + sample
+		}
+		if msg := phpMessage(w.st); msg != "" {
+			why += "; PHP says: " + msg
+		}
+		method := cmp.Or(s.o.Request.Method, "GET")
+		return exitcode.UsageErrorf("%s %s fails under %s (%s): fix the app or the --url list before tuning", method, u.URI, w.cfg, why)
 	}
-	if err := r.Preflight(ctx); err != nil {
-		return err
-	}
-	res, err := r.Trial(ctx, 0, 0)
-	if err != nil {
-		return err
-	}
-	w.maxResponse = res.MaxBytes
-	w.checkLatency = res.Latency.Mean / 1e6
-	if res.Errors == 0 {
-		return nil
-	}
-	why := ""
-	for c, sample := range res.ErrorSamples {
-		why = c + ": " + sample
-	}
-	if msg := phpMessage(w.st); msg != "" {
-		why += "; PHP says: " + msg
-	}
-	return exitcode.UsageErrorf("the app fails under %s (%s): fix the app or the --url list before tuning", w.cfg, why)
+	w.checkLatency = latency / float64(max(len(s.o.URLs), 1))
+	return nil
 }
 
 // phpMessage is the last PHP message nginx logged from FastCGI stderr (a fatal error, a warning).

@@ -13,20 +13,47 @@ import (
 
 // trial runs one measured trial on w and records it.
 func (s *stacks) trial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
-	if spec.Metric == MetricCPU {
-		return s.cpuTrial(ctx, spec, w)
+	if err := w.st.Died(); err != nil {
+		return experiment.Observation{}, fmt.Errorf("%s: %w", w.cfg, err)
 	}
-	return s.goodputTrial(ctx, spec, w)
+	var obs experiment.Observation
+	var err error
+	if spec.Metric == MetricCPU {
+		obs, err = s.cpuTrial(ctx, spec, w)
+	} else {
+		obs, err = s.goodputTrial(ctx, spec, w)
+	}
+	// A server that died during the trial: what was measured is its death (nginx's 502s), not the configuration.
+	if derr := w.st.Died(); derr != nil {
+		return experiment.Observation{}, fmt.Errorf("%s: %w", w.cfg, derr)
+	}
+	return obs, err
 }
 
 // goodputTrial is a warm-up and a measured window of closed-loop load through nginx: successful requests a
 // second. The workers' memory and CPU are sampled; with spec.Detail php-fpm's counters are read around it.
 func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
-	r, err := load.NewRunner(s.loadOptions(w, spec.Conc))
-	if err != nil {
-		return experiment.Observation{}, err
-	}
 	began := time.Now()
+	for attempt := 0; ; attempt++ {
+		obs, stalled, err := s.goodputWindow(ctx, spec, w, began)
+		if err != nil || !stalled || attempt == 2 || ctx.Err() != nil {
+			return obs, err
+		}
+	}
+}
+
+// maxQueue bounds the wait a trial's window is stretched to outlast.
+const maxQueue = 4 * time.Second
+
+// goodputWindow is one try of goodputTrial; stalled says that it completed nothing in a window shorter than the
+// longest it may stretch to (the next try is longer: the queue outlasted the window).
+func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time) (experiment.Observation, bool, error) {
+	o := s.loadOptions(w, spec.Conc)
+	o.Warmup, o.Duration = max(o.Warmup, w.queue*3/2), max(o.Duration, 2*w.queue)
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return experiment.Observation{}, false, err
+	}
 	var before *measure.FPMStatus
 	if spec.Detail {
 		sc, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -38,24 +65,30 @@ func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack)
 	res, err := r.Trial(ctx, 0, 0)
 	sample, _ := sampler.Stop()
 	if res == nil {
-		return experiment.Observation{}, s.trialError(w, err)
+		return experiment.Observation{}, false, s.trialError(w, err)
+	}
+	ok := res.Requests - res.Errors
+	good := float64(ok) / res.DurationS
+	if res.Requests > 0 {
+		w.queue = min(time.Duration(float64(spec.Conc)/res.RPS*float64(time.Second)), maxQueue)
+	} else if w.queue < maxQueue {
+		w.queue = min(max(2*w.queue, o.Warmup+o.Duration), maxQueue)
+		return experiment.Observation{}, true, nil
 	}
 	if errors.Is(err, load.ErrNoRequests) {
 		// A stall is an observation, not a failure of the run: it counts as one request in its window.
 		err = nil
-		s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s", spec.Phase, w.cfg, s.lengths.win.Round(time.Millisecond)))
+		s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s", spec.Phase, w.cfg, o.Duration.Round(time.Millisecond)))
 	}
 	if err != nil {
-		return experiment.Observation{}, s.trialError(w, err)
+		return experiment.Observation{}, false, s.trialError(w, err)
 	}
-	ok := res.Requests - res.Errors
-	good := float64(ok) / res.DurationS
 	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Concurrency: spec.Conc, Metric: MetricGoodput, RPS: res.RPS,
 		Goodput: good, Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq}
 	if sample != nil && res.Requests > 0 {
 		rec.ServerCPU = map[string]float64{}
 		// The sampler's window includes the warm-up: scale by the measured window's share of the time.
-		share := s.lengths.win.Seconds() / (s.lengths.win + s.lengths.warm).Seconds()
+		share := o.Duration.Seconds() / (o.Duration + o.Warmup).Seconds()
 		for g, d := range sample.CPU {
 			rec.ServerCPU[g] = d.Seconds() * share * 1e6 / float64(res.Requests)
 		}
@@ -75,7 +108,7 @@ func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack)
 	rec.Value = max(good, 1/res.DurationS)
 	rec.WallS = time.Since(began).Seconds()
 	s.record(rec)
-	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good}, nil
+	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good}, false, nil
 }
 
 // cpuTrial sends a fixed set of requests (every connection whole cycles of the mix, so every trial serves the
@@ -124,10 +157,8 @@ func (s *stacks) trialError(w *warmStack, err error) error {
 	if err == nil {
 		err = errors.New("no result")
 	}
-	select {
-	case <-w.st.Exited():
-		return fmt.Errorf("%s: a server process exited (%v); logs in %s", w.cfg, err, w.st.RunDir)
-	default:
+	if derr := w.st.Died(); derr != nil {
+		return fmt.Errorf("%s: %w (%v)", w.cfg, derr, err)
 	}
 	return fmt.Errorf("%s: %w", w.cfg, err)
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
@@ -92,6 +93,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 type tuner struct {
+	warnMu sync.Mutex // warn is called from a race's arms starting side by side
 	o      Options
 	res    *Result
 	clock  Clock
@@ -162,7 +164,11 @@ func (t *tuner) status(phase, detail string) {
 
 func (t *tuner) record(r TrialRecord) { t.res.Trials = append(t.res.Trials, r) }
 
-func (t *tuner) warn(s string) { t.res.Warnings = append(t.res.Warnings, s) }
+func (t *tuner) warn(s string) {
+	t.warnMu.Lock()
+	defer t.warnMu.Unlock()
+	t.res.Warnings = append(t.res.Warnings, s)
+}
 
 // left is the time before the budget ends.
 func (t *tuner) left() time.Duration { return t.end.Sub(t.clock.Now()) }

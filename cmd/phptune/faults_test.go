@@ -1,0 +1,296 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A fault run: phptune started as a user would, watched from outside for what it leaves behind. The process
+// groups it starts (each php-fpm and nginx master leads one) and the private directories it makes under /tmp are
+// recorded while it runs; afterwards none may be left.
+type faultRun struct {
+	cmd    *exec.Cmd
+	so, se strings.Builder
+	before map[string]bool
+	mu     sync.Mutex
+	groups map[int]bool
+	dirs   map[string]bool
+	done   chan struct{}
+	out    string // --out
+}
+
+func privDirs() map[string]bool {
+	m := map[string]bool{}
+	found, _ := filepath.Glob("/tmp/phptune-*")
+	for _, d := range found {
+		if !strings.HasPrefix(filepath.Base(d), "phptune-bin-") {
+			m[d] = true
+		}
+	}
+	return m
+}
+
+func startFault(t *testing.T, args ...string) *faultRun {
+	t.Helper()
+	r := &faultRun{before: privDirs(), groups: map[int]bool{}, dirs: map[string]bool{}, done: make(chan struct{})}
+	r.cmd = exec.Command(binPath, args...)
+	r.cmd.Stdout, r.cmd.Stderr = &r.so, &r.se
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go r.watch()
+	return r
+}
+
+// watch records process groups and private directories every 50 ms until the run ends.
+func (r *faultRun) watch() {
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		r.mu.Lock()
+		for _, pid := range childrenOf(r.cmd.Process.Pid) {
+			if pg, err := syscall.Getpgid(pid); err == nil && pg != syscall.Getpgrp() {
+				r.groups[pg] = true
+			}
+		}
+		for d := range privDirs() {
+			if !r.before[d] {
+				r.dirs[d] = true
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// masters are the pids of the run's children whose command is name (php-fpm or nginx).
+func (r *faultRun) masters(name string) []int {
+	var out []int
+	for _, pid := range childrenOf(r.cmd.Process.Pid) {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if strings.HasPrefix(strings.TrimSpace(string(comm)), name) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond every 100 ms up to limit.
+func (r *faultRun) waitFor(limit time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
+}
+
+// wait waits for the run to end (SIGKILL after limit) and returns its exit code.
+func (r *faultRun) wait(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- r.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(limit):
+		r.cmd.Process.Signal(syscall.SIGQUIT)
+		err = <-exited
+		t.Errorf("phptune did not end within %s after the fault; stderr:\n%s", limit, r.se.String())
+	}
+	close(r.done)
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// leftovers are the run's process groups with a process left and its private directories still there.
+func (r *faultRun) leftovers() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for pg := range r.groups {
+		// Stop waits for every process of a group; a moment's grace for the kernel to reap the last.
+		for i := 0; i < 20 && syscall.Kill(-pg, 0) != syscall.ESRCH; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if syscall.Kill(-pg, 0) != syscall.ESRCH {
+			out = append(out, fmt.Sprintf("process group %d: %s", pg, groupMembers(pg)))
+		}
+	}
+	for d := range r.dirs {
+		if _, err := os.Stat(d); err == nil {
+			out = append(out, "directory "+d)
+		}
+	}
+	return out
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// faultCase is one way a run can fail, and what the user must get.
+type faultCase struct {
+	name   string
+	args   func(t *testing.T, out string) []string
+	inject func(t *testing.T, r *faultRun) // the fault, while the run goes on; nil = in the arguments or the app
+	code   int                             // the documented exit code
+	says   []string                        // the one-line error names these
+	// partial: result.json must exist and be marked partial.
+	partial bool
+}
+
+// appOf is an app of one page.
+func appOf(t *testing.T, php string) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(php), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// onceServing waits until the run has had a php-fpm for d.
+func onceServing(t *testing.T, r *faultRun, d time.Duration) {
+	t.Helper()
+	if !r.waitFor(60*time.Second, func() bool { return len(r.masters("php-fpm")) > 0 }) {
+		t.Fatalf("the run started no php-fpm in 60 s; stderr:\n%s", r.se.String())
+	}
+	time.Sleep(d)
+}
+
+func signalAfter(sig syscall.Signal, d time.Duration) func(t *testing.T, r *faultRun) {
+	return func(t *testing.T, r *faultRun) {
+		onceServing(t, r, d)
+		r.cmd.Process.Signal(sig)
+	}
+}
+
+func killMaster(name string) func(t *testing.T, r *faultRun) {
+	return func(t *testing.T, r *faultRun) {
+		onceServing(t, r, 4*time.Second)
+		var pids []int
+		if !r.waitFor(20*time.Second, func() bool { pids = r.masters(name); return len(pids) > 0 }) {
+			t.Fatalf("no %s master to kill", name)
+		}
+		for _, pid := range pids { // the one in use among them
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func tuneArgs(app func(t *testing.T) string, extra ...string) func(t *testing.T, out string) []string {
+	return func(t *testing.T, out string) []string {
+		a := []string{"tune"}
+		if app != nil {
+			a = append(a, app(t))
+		}
+		return append(append(a, "--budget", "40s", "--no-screen", "--out", out), extra...)
+	}
+}
+
+func runFault(t *testing.T, c faultCase) {
+	out := filepath.Join(t.TempDir(), "out")
+	r := startFault(t, c.args(t, out)...)
+	r.out = out
+	if c.inject != nil {
+		c.inject(t, r)
+	}
+	code := r.wait(t, 90*time.Second)
+	line := lastLine(r.se.String())
+	left := r.leftovers()
+	t.Logf("%-28s exit %3d  leftovers %d  %s", c.name, code, len(left), line)
+	if code != c.code {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, r.so.String(), r.se.String())
+	}
+	if !strings.HasPrefix(line, "phptune") {
+		t.Errorf("last line of stderr %q: want phptune's one-line error", line)
+	}
+	for _, w := range c.says {
+		if !strings.Contains(line, w) {
+			t.Errorf("error %q does not say %q", line, w)
+		}
+	}
+	for _, l := range left {
+		t.Errorf("left behind: %s", l)
+	}
+	if c.partial {
+		res := readTune(t, filepath.Join(out, "result.json"))
+		if !res.Partial {
+			t.Errorf("result.json not marked partial")
+		}
+	}
+	// Nothing half-written: no temporary files in --out.
+	if tmp, _ := filepath.Glob(filepath.Join(out, "*.tmp*")); len(tmp) > 0 {
+		t.Errorf("half-written files left in --out: %v", tmp)
+	}
+}
+
+// TestFaults breaks runs on purpose, with real processes, and checks each: the documented exit code, a one-line
+// error that names what failed, results so far kept, and nothing left behind (process groups, private dirs).
+func TestFaults(t *testing.T) {
+	cases := []faultCase{
+		{name: "out not writable", args: tuneArgs(nil), code: 2, says: []string{"--out"}},
+		{name: "SIGTERM while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGTERM, 6*time.Second), code: 130, partial: true},
+		{name: "SIGHUP while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGHUP, 12*time.Second), code: 130, partial: true},
+		{name: "second run on the same --out", args: tuneArgs(nil), inject: secondRun, code: 130, partial: true},
+		{name: "disk full under --out", args: fullDisk, inject: signalAfter(syscall.SIGINT, 6*time.Second), code: 1, says: []string{"result.json", "no space left"}},
+		{name: "SIGINT at once", args: tuneArgs(nil), inject: signalAfter(syscall.SIGINT, 0), code: 130},
+		{name: "php-fpm master dies", args: tuneArgs(nil), inject: killMaster("php-fpm"), code: 1, says: []string{"php-fpm"}, partial: true},
+		{name: "nginx master dies", args: tuneArgs(nil), inject: killMaster("nginx"), code: 1, says: []string{"nginx"}, partial: true},
+		{name: "page never answers", args: tuneArgs(func(t *testing.T) string { return appOf(t, "<?php sleep(600);") }, "--timeout", "2s"), code: 1, says: []string{"GET /"}},
+		{name: "page exhausts memory", args: tuneArgs(func(t *testing.T) string {
+			return appOf(t, "<?php $a = []; while (true) { $a[] = str_repeat('x', 1 << 20); }")
+		}), code: 2, says: []string{"GET /", "500", "memory"}},
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			if c.name == "out not writable" {
+				c.args = func(t *testing.T, out string) []string {
+					return []string{"tune", "--budget", "40s", "--out", "/proc/phptune-out"}
+				}
+			}
+			runFault(t, c)
+		})
+	}
+}
+
+// secondRun starts another tune into the first one's --out while the first runs: it must refuse at once, and the
+// first goes on until it is interrupted.
+func secondRun(t *testing.T, r *faultRun) {
+	onceServing(t, r, 6*time.Second)
+	second := phptune(t, "tune", "--budget", "40s", "--out", r.out)
+	if second.code != 2 || !strings.Contains(second.stderr, "in use by another phptune run") {
+		t.Errorf("second run: exit %d, stderr %q: want 2, the --out in use", second.code, second.stderr)
+	}
+	if r.cmd.ProcessState != nil {
+		t.Error("the first run ended when the second started")
+	}
+	r.cmd.Process.Signal(syscall.SIGINT)
+}
+
+// fullDisk puts --out on a tmpfs of 8 KiB: the results cannot be written.
+func fullDisk(t *testing.T, out string) []string {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", out, "tmpfs", 0, "size=8k"); err != nil {
+		t.Skipf("mount a small tmpfs for --out: %v (needs root with CAP_SYS_ADMIN; bench/faults.sh runs it where allowed)", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(out, 0) })
+	// Fill it, as a disk that fills under a run would be.
+	os.WriteFile(filepath.Join(out, "filler"), make([]byte, 8<<10), 0o644)
+	return tuneArgs(nil)(t, out)
+}

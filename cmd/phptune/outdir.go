@@ -1,0 +1,35 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/phptune/phptune/internal/exitcode"
+)
+
+// openOut makes the results directory, checks that files can be written into it, and locks it for this run: a
+// second phptune writing into the same directory would interleave its files with ours. The lock is on the
+// directory itself (flock), so nothing is left behind; release drops it.
+func openOut(dir string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, exitcode.UsageErrorf("--out %s: %v: give a directory phptune can create", dir, errors.Unwrap(err))
+	}
+	probe, err := os.CreateTemp(dir, ".phptune-probe-")
+	if err != nil {
+		return nil, exitcode.UsageErrorf("--out %s: cannot write there (%v): give a writable directory", dir, errors.Unwrap(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, exitcode.UsageErrorf("--out %s: %v", dir, err)
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		syscall.Close(fd)
+		abs, _ := filepath.Abs(dir)
+		return nil, exitcode.UsageErrorf("--out %s is in use by another phptune run: wait for it, or give another --out", abs)
+	}
+	return func() { syscall.Close(fd) }, nil
+}
