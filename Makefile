@@ -1,10 +1,11 @@
 # phptune: `make demo` runs the main job on the bundled demo app; `make test` runs every test.
 # Both install what they need first (Debian packages as root, Go modules through the Go toolchain).
-GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+# The Go that scripts/find-go.sh finds (recursively expanded: after `deps` installed one, the next use finds it).
+GO ?= $(or $(shell sh scripts/find-go.sh 2>/dev/null),/usr/lib/go-1.23/bin/go)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/phptune
 
-.PHONY: all build deps demo test test-workloads test-build vet fmt-check clean
+.PHONY: all build deps demo test test-faults test-workloads test-build vet fmt-check clean
 
 all: build
 
@@ -27,6 +28,10 @@ fmt-check:
 test: deps fmt-check vet
 	# The CLI tests build the binary with the go on PATH: make it the one this Makefile uses.
 	PATH="$(dir $(GO)):$$PATH" $(GO) test -p 1 -count=1 -timeout 25m ./...
+
+# The slow part of the fault suite: workers killed during a run, and a soak of ten runs (about 8 minutes).
+test-faults: deps
+	GO=$(GO) sh bench/faults.sh
 
 # One real lean baseline + PGO build of Debian's php8.2 source, end to end (10-30 minutes on 2 cores): not part of
 # `make test`. Builds land in the build cache, so a second run is quick; PHPTUNE_BUILD_CACHE=DIR builds afresh in DIR.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages phptune and its tests need, only those missing; asks nothing.
-# Needs root (apt-get). Go itself is not a Debian package here: see README.
+# Needs root (apt-get). Go comes from bookworm-backports when no Go new enough for go.mod is found.
 set -eu
 PKGS="nginx-light php8.2-fpm php8.2-cgi php8.2-cli wrk apache2-utils strace valgrind php-excimer procps ca-certificates chromium tarantool redis-server php8.2-msgpack php8.2-redis dokuwiki php8.2-xml build-essential pkg-config xz-utils util-linux"
 missing=""
@@ -22,9 +22,22 @@ if [ -n "$(echo "$missing" | tr -d ' ')" ]; then
 	# Debian starts the packages' own services on install; phptune never uses them: it starts private instances.
 	apt-get install -y -q --no-install-recommends $missing >/dev/null
 fi
-GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
-if ! [ -x "$GO" ]; then
-	echo "install-deps: Go not found: install Go 1.23 or newer (https://go.dev/dl) into /usr/local/go, or set GO=/path/to/go" >&2
-	exit 2
+# Go: one new enough for go.mod as found (scripts/find-go.sh), else Debian's golang-1.23-go from
+# bookworm-backports through a private apt configuration (its own sources and lists; /etc/apt untouched).
+if ! GO=$(sh scripts/find-go.sh); then
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+		echo "install-deps: run as root on Debian to install golang-1.23-go from bookworm-backports, or install Go 1.23 or newer (https://go.dev/dl) into /usr/local/go, or set GO=/path/to/go" >&2
+		exit 2
+	fi
+	echo "install-deps: installing golang-1.23-go from bookworm-backports (private apt lists in /var/cache/phptune/apt)"
+	apt=/var/cache/phptune/apt
+	mkdir -p "$apt/lists/partial"
+	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$apt/phptune.sources"
+	opts="-o Dir::Etc::sourcelist=$apt/phptune.sources -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$apt/lists"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get $opts update -q >/dev/null
+	apt-get $opts install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go >/dev/null
+	GO=$(sh scripts/find-go.sh)
+	echo "install-deps: using $GO"
 fi
 "$GO" mod download

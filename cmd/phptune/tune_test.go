@@ -434,7 +434,7 @@ func TestTuneLatencyGoalMissed(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo "slow";`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--only", "none", "--budget", "30s", "--p99", "5ms", "--rate", "50", "--out", out)
+	r := phptune(t, "tune", app, "--only", "none", "--budget", "60s", "--p99", "5ms", "--rate", "50", "--out", out)
 	if r.code != 3 || !strings.Contains(r.stderr, "not shown to be met") {
 		t.Fatalf("exit %d, want 3 with the goal not met\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -195,7 +195,7 @@ func TestWorkloadDokuWiki(t *testing.T) {
 		t.Errorf("build --train dokuwiki with a page gone: exit %d, %v: %s %s: want pgo unavailable naming the content check", r.code, err, r.stdout, r.stderr)
 	}
 	r = phptune(t, "tune", "dokuwiki", "--budget", "1m", "--out", t.TempDir())
-	if r.code != 2 || !strings.Contains(r.stderr, "the app fails") || !strings.Contains(r.stderr, "body") {
+	if r.code != 2 || !strings.Contains(r.stderr, "note_07 fails") || !strings.Contains(r.stderr, "without the expected content") {
 		t.Errorf("tune dokuwiki with a page gone: exit %d, stderr %q: want exit 2 naming the failed content check", r.code, r.stderr)
 	}
 }

@@ -745,6 +745,9 @@ func sampleOf(cls int, err error, out *outcome) string {
 	if cls == cStderr || (out.stderrBytes > 0 && len(out.stderr) > 0) {
 		return oneLine(string(out.stderr))
 	}
+	if cls == cBody {
+		return fmt.Sprintf("status %d without the expected content", out.status)
+	}
 	return fmt.Sprintf("status %d", out.status)
 }
 

@@ -70,6 +70,8 @@ type Config struct {
 	RunDir string
 	// User runs the workers when phptune runs as root; default www-data (or nobody).
 	User string
+
+	portPicker func() (int, error) // tests: the ports picked, to lose the race between pick and bind
 }
 
 // DocrootVar in a Defines value is replaced by the served docroot.

@@ -110,9 +110,25 @@ func (s *Stack) LogPath(name string) string { return filepath.Join(s.RunDir, nam
 // LogTail returns up to n last lines of a log in the run dir.
 func (s *Stack) LogTail(name string, n int) string { return tail(s.LogPath(name), n) }
 
+// ErrPortTaken is a server's bind failing: another process took the port. Its text is the advice.
+var ErrPortTaken = errors.New("pick another port")
+
+// portTries bounds the starts when ports phptune picked are taken between the pick and the bind.
+const portTries = 3
+
 // Start renders the configs, copies the app, starts php-fpm and nginx and waits until they answer.
-// On error everything started is stopped again.
-func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
+// On error everything started is stopped again. A port phptune picked itself that another process takes before
+// the server binds it (a race no check can close) costs a new start with new ports, not the run.
+func Start(ctx context.Context, cfg Config) (*Stack, error) {
+	for try := 1; ; try++ {
+		s, err := start(ctx, cfg)
+		if err == nil || !errors.Is(err, ErrPortTaken) || cfg.HTTPPort != 0 || try == portTries {
+			return s, err
+		}
+	}
+}
+
+func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if len(cfg.Pools) == 0 {
 		cfg.Pools = DefaultPools()
 	}
@@ -210,7 +226,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			}
 			addrs[i] = ep.Address
 		} else {
-			port, err := freePort()
+			port, err := cfg.pickPort()
 			if err != nil {
 				return nil, err
 			}
@@ -256,7 +272,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		port := cfg.HTTPPort
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = cfg.pickPort(); err != nil {
 				return nil, err
 			}
 		}
@@ -433,8 +449,9 @@ func (s *Stack) exitError() error {
 		if why == "" {
 			why = fmt.Sprint(p.waitErr)
 		}
-		if strings.Contains(why, "Address already in use") {
-			return exitcode.UsageErrorf("%s exited: %s: pick another port", p.name, why)
+		// nginx retries its bind for 2.5 s and then logs "still could not bind()".
+		if strings.Contains(why, "Address already in use") || strings.Contains(why, "could not bind") {
+			return exitcode.WithCode(exitcode.Usage, fmt.Errorf("%s exited: %s: %w", p.name, why, ErrPortTaken))
 		}
 		if s.ownRunDir {
 			return fmt.Errorf("%s exited: %s", p.name, why) // its logs go with the private dir
@@ -549,6 +566,14 @@ func handOver(docroot string, paths []string, uid, gid int) error {
 		}
 	}
 	return nil
+}
+
+// pickPort is a free port on loopback (c.portPicker in tests: a port that is taken, to race).
+func (c Config) pickPort() (int, error) {
+	if c.portPicker != nil {
+		return c.portPicker()
+	}
+	return freePort()
 }
 
 func freePort() (int, error) {

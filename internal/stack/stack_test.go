@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -276,4 +277,29 @@ func TestServedCopyIsCachedAtOnce(t *testing.T) {
 	if !oc.Enabled || oc.CachedScripts < 20 {
 		t.Errorf("right after start, one request cached %d scripts (opcache enabled %v): want the demo's files cached", oc.CachedScripts, oc.Enabled)
 	}
+}
+
+// TestPortTakenBetweenPickAndBind: a port phptune picked that another process binds first costs a new start
+// with another port, not the run.
+func TestPortTakenBetweenPickAndBind(t *testing.T) {
+	thief, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer thief.Close()
+	taken := thief.Addr().(*net.TCPAddr).Port
+	picks := 0
+	cfg := Config{Pools: []Pool{{Name: "unix", Listen: ListenUnix}}}
+	cfg.portPicker = func() (int, error) {
+		picks++
+		if picks == 1 {
+			return taken, nil
+		}
+		return freePort()
+	}
+	s := startDemo(t, cfg)
+	if strings.Contains(s.HTTPURL, fmt.Sprintf(":%d/", taken)) || picks < 2 {
+		t.Errorf("served on %s after %d picks; the taken port was %d", s.HTTPURL, picks, taken)
+	}
+	get(t, s.HTTPURL)
 }

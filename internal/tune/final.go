@@ -46,6 +46,11 @@ func (t *tuner) final(ctx context.Context) error {
 	if out == nil {
 		return err
 	}
+	if out.Rounds == 0 {
+		t.res.Headline = nil // nothing measured: no figures to print as if they were
+		t.warn("the budget ended before the final comparison's first round: a larger --budget compares the recommendation with the baselines")
+		return err
+	}
 	h.Rounds = out.Rounds
 	h.RecommendationRPS = medianOf(out.Arms[0].Trials, rate)
 	h.DebianRPS = medianOf(out.Arms[1].Trials, rate)

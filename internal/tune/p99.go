@@ -35,8 +35,7 @@ func (t *tuner) p99Check(ctx context.Context, cfg knob.Config) (*P99Check, error
 	inflight := max(4*cfg.MaxChildren, 64)
 	o := t.stacks.loadOptions(a, inflight)
 	o.Rate, o.MaxInflight = t.o.Rate, inflight
-	// About 2000 requests give the p99 an interval of a few ranks; within 2 to 10 seconds.
-	o.Duration = min(max(time.Duration(2000/t.o.Rate*float64(time.Second)), t.lengths.win*4, 2*time.Second), 10*time.Second)
+	o.Duration = p99Window(t.o.Rate, t.lengths.win)
 	res, err := load.Run(ctx, o)
 	if res == nil {
 		return nil, err
@@ -57,11 +56,27 @@ func (t *tuner) p99Check(ctx context.Context, cfg knob.Config) (*P99Check, error
 	return c, nil
 }
 
+// p99Window is the length of a check of the goal at rate: about 2000 requests give the p99 an interval of a
+// few ranks; within 2 to 10 seconds (and at least four trial windows, win).
+func p99Window(rate float64, win time.Duration) time.Duration {
+	return min(max(time.Duration(2000/rate*float64(time.Second)), win*4, 2*time.Second), 10*time.Second)
+}
+
 // p99Limit is the pool size's third limit: when the size from the knee misses the latency goal at the user's
 // rate, the next larger sizes (within memory) are tried, and the smallest that meets it is taken.
 func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
+	if alone := time.Duration(t.checkLatency() * float64(time.Second)); alone > t.o.P99 {
+		// One request on an idle server already takes longer: more workers cannot help.
+		ps.Note = strings.TrimSpace(fmt.Sprintf("%s a request alone takes %s on average, above the p99 goal %s: no pool size meets it",
+			ps.Note, alone.Round(100*time.Microsecond), t.o.P99))
+		return nil
+	}
 	cfg := t.best.Clone()
 	for step := 0; step < 3; step++ {
+		if t.left() < p99Window(t.o.Rate, t.lengths.win)+t.costs.start() {
+			ps.Note = strings.TrimSpace(ps.Note + " the budget ended before a larger pool could be checked against the p99 goal")
+			return nil
+		}
 		c, err := t.p99Check(ctx, cfg)
 		if err != nil {
 			return err

@@ -1,0 +1,103 @@
+//go:build faults
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The slow part of the fault suite (bench/faults.sh): faults that need whole runs, and a soak.
+
+// fdCount is the number of open file descriptors of pid, from /proc.
+func fdCount(pid int) int {
+	entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	if err != nil {
+		return -1
+	}
+	return len(entries)
+}
+
+// TestSoak: ten short tune runs back to back on the demo app leave no process, private dir or temporary file,
+// phptune's own descriptors stay as few at the tenth run as at the first, and the tenth run's recommendation
+// serves as fast as the first's (the machine is not left slower).
+func TestSoak(t *testing.T) {
+	const runs = 10
+	var maxFDs [runs]int
+	var served [runs]float64
+	for i := 0; i < runs; i++ {
+		out := filepath.Join(t.TempDir(), "out")
+		r := startFault(t, "tune", "--budget", "30s", "--no-screen", "--only", "opcache", "--out", out)
+		r.out = out
+		var peak atomic.Int64
+		stop := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+				if n := int64(fdCount(r.cmd.Process.Pid)); n > peak.Load() {
+					peak.Store(n)
+				}
+			}
+		}()
+		code := r.wait(t, 3*time.Minute)
+		close(stop)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i+1, code, r.se.String())
+		}
+		for _, l := range r.leftovers() {
+			t.Errorf("run %d left behind: %s", i+1, l)
+		}
+		res := readTuneFile(t, filepath.Join(out, "result.json"))
+		if res.Headline != nil {
+			served[i] = res.Headline.RecommendationRPS
+		}
+		maxFDs[i] = int(peak.Load())
+		t.Logf("run %2d: peak %d descriptors, recommendation serves %.0f req/s", i+1, maxFDs[i], served[i])
+	}
+	if maxFDs[runs-1] > maxFDs[0]+8 {
+		t.Errorf("descriptors grow from run to run: %v", maxFDs)
+	}
+	if served[0] <= 0 || served[runs-1] < 0.8*served[0] {
+		t.Errorf("the tenth run's recommendation serves %.0f req/s against the first's %.0f", served[runs-1], served[0])
+	}
+	if left, _ := filepath.Glob("/tmp/phptune-[0-9]*"); len(left) > 0 {
+		t.Errorf("private dirs under /tmp after the soak: %v", left)
+	}
+}
+
+// TestFaultsWorkersDie: workers killed again and again during a run are php-fpm's business (it forks new ones):
+// the run ends normally with a valid result and nothing left behind.
+func TestFaultsWorkersDie(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r := startFault(t, "tune", "--budget", "40s", "--no-screen", "--only", "opcache", "--out", out)
+	onceServing(t, r, 2*time.Second)
+	killed := 0
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(2 * time.Second) {
+		for _, m := range r.masters("php-fpm") {
+			if kids := childrenOf(m); len(kids) > 0 {
+				syscall.Kill(kids[0], syscall.SIGKILL)
+				killed++
+			}
+		}
+	}
+	code := r.wait(t, 2*time.Minute)
+	t.Logf("killed %d workers; exit %d; %s", killed, code, lastLine(r.se.String()))
+	if code != 0 {
+		t.Errorf("exit %d\n%s\n%s", code, r.so.String(), r.se.String())
+	}
+	if res := readTune(t, filepath.Join(out, "result.json")); res.Partial {
+		t.Error("result marked partial")
+	}
+	for _, l := range r.leftovers() {
+		t.Errorf("left behind: %s", l)
+	}
+}
