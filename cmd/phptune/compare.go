@@ -35,23 +35,25 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare RESULT.json RESULT.json... | compare --interleave 'TARGET [FLAGS]' 'TARGET [FLAGS]'...",
 		Short: "Put results side by side and say, metric by metric, better, worse or no difference",
 		Long: `Compare results against the first one (the baseline): throughput and latency percentiles side by side with the
-change in %. When the results carry repeated trials, each metric gets a verdict, better, worse or no_difference,
-with the estimated change and its 95% confidence interval: Wilcoxon signed-rank on the per-pair log ratios
-with the Hodges-Lehmann estimate for interleaved trials (Mann-Whitney for independent runs), Holm's correction
-across every comparison of the call, and a minimum effect below which nothing counts as a difference.
-At least 6 trials are needed for a verdict; 10 is the default for --interleave.
+change in %. When the results carry repeated trials, each metric gets a verdict: better or worse (the interval
+excludes zero and the change is at least --min-effect), no_difference (the interval lies within +-min-effect) or
+inconclusive (with the rounds that would decide it), with the estimated change and its confidence interval.
+Trials of one interleaved run pair by round and are judged by the experiment engine's rule (anytime-valid
+confidence sequences on the per-round log ratios, one 5% error budget over every arm and metric); independent
+runs by Mann-Whitney with Holm's correction.
 
 Tune results (schema phptune/tune/v1) are compared knob by knob: each run's value and verdict, and whether the
 runs agree; then the recommendations' throughput, from each run's final trials of its recommendation
 (independent samples, Mann-Whitney).
 
 With --interleave, the arguments are arms to run: a bench TARGET, optionally followed by bench flags for that
-arm only (quote each arm). Flags given to compare itself apply to every arm. The arms' trials run in
-alternation (A B, B A, A B, ...), each with its own warm-up, so that drift on the machine falls on both alike.`,
+arm only (quote each arm). Flags given to compare itself apply to every arm. The arms run in rounds, one trial
+of each (with its own warm-up) in balanced orders, so that drift on the machine falls on all alike; each arm
+runs against the first until its req/s comparison is decided, at most --repeat rounds.`,
 		Example: `  phptune bench http://127.0.0.1:8080/ --repeat 10 --out a; phptune bench http://127.0.0.1:8081/ --repeat 10 --out b
   phptune compare a/result.json b/result.json
   phptune compare tune-a/result.json tune-b/result.json    # two tune runs: knob by knob, and their recommendations
-  phptune compare --interleave 'http://127.0.0.1:8080/' 'http://127.0.0.1:8081/' --repeat 10 -c 8 -d 5s
+  phptune compare --interleave 'http://127.0.0.1:8080/' 'http://127.0.0.1:8081/' -c 8 -d 2s
   phptune compare --interleave 'unix:/tmp/a.sock:/srv/index.php' 'fcgi://127.0.0.1:9000/srv/index.php' --fail-if-worse`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
@@ -61,7 +63,7 @@ alternation (A B, B A, A B, ...), each with its own warm-up, so that drift on th
 	fl := cmd.Flags()
 	registerLoadFlags(fl, &f.load)
 	fl.BoolVar(&f.interleave, "interleave", false, "run the arms given as arguments in interleaved trials, then compare")
-	fl.IntVar(&f.repeat, "repeat", stats.DefaultPairs, "with --interleave: trials of each arm (at least 6 for a verdict)")
+	fl.IntVar(&f.repeat, "repeat", 20, "with --interleave: the most rounds (one trial of each arm a round); the run stops as soon as every arm is decided")
 	fl.Float64Var(&f.minEffect, "min-effect", 100*stats.DefaultMinEffect, "smallest change in % that counts as better or worse")
 	fl.BoolVar(&f.failIfWorse, "fail-if-worse", false, "exit 3 when any metric of any arm is worse than the baseline")
 	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON (schema phptune/compare/v1)")
@@ -107,14 +109,15 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 		}
 		defer setProcs(f.load.procs)()
 		line := newStatusLine(os.Stderr)
-		results, order, runErr = compare.Interleave(ctx, arms, names, f.repeat, func(p compare.Progress) {
-			phase := "measuring"
-			if p.Load.Warmup {
-				phase = "warming up"
-			}
-			line.set("compare: round %d/%d, arm %s %s %s  %d requests  %d errors", p.Pair, p.Pairs, p.Arm, phase,
-				p.Load.Elapsed.Round(time.Second), p.Load.Requests, p.Load.Errors)
-		})
+		results, order, runErr = compare.Interleave(ctx, arms, names, compare.InterleaveOptions{MaxRounds: f.repeat, MinEffect: f.minEffect / 100,
+			Progress: func(p compare.Progress) {
+				phase := "measuring"
+				if p.Load.Warmup {
+					phase = "warming up"
+				}
+				line.set("compare: round %d (at most %d), arm %s %s %s  %d requests  %d errors", p.Pair, p.Pairs, p.Arm, phase,
+					p.Load.Elapsed.Round(time.Second), p.Load.Requests, p.Load.Errors)
+			}})
 		line.clear()
 		if results == nil {
 			return runErr

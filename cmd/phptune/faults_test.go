@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/phptune/phptune/internal/stack"
 )
 
 // A fault run: phptune started as a user would, watched from outside for what it leaves behind. The process
@@ -129,7 +132,9 @@ func (r *faultRun) leftovers() []string {
 		}
 	}
 	for d := range r.dirs {
-		if _, err := os.Stat(d); err == nil {
+		// Only the run's own: another process's stack may come and go meanwhile.
+		owner, err := os.ReadFile(filepath.Join(d, stack.OwnerFile))
+		if err == nil && strings.TrimSpace(string(owner)) == strconv.Itoa(r.cmd.Process.Pid) {
 			out = append(out, "directory "+d)
 		}
 	}

@@ -317,7 +317,7 @@ func TestCompareInterleaved(t *testing.T) {
 	// The tail is only logged: p99 of a 1 s trial at 4 connections is about its second-slowest request, and a
 	// CI machine once saw -8.7% [-14%, -3%] for a target against itself.
 	for _, row := range c.Arms[1].Rows {
-		if row.Verdict == "no_difference" {
+		if row.Verdict == "no_difference" || row.Verdict == "inconclusive" {
 			continue
 		}
 		if row.Metric == "rps" || row.Metric == "p50" {
@@ -342,12 +342,11 @@ func TestCompareInterleaved(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
 		t.Fatal(err)
 	}
+	// The run stops once req/s is decided; p50, judged on the same rounds, may be undecided then, never better.
 	for _, row := range c.Arms[1].Rows {
-		switch row.Metric {
-		case "rps", "p50":
-			if row.Verdict != "worse" {
-				t.Errorf("+20%% delay: %s verdict %s (%+v)", row.Metric, row.Verdict, row.Stats)
-			}
+		switch {
+		case row.Metric == "rps" && row.Verdict != "worse", row.Metric == "p50" && row.Verdict != "worse" && row.Verdict != "inconclusive":
+			t.Errorf("+20%% delay: %s verdict %s (%+v)", row.Metric, row.Verdict, row.Stats)
 		}
 		if row.Metric == "p50" && (row.Stats.Lo > 0.20 || row.Stats.Hi < 0.17) {
 			t.Errorf("+20%% delay: p50 CI [%.3f, %.3f] misses the true effect (17%% to 20%%)", row.Stats.Lo, row.Stats.Hi)

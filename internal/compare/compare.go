@@ -5,12 +5,14 @@ package compare
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -82,8 +84,10 @@ func (r *Report) Worse() bool {
 	return false
 }
 
-// Results compares results[1:] against results[0]. Trials pair up when the results are arms of the same
-// interleaved run; otherwise their trials are independent samples. minEffect is relative (0.01 = 1%).
+// Results compares results[1:] against results[0]. Trials pair up, by their index (the round they ran in), when
+// the results are arms of the same interleaved run, and every metric is then judged by the experiment engine's
+// rule (anytime-valid confidence sequences, one error budget over every arm and metric: experiment.Rule);
+// otherwise their trials are independent samples (Mann-Whitney, Holm). minEffect is relative (0.01 = 1%).
 func Results(results []*load.Result, names []string, minEffect float64) (*Report, error) {
 	if len(results) < 2 {
 		return nil, exitcode.UsageErrorf("compare needs at least two results")
@@ -95,15 +99,13 @@ func Results(results []*load.Result, names []string, minEffect float64) (*Report
 	base := results[0]
 	for _, r := range results {
 		rep.Partial = rep.Partial || r.Partial
-		if r.Interleave == "" || r.Interleave != base.Interleave || len(r.Trials) != len(base.Trials) {
+		if r.Interleave == "" || r.Interleave != base.Interleave {
 			rep.Paired = false
 		}
 	}
 	if rep.Paired {
 		rep.Interleave = base.Interleave
 	}
-	var family []*stats.Comparison
-	var rules []stats.Rule
 	for i, r := range results {
 		arm := Arm{Name: names[i], Target: r.Target, Trials: max(len(r.Trials), 1), Requests: r.Requests, Errors: r.Errors, Result: r}
 		if i > 0 {
@@ -112,30 +114,15 @@ func Results(results []*load.Result, names []string, minEffect float64) (*Report
 				if row.Baseline > 0 {
 					row.Diff = row.Value/row.Baseline - 1
 				}
-				a, b := trialValues(base, m), trialValues(r, m)
-				if len(a) > 1 && len(b) > 1 {
-					var c stats.Comparison
-					var err error
-					if rep.Paired {
-						c, err = stats.Paired(a, b, stats.DefaultConf)
-					} else {
-						c, err = stats.Unpaired(a, b, stats.DefaultConf)
-					}
-					if err == nil {
-						row.Stats = &c
-						family = append(family, row.Stats)
-						rules = append(rules, stats.Rule{MinEffect: minEffect, Alpha: stats.DefaultAlpha, HigherIsBetter: m.HigherIsBetter})
-					} else {
-						rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s: no statistics: %v", arm.Name, m.Name, err))
-					}
-				}
 				arm.Rows = append(arm.Rows, row)
 			}
 		}
 		rep.Arms = append(rep.Arms, arm)
 	}
-	if len(family) > 0 {
-		stats.DecideAll(family, rules)
+	if rep.Paired {
+		judgePaired(rep, minEffect)
+	} else {
+		judgeUnpaired(rep, minEffect)
 	}
 	for i := range rep.Arms {
 		for j := range rep.Arms[i].Rows {
@@ -144,48 +131,102 @@ func Results(results []*load.Result, names []string, minEffect float64) (*Report
 			}
 		}
 	}
-	switch {
-	case len(family) == 0:
-		rep.Notes = append(rep.Notes, "no verdicts: the results carry no repeated trials (run them with --repeat, or use compare --interleave)")
-	case !rep.Paired:
-		rep.Notes = append(rep.Notes, "the results were not run interleaved: their trials are compared as independent samples (Mann-Whitney), which drift between runs can bias; compare --interleave pairs them")
-	}
-	// The smallest p-value n pairs can give is 2/2^n (exact signed-rank test): with Holm over the whole family
-	// the first step multiplies it by the family's size, so too few trials can never show a difference.
-	if len(family) > 0 {
-		n := len(base.Trials)
-		for _, c := range family {
-			n = min(n, c.N)
-		}
-		if n >= stats.MinPairs {
-			minP := 2 * math.Pow(0.5, float64(n))
-			if !rep.Paired {
-				minP = 2 / binomial(2*n, n)
-			}
-			if minP*float64(len(family)) >= rep.Alpha {
-				need := n
-				for ; minPFor(need+1, rep.Paired)*float64(len(family)) >= rep.Alpha; need++ {
-				}
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%d trials cannot show any difference across %d comparisons (the smallest p-value they allow, %.3g, times %d is not below %.2g): use at least %d",
-					n, len(family), minP, len(family), rep.Alpha, need+1))
-			}
-		}
-	}
-	for _, a := range rep.Arms {
-		if a.Trials > 1 && a.Trials < stats.MinPairs {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s has %d trials: at least %d are needed for a verdict (%d by default)", a.Name, a.Trials, stats.MinPairs, stats.DefaultPairs))
-			break
-		}
-	}
 	return rep, nil
 }
 
-func minPFor(n int, paired bool) float64 {
-	if paired {
-		return 2 * math.Pow(0.5, float64(n))
-	}
-	return 2 / binomial(2*n, n)
+// Rule is the decision rule of a comparison of arms (k of them, the first the baseline): the run's error budget
+// is split evenly over every arm against the baseline and every metric.
+func Rule(k int, minEffect, alpha float64) experiment.Rule {
+	return experiment.Rule{MinEffect: minEffect, Alpha: alpha / float64(max(k-1, 1)*len(Metrics)), RunAlpha: alpha}
 }
+
+// judgePaired judges each arm's metrics on the log ratios of the trials it shares a round with the baseline. An
+// arm that failed requests where the baseline failed none is worse in throughput on that alone, as in the engine.
+func judgePaired(rep *Report, minEffect float64) {
+	rule := Rule(len(rep.Arms), minEffect, rep.Alpha)
+	base := rep.Arms[0].Result
+	byIndex := map[int]load.Trial{}
+	for _, t := range base.Trials {
+		byIndex[t.Index] = t
+	}
+	judged := false
+	for i := 1; i < len(rep.Arms); i++ {
+		a := &rep.Arms[i]
+		for j, m := range Metrics {
+			seq := experiment.NewSequence(0)
+			for _, t := range a.Result.Trials {
+				b, ok := byIndex[t.Index]
+				x, y := m.trial(b), m.trial(t)
+				if !ok || !(x > 0) || !(y > 0) {
+					continue
+				}
+				d := math.Log(y / x)
+				if !m.HigherIsBetter {
+					d = -d
+				}
+				seq.Add(d)
+			}
+			if seq.N() < 2 {
+				continue
+			}
+			c := rule.Comparison(seq, m.HigherIsBetter)
+			if m.Name == "rps" && a.Errors > 0 && base.Errors == 0 {
+				c.Verdict, c.RoundsNeeded = stats.Worse, 0
+			}
+			a.Rows[j].Stats = c
+			judged = true
+		}
+	}
+	if !judged {
+		rep.Notes = append(rep.Notes, "no verdicts: the arms share fewer than two rounds")
+	}
+}
+
+// judgeUnpaired compares independent samples of trials (results not run together): Mann-Whitney, Holm.
+func judgeUnpaired(rep *Report, minEffect float64) {
+	base := rep.Arms[0].Result
+	var family []*stats.Comparison
+	var rules []stats.Rule
+	for i := 1; i < len(rep.Arms); i++ {
+		a := &rep.Arms[i]
+		for j, m := range Metrics {
+			x, y := trialValues(base, m), trialValues(a.Result, m)
+			if len(x) < 2 || len(y) < 2 {
+				continue
+			}
+			c, err := stats.Unpaired(x, y, stats.DefaultConf)
+			if err != nil {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s: no statistics: %v", a.Name, m.Name, err))
+				continue
+			}
+			a.Rows[j].Stats = &c
+			family = append(family, a.Rows[j].Stats)
+			rules = append(rules, stats.Rule{MinEffect: minEffect, Alpha: stats.DefaultAlpha, HigherIsBetter: m.HigherIsBetter})
+		}
+	}
+	if len(family) == 0 {
+		rep.Notes = append(rep.Notes, "no verdicts: the results carry no repeated trials (run them with --repeat, or use compare --interleave)")
+		return
+	}
+	stats.DecideAll(family, rules)
+	rep.Notes = append(rep.Notes, "the results were not run interleaved: their trials are compared as independent samples (Mann-Whitney), which drift between runs can bias; compare --interleave pairs them")
+	// The smallest p-value n samples a side can give is 2/C(2n, n): with Holm over the whole family the first
+	// step multiplies it by the family's size, so too few trials can never show a difference.
+	n := len(base.Trials)
+	for _, c := range family {
+		n = min(n, c.N)
+	}
+	if n >= stats.MinPairs && minPFor(n)*float64(len(family)) >= rep.Alpha {
+		need := n
+		for ; minPFor(need+1)*float64(len(family)) >= rep.Alpha; need++ {
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d trials cannot show any difference across %d comparisons (the smallest p-value they allow, %.3g, times %d is not below %.2g): use at least %d",
+			n, len(family), minPFor(n), len(family), rep.Alpha, need+1))
+	}
+}
+
+// minPFor is the smallest two-sided Mann-Whitney p-value n trials a side allow.
+func minPFor(n int) float64 { return 2 / binomial(2*n, n) }
 
 func binomial(n, k int) float64 {
 	r := 1.0
@@ -209,80 +250,101 @@ func trialValues(r *load.Result, m Metric) []float64 {
 
 // Progress reports an interleaved run's position.
 type Progress struct {
-	Pair, Pairs int
+	Pair, Pairs int // the round, and the most rounds
 	Arm         string
 	Load        load.Progress
 }
 
-// Interleave runs repeat trials of every arm in alternating order (A B, B A, A B, ... with two arms; the order
-// reverses every round with more), so that drift on the machine falls on both arms alike, and returns each
-// arm's merged result. A cancelled ctx returns the trials so far (Partial) with ctx's error.
-func Interleave(ctx context.Context, arms []load.Options, names []string, repeat int, progress func(Progress)) ([]*load.Result, []string, error) {
+// InterleaveOptions bound and decide an interleaved run.
+type InterleaveOptions struct {
+	MaxRounds int     // the most rounds (--repeat); the run stops sooner when every arm is decided
+	MinEffect float64 // relative
+	Alpha     float64 // the run's error budget (0: 0.05)
+	Progress  func(Progress)
+}
+
+// Interleave runs the arms in interleaved rounds on the experiment engine: one trial of each a round, in
+// balanced orders (drift on the machine falls on every arm alike), each arm against the first until its
+// throughput comparison is decided (Versus), at most MaxRounds rounds. It returns each arm's merged result, its
+// trials indexed by round, so that Results pairs and judges them by the same rule; and the order the trials ran
+// in. A cancelled ctx returns the trials so far (Partial) with ctx's error.
+func Interleave(ctx context.Context, arms []load.Options, names []string, o InterleaveOptions) ([]*load.Result, []string, error) {
 	if len(arms) < 2 {
 		return nil, nil, exitcode.UsageErrorf("compare --interleave needs at least two arms")
 	}
-	if repeat < 1 {
-		return nil, nil, exitcode.UsageErrorf("--repeat %d: want at least 1", repeat)
+	if o.MaxRounds < 2 {
+		return nil, nil, exitcode.UsageErrorf("--repeat %d: want at least 2 rounds", o.MaxRounds)
 	}
-	runners := make([]*load.Runner, len(arms))
-	for i, o := range arms {
-		r, err := load.NewRunner(o)
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		o.Alpha = stats.DefaultAlpha
+	}
+	la := make([]*loadArm, len(arms))
+	ea := make([]experiment.Arm, len(arms))
+	for i, opt := range arms {
+		r, err := load.NewRunner(opt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("arm %s: %w", names[i], err)
 		}
-		if err := r.Preflight(ctx); err != nil {
-			return nil, nil, fmt.Errorf("arm %s: %w", names[i], err)
-		}
-		runners[i] = r
+		la[i] = &loadArm{name: names[i], r: r, max: o.MaxRounds, progress: o.Progress}
+		ea[i] = la[i]
+	}
+	rule := Rule(len(arms), o.MinEffect, o.Alpha)
+	out, runErr := experiment.Run(ctx, experiment.Spec{Name: "compare", Arms: ea, Mode: experiment.Versus, HigherIsBetter: true,
+		MinEffect: o.MinEffect, Alpha: rule.Alpha * float64(len(arms)-1), RunAlpha: o.Alpha, MaxRounds: o.MaxRounds})
+	if out == nil {
+		return nil, nil, runErr
 	}
 	id := strconv.FormatInt(time.Now().UnixNano(), 36)
-	trials := make([][]*load.Result, len(arms))
-	var order []string
-	var runErr error
-rounds:
-	for round := 0; round < repeat; round++ {
-		for k := range arms {
-			i := k
-			if round%2 == 1 {
-				i = len(arms) - 1 - k
-			}
-			o := runners[i].Options()
-			if progress != nil {
-				pair, arm := round+1, names[i]
-				o.Progress = func(p load.Progress) { progress(Progress{Pair: pair, Pairs: repeat, Arm: arm, Load: p}) }
-			}
-			r, err := runners[i].WithProgress(o.Progress).Trial(ctx, round+1, repeat)
-			if r != nil && (err == nil || ctx.Err() == nil) {
-				trials[i] = append(trials[i], r)
-				order = append(order, names[i])
-			}
-			if err != nil {
-				runErr = fmt.Errorf("arm %s, trial %d: %w", names[i], round+1, err)
-				if ctx.Err() != nil {
-					runErr = ctx.Err()
-				}
-				break rounds
-			}
+	results := make([]*load.Result, len(arms))
+	for i, a := range la {
+		a.r = nil
+		if len(a.trials) == 0 {
+			return nil, out.Order, errors.Join(runErr, fmt.Errorf("arm %s: no trial completed", names[i]))
 		}
-	}
-	out := make([]*load.Result, len(arms))
-	// Only complete rounds pair up; a round cut short leaves its partial trials out of the statistics.
-	complete := len(trials[0])
-	for _, t := range trials {
-		complete = min(complete, len(t))
-	}
-	if complete == 0 {
-		return nil, order, runErr
-	}
-	for i, t := range trials {
-		m := load.Merge(t[:complete])
-		if len(t[:complete]) == 1 {
-			m.Trials = []load.Trial{{Index: 1, Started: m.Started, DurationS: m.DurationS, Requests: m.Requests, Errors: m.Errors,
-				RPS: m.RPS, Latency: m.Latency, LatencyUncorr: m.LatencyUncorrected, ClientCPUUsPerReq: m.ClientCPUUsPerReq}}
+		m := load.Merge(a.trials)
+		for k := range m.Trials { // indexed by round: trials of one round pair up
+			m.Trials[k].Index = out.Arms[i].Round[k]
 		}
 		m.Interleave, m.Arm = id, names[i]
 		m.Partial = runErr != nil
-		out[i] = m
+		results[i] = m
 	}
-	return out, order, runErr
+	for i, a := range out.Arms {
+		if a.Status == experiment.StatusError {
+			return results, out.Order, fmt.Errorf("arm %s: %s", names[i], a.Note)
+		}
+	}
+	return results, out.Order, runErr
 }
+
+// loadArm is one target as an arm of the engine: its trials are load runs, its figure requests a second.
+type loadArm struct {
+	name     string
+	r        *load.Runner
+	trials   []*load.Result
+	max      int
+	progress func(Progress)
+}
+
+func (a *loadArm) Name() string { return a.name }
+
+// Start checks that the target answers (one request of each URL) before any trial counts.
+func (a *loadArm) Start(ctx context.Context) error { return a.r.Preflight(ctx) }
+
+func (a *loadArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	round := len(a.trials) + 1
+	r := a.r
+	if a.progress != nil {
+		r = r.WithProgress(func(p load.Progress) { a.progress(Progress{Pair: round, Pairs: a.max, Arm: a.name, Load: p}) })
+	}
+	res, err := r.Trial(ctx, round, a.max)
+	if err != nil {
+		return experiment.Observation{}, err
+	}
+	a.trials = append(a.trials, res)
+	// A window that completed nothing counts as one request in it: a usable (and damning) log ratio.
+	return experiment.Observation{Value: max(res.RPS, 1/max(res.DurationS, 1e-3)), Requests: res.Requests - res.Errors,
+		Errors: res.Errors, Rate: res.RPS}, nil
+}
+
+func (a *loadArm) Stop() {}

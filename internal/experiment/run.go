@@ -149,21 +149,11 @@ func (e *run) interval(i, j int) (lo, hi, est float64) {
 }
 
 // judge is what the pair (i, j) shows about j against i: Better, Worse, NoDifference or "" (undecided).
-func (e *run) judge(i, j int) stats.Verdict {
-	if e.seq[i][j].N() < 2 {
-		return ""
-	}
-	m := math.Log1p(e.s.MinEffect)
-	lo, hi, est := e.interval(i, j)
-	switch {
-	case lo > 0 && est >= m:
-		return stats.Better
-	case hi < 0 && est <= -m:
-		return stats.Worse
-	case lo > -m && hi < m:
-		return stats.NoDifference
-	}
-	return ""
+func (e *run) judge(i, j int) stats.Verdict { return e.rule().Judge(e.seq[i][j]) }
+
+// rule is the decision rule of every pair of this experiment.
+func (e *run) rule() Rule {
+	return Rule{MinEffect: e.s.MinEffect, Alpha: e.pairAlpha, RunAlpha: e.s.RunAlpha}
 }
 
 // look decides what the rounds so far show: failed requests first (an arm that fails requests where another
@@ -298,7 +288,7 @@ func (e *run) needed() int {
 	best := 0
 	for _, j := range e.live[1:] {
 		if s := e.seq[0][j]; s.N() >= 2 {
-			if n := e.roundsNeeded(s); best == 0 || n < best {
+			if n := e.rule().roundsNeeded(s); best == 0 || n < best {
 				best = n
 			}
 		}
@@ -364,52 +354,11 @@ func (e *run) finish() {
 	}
 }
 
-const method = "confidence-sequence"
-
-// Unbounded is the log bound that stands for no bound at all in a comparison's interval: a thousandfold.
-var Unbounded = math.Log(1000)
-
-// comparison states arm j against Arms[0] in the Value's own terms.
+// comparison states arm j against Arms[0] in the Value's own terms; failed requests decide first.
 func (e *run) comparison(j int) *stats.Comparison {
-	s := e.seq[0][j]
-	lo, hi, est := e.interval(0, j)
-	v := e.judge(0, j)
-	if !e.s.HigherIsBetter {
-		lo, hi, est = -hi, -lo, -est
-	}
-	// Before enough rounds the interval is unbounded: it is stated as a thousandfold either way (JSON has no
-	// infinity).
-	lo, hi = max(lo, -Unbounded), min(hi, Unbounded)
-	c := &stats.Comparison{N: s.N(), Paired: true, LogEstimate: est, LogLo: lo, LogHi: hi,
-		Estimate: math.Expm1(est), Lo: math.Expm1(lo), Hi: math.Expm1(hi),
-		Conf: 1 - e.pairAlpha, ConfAchieved: 1 - e.pairAlpha, P: s.P(), Method: method, Alpha: e.pairAlpha}
-	c.PAdjusted = math.Min(1, c.P*e.s.RunAlpha/e.pairAlpha)
+	c := e.rule().Comparison(e.seq[0][j], e.s.HigherIsBetter)
 	if ev := e.errorVerdict(j); ev != "" {
-		v = ev
+		c.Verdict, c.RoundsNeeded = ev, 0
 	}
-	if v == "" {
-		v = stats.Inconclusive
-		c.RoundsNeeded = e.roundsNeeded(s)
-	}
-	c.Verdict = v
 	return c
-}
-
-// maxRoundsNeeded bounds the estimate of rounds that would decide an inconclusive comparison.
-const maxRoundsNeeded = 1000
-
-// roundsNeeded estimates the rounds at which the interval, as wide as this spread makes it, would decide:
-// exclude zero (a difference at the estimate's size) or fit inside the minimum effect (no difference),
-// whichever comes first.
-func (e *run) roundsNeeded(s *Sequence) int {
-	m := math.Log1p(e.s.MinEffect)
-	est := math.Abs(s.Mean())
-	need := maxRoundsNeeded
-	if est >= m && est > 0 {
-		need = min(need, s.RoundsFor(est, e.pairAlpha, maxRoundsNeeded))
-	}
-	if est < m {
-		need = min(need, s.RoundsFor(m-est, e.pairAlpha, maxRoundsNeeded))
-	}
-	return need
 }

@@ -30,8 +30,8 @@ type ThroughputResult struct {
 }
 
 // Throughput serves the app with each arm's php-fpm (one worker, FastCGI over a unix socket, no nginx), and
-// drives the URLs at them from one connection in interleaved trials (internal/compare): requests/s per arm,
-// paired and decided against the first arm.
+// drives the URLs at them from one connection in interleaved rounds (internal/compare, on the experiment engine):
+// requests/s per arm, each decided against the first arm, in at most rounds rounds.
 func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []string, rounds int, trial time.Duration) (map[string]ThroughputResult, error) {
 	var opts []load.Options
 	var names []string
@@ -62,7 +62,7 @@ func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []str
 			Warmup: trial / 3, Timeout: 10 * time.Second, Mix: mix})
 		names = append(names, a.Name)
 	}
-	results, _, err := compare.Interleave(ctx, opts, names, rounds, nil)
+	results, _, err := compare.Interleave(ctx, opts, names, compare.InterleaveOptions{MaxRounds: rounds, MinEffect: 0.01})
 	if len(results) == 0 {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ func TestThroughputThroughFPM(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, ok := res[PGO]
-	if !ok || r.Trials != 6 || r.RPS <= 0 || r.BaselineRPS <= 0 || r.Verdict == "" {
+	if !ok || r.Trials < 2 || r.Trials > 6 || r.RPS <= 0 || r.BaselineRPS <= 0 || r.Verdict == "" {
 		t.Fatalf("throughput %+v", res)
 	}
 	if !(r.GainCIPct[0] <= r.GainPct && r.GainPct <= r.GainCIPct[1]) {

@@ -20,28 +20,41 @@ func Compare(w io.Writer, r *compare.Report) {
 	if r.Partial {
 		fmt.Fprintf(w, "PARTIAL: interrupted, these are the results so far\n")
 	}
-	fmt.Fprintf(w, "Comparing against %s: %s; verdicts need p < %.2g after Holm's correction and an effect of at least %.3g%%\n",
-		base.Name, how, r.Alpha, r.MinEffect*100)
+	rule := fmt.Sprintf("verdicts need p < %.2g after Holm's correction and an effect of at least %.3g%%", r.Alpha, r.MinEffect*100)
+	if r.Paired {
+		rule = fmt.Sprintf("confidence sequences, one %.2g error budget over every comparison, minimum effect %.3g%%", r.Alpha, r.MinEffect*100)
+	}
+	fmt.Fprintf(w, "Comparing against %s: %s; %s\n", base.Name, how, rule)
 	for _, a := range r.Arms {
 		fmt.Fprintf(w, "  %-3s %s  (%d trial%s, %s requests, %s errors)\n", a.Name, a.Target, a.Trials, plural(a.Trials), group(a.Requests), group(a.Errors))
 	}
 	for _, a := range r.Arms[1:] {
-		fmt.Fprintf(w, "\n  %-8s %12s %12s %10s  %-22s %9s  %s\n", "metric", base.Name, a.Name, a.Name+" vs "+base.Name, "95% CI", "p (Holm)", "verdict")
+		ciHead, pHead := "95% CI", "p (Holm)"
+		if r.Paired {
+			ciHead, pHead = "CI", "p (adj.)"
+		}
+		fmt.Fprintf(w, "\n  %-8s %12s %12s %10s  %-22s %9s  %s\n", "metric", base.Name, a.Name, a.Name+" vs "+base.Name, ciHead, pHead, "verdict")
 		for _, row := range a.Rows {
 			name, bv, av := row.Metric, us(row.Baseline), us(row.Value)
 			if row.Metric == "rps" {
 				name, bv, av = "req/s", rate(row.Baseline), rate(row.Value)
 			}
-			ci, p, verdict := "", "", "(no trials)"
+			// The change stated is the one the interval belongs to (of the trials, paired), when there is one;
+			// else that of the merged figures.
+			ci, p, verdict, change := "", "", "(no trials)", row.Diff
 			if s := row.Stats; s != nil {
+				change = s.Estimate
 				ci = fmt.Sprintf("[%s, %s]", pct(s.Lo), pct(s.Hi))
 				p = fmt.Sprintf("%.3g", s.PAdjusted)
 				verdict = string(row.Verdict)
-				if row.Verdict == stats.NoDifference {
+				switch row.Verdict {
+				case stats.NoDifference:
 					verdict = "~ no_difference"
+				case stats.Inconclusive:
+					verdict = fmt.Sprintf("? inconclusive (about %d rounds would decide)", s.RoundsNeeded)
 				}
 			}
-			fmt.Fprintf(w, "  %-8s %12s %12s %10s  %-22s %9s  %s\n", name, bv, av, pct(row.Diff), ci, p, verdict)
+			fmt.Fprintf(w, "  %-8s %12s %12s %10s  %-22s %9s  %s\n", name, bv, av, pct(change), ci, p, verdict)
 		}
 	}
 	for _, n := range r.Notes {

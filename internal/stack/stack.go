@@ -176,6 +176,7 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
+	sweepStale()
 	priv, err := os.MkdirTemp("/tmp", "phptune-")
 	if err != nil {
 		return nil, fmt.Errorf("create private dir: %w", err)
@@ -188,6 +189,9 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}()
 	if err := lockDown(priv, gid); err != nil {
 		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(priv, OwnerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		return nil, fmt.Errorf("private dir: %w", err)
 	}
 	if cfg.RunDir == "" {
 		s.RunDir = filepath.Join(priv, "run")
@@ -495,6 +499,26 @@ func (s *Stack) stop(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// OwnerFile, in a private directory, holds the pid of the phptune that made it: a directory whose owner is gone
+// (phptune was killed with SIGKILL, which no cleanup survives) is removed by the next stack that starts.
+const OwnerFile = "phptune.pid"
+
+// sweepStale removes private directories whose owner process no longer exists.
+func sweepStale() {
+	dirs, _ := filepath.Glob("/tmp/phptune-*")
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(d, OwnerFile))
+		if err != nil {
+			continue // not a stack's, or not ours to judge
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		os.RemoveAll(d)
+	}
 }
 
 // lockDown makes the private directory (the served copy, the sockets) enterable by us and, when we run as root,

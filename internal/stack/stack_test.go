@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -302,4 +303,32 @@ func TestPortTakenBetweenPickAndBind(t *testing.T) {
 		t.Errorf("served on %s after %d picks; the taken port was %d", s.HTTPURL, picks, taken)
 	}
 	get(t, s.HTTPURL)
+}
+
+// TestStaleDirsAreSwept: a private dir whose phptune died without cleaning up (SIGKILL) is removed by the next
+// start; one whose owner lives is left alone.
+func TestStaleDirsAreSwept(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := os.MkdirTemp("/tmp", "phptune-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(stale)
+	os.WriteFile(filepath.Join(stale, OwnerFile), []byte(strconv.Itoa(dead.Process.Pid)), 0o600)
+	live, err := os.MkdirTemp("/tmp", "phptune-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(live)
+	os.WriteFile(filepath.Join(live, OwnerFile), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	startDemo(t, Config{NoNginx: true})
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale dir %s survived the next start (%v)", stale, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live run's dir %s was removed: %v", live, err)
+	}
 }
