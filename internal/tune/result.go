@@ -185,6 +185,8 @@ type TrialRecord struct {
 	Workers      int                `json:"workers_seen,omitempty"`
 	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
 	WallS        float64            `json:"wall_s,omitempty"`
+	// AtS is when the trial began, in seconds from the run's start: the run's timeline.
+	AtS float64 `json:"at_s"`
 }
 
 // Environment is where the results hold.

@@ -40,6 +40,24 @@ const (
 	sweepMaxWindow = time.Second
 )
 
+// nextConc is the sweep's next concurrency after c, up to limit: double, or four times when the last two steps
+// both scaled throughput nearly as much as concurrency (an app that waits scales linearly far beyond the cores,
+// and its slow low points would spend the sweep's time before it reaches the knee). Two steps, because the first
+// (1 to 2 connections) scales well on any app: one connection also waits on the client.
+func nextConc(c, limit int, points []Point) int {
+	linear := func(i int) bool { // the step into points[i]
+		return points[i].Median >= 0.9*points[i-1].Median*float64(points[i].Concurrency)/float64(points[i-1].Concurrency)
+	}
+	next := 2 * c
+	if n := len(points); n >= 3 && linear(n-1) && linear(n-2) {
+		next = 4 * c
+	}
+	if next > limit && c < limit {
+		return limit // the pool's own size is the sweep's last point
+	}
+	return next
+}
+
 // kneeShare is the share of the peak's throughput the knee reaches.
 const kneeShare = 0.85
 
@@ -71,12 +89,12 @@ func (t *tuner) saturation(ctx context.Context) error {
 		return err
 	}
 	defer keep.Stop()
-	// Concurrency never above the pool: the pool must not cap the curve. The sweep stops at a quarter of the
+	// Concurrency never above the pool: the pool must not cap the curve. The sweep stops at a sixth of the
 	// budget (after three points): a slow app's points are seconds each, and the knob races need the time.
 	began := t.clock.Now()
-	for c := 1; c <= cfg.MaxChildren; c *= 2 {
-		if len(sat.Points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/4 {
-			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a quarter of the budget: a larger --budget sweeps further", c/2))
+	for c, last := 1, 0; c <= cfg.MaxChildren; c, last = nextConc(c, cfg.MaxChildren, sat.Points), c {
+		if len(sat.Points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/6 {
+			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a sixth of the budget: a larger --budget sweeps further", last))
 			break
 		}
 		t.status("saturation", fmt.Sprintf("%d connections", c))

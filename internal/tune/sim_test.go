@@ -122,3 +122,30 @@ func TestSimulatedErrorRates(t *testing.T) {
 		t.Errorf("false %d, jit %d, opcache %d of %d", falseRuns, jitFound, opFound, runs)
 	}
 }
+
+// TestSweepSkipsOnlyWhereLinear: the sweep jumps four times only after two near-linear doublings.
+func TestSweepSkipsOnlyWhereLinear(t *testing.T) {
+	pts := func(c ...float64) []Point {
+		var p []Point
+		for i, m := range c {
+			p = append(p, Point{Concurrency: 1 << i, Median: m})
+		}
+		return p
+	}
+	cases := []struct {
+		points []Point
+		c      int
+		want   int
+	}{
+		{pts(40, 92), 2, 4},          // one step says nothing
+		{pts(40, 92, 186), 4, 16},    // an app that waits: linear twice
+		{pts(138, 309, 387), 4, 8},   // the demo: CPU-bound from 2 connections
+		{pts(40, 92, 186), 100, 128}, // the pool's size is the last point
+		{pts(40, 92, 186), 128, 512}, // beyond it: the sweep ends
+	}
+	for _, c := range cases {
+		if got := nextConc(c.c, 128, c.points); got != c.want {
+			t.Errorf("after %v at %d: next %d, want %d", c.points, c.c, got, c.want)
+		}
+	}
+}

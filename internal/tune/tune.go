@@ -166,7 +166,10 @@ func (t *tuner) status(phase, detail string) {
 	}
 }
 
-func (t *tuner) record(r TrialRecord) { t.res.Trials = append(t.res.Trials, r) }
+func (t *tuner) record(r TrialRecord) {
+	r.AtS = t.clock.Now().Sub(t.start).Seconds() - r.WallS
+	t.res.Trials = append(t.res.Trials, r)
+}
 
 func (t *tuner) warn(s string) {
 	t.warnMu.Lock()
