@@ -318,6 +318,9 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			res.Warnings = append(res.Warnings, "tune --profile: "+err.Error())
 		}
 	}
+	for _, where := range report.Finite(res) {
+		res.Warnings = append(res.Warnings, "internal: a figure was not a number and is saved as 0: "+where)
+	}
 	var buf bytes.Buffer
 	if err := report.WriteJSON(&buf, res); err != nil {
 		return fmt.Errorf("encode result.json: %w", err)

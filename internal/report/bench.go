@@ -14,8 +14,9 @@ import (
 	"github.com/phptune/phptune/internal/stats"
 )
 
-// WriteJSON writes v as indented JSON.
+// WriteJSON writes v as indented JSON; a NaN or infinite figure (which JSON cannot hold) is written as 0 (Finite).
 func WriteJSON(w io.Writer, v any) error {
+	Finite(v)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
