@@ -64,7 +64,10 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	_ = sampler.Start(ctx)
 	res, err := r.Trial(ctx, 0, 0)
 	sample, _ := sampler.Stop()
-	if res == nil {
+	if ctx.Err() != nil {
+		return experiment.Observation{}, false, ctx.Err() // interrupted: whatever the window held is no trial
+	}
+	if res == nil || !(res.DurationS > 0) {
 		return experiment.Observation{}, false, s.trialError(w, err)
 	}
 	ok := res.Requests - res.Errors
@@ -130,6 +133,9 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 		return experiment.Observation{}, s.trialError(w, err)
 	}
 	res, err := r.Trial(ctx, 0, 0)
+	if ctx.Err() != nil {
+		return experiment.Observation{}, ctx.Err()
+	}
 	if res == nil || (err != nil && !errors.Is(err, load.ErrNoRequests)) {
 		return experiment.Observation{}, s.trialError(w, err)
 	}
