@@ -86,7 +86,8 @@ over HTTP or straight to php-fpm over FastCGI, and says what to change, with evi
 "phptune tune" (the bundled demo app) or "phptune tune ./myapp --url /".
 
 Exit codes: 0 ok, 1 the run failed, 2 bad usage, bad input or a missing prerequisite,
-3 a threshold you set was not met, 130 interrupted (results so far kept, marked partial).`,
+3 a threshold you set was not met, 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (results so far kept, marked
+partial).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,

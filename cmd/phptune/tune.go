@@ -48,11 +48,12 @@ within +-min-effect), or inconclusive when the knob's share of the budget runs o
 a value that fails is error. CPU-only knobs (opcache, jit, preload, validate_timestamps, huge_code_pages, the
 PHP binary, ini settings) are decided on requests per CPU-second of php-fpm, the others on requests/s served
 (failed requests do not count). One error budget, --alpha, covers every verdict of the run.
-The knobs, most telling first: php (when --php-fpm is given twice or more), opcache, pm, listen (unix or TCP),
-keepalive (nginx to php-fpm), jit, preload (when the app ships preload.php), validate_timestamps,
-huge_code_pages (credited only when smaps shows PHP's text on huge pages), max_requests, fastcgi_buffers (when a
-response outgrows nginx's buffers), realpath_cache_size (when the app fills it) and backlog (when connections
-could overflow it), plus any --knob. A knob that cannot matter here is reported as not tried, with the reason;
+The knobs, in the order tried: max_children (the knee's neighbours), php (when --php-fpm is given twice or
+more), opcache, jit, pm, listen (unix or TCP), keepalive (nginx to php-fpm), preload (when the app ships
+preload.php), validate_timestamps, opcache_memory (when the app fills opcache), huge_code_pages (credited only
+when smaps shows PHP's text on huge pages), max_requests, fastcgi_buffers (when a response outgrows nginx's
+buffers), realpath_cache_size (when the app fills it) and backlog (when connections could overflow it), plus any
+--knob (values you name are tried whatever those conditions say). A knob that cannot matter here is reported as not tried, with the reason;
 when the budget cannot cover them all, the last are left out and the report says which budget would do.
 Finally the recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb.
 The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf (checked with php-fpm -t and nginx -t),
@@ -83,7 +84,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
-	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a knob above, or any ini setting; repeatable); one value pins it, max_children included")
+	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a knob above, or any ini setting; repeatable; opcache_memory values are MEM/STRINGS/FILES, as in 512/32/40000); one value pins it, max_children included")
 	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
 	fl.BoolVar(&f.profile, "profile", false, "after tuning, profile the starting point and the recommendation per request (syscalls, instructions, memory, opcache; in report.html)")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without first counting their work per request")
@@ -91,7 +92,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
-	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate")
+	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate: met when the p99's 95% interval (failed requests counted as the timeout) is below it, else exit 3")
 	fl.Float64Var(&f.rate, "rate", 0, "requests/s at which --p99 is judged")
 	fl.Float64Var(&f.minEffect, "min-effect", 100*tune.DefaultMinEffect, "smallest change in % that counts as better or worse; no_difference means within it")
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, "error budget of the run: the chance, at most, that any verdict is wrong")

@@ -141,13 +141,6 @@ func (e *run) done() bool {
 	return len(e.live) <= 1 || e.live[0] != 0
 }
 
-// interval is the pair's confidence sequence at its level, oriented as seq is.
-func (e *run) interval(i, j int) (lo, hi, est float64) {
-	s := e.seq[i][j]
-	lo, hi = s.Interval(e.pairAlpha)
-	return lo, hi, s.Mean()
-}
-
 // judge is what the pair (i, j) shows about j against i: Better, Worse, NoDifference or "" (undecided).
 func (e *run) judge(i, j int) stats.Verdict { return e.rule().Judge(e.seq[i][j]) }
 
