@@ -20,13 +20,31 @@ import (
 // recorded while it runs; afterwards none may be left.
 type faultRun struct {
 	cmd    *exec.Cmd
-	so, se strings.Builder
+	so, se lockedBuf
 	before map[string]bool
 	mu     sync.Mutex
 	groups map[int]bool
 	dirs   map[string]bool
 	done   chan struct{}
 	out    string // --out
+}
+
+// lockedBuf is a buffer the test may read while the child writes it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func privDirs() map[string]bool {
@@ -154,7 +172,7 @@ type faultCase struct {
 	inject func(t *testing.T, r *faultRun) // the fault, while the run goes on; nil = in the arguments or the app
 	code   int                             // the documented exit code
 	says   []string                        // the one-line error names these
-	// partial: result.json must exist and be marked partial.
+	// partial: result.json must exist (if it exists at all, it must be marked partial).
 	partial bool
 }
 
@@ -183,6 +201,18 @@ func signalAfter(sig syscall.Signal, d time.Duration) func(t *testing.T, r *faul
 	}
 }
 
+// signalInPhase sends sig once tune says it has entered phase (its plain progress lines, stderr not a terminal)
+// and a moment more, so that the phase's own work is under way.
+func signalInPhase(sig syscall.Signal, phase string, d time.Duration) func(t *testing.T, r *faultRun) {
+	return func(t *testing.T, r *faultRun) {
+		if !r.waitFor(80*time.Second, func() bool { return strings.Contains(r.se.String(), "  "+phase) }) {
+			t.Fatalf("the run never reached %q; stderr:\n%s", phase, r.se.String())
+		}
+		time.Sleep(d)
+		r.cmd.Process.Signal(sig)
+	}
+}
+
 func killMaster(name string) func(t *testing.T, r *faultRun) {
 	return func(t *testing.T, r *faultRun) {
 		onceServing(t, r, 4*time.Second)
@@ -206,7 +236,14 @@ func tuneArgs(app func(t *testing.T) string, extra ...string) func(t *testing.T,
 	}
 }
 
-func runFault(t *testing.T, c faultCase) {
+// faultRow is one line of the fault table.
+type faultRow struct {
+	name, line    string
+	code, want    int
+	left, partial string
+}
+
+func runFault(t *testing.T, c faultCase, row *faultRow) {
 	out := filepath.Join(t.TempDir(), "out")
 	r := startFault(t, c.args(t, out)...)
 	r.out = out
@@ -216,7 +253,7 @@ func runFault(t *testing.T, c faultCase) {
 	code := r.wait(t, 90*time.Second)
 	line := lastLine(r.se.String())
 	left := r.leftovers()
-	t.Logf("%-28s exit %3d  leftovers %d  %s", c.name, code, len(left), line)
+	*row = faultRow{name: c.name, line: line, code: code, want: c.code, left: strconv.Itoa(len(left)), partial: "-"}
 	if code != c.code {
 		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, r.so.String(), r.se.String())
 	}
@@ -231,8 +268,10 @@ func runFault(t *testing.T, c faultCase) {
 	for _, l := range left {
 		t.Errorf("left behind: %s", l)
 	}
-	if c.partial {
+	// Whatever was kept is marked partial; where the fault came after trials, something must have been kept.
+	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil || c.partial {
 		res := readTune(t, filepath.Join(out, "result.json"))
+		row.partial = strconv.FormatBool(res.Partial)
 		if !res.Partial {
 			t.Errorf("result.json not marked partial")
 		}
@@ -255,8 +294,13 @@ func TestFaults(t *testing.T) {
 		{name: "SIGTERM while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGTERM, 6*time.Second), code: 130, partial: true},
 		{name: "SIGHUP while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGHUP, 12*time.Second), code: 130, partial: true},
 		{name: "second run on the same --out", args: tuneArgs(nil), inject: secondRun, code: 130, partial: true},
+		{name: "two runs on one app", args: tuneArgs(nil), inject: twoRuns, code: 130, partial: true},
 		{name: "disk full under --out", args: fullDisk, inject: signalAfter(syscall.SIGINT, 6*time.Second), code: 1, says: []string{"result.json", "no space left"}},
 		{name: "SIGINT at once", args: tuneArgs(nil), inject: signalAfter(syscall.SIGINT, 0), code: 130},
+		{name: "SIGTERM in the load sweep", args: tuneArgs(nil), inject: signalInPhase(syscall.SIGTERM, "saturation:", 3*time.Second), code: 130},
+		{name: "SIGHUP in a knob's race", args: tuneArgs(nil), inject: signalInPhase(syscall.SIGHUP, "knob ", 2*time.Second), code: 130, partial: true},
+		{name: "SIGINT in the final", args: tuneArgs(nil), inject: signalInPhase(syscall.SIGINT, "final:", time.Second), code: 130, partial: true},
+		{name: "bad flag value", args: tuneArgs(nil, "--budget", "soon"), code: 2, says: []string{"--budget"}},
 		{name: "php-fpm master dies", args: tuneArgs(nil), inject: killMaster("php-fpm"), code: 1, says: []string{"php-fpm"}, partial: true},
 		{name: "nginx master dies", args: tuneArgs(nil), inject: killMaster("nginx"), code: 1, says: []string{"nginx"}, partial: true},
 		{name: "page never answers", args: tuneArgs(func(t *testing.T) string { return appOf(t, "<?php sleep(600);") }, "--timeout", "2s"), code: 1, says: []string{"GET /"}},
@@ -264,16 +308,32 @@ func TestFaults(t *testing.T) {
 			return appOf(t, "<?php $a = []; while (true) { $a[] = str_repeat('x', 1 << 20); }")
 		}), code: 2, says: []string{"GET /", "500", "memory"}},
 	}
-	for _, c := range cases {
+	rows := make([]faultRow, len(cases))
+	defer func() { t.Logf("the fault table:\n%s", faultTable(rows)) }()
+	for i, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			if c.name == "out not writable" {
 				c.args = func(t *testing.T, out string) []string {
 					return []string{"tune", "--budget", "40s", "--out", "/proc/phptune-out"}
 				}
 			}
-			runFault(t, c)
+			runFault(t, c, &rows[i])
 		})
 	}
+}
+
+// faultTable prints the rows as the README's promises are checked: the exit code (and the documented one), the
+// leftovers counted, whether result.json was kept marked partial, and the one-line error.
+func faultTable(rows []faultRow) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-30s %-9s %-9s %-8s %s\n", "fault", "exit/doc", "leftover", "partial", "the one-line error")
+	for _, r := range rows {
+		if r.name == "" {
+			continue // skipped
+		}
+		fmt.Fprintf(&b, "%-30s %3d/%-5d %-9s %-8s %s\n", r.name, r.code, r.want, r.left, r.partial, r.line)
+	}
+	return b.String()
 }
 
 // secondRun starts another tune into the first one's --out while the first runs: it must refuse at once, and the
@@ -286,6 +346,26 @@ func secondRun(t *testing.T, r *faultRun) {
 	}
 	if r.cmd.ProcessState != nil {
 		t.Error("the first run ended when the second started")
+	}
+	r.cmd.Process.Signal(syscall.SIGINT)
+}
+
+// twoRuns starts a second tune of the same app into its own --out while the first runs: both work, the second
+// warns that another run shares the machine, and neither leaves anything behind.
+func twoRuns(t *testing.T, r *faultRun) {
+	onceServing(t, r, 2*time.Second)
+	out := filepath.Join(t.TempDir(), "second")
+	second := startFault(t, tuneArgs(nil)(t, out)...)
+	signalInPhase(syscall.SIGINT, "saturation:", 3*time.Second)(t, second)
+	if code := second.wait(t, 60*time.Second); code != 130 {
+		t.Errorf("second run: exit %d, want 130; stderr:\n%s", code, second.se.String())
+	}
+	for _, l := range second.leftovers() {
+		t.Errorf("second run left behind: %s", l)
+	}
+	res := readTuneFile(t, filepath.Join(out, "result.json"))
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), fmt.Sprintf("another phptune run (pid %d)", r.cmd.Process.Pid)) {
+		t.Errorf("the second run does not warn of the first: %q", res.Warnings)
 	}
 	r.cmd.Process.Signal(syscall.SIGINT)
 }

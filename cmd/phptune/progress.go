@@ -17,9 +17,10 @@ func isTerminal(f *os.File) bool {
 
 // statusLine redraws one line on a terminal and does nothing elsewhere.
 type statusLine struct {
-	f    *os.File
-	on   bool
-	last int
+	f     *os.File
+	on    bool
+	last  int
+	phase string // the last phase printed as a plain line
 }
 
 func newStatusLine(f *os.File) *statusLine { return &statusLine{f: f, on: isTerminal(f)} }
@@ -35,6 +36,20 @@ func (s *statusLine) set(format string, a ...any) {
 	}
 	fmt.Fprintf(s.f, "\r%s%s", msg, pad)
 	s.last = len(msg)
+}
+
+// step shows the status on a terminal; elsewhere (a log, CI, nohup) it prints one plain line per phase, so that
+// a run that is not watched still says where it was.
+func (s *statusLine) step(phase, format string, a ...any) {
+	if s.on {
+		s.set(format, a...)
+		return
+	}
+	if phase == s.phase {
+		return
+	}
+	s.phase = phase
+	fmt.Fprintf(s.f, format+"\n", a...)
 }
 
 // clear removes the line before normal output follows.

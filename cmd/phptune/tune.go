@@ -282,7 +282,10 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 
 	line := newStatusLine(os.Stderr)
 	o.Progress = func(s tune.Status) {
-		line.set("tune: %s/%s  %s: %s  best: %s", s.Elapsed.Round(time.Second), s.Budget, s.Phase, s.Detail, s.Best)
+		if s.Phase == "start" && !line.on {
+			return // a start that fails says so in its one-line error; a line before it would be noise
+		}
+		line.step(s.Phase, "tune: %s/%s  %s: %s  best: %s", s.Elapsed.Round(time.Second), s.Budget, s.Phase, s.Detail, s.Best)
 	}
 	runCtx, serviceDied, stopWatch := watchServices(ctx, svc)
 	defer stopWatch()

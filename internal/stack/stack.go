@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -451,7 +452,7 @@ func (s *Stack) exitError() error {
 			}
 		}
 		if why == "" {
-			why = fmt.Sprint(p.waitErr)
+			why = fmt.Sprint(p.waitErr) + killedHint(p.waitErr)
 		}
 		// nginx retries its bind for 2.5 s and then logs "still could not bind()".
 		if strings.Contains(why, "Address already in use") || strings.Contains(why, "could not bind") {
@@ -463,6 +464,18 @@ func (s *Stack) exitError() error {
 		return fmt.Errorf("%s exited: %s (logs in %s)", p.name, why, s.RunDir)
 	}
 	return errors.New("a server process exited")
+}
+
+// killedHint says what to do about a server killed by a signal phptune did not send (it sends SIGQUIT, then
+// SIGKILL only while stopping, when no error is reported).
+func killedHint(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return " by something outside phptune (the OOM killer? dmesg says): rerun"
+		}
+	}
+	return ""
 }
 
 // Stop stops nginx, then php-fpm: a graceful signal first (SIGQUIT: requests in progress finish, and a
@@ -505,20 +518,44 @@ func (s *Stack) stop(ctx context.Context) error {
 // (phptune was killed with SIGKILL, which no cleanup survives) is removed by the next stack that starts.
 const OwnerFile = "phptune.pid"
 
-// sweepStale removes private directories whose owner process no longer exists.
-func sweepStale() {
+// owners maps each phptune private directory to the pid that made it (its OwnerFile).
+func owners() map[string]int {
+	m := map[string]int{}
 	dirs, _ := filepath.Glob("/tmp/phptune-*")
 	for _, d := range dirs {
 		data, err := os.ReadFile(filepath.Join(d, OwnerFile))
 		if err != nil {
 			continue // not a stack's, or not ours to judge
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+			m[d] = pid
 		}
-		os.RemoveAll(d)
 	}
+	return m
+}
+
+// sweepStale removes private directories whose owner process no longer exists.
+func sweepStale() {
+	for d, pid := range owners() {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// OtherRuns are the pids of other live phptune processes serving an app on this machine: their load and ours
+// share the CPUs, so a measurement taken meanwhile is slower and noisier.
+func OtherRuns() []int {
+	seen := map[int]bool{os.Getpid(): true}
+	var out []int
+	for _, pid := range owners() {
+		if !seen[pid] && syscall.Kill(pid, 0) != syscall.ESRCH {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // lockDown makes the private directory (the served copy, the sockets) enterable by us and, when we run as root,

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,6 +189,10 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	defer first.Stop()
+	if others := stack.OtherRuns(); len(others) > 0 {
+		t.warn(fmt.Sprintf("another phptune run (pid %s) was measuring on this machine when this one began: both load "+
+			"the same CPUs, so figures are lower and verdicts slower; run one at a time", strings.Trim(fmt.Sprint(others), "[]")))
+	}
 	w := t.stacks.warmOf(t.best)
 	t.facts.MaxResponse = w.maxResponse
 	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
