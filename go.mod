@@ -8,6 +8,7 @@ require (
 	github.com/chromedp/chromedp v0.13.6
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (

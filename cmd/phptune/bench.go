@@ -33,6 +33,7 @@ type benchFlags struct {
 	procs                       int
 	rate                        float64
 	maxInflight, repeat         int
+	mix                         mixFlags
 }
 
 func newBenchCmd() *cobra.Command {
@@ -96,10 +97,11 @@ func registerLoadFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.Float64Var(&f.rate, "rate", 0, "open model: send this many requests/s in all, on a schedule; latency counts from each request's due time")
 	fl.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: one schedule shared by this many connections, a bounded pool whose queueing time is counted (FastCGI: default the static pool's max_children when --fpm-status tells it)")
 	fl.IntVar(&f.procs, "procs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, so the server keeps a core)")
+	f.mix.register(fl, "a URL path on the target, PATH[=WEIGHT] (repeatable: a weighted mix instead of the target's own path)")
 }
 
 // options turns the load flags into the generator's options.
-func (f *benchFlags) options(rawTarget string, durationSet bool) (load.Options, error) {
+func (f *benchFlags) options(ctx context.Context, rawTarget string, durationSet bool) (load.Options, error) {
 	t, err := load.ParseTarget(rawTarget)
 	if err != nil {
 		return load.Options{}, err
@@ -144,12 +146,31 @@ func (f *benchFlags) options(rawTarget string, durationSet bool) (load.Options, 
 			return o, exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
+	if o.Mix, err = f.mixOf(ctx, o); err != nil {
+		return o, err
+	}
 	if t.Protocol == load.FastCGI {
 		o.Target.RequestURI, o.Target.DocumentRoot = f.requestURI, f.docRoot
 	} else if f.requestURI != "" || f.docRoot != "" {
 		return o, exitcode.UsageErrorf("--request-uri and --document-root apply to FastCGI targets only")
 	}
 	return o, nil
+}
+
+// mixOf is the URL mix of --url-file and --from-access-log on o's target (nil: the target's own path), logged in
+// when the URL file says so.
+func (f *benchFlags) mixOf(ctx context.Context, o load.Options) ([]load.MixItem, error) {
+	if !f.mix.given() {
+		return nil, nil
+	}
+	items, login, err := f.mix.build(o.Request, o.ExpectBody, os.Stderr)
+	if err != nil || login == nil {
+		return items, err
+	}
+	if o.Target.Protocol != load.HTTP {
+		return nil, exitcode.UsageErrorf("--url-file: a login is sent over HTTP, and %s is FastCGI: give the session cookie in the file's cookies", o.Target.Raw)
+	}
+	return login(ctx, "http://"+o.Target.Address)
 }
 
 // setProcs applies --procs (one Go processor by default on small machines) and returns the undo.
@@ -165,7 +186,7 @@ func setProcs(procs int) func() {
 }
 
 func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet bool) error {
-	o, err := f.options(rawTarget, durationSet)
+	o, err := f.options(ctx, rawTarget, durationSet)
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,7 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 	if f.interleave {
 		arms := make([]load.Options, len(args))
 		for i, spec := range args {
-			o, err := armOptions(common, f.load, spec)
+			o, err := armOptions(ctx, common, f.load, spec)
 			if err != nil {
 				return fmt.Errorf("arm %s (%q): %w", names[i], spec, err)
 			}
@@ -177,7 +177,7 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 }
 
 // armOptions parses one arm: a target and its own flags, over the flags given to compare.
-func armOptions(common *pflag.FlagSet, base benchFlags, spec string) (load.Options, error) {
+func armOptions(ctx context.Context, common *pflag.FlagSet, base benchFlags, spec string) (load.Options, error) {
 	words, err := splitWords(spec)
 	if err != nil {
 		return load.Options{}, exitcode.UsageErrorf("%v", err)
@@ -193,7 +193,7 @@ func armOptions(common *pflag.FlagSet, base benchFlags, spec string) (load.Optio
 	if fs.NArg() != 1 {
 		return load.Options{}, exitcode.UsageErrorf("want one target and its flags, got %d targets", fs.NArg())
 	}
-	return f.options(fs.Arg(0), fs.Changed("duration") || common.Changed("duration"))
+	return f.options(ctx, fs.Arg(0), fs.Changed("duration") || common.Changed("duration"))
 }
 
 type discard struct{}

@@ -364,7 +364,7 @@ func twoRuns(t *testing.T, r *faultRun) {
 		t.Errorf("second run left behind: %s", l)
 	}
 	res := readTuneFile(t, filepath.Join(out, "result.json"))
-	if !strings.Contains(strings.Join(res.Warnings, "\n"), fmt.Sprintf("another phptune run (pid %d)", r.cmd.Process.Pid)) {
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), fmt.Sprintf("another phptune run (pid %d, phptune tune)", r.cmd.Process.Pid)) {
 		t.Errorf("the second run does not warn of the first: %q", res.Warnings)
 	}
 	r.cmd.Process.Signal(syscall.SIGINT)

@@ -21,7 +21,8 @@ import (
 
 type profileFlags struct {
 	front, phpFPM, phpCGI, user, fromPool, fromINI, out, method, bodyFile string
-	urls, headers, inis, knobs, compares, skip                            []string
+	headers, inis, knobs, compares, skip                                  []string
+	mix                                                                   mixFlags
 	requests, warmup, instrWarmup, instrN, functions                      int
 	slowlog, timeout                                                      time.Duration
 	json, wall                                                            bool
@@ -59,7 +60,7 @@ are still reported (exit 1). Ctrl-C stops everything and keeps the variants done
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
-	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to profile, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
+	f.mix.register(fl, "a URL path to profile, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
@@ -111,8 +112,15 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 			return exitcode.UsageErrorf("--skip %s: want syscalls or instructions", s)
 		}
 	}
-	if o.URLs, err = parseURLs(f.urls, nil); err != nil {
+	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, false); err != nil {
 		return err
+	}
+	var login loginFunc
+	if o.URLs, login, err = f.mix.build(o.Request, nil, os.Stderr); err != nil {
+		return err
+	}
+	if login != nil {
+		return exitcode.UsageErrorf("--url-file: profile speaks FastCGI to php-fpm and sends no login: give the session cookie in the file's cookies, or profile logged-in pages with tune --profile")
 	}
 	if len(o.URLs) == 0 {
 		for _, u := range app.urls {
@@ -121,9 +129,6 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 		if len(o.URLs) == 0 {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 		}
-	}
-	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, false); err != nil {
-		return err
 	}
 	base, err := baseConfig(f.fromPool, f.fromINI, f.inis, nil)
 	if err != nil {

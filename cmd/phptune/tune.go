@@ -27,7 +27,8 @@ import (
 
 type tuneFlags struct {
 	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	urls, headers, inis, knobs, skip, only, phpFPM                              []string
+	headers, inis, knobs, skip, only, phpFPM                                    []string
+	mix                                                                         mixFlags
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect, alpha                                                      float64
 	json, noScreen, screen, profile, builds                                     bool
@@ -72,7 +73,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
-	fl.StringArrayVar(&f.urls, "url", nil, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or a preset's mix)")
+	f.mix.register(fl, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or a preset's mix)")
 	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (a preset's URLs have their own)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
@@ -140,7 +141,10 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			return exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
-	if o.URLs, err = parseURLs(f.urls, check); err != nil {
+	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
+		return err
+	}
+	if o.URLs, o.LogIn, err = f.mix.build(o.Request, check, os.Stderr); err != nil {
 		return err
 	}
 	if len(o.URLs) == 0 {
@@ -149,9 +153,6 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		} else {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}
 		}
-	}
-	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
-		return err
 	}
 	// The starting point and the knobs.
 	o.BaseName = "Debian's defaults"
@@ -289,6 +290,16 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	runCtx, serviceDied, stopWatch := watchServices(ctx, svc)
 	defer stopWatch()
+	if login := o.LogIn; login != nil {
+		// The session is kept for --profile, which speaks FastCGI and cannot log in itself.
+		o.LogIn = func(ctx context.Context, base string) ([]load.MixItem, error) {
+			urls, err := login(ctx, base)
+			if err == nil {
+				o.URLs = urls
+			}
+			return urls, err
+		}
+	}
 	res, runErr := tune.Run(runCtx, o)
 	line.clear()
 	if err := serviceDied(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/tune"
 	"github.com/phptune/phptune/workloads"
 )
 
@@ -396,11 +397,13 @@ echo "fine";`), 0o644)
 }
 
 func TestTuneMemoryLimitsThePool(t *testing.T) {
-	// Each request holds about 48 MiB: in 400 MiB the pool fits a handful of children, whatever the CPU says.
+	// One page holds about 48 MiB a request: in 400 MiB the pool fits a handful of children, whatever the CPU
+	// says; the report names that page and its memory.
 	app := t.TempDir()
-	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $b = str_repeat("x", 48 << 20); usleep(20000); echo strlen($b);`), 0o644)
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000);
+if (isset($_GET['big'])) { $b = str_repeat("x", 48 << 20); echo strlen($b); } else { echo "small"; }`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--only", "none", "--memory", "400MiB", "--budget", "90s", "--out", out)
+	r := phptune(t, "tune", app, "--url", "/?big", "--url", "/?a", "--url", "/?b", "--only", "none", "--memory", "400MiB", "--budget", "90s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -414,9 +417,16 @@ func TestTuneMemoryLimitsThePool(t *testing.T) {
 			Chosen         int   `json:"chosen"`
 		} `json:"pool_size"`
 		Recommendation knob.Config `json:"recommendation"`
+		URLs           []tune.URL  `json:"urls"`
 	}
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
+	}
+	if u := res.URLs; len(u) != 3 || u[0].PeakMemory < 48<<20 || u[1].PeakMemory > 8<<20 || u[1].PeakMemory == 0 {
+		t.Errorf("URLs %+v: want /?big at 48 MiB or more and /?a at some, under 8 MiB", u)
+	}
+	if !strings.Contains(r.stdout, "/?big (weight 1, ") || !strings.Contains(r.stdout, "x the median URL's") {
+		t.Errorf("the summary does not single out the page that needs the memory:\n%s", r.stdout)
 	}
 	ps := res.PoolSize
 	if ps.PerWorkerBytes < 40<<20 {

@@ -39,36 +39,38 @@ type client interface {
 
 // newClientFactory pre-encodes the requests once (one per entry of the mix); each call of the factory makes
 // one connection's client.
-func newClientFactory(t Target, r Request, mix []MixItem, keepBody bool, dialTimeout time.Duration) func() client {
-	targets := []Target{t}
-	if len(mix) > 0 {
-		targets = targets[:0]
-		for _, m := range mix {
+func newClientFactory(o *Options, keepBody bool, dialTimeout time.Duration) func() client {
+	t := o.Target
+	targets, reqs := []Target{t}, []Request{o.Request}
+	if len(o.Mix) > 0 {
+		targets, reqs = targets[:0], reqs[:0]
+		for i, m := range o.Mix {
 			tm := t
 			tm.RequestURI = m.URI
 			if t.Protocol == FastCGI {
 				// The front controller routes on REQUEST_URI; QUERY_STRING follows it.
 				_, tm.Query, _ = strings.Cut(m.URI, "?")
 			}
-			targets = append(targets, tm)
+			targets, reqs = append(targets, tm), append(reqs, o.RequestOf(i))
 		}
 	}
 	switch t.Protocol {
 	case HTTP:
-		reqs := make([]*http1.Request, len(targets))
+		enc := make([]*http1.Request, len(targets))
 		for i, tm := range targets {
-			reqs[i] = http1.NewRequest(r.Method, tm.Host, tm.RequestURI, r.Headers, r.Body, r.KeepAlive)
+			r := reqs[i]
+			enc[i] = http1.NewRequest(r.Method, tm.Host, tm.RequestURI, r.Headers, r.Body, r.KeepAlive)
 		}
 		return func() client {
-			return &httpClient{c: http1.NewClient(t.Network, t.Address, dialTimeout), reqs: reqs, resp: http1.Response{KeepBody: keepBody}}
+			return &httpClient{c: http1.NewClient(t.Network, t.Address, dialTimeout), reqs: enc, resp: http1.Response{KeepBody: keepBody}}
 		}
 	default:
-		reqs := make([]*fcgi.Request, len(targets))
+		enc := make([]*fcgi.Request, len(targets))
 		for i, tm := range targets {
-			reqs[i] = fcgi.NewRequest(FastCGIParams(tm, r), r.Body)
+			enc[i] = fcgi.NewRequest(FastCGIParams(tm, reqs[i]), reqs[i].Body)
 		}
 		return func() client {
-			return &fcgiClient{c: fcgi.NewClient(t.Network, t.Address, dialTimeout), reqs: reqs, resp: fcgi.Response{KeepBody: keepBody}}
+			return &fcgiClient{c: fcgi.NewClient(t.Network, t.Address, dialTimeout), reqs: enc, resp: fcgi.Response{KeepBody: keepBody}}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,6 +58,28 @@ type MixItem struct {
 	URI        string
 	Weight     int
 	ExpectBody *regexp.Regexp
+	// Request, when set, is how this URI is sent (its method, headers, body: a form, a logged-in page); nil
+	// sends it as the run's Request.
+	Request *Request
+}
+
+// RequestOf is how entry i of the mix is sent.
+func (o *Options) RequestOf(i int) Request {
+	if i < len(o.Mix) {
+		return o.Mix[i].RequestOver(o.Request)
+	}
+	return o.Request
+}
+
+// RequestOver is how m is sent in a run whose request is base.
+func (m MixItem) RequestOver(base Request) Request {
+	if m.Request == nil {
+		return base
+	}
+	r := *m.Request
+	r.Method = cmp.Or(r.Method, base.Method)
+	r.KeepAlive = base.KeepAlive
+	return r
 }
 
 // mixSequence spreads the mix's entries over one cycle by smooth weighted round-robin, so that every stretch of
@@ -813,7 +836,7 @@ func preflightOne(ctx context.Context, o Options, c client, i int) error {
 	err := c.do(ctx, time.Now().Add(o.Timeout), &out, i)
 	what := o.Target.describe()
 	if len(o.Mix) > 0 {
-		what = o.Request.Method + " " + o.Mix[i].URI + " on " + what
+		what = o.RequestOf(i).Method + " " + o.Mix[i].URI + " on " + what
 	}
 	switch {
 	case err == nil:

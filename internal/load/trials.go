@@ -23,7 +23,7 @@ func NewRunner(o Options) (*Runner, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	return &Runner{o: o, newClient: newClientFactory(o.Target, o.Request, o.Mix, o.ExpectBody != nil || hasBodyCheck(o.Mix), min(o.Timeout, 5*time.Second))}, nil
+	return &Runner{o: o, newClient: newClientFactory(&o, o.ExpectBody != nil || hasBodyCheck(o.Mix), min(o.Timeout, 5*time.Second))}, nil
 }
 
 // WithProgress returns a Runner that shares r's request and reports progress to f.

@@ -269,6 +269,7 @@ type request struct {
 	uri    string
 	weight int
 	params []fcgi.Param
+	body   []byte
 	req    *fcgi.Request
 }
 
@@ -392,8 +393,9 @@ func buildRequests(o Options, st *stack.Stack, front string) []request {
 		_, query, _ := strings.Cut(u.URI, "?")
 		t := load.Target{Protocol: load.FastCGI, Network: pool.Network, Address: pool.Address, Script: st.Script(),
 			DocumentRoot: st.Docroot, ScriptName: front, RequestURI: u.URI, Query: query}
-		p := load.FastCGIParams(t, o.Request)
-		reqs = append(reqs, request{uri: u.URI, weight: u.Weight, params: p, req: fcgi.NewRequest(p, o.Request.Body)})
+		r := u.RequestOver(o.Request)
+		p := load.FastCGIParams(t, r)
+		reqs = append(reqs, request{uri: u.URI, weight: u.Weight, params: p, body: r.Body, req: fcgi.NewRequest(p, r.Body)})
 	}
 	return reqs
 }
@@ -489,7 +491,7 @@ func instructionsOfMix(ctx context.Context, o Options, v Variant, base phpini.Fi
 			o.progress(v.Name, "callgrind "+r.uri)
 			mu.Unlock()
 			ir, err := measure.Instructions(ctx, measure.InstrOptions{Valgrind: o.Valgrind, PHPCGI: o.PHPCGI, Script: script,
-				Env: measure.CGIEnv(r.params), Body: o.Request.Body, INIFile: base.INI, ScanDir: base.ScanDir, INI: ini,
+				Env: measure.CGIEnv(r.params), Body: r.body, INIFile: base.INI, ScanDir: base.ScanDir, INI: ini,
 				Warmup: o.InstrWarmup, N: o.InstrN, Functions: o.Functions})
 			if err != nil {
 				errs[i] = fmt.Errorf("instructions of %s: %w", r.uri, err)

@@ -167,11 +167,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 			{"trials", fmt.Sprintf("%d recorded: throughput trials of %s warm-up and %s measured; CPU trials of %d requests", len(r.Trials),
 				secs(r.Plan.WarmupS), secs(r.Plan.WindowS), r.Plan.CPURequests)},
 		}
-		var urls []string
-		for _, u := range r.URLs {
-			urls = append(urls, fmt.Sprintf("%s (weight %d)", u.Path, u.Weight))
-		}
-		if len(urls) > 0 {
+		if urls := urlList(r.URLs); len(urls) > 0 {
 			p.Plan = append(p.Plan, [2]string{"URLs", strings.Join(urls, ", ")})
 		}
 		if r.Plan.StartsRun > 0 {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
@@ -14,6 +15,9 @@ func Tune(w io.Writer, r *tune.Result) {
 		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
 	}
 	fmt.Fprintf(w, "phptune tune: %s, %d URL(s), %s of a %s budget\n", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS))
+	if urls := urlList(r.URLs); len(urls) > 1 || (len(urls) == 1 && r.URLs[0].PeakMemory > 0) {
+		fmt.Fprintf(w, "  URLs: %s\n", strings.Join(urls, ", "))
+	}
 	if s := r.Saturation; s != nil && len(s.Points) > 0 {
 		fmt.Fprintf(w, "\n  Saturation (static pool of %d):", s.Pool)
 		for _, p := range s.Points {
@@ -112,6 +116,31 @@ func unset(v string) string {
 		return "(unset)"
 	}
 	return v
+}
+
+// urlList names each URL with its weight and, when known, PHP's peak memory for one request of it; a URL that
+// needs three times the median or more is marked, as the pool must be sized for it.
+func urlList(urls []tune.URL) []string {
+	var mems []float64
+	for _, u := range urls {
+		if u.PeakMemory > 0 {
+			mems = append(mems, float64(u.PeakMemory))
+		}
+	}
+	median := stats.Median(mems)
+	var out []string
+	for _, u := range urls {
+		s := strings.TrimSpace(u.Method + " " + u.Path)
+		s += fmt.Sprintf(" (weight %d", u.Weight)
+		if u.PeakMemory > 0 {
+			s += ", " + mibs(float64(u.PeakMemory)) + " peak"
+			if len(mems) > 1 && float64(u.PeakMemory) >= 3*median {
+				s += fmt.Sprintf(", %.0fx the median URL's", float64(u.PeakMemory)/median)
+			}
+		}
+		out = append(out, s+")")
+	}
+	return out
 }
 
 func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }

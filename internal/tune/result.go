@@ -51,6 +51,10 @@ type Result struct {
 type URL struct {
 	Path   string `json:"path"`
 	Weight int    `json:"weight"`
+	Method string `json:"method,omitempty"` // when not GET
+	// PeakMemory is PHP's peak memory for one request of this URL (php-fpm's "last request memory"), 0 when
+	// unknown.
+	PeakMemory int64 `json:"peak_memory_bytes,omitempty"`
 }
 
 // Plan is how the run decided and where its time went.

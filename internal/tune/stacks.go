@@ -30,6 +30,9 @@ type stacks struct {
 	// settleWall and startWall are what settling and starting (settling included) took, for the plan.
 	starts                int
 	startWall, settleWall time.Duration
+	// urlMemoryDone: the first stack's check found each URL's memory (later checks are alone only then, and
+	// need not).
+	urlMemoryDone bool
 }
 
 // lengths are the trials' lengths, fitted once the app's speed is known.
@@ -44,6 +47,7 @@ type warmStack struct {
 	pool         stack.Endpoint
 	maxResponse  int64   // the largest response of the check, headers included
 	checkLatency float64 // the check's mean latency, seconds
+	urlMemory    []int64 // per URL, PHP's peak memory for one request of it (php-fpm's "last request memory"); 0 unknown
 	refs         int
 	note         string // what a knob's check said of it
 	// ready is closed once the stack is started, checked and settled, or failed (err): an arm of the same
@@ -272,18 +276,16 @@ func (s *stacks) stopAll() {
 // check sends each URL once and turns what makes tuning pointless into a clear error that names the URL, with
 // PHP's own message.
 func (s *stacks) check(ctx context.Context, w *warmStack) error {
-	var latency float64
-	for _, u := range s.o.URLs {
-		o := s.loadOptions(w, 1)
-		o.Mix, o.Requests, o.Duration, o.Warmup = []load.MixItem{u}, 1, 0, 0
-		r, err := load.NewRunner(o)
+	if s.o.LogIn != nil {
+		urls, err := s.o.LogIn(ctx, w.st.HTTPURL)
 		if err != nil {
 			return err
 		}
-		if err := r.Preflight(ctx); err != nil {
-			return err
-		}
-		res, err := r.Trial(ctx, 0, 0)
+		s.o.URLs, s.o.LogIn = urls, nil // once: the session outlives the stack (it is in the app's store)
+	}
+	var latency float64
+	for _, u := range s.o.URLs {
+		res, err := s.checkOne(ctx, w, u)
 		if err != nil {
 			return err
 		}
@@ -299,11 +301,68 @@ func (s *stacks) check(ctx context.Context, w *warmStack) error {
 		if msg := phpMessage(w.st); msg != "" {
 			why += "; PHP says: " + msg
 		}
-		method := cmp.Or(s.o.Request.Method, "GET")
+		method := cmp.Or(u.RequestOver(s.o.Request).Method, "GET")
 		return exitcode.UsageErrorf("%s %s fails under %s (%s): fix the app or the --url list before tuning", method, u.URI, w.cfg, why)
 	}
 	w.checkLatency = latency / float64(max(len(s.o.URLs), 1))
+	s.urlMemoryDone = true
 	return nil
+}
+
+// checkOne sends u once. On the run's first stack it also finds PHP's peak memory for the request: the pool's
+// status page shows each worker's last request, so the worker that served u is the idle one whose request
+// count rose and whose last request is not the status page (a GET is sent again, up to three times, when the
+// worker went on to serve the status page itself).
+func (s *stacks) checkOne(ctx context.Context, w *warmStack, u load.MixItem) (*load.Result, error) {
+	o := s.loadOptions(w, 1)
+	o.Mix, o.Requests, o.Duration, o.Warmup = []load.MixItem{u}, 1, 0, 0
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Preflight(ctx); err != nil {
+		return nil, err
+	}
+	tries := 1
+	if !s.urlMemoryDone && o.RequestOf(0).Method == "GET" {
+		tries = 3
+	}
+	for try := 1; ; try++ {
+		before := s.fpmStatus(ctx, w)
+		res, err := r.Trial(ctx, 0, 0)
+		if err != nil || res.Errors > 0 || s.urlMemoryDone {
+			return res, err
+		}
+		if m := servedMemory(before, s.fpmStatus(ctx, w), w.pool.StatusPath); m > 0 || try == tries {
+			w.urlMemory = append(w.urlMemory, m)
+			return res, nil
+		}
+	}
+}
+
+func (s *stacks) fpmStatus(ctx context.Context, w *warmStack) *measure.FPMStatus {
+	sc, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, _ := measure.ReadFPMStatus(sc, w.pool.Network, w.pool.Address, w.pool.StatusPath)
+	return st
+}
+
+// servedMemory is the last request memory of the worker that served one request between before and after (0:
+// not to be told).
+func servedMemory(before, after *measure.FPMStatus, statusPath string) int64 {
+	if before == nil || after == nil {
+		return 0
+	}
+	count := map[int]int64{}
+	for _, p := range before.Processes {
+		count[p.PID] = p.Requests
+	}
+	for _, p := range after.Processes {
+		if p.State == "Idle" && p.Requests > count[p.PID] && !strings.HasPrefix(p.RequestURI, statusPath) {
+			return p.LastRequestMemory
+		}
+	}
+	return 0
 }
 
 // phpMessage is the last PHP message nginx logged from FastCGI stderr (a fatal error, a warning).

@@ -13,6 +13,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +33,10 @@ type Options struct {
 	AppName string
 	URLs    []load.MixItem
 	Request load.Request
-	Base    knob.Config // the starting point: Debian's pool or the user's files, pins applied
+	// LogIn, when set, is sent once on the first stack before the URLs are checked; the URLs it returns (with
+	// the session's cookies) are the run's.
+	LogIn func(ctx context.Context, base string) ([]load.MixItem, error)
+	Base  knob.Config // the starting point: Debian's pool or the user's files, pins applied
 	// BaseName says what Base is, for the headline ("Debian's defaults", "your configuration").
 	BaseName string
 	Pins     map[string]string
@@ -154,7 +159,11 @@ func newTuner(o Options) (*tuner, error) {
 		Recommendation: o.Base,
 		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
 	for _, u := range o.URLs {
-		t.res.URLs = append(t.res.URLs, URL{Path: u.URI, Weight: u.Weight})
+		m := u.RequestOver(o.Request).Method
+		if m == "GET" {
+			m = ""
+		}
+		t.res.URLs = append(t.res.URLs, URL{Path: u.URI, Weight: u.Weight, Method: m})
 	}
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
 		Alpha: o.Alpha, MinEffect: o.MinEffect}
@@ -178,6 +187,19 @@ func (t *tuner) warn(s string) {
 	t.res.Warnings = append(t.res.Warnings, s)
 }
 
+// commandOf is a process's command, as ps shows it.
+func commandOf(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args := strings.Fields(strings.ReplaceAll(string(b), "\x00", " "))
+	if len(args) > 2 {
+		args = args[:2]
+	}
+	if len(args) > 0 {
+		args[0] = filepath.Base(args[0])
+	}
+	return strings.Join(args, " ")
+}
+
 // left is the time before the budget ends.
 func (t *tuner) left() time.Duration { return t.end.Sub(t.clock.Now()) }
 
@@ -189,11 +211,14 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	defer first.Stop()
-	if others := stack.OtherRuns(); len(others) > 0 {
-		t.warn(fmt.Sprintf("another phptune run (pid %s) was measuring on this machine when this one began: both load "+
-			"the same CPUs, so figures are lower and verdicts slower; run one at a time", strings.Trim(fmt.Sprint(others), "[]")))
+	for _, pid := range stack.OtherRuns() {
+		t.warn(fmt.Sprintf("another phptune run (pid %d, %s) was running on this machine when this one began: while it "+
+			"serves load or measures, it shares the CPUs, so figures are lower and verdicts slower; run one at a time", pid, commandOf(pid)))
 	}
 	w := t.stacks.warmOf(t.best)
+	for i := range min(len(w.urlMemory), len(t.res.URLs)) {
+		t.res.URLs[i].PeakMemory = w.urlMemory[i]
+	}
 	t.facts.MaxResponse = w.maxResponse
 	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
 	t.facts.Concurrency = sweepPool(t.o.Memory)
