@@ -23,6 +23,7 @@ import (
 type buildFlags struct {
 	debian, debianVersion, source, configureArgs, profFlags, holdoutApp, cache, out, make, train string
 	variants, urls, holdout                                                                      []string
+	mix                                                                                          mixFlags
 	trainN, rounds, repeats, jobs                                                                int
 	noVerify, noCallgrind, jit, installDeps, json, withDebian, noHuge                            bool
 	throughputTrial, trainDuration                                                               time.Duration
@@ -82,6 +83,7 @@ environment (phptune report DIR/result.json re-renders it).`,
 	fl.StringSliceVar(&f.variants, "variants", []string{phpbuild.Baseline, phpbuild.PGO}, "variants: baseline, pgo, pgo+lto, pgo+bolt")
 	fl.StringVar(&f.train, "train", "", "the app to train on: a docroot, a prepared workload preset or its directory (same as the APP argument)")
 	fl.StringArrayVar(&f.urls, "url", nil, "training request URI, repeatable (default: a preset's URLs; for the demo app its HTML pages)")
+	f.mix.registerLog(fl)
 	fl.StringArrayVar(&f.holdout, "holdout-url", nil, "held-out request URI, repeatable (default for the demo app: its API and form)")
 	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out APP (a docroot with index.php, or demo) for the held-out URLs (default: APP; for a preset, the demo app)")
 	fl.IntVar(&f.trainN, "train-n", 50, "training repeats per URL (php-cgi -T)")
@@ -107,6 +109,11 @@ environment (phptune report DIR/result.json re-renders it).`,
 
 func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	ctx := cmd.Context()
+	logged, err := f.mix.trainingURIs(os.Stderr)
+	if err != nil {
+		return err
+	}
+	f.urls = append(f.urls, logged...)
 	o := phpbuild.Options{
 		Debian: f.debian, DebianVersion: f.debianVersion, SourcePath: f.source, ProfFlags: f.profFlags,
 		Variants: f.variants, TrainN: f.trainN, JIT: f.jit, Verify: !f.noVerify, Rounds: f.rounds, Repeats: f.repeats,

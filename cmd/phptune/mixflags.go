@@ -29,11 +29,47 @@ func (m *mixFlags) register(fl *pflag.FlagSet, urlHelp string) {
 	if urlHelp != "" {
 		fl.StringArrayVar(&m.urls, "url", nil, urlHelp)
 	}
-	fl.StringVar(&m.urlFile, "url-file", "", "the URLs from a YAML or JSON file: per URL method, headers, cookies, body or form, weight, expect; a login sent once before the run (see docs/urls.md)")
+	fl.StringVar(&m.urlFile, "url-file", "", "the URLs from a YAML or JSON file: per URL method, headers, cookies, body or form, weight, expect; a login sent once before the run over HTTP (see docs/urls.md)")
+	m.registerLog(fl)
+}
+
+// registerLog registers the access log's flags alone (build trains on GET paths, and takes no URL file).
+func (m *mixFlags) registerLog(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&m.accessLogs, "from-access-log", nil, "the mix from an access log, nginx or Apache, plain or gzip (repeatable: its rotated files): the most requested routes and, with request times logged, the most time-consuming")
 	fl.StringVar(&m.logFormat, "log-format", "", "the access log's format as nginx log_format or Apache LogFormat (default: combined or common, detected)")
 	fl.IntVar(&m.logTop, "log-top", 10, "at most this many routes from the access log (by requests; the three costliest in time are added)")
-	fl.StringVar(&m.logKeep, "log-keep", "", "keep what the access log's mix leaves out: static, health, methods (non-GET), errors (non-2xx)")
+	fl.StringVar(&m.logKeep, "log-keep", "", "keep what the access log's mix leaves out: static, health, methods (non-GET), errors (not 2xx or 304)")
+}
+
+// trainingURIs are the access logs' URIs for training, each repeated in proportion to its weight (1 to 10
+// times: a profile is shaped by what runs most).
+func (m *mixFlags) trainingURIs(report io.Writer) ([]string, error) {
+	if len(m.accessLogs) == 0 {
+		return nil, m.checkLogFlags()
+	}
+	items, err := m.fromLogs(load.Request{Method: "GET"}, nil, report)
+	if err != nil {
+		return nil, err
+	}
+	top := 1
+	for _, it := range items {
+		top = max(top, it.Weight)
+	}
+	var uris []string
+	for _, it := range items {
+		for range max(1, (10*it.Weight+top/2)/top) {
+			uris = append(uris, it.URI)
+		}
+	}
+	return uris, nil
+}
+
+// checkLogFlags refuses --log-* options without an access log: they would be ignored.
+func (m *mixFlags) checkLogFlags() error {
+	if len(m.accessLogs) == 0 && (m.logFormat != "" || m.logKeep != "" || m.logTop != 10) {
+		return exitcode.UsageErrorf("--log-format, --log-keep and --log-top shape --from-access-log: give the log")
+	}
+	return nil
 }
 
 // given says whether any URL was given.
@@ -48,6 +84,9 @@ type loginFunc func(ctx context.Context, base string) ([]load.MixItem, error)
 // report), each response checked against check unless its URL has its own marker. login is nil when nothing must
 // log in.
 func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writer) ([]load.MixItem, loginFunc, error) {
+	if err := m.checkLogFlags(); err != nil {
+		return nil, nil, err
+	}
 	items, err := parseURLs(m.urls, check)
 	if err != nil {
 		return nil, nil, err
@@ -67,8 +106,10 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 		if fm.HasLogin() {
 			login = func(ctx context.Context, url string) ([]load.MixItem, error) {
 				in, err := fm.LogIn(ctx, url)
-				if err != nil {
+				if err != nil && ctx.Err() == nil {
 					return nil, exitcode.WithCode(exitcode.Usage, err)
+				} else if err != nil {
+					return nil, ctx.Err() // interrupted: not the login's fault
 				}
 				// items, by then, ends with the access logs' URLs, which are sent as logged (no cookies).
 				return append(append(slices.Clone(before), in...), items[len(before)+len(in):]...), nil
@@ -102,7 +143,7 @@ func (m *mixFlags) fromLogs(base load.Request, check *regexp.Regexp, report io.W
 	var items []load.MixItem
 	for _, r := range mix.Routes {
 		for _, ex := range r.Examples {
-			it := load.MixItem{URI: ex.URI, Weight: ex.Weight, ExpectBody: check}
+			it := load.MixItem{URI: ex.URI, Weight: ex.Weight, ExpectBody: check, Optional: true}
 			if r.Method != base.Method {
 				rq := base
 				rq.Method = r.Method

@@ -246,7 +246,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	if !f.noScreen {
 		var missing string
-		if o.Screen, missing = screener(sc, o.URLs, o.Request); o.Screen == nil {
+		if o.Screen, missing = screener(sc, func() []load.MixItem { return o.URLs }, o.Request); o.Screen == nil {
 			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
 		}
 	}
@@ -370,7 +370,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 // screener counts a configuration's work per request: instructions with php-cgi under callgrind (no server
 // needed) and system calls with strace on a php-fpm pool of its own. Nil, with the missing program's name, when
 // valgrind or strace is not installed.
-func screener(sc stack.Config, urls []load.MixItem, req load.Request) (*tune.Screener, string) {
+// screener counts with urls() as they are when it counts: after a URL file's login, with its session.
+func screener(sc stack.Config, urls func() []load.MixItem, req load.Request) (*tune.Screener, string) {
 	if _, err := measure.FindValgrind(""); err != nil {
 		return nil, "valgrind"
 	}
@@ -381,12 +382,12 @@ func screener(sc stack.Config, urls []load.MixItem, req load.Request) (*tune.Scr
 		Method: "instructions: callgrind on php-cgi; syscalls: strace on php-fpm",
 		Instructions: func(ctx context.Context, cfg knob.Config) (float64, error) {
 			// One warm-up and two measured requests a URL: the counts repeat to a few parts in ten thousand.
-			po := profile.Options{Stack: sc, URLs: urls, Request: req, InstrWarmup: 1, InstrN: 2}
+			po := profile.Options{Stack: sc, URLs: urls(), Request: req, InstrWarmup: 1, InstrN: 2}
 			instr, _, err := profile.ScreenInstructions(ctx, po, cfg)
 			return instr, err
 		},
 		Syscalls: func(ctx context.Context, cfg knob.Config) (float64, error) {
-			po := profile.Options{Stack: sc, URLs: urls, Request: req, NoInstructions: true, Requests: 100, Warmup: 2,
+			po := profile.Options{Stack: sc, URLs: urls(), Request: req, NoInstructions: true, Requests: 100, Warmup: 2,
 				Variants: []profile.Variant{{Name: "screen", Config: cfg}}}
 			pr, err := profile.Run(ctx, po)
 			if err != nil {

@@ -117,7 +117,7 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	r = phptune(t, "tune", app, "--url", "/articles", "--expect-body", "phptune-demo:list", "--from-ini", ini,
 		"--knob", "max_children=2", "--knob", "pm=static",
 		"--knob", "ini:auto_prepend_file=,burn.php", "--knob", "ini:precision=14,15",
-		"--only", "opcache", "--screen", "--budget", "150s", "--out", out)
+		"--only", "opcache", "--screen", "--budget", "180s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

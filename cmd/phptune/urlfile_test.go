@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,36 @@ func TestAccessLogMix(t *testing.T) {
 	r = phptune(t, "bench", info.HTTP, "--from-access-log", p, "--log-keep", "everything")
 	if r.code != 2 || !strings.Contains(r.stderr, "--log-keep") {
 		t.Errorf("a bad --log-keep: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestBuildTrainsOnTheLoggedMix: build's training list from an access log repeats each URL by its weight.
+func TestBuildTrainsOnTheLoggedMix(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "access.log")
+	var b strings.Builder
+	for i := range 100 {
+		uri := "/hot"
+		if i%10 == 0 {
+			uri = "/cold"
+		}
+		fmt.Fprintf(&b, "10.0.0.1 - - [10/Oct/2024:13:55:00 +0000] \"GET %s HTTP/1.1\" 200 512 \"-\" \"curl/8\"\n", uri)
+	}
+	os.WriteFile(p, []byte(b.String()), 0o600)
+	m := mixFlags{accessLogs: []string{p}, logTop: 10}
+	uris, err := m.trainingURIs(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot, cold := 0, 0
+	for _, u := range uris {
+		switch u {
+		case "/hot":
+			hot++
+		case "/cold":
+			cold++
+		}
+	}
+	if hot != 10 || cold != 1 {
+		t.Errorf("training list %v: want /hot 10 times and /cold once", uris)
 	}
 }

@@ -35,6 +35,7 @@ type reason int
 
 const (
 	keepIt reason = iota
+	byNoRequest
 	byMethod
 	byStatus
 	byStatic
@@ -44,15 +45,19 @@ const (
 
 // reasons names each reason as in Mix.Dropped, says what it drops, and the --log-keep word that keeps it.
 var reasons = [nReasons]struct{ key, what, word string }{
-	byMethod: {"method", "not GET", "methods"},
-	byStatus: {"status", "not 2xx/304", "errors"},
-	byStatic: {"static", "static files", "static"},
-	byHealth: {"health", "health checks", "health"},
+	byNoRequest: {"no_request", "without a request (\"-\" on a timeout, OPTIONS *, a scanner's bytes)", ""},
+	byMethod:    {"method", "not GET", "methods"},
+	byStatus:    {"status", "not 2xx/304", "errors"},
+	byStatic:    {"static", "static files", "static"},
+	byHealth:    {"health", "health checks", "health"},
 }
 
 // drop says why r is not replayed, or keepIt. Only GET by default: replaying a POST repeats its
 // side effects; only 2xx and 304: an error or a redirect measures that, not the page.
 func (k Keep) drop(r *request) reason {
+	if r.uri == nil {
+		return byNoRequest // the server logged a connection, not a request: nothing to replay, whatever kept
+	}
 	if !k.Methods && !bytes.Equal(r.method, get) {
 		return byMethod
 	}

@@ -66,6 +66,7 @@ var nginxFields = map[string]fieldKind{
 // compileFormat compiles a user pattern: nginx if it holds a $variable, else Apache if it holds a
 // %directive (the package doc lists the fields read).
 func compileFormat(p string) (*format, error) {
+	p = fromConfig(p)
 	var toks []token
 	var err error
 	switch {
@@ -83,6 +84,43 @@ func compileFormat(p string) (*format, error) {
 		return nil, fmt.Errorf("log format %q has no request URI: give $request, $request_uri or $uri (nginx), %%r or %%U (Apache)", p)
 	}
 	return &format{name: p, toks: toks}, nil
+}
+
+// fromConfig takes a format as pasted from a config file: nginx's `log_format NAME [escape=...] '...' '...';`
+// (its quoted pieces joined) or Apache's `LogFormat "..." NAME` (the quoted string); anything else as it is.
+func fromConfig(p string) string {
+	p = strings.TrimSpace(p)
+	switch f := strings.Fields(p); {
+	case len(f) > 2 && f[0] == "log_format":
+		var b strings.Builder
+		for rest := p; ; {
+			i := strings.IndexByte(rest, '\'')
+			if i < 0 {
+				break
+			}
+			j := strings.IndexByte(rest[i+1:], '\'')
+			if j < 0 {
+				break
+			}
+			b.WriteString(rest[i+1 : i+1+j])
+			rest = rest[i+j+2:]
+		}
+		if b.Len() > 0 {
+			return b.String()
+		}
+	case len(f) > 1 && f[0] == "LogFormat":
+		rest := strings.TrimSpace(strings.TrimPrefix(p, "LogFormat"))
+		if strings.HasPrefix(rest, `"`) {
+			for i := 1; i < len(rest); i++ {
+				if rest[i] == '\\' {
+					i++
+				} else if rest[i] == '"' {
+					return rest[:i+1] // quoted: the Apache compiler takes the quotes off
+				}
+			}
+		}
+	}
+	return p
 }
 
 func hasKind(toks []token, kinds ...fieldKind) bool {

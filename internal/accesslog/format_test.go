@@ -133,13 +133,20 @@ func TestParseFormats(t *testing.T) {
 }
 
 func TestParseBadLines(t *testing.T) {
-	bad := []string{
+	// Lines of the format whose request is none of the app's: parsed, with no URI (dropped as no request).
+	for _, line := range []string{
 		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "-" 408 0 "-" "-"`,
 		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "\x16\x03\x01\x02\x00\x01\x00\x01\xFC\x03\x03" 400 157 "-" "-"`,
-		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" abc 0 "-" "-"`,
 		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET http://proxy.example/ HTTP/1.1" 200 0 "-" "-"`,
 		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "get /a HTTP/1.1" 200 0 "-" "-"`,
 		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a" 200 0 "-" "-"`,
+	} {
+		if got, _, ok := parseOne(t, "", line); !ok || got.uri != "" || got.status < 100 {
+			t.Errorf("%q: %+v, %v: want a line without a request", line, got, ok)
+		}
+	}
+	bad := []string{
+		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" abc 0 "-" "-"`,
 		`Oct 10 13:55:36 host nginx: something else`,
 		`[10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 0`,
 		`1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1`,

@@ -149,7 +149,7 @@ func (v *fields) request(scratch *[]byte) (request, bool) {
 	if v.reqLine != nil {
 		m, u, ok := splitRequest(v.reqLine)
 		if !ok {
-			return request{}, false
+			return v.noRequest()
 		}
 		r.method, r.uri = m, u
 	}
@@ -165,7 +165,7 @@ func (v *fields) request(scratch *[]byte) (request, bool) {
 		r.uri = v.joinPath(scratch)
 	}
 	if !validMethod(r.method) || len(r.uri) == 0 || r.uri[0] != '/' {
-		return request{}, false
+		return v.noRequest() // a proxy probe (GET http://...), a lower-case method: not the app's
 	}
 	if v.hasStatus {
 		s, ok := parseStatus(v.status)
@@ -179,6 +179,20 @@ func (v *fields) request(scratch *[]byte) (request, bool) {
 		r.seconds, r.timed = v.upstream, v.upTimed
 	}
 	return r, true
+}
+
+// noRequest is a line that fits the format but logs no request ("-" for a connection closed before one, a
+// TLS handshake on the plain port): a request with no URI, dropped as such, when its status is a number;
+// else the line is malformed.
+func (v *fields) noRequest() (request, bool) {
+	if !v.hasStatus {
+		return request{}, false
+	}
+	s, ok := parseStatus(v.status)
+	if !ok {
+		return request{}, false
+	}
+	return request{status: s}, true
 }
 
 // joinPath is the path with its query; nginx's $args is "-" or empty without one, Apache's %q is

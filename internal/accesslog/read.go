@@ -51,7 +51,7 @@ type Mix struct {
 	Lines    int // lines read (blank ones not counted)
 	Unparsed int
 	FirstBad []BadLine      // up to 5
-	Dropped  map[string]int // "method", "status", "static", "health"
+	Dropped  map[string]int // "no_request", "method", "status", "static", "health"
 	Kept     int            // requests after the filters
 	HasTime  bool
 	Routes   []Route // chosen, by requests (time-picked ones after)

@@ -3,6 +3,8 @@ package accesslog
 import (
 	"sort"
 	"strings"
+
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // maxLiterals is how many distinct literal segments may follow one parent before they are taken for
@@ -104,11 +106,23 @@ func (n *node) walk(prefix string, fn func(path string, h *hit)) {
 }
 
 // collapse merges the literal children of a node into {*} when there are more than maxLiterals of
-// them (slugs: /blog/hello-world, /blog/another-post, ...), then does the same below.
+// them (slugs: /blog/hello-world, /blog/another-post, ...), then does the same below. A child with
+// five times the median child's requests and 1% of the node's is a page of its own (/cart beside
+// the products), never a slug.
 func (n *node) collapse() {
-	var lits []string
-	for seg := range n.children {
+	total := n.requests()
+	counts := map[string]int{}
+	var all []float64
+	for seg, c := range n.children {
 		if collapsible(seg) {
+			counts[seg] = c.requests()
+			all = append(all, float64(counts[seg]))
+		}
+	}
+	median := stats.Median(all)
+	var lits []string
+	for seg, c := range counts {
+		if !(float64(c) >= 5*median && 100*c >= total) {
 			lits = append(lits, seg)
 		}
 	}
@@ -123,6 +137,18 @@ func (n *node) collapse() {
 	for _, c := range n.children {
 		c.collapse()
 	}
+}
+
+// requests counts the requests whose paths end at or below n.
+func (n *node) requests() int {
+	sum := 0
+	for _, h := range n.ends {
+		sum += h.count
+	}
+	for _, c := range n.children {
+		sum += c.requests()
+	}
+	return sum
 }
 
 func (n *node) merge(o *node) {

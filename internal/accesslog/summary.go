@@ -24,7 +24,7 @@ func (m *Mix) countsLine() string {
 		fmt.Fprintf(&b, ", %d unparseable (first: %s:%d %q)", m.Unparsed, bad.File, bad.Line, clip(bad.Text, 80))
 	}
 	var drops []string
-	for r := byMethod; r < nReasons; r++ {
+	for r := byNoRequest; r < nReasons; r++ {
 		if n := m.Dropped[reasons[r].key]; n > 0 {
 			drops = append(drops, fmt.Sprintf("%d %s", n, reasons[r].what))
 		}

@@ -22,15 +22,18 @@ func (v *fields) tailTimes(b []byte) {
 			up, hasUp = sumTimes(val)
 		}
 	}
+	// A time over an hour is no request time (an appended $msec, a byte count with a dot): not one.
 	switch {
-	case hasKeyed:
+	case hasKeyed && plausible(keyed):
 		v.seconds, v.timed = keyed, true
-	case hasBare:
+	case hasBare && plausible(bare):
 		v.seconds, v.timed = bare, true
-	case hasUp:
+	case hasUp && plausible(up):
 		v.upstream, v.upTimed = up, true
 	}
 }
+
+func plausible(s float64) bool { return s >= 0 && s <= 3600 }
 
 // nextTailField splits off one space-separated field: key=value (value maybe quoted), a bare word
 // (key nil), or a quoted string (key and value nil, as nothing in one is read). It returns the rest.

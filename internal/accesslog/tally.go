@@ -139,7 +139,7 @@ func (t *tally) hits() []*hit {
 func (t *tally) mix(o Options) (*Mix, error) {
 	m := &t.m
 	m.Dropped = make(map[string]int, nReasons)
-	for r := byMethod; r < nReasons; r++ {
+	for r := byNoRequest; r < nReasons; r++ {
 		m.Dropped[reasons[r].key] = t.dropped[r]
 	}
 	m.Format = strings.Join(t.formats, ", ")
@@ -185,9 +185,11 @@ func (t *tally) noMatch(files string) error {
 
 func (t *tally) allDropped(files string) error {
 	var parts []string
-	for r := byMethod; r < nReasons; r++ {
-		if n := t.dropped[r]; n > 0 {
+	for r := byNoRequest; r < nReasons; r++ {
+		if n := t.dropped[r]; n > 0 && reasons[r].word != "" {
 			parts = append(parts, fmt.Sprintf("%d %s (--log-keep %s)", n, reasons[r].what, reasons[r].word))
+		} else if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, reasons[r].what))
 		}
 	}
 	return fmt.Errorf("no request of %s is left to replay after the filters: dropped %s", files, strings.Join(parts, ", "))

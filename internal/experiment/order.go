@@ -1,10 +1,10 @@
 package experiment
 
-// williams is a Williams design for k arms: orders in which every arm runs in every position equally often and
+// Williams is a Williams design for k arms: orders in which every arm runs in every position equally often and
 // follows every other arm equally often, so that neither a drift of the machine nor what the previous trial
 // left behind (a warm cache, a busy core) falls on one arm more than another. Two arms give A B, B A; an odd
 // number of arms needs each row mirrored, 2k rows in all.
-func williams(k int) [][]int {
+func Williams(k int) [][]int {
 	if k <= 1 {
 		return [][]int{make([]int, k)}
 	}

@@ -4,7 +4,7 @@ import "testing"
 
 func TestWilliamsIsBalanced(t *testing.T) {
 	for k := 1; k <= 7; k++ {
-		rows := williams(k)
+		rows := Williams(k)
 		pos := make([][]int, k) // arm -> position counts
 		for i := range pos {
 			pos[i] = make([]int, k)

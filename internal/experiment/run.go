@@ -52,7 +52,7 @@ func newRun(s Spec) *run {
 // the comparisons. An arm whose trial fails is taken out with the status error and the round is not paired.
 func (e *run) round(ctx context.Context) error {
 	if e.scheduled == 0 {
-		e.orders = williams(len(e.live))
+		e.orders = Williams(len(e.live))
 	}
 	order := e.orders[e.scheduled%len(e.orders)]
 	e.scheduled++

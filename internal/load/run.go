@@ -61,6 +61,9 @@ type MixItem struct {
 	// Request, when set, is how this URI is sent (its method, headers, body: a form, a logged-in page); nil
 	// sends it as the run's Request.
 	Request *Request
+	// Optional: a URL taken from an access log, which a tune leaves out with a warning when it fails on the app
+	// as served (a deleted post, a page behind a login) rather than stopping.
+	Optional bool
 }
 
 // RequestOf is how entry i of the mix is sent.

@@ -199,20 +199,18 @@ func TestVerifyRoundsAndComparisons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done != 6 || len(rounds) != 6 {
+	// At most 6 rounds: fewer when every comparison is decided sooner.
+	if done < 2 || done > 6 || len(rounds) != done {
 		t.Fatalf("rounds done %d, reported %v", done, rounds)
-	}
-	if err := Compare(res); err != nil {
-		t.Fatal(err)
 	}
 	for _, set := range SetNames {
 		for _, a := range res {
-			if n := len(a.Sets[set].TimesUS); n != 6 || a.Sets[set].Median <= 0 {
+			if n := len(a.Sets[set].TimesUS); n != done || a.Sets[set].Median <= 0 {
 				t.Errorf("%s %s: %d times, median %v", a.Name, set, n, a.Sets[set].Median)
 			}
 		}
 		c := res[1].Cmp[set]
-		if c == nil || c.N != 6 || c.Verdict == "" {
+		if c == nil || c.N != done || c.Verdict == "" {
 			t.Errorf("%s: comparison %+v", set, c)
 		}
 	}

@@ -570,7 +570,8 @@ func ScreenInstructions(ctx context.Context, o Options, cfg knob.Config) (float6
 		_, query, _ := strings.Cut(u.URI, "?")
 		t := load.Target{Protocol: load.FastCGI, Network: "unix", Script: script, DocumentRoot: docroot,
 			ScriptName: "/" + strings.TrimPrefix(front, "/"), RequestURI: u.URI, Query: query}
-		reqs = append(reqs, request{uri: u.URI, weight: w, params: load.FastCGIParams(t, o.Request)})
+		r := u.RequestOver(o.Request)
+		reqs = append(reqs, request{uri: u.URI, weight: w, params: load.FastCGIParams(t, r), body: r.Body})
 	}
 	iniDir, err := os.MkdirTemp("", "phptune-ini-")
 	if err != nil {

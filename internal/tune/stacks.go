@@ -30,9 +30,8 @@ type stacks struct {
 	// settleWall and startWall are what settling and starting (settling included) took, for the plan.
 	starts                int
 	startWall, settleWall time.Duration
-	// urlMemoryDone: the first stack's check found each URL's memory (later checks are alone only then, and
-	// need not).
-	urlMemoryDone bool
+	// checked: the run's first check is done (it alone logs in, measures memory and drops optional URLs).
+	checked bool
 }
 
 // lengths are the trials' lengths, fitted once the app's speed is known.
@@ -132,10 +131,13 @@ func (a *stackArm) Stop() {
 func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (*warmStack, error) {
 	key := cfg.String()
 	s.mu.Lock()
+	var dead *warmStack
 	if w := s.warm[key]; w != nil && w.died() {
-		// Killed while idle (held as the best so far): started afresh; its holder's release stops what is left.
+		// Killed while idle (held as the best so far): started afresh, and what is left of it stopped now, since
+		// no holder finds it by its key any more (the tuner's hold moves to the fresh stack).
 		delete(s.warm, key)
 		s.warn(fmt.Sprintf("%s: %v while idle; started again", key, w.st.Died()))
+		dead = w
 	}
 	if w := s.warm[key]; w != nil {
 		w.refs++
@@ -152,8 +154,14 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (
 		return w, nil
 	}
 	w := &warmStack{cfg: cfg, refs: 1, ready: make(chan struct{})}
+	if dead != nil && key == s.held {
+		w.refs++ // the hold's
+	}
 	s.warm[key] = w
 	s.mu.Unlock()
+	if dead != nil {
+		dead.st.Stop(context.Background())
+	}
 	began := time.Now()
 	err := s.startChecked(ctx, w, spec)
 	s.mu.Lock()
@@ -274,46 +282,69 @@ func (s *stacks) stopAll() {
 }
 
 // check sends each URL once and turns what makes tuning pointless into a clear error that names the URL, with
-// PHP's own message.
+// PHP's own message. The run's first check also logs in (once: the session outlives the stack, it is in the
+// app's store), measures each URL's memory, and leaves out, with a warning, optional URLs (an access log's)
+// that fail.
 func (s *stacks) check(ctx context.Context, w *warmStack) error {
-	if s.o.LogIn != nil {
+	s.mu.Lock()
+	first := !s.checked
+	s.checked = true
+	s.mu.Unlock()
+	if first && s.o.LogIn != nil {
 		urls, err := s.o.LogIn(ctx, w.st.HTTPURL)
 		if err != nil {
 			return err
 		}
-		s.o.URLs, s.o.LogIn = urls, nil // once: the session outlives the stack (it is in the app's store)
+		s.o.URLs = urls
 	}
 	var latency float64
+	var kept []load.MixItem
 	for _, u := range s.o.URLs {
-		res, err := s.checkOne(ctx, w, u)
+		res, err := s.checkOne(ctx, w, u, first)
 		if err != nil {
 			return err
 		}
-		w.maxResponse = max(w.maxResponse, res.MaxBytes)
-		latency += res.Latency.Mean / 1e6
 		if res.Errors == 0 {
+			w.maxResponse = max(w.maxResponse, res.MaxBytes)
+			latency += res.Latency.Mean / 1e6
+			kept = append(kept, u)
 			continue
 		}
-		why := ""
-		for c, sample := range res.ErrorSamples {
-			why = c + ": " + sample
+		why := s.whyFailed(w, u, res)
+		if first && u.Optional {
+			s.warn(fmt.Sprintf("%s is left out of the mix: %s", why, "it fails on the app as served here"))
+			continue
 		}
-		if msg := phpMessage(w.st); msg != "" {
-			why += "; PHP says: " + msg
-		}
-		method := cmp.Or(u.RequestOver(s.o.Request).Method, "GET")
-		return exitcode.UsageErrorf("%s %s fails under %s (%s): fix the app or the --url list before tuning", method, u.URI, w.cfg, why)
+		return exitcode.UsageErrorf("%s: fix the app or leave the URL out before tuning", why)
 	}
-	w.checkLatency = latency / float64(max(len(s.o.URLs), 1))
-	s.urlMemoryDone = true
+	if len(kept) == 0 {
+		return exitcode.UsageErrorf("no URL of the mix answers on the app as served here (see the warnings): fix the app or give URLs that work")
+	}
+	if first {
+		s.o.URLs = kept // before any other stack starts: the first check runs alone
+	}
+	w.checkLatency = latency / float64(len(kept))
 	return nil
 }
 
-// checkOne sends u once. On the run's first stack it also finds PHP's peak memory for the request: the pool's
-// status page shows each worker's last request, so the worker that served u is the idle one whose request
-// count rose and whose last request is not the status page (a GET is sent again, up to three times, when the
-// worker went on to serve the status page itself).
-func (s *stacks) checkOne(ctx context.Context, w *warmStack, u load.MixItem) (*load.Result, error) {
+// whyFailed says which URL failed how, with PHP's own message.
+func (s *stacks) whyFailed(w *warmStack, u load.MixItem, res *load.Result) string {
+	why := ""
+	for c, sample := range res.ErrorSamples {
+		why = c + ": " + sample
+	}
+	if msg := phpMessage(w.st); msg != "" {
+		why += "; PHP says: " + msg
+	}
+	method := cmp.Or(u.RequestOver(s.o.Request).Method, "GET")
+	return fmt.Sprintf("%s %s fails under %s (%s)", method, u.URI, w.cfg, why)
+}
+
+// checkOne sends u. On the run's first stack it also finds PHP's peak memory for the request: the pool's status
+// page shows each worker's last request, so the worker that served u is the idle one whose request count rose
+// and whose last request is not the status page. A GET is sent once first, unmeasured, so that its memory is
+// not its first compilation's, and again (up to three times) when its worker went on to serve the status page.
+func (s *stacks) checkOne(ctx context.Context, w *warmStack, u load.MixItem, first bool) (*load.Result, error) {
 	o := s.loadOptions(w, 1)
 	o.Mix, o.Requests, o.Duration, o.Warmup = []load.MixItem{u}, 1, 0, 0
 	r, err := load.NewRunner(o)
@@ -323,20 +354,54 @@ func (s *stacks) checkOne(ctx context.Context, w *warmStack, u load.MixItem) (*l
 	if err := r.Preflight(ctx); err != nil {
 		return nil, err
 	}
-	tries := 1
-	if !s.urlMemoryDone && o.RequestOf(0).Method == "GET" {
-		tries = 3
+	get := o.RequestOf(0).Method == "GET"
+	var before *measure.FPMStatus
+	if first && !get {
+		before = s.fpmStatus(ctx, w) // sent once only: a form is not sent twice
 	}
-	for try := 1; ; try++ {
+	res, err := r.Trial(ctx, 0, 0)
+	if err != nil || res.Errors > 0 || !first {
+		return res, err
+	}
+	if !get {
+		w.urlMemory = append(w.urlMemory, s.memoryAfter(ctx, w, before, u.URI))
+		return res, nil
+	}
+	for try := 0; ; try++ {
 		before := s.fpmStatus(ctx, w)
-		res, err := r.Trial(ctx, 0, 0)
-		if err != nil || res.Errors > 0 || s.urlMemoryDone {
+		if before == nil {
+			w.urlMemory = append(w.urlMemory, 0) // no status page: not to be told
+			return res, nil
+		}
+		if res, err = r.Trial(ctx, 0, 0); err != nil || res.Errors > 0 {
 			return res, err
 		}
-		if m := servedMemory(before, s.fpmStatus(ctx, w), w.pool.StatusPath); m > 0 || try == tries {
+		if m := s.memoryAfter(ctx, w, before, u.URI); m > 0 || try == 2 {
 			w.urlMemory = append(w.urlMemory, m)
 			return res, nil
 		}
+	}
+}
+
+// servedURI says whether a worker's last request (php-fpm shows SCRIPT_NAME and the query, "-" once a status
+// request is done) can be uri's.
+func servedURI(last, statusPath, uri string) bool {
+	if last == "-" || strings.HasPrefix(last, statusPath) {
+		return false
+	}
+	_, q1, _ := strings.Cut(last, "?")
+	_, q2, _ := strings.Cut(uri, "?")
+	return q1 == q2
+}
+
+// memoryAfter is servedMemory, asked again while the worker is finishing (up to about half a second).
+func (s *stacks) memoryAfter(ctx context.Context, w *warmStack, before *measure.FPMStatus, uri string) int64 {
+	for i := 0; ; i++ {
+		m, finishing := servedMemory(before, s.fpmStatus(ctx, w), w.pool.StatusPath, uri)
+		if !finishing || i == 20 || ctx.Err() != nil {
+			return m
+		}
+		time.Sleep(25 * time.Millisecond)
 	}
 }
 
@@ -348,21 +413,28 @@ func (s *stacks) fpmStatus(ctx context.Context, w *warmStack) *measure.FPMStatus
 }
 
 // servedMemory is the last request memory of the worker that served one request between before and after (0:
-// not to be told).
-func servedMemory(before, after *measure.FPMStatus, statusPath string) int64 {
+// not to be told); finishing says that worker is still finishing the request (freeing its memory after the
+// response went out), when its figure is not shown yet.
+func servedMemory(before, after *measure.FPMStatus, statusPath, uri string) (mem int64, finishing bool) {
 	if before == nil || after == nil {
-		return 0
+		return 0, false
 	}
 	count := map[int]int64{}
 	for _, p := range before.Processes {
 		count[p.PID] = p.Requests
 	}
 	for _, p := range after.Processes {
-		if p.State == "Idle" && p.Requests > count[p.PID] && !strings.HasPrefix(p.RequestURI, statusPath) {
-			return p.LastRequestMemory
+		if p.Requests <= count[p.PID] || !servedURI(p.RequestURI, statusPath, uri) {
+			continue
+		}
+		switch p.State {
+		case "Idle":
+			return p.LastRequestMemory, false
+		case "Finishing":
+			finishing = true
 		}
 	}
-	return 0
+	return 0, finishing
 }
 
 // phpMessage is the last PHP message nginx logged from FastCGI stderr (a fatal error, a warning).

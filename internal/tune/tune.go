@@ -158,13 +158,7 @@ func newTuner(o Options) (*tuner, error) {
 	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
 		Recommendation: o.Base,
 		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
-	for _, u := range o.URLs {
-		m := u.RequestOver(o.Request).Method
-		if m == "GET" {
-			m = ""
-		}
-		t.res.URLs = append(t.res.URLs, URL{Path: u.URI, Weight: u.Weight, Method: m})
-	}
+	t.recordURLs(nil)
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
 		Alpha: o.Alpha, MinEffect: o.MinEffect}
 	return t, nil
@@ -185,6 +179,22 @@ func (t *tuner) warn(s string) {
 	t.warnMu.Lock()
 	defer t.warnMu.Unlock()
 	t.res.Warnings = append(t.res.Warnings, s)
+}
+
+// recordURLs puts the mix in the result, each URL with its peak memory when known.
+func (t *tuner) recordURLs(memory []int64) {
+	t.res.URLs = nil
+	for i, u := range t.o.URLs {
+		m := u.RequestOver(t.o.Request).Method
+		if m == "GET" {
+			m = ""
+		}
+		r := URL{Path: u.URI, Weight: u.Weight, Method: m}
+		if i < len(memory) {
+			r.PeakMemory = memory[i]
+		}
+		t.res.URLs = append(t.res.URLs, r)
+	}
 }
 
 // commandOf is a process's command, as ps shows it.
@@ -216,9 +226,7 @@ func (t *tuner) run(ctx context.Context) error {
 			"serves load or measures, it shares the CPUs, so figures are lower and verdicts slower; run one at a time", pid, commandOf(pid)))
 	}
 	w := t.stacks.warmOf(t.best)
-	for i := range min(len(w.urlMemory), len(t.res.URLs)) {
-		t.res.URLs[i].PeakMemory = w.urlMemory[i]
-	}
+	t.recordURLs(w.urlMemory) // the URLs as checked: with optional ones that failed left out
 	t.facts.MaxResponse = w.maxResponse
 	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
 	t.facts.Concurrency = sweepPool(t.o.Memory)

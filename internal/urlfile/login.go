@@ -78,7 +78,8 @@ func (m *Mix) send(ctx context.Context, base string) (map[string]string, error) 
 	var names []string
 	for _, ck := range resp.Cookies() {
 		if ck.MaxAge < 0 || (!ck.Expires.IsZero() && ck.Expires.Before(time.Now())) {
-			continue // a cookie the login deletes
+			delete(jar, ck.Name) // a cookie the login deletes
+			continue
 		}
 		jar[ck.Name] = ck.Value
 		names = append(names, ck.Name)

@@ -53,7 +53,7 @@ func (f *File) Mix(base load.Request, check *regexp.Regexp) (*Mix, error) {
 // build is r as load sends it: base's headers, then r's (a name given again replaces base's), its cookies, its
 // body with the content type that goes with it.
 func (f *File) build(r Request, base load.Request) (load.Request, error) {
-	out := load.Request{Method: r.Method, KeepAlive: base.KeepAlive}
+	out := load.Request{Method: strings.ToUpper(r.Method), KeepAlive: base.KeepAlive}
 	body, ctype, err := f.body(r)
 	if err != nil {
 		return out, err
@@ -66,7 +66,7 @@ func (f *File) build(r Request, base load.Request) (load.Request, error) {
 		}
 	}
 	for _, h := range base.Headers {
-		if _, mine := lookup(r.Headers, h[0]); !mine {
+		if _, mine := lookup(r.Headers, h[0]); !mine && (ctype == "" || !strings.EqualFold(h[0], "Content-Type")) {
 			out.Headers = append(out.Headers, h)
 		}
 	}

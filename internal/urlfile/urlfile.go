@@ -93,9 +93,26 @@ func Parse(data []byte) (*File, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("it is empty: give urls: with a path each")
 		}
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, errors.New(oneLine(err))
 	}
 	return &f, f.check()
+}
+
+// oneLine is a YAML error as one line: its entries joined, Go's type names left out.
+func oneLine(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(l)
+		if i := strings.Index(l, " in type urlfile."); i >= 0 {
+			l = l[:i] + " (see docs/urls.md)"
+		}
+		if l != "" {
+			parts = append(parts, strings.Replace(l, "field ", "unknown field ", 1))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (f *File) check() error {

@@ -140,7 +140,7 @@ func TestLoginCookiesGoWithTheSessionsURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "wordpress_logged_in_abc=admin|123; wordpress_test_cookie=WP Cookie check"
+	want := "wordpress_logged_in_abc=admin|123" // the test cookie, deleted by the login, is not sent
 	if got := header(items[1].Request, "Cookie"); got != want {
 		t.Errorf("/wp-admin/ Cookie %q, want %q", got, want)
 	}
@@ -164,5 +164,29 @@ func TestAFailedLoginIsAnError(t *testing.T) {
 	m, _ = f.Mix(load.Request{}, nil)
 	if _, err := m.LogIn(context.Background(), srv.URL); err == nil || !strings.Contains(err.Error(), "status 403") {
 		t.Errorf("refused login: %v", err)
+	}
+}
+
+// A form or JSON body's Content-Type replaces the command's -H one (never two); a method is sent upper-case;
+// an unknown field is one line that names it.
+func TestBuildDetails(t *testing.T) {
+	f := load1(t, "urls:\n  - path: /f\n    method: post\n    form: {a: b}\n")
+	m, err := f.Mix(load.Request{Method: "GET", Headers: [][2]string{{"Content-Type", "text/plain"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Items[0].Request
+	n := 0
+	for _, h := range r.Headers {
+		if strings.EqualFold(h[0], "Content-Type") {
+			n++
+		}
+	}
+	if r.Method != "POST" || n != 1 || header(r, "Content-Type") != "application/x-www-form-urlencoded" {
+		t.Errorf("%s %v", r.Method, r.Headers)
+	}
+	_, err = Parse([]byte("urls:\n  - path: /\n    weigth: 3\n    bodyy: x\n"))
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "unknown field weigth") || strings.Contains(err.Error(), "urlfile.") {
+		t.Errorf("unknown fields: %v", err)
 	}
 }
