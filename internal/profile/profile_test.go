@@ -262,8 +262,13 @@ func TestSlowlogCatchesASlowRequest(t *testing.T) {
 	if v.Error != "" || v.Slowlog == nil {
 		t.Fatalf("variant: %+v", v)
 	}
-	// php-fpm checks for slow requests on its heartbeat, so it may miss one of two requests just over the limit.
-	if v.Slowlog.Entries < 1 || v.Slowlog.Entries > 2 || !strings.Contains(v.Slowlog.Traces[0], "slowRemoteCall() index.php:3") {
+	// php-fpm checks for slow requests on its heartbeat, so it may miss one of two requests just over the limit;
+	// and on a busy machine it may catch one as it ends, with no frames left to show: one trace must name it.
+	named := false
+	for _, tr := range v.Slowlog.Traces {
+		named = named || strings.Contains(tr, "slowRemoteCall() index.php:3")
+	}
+	if v.Slowlog.Entries < 1 || v.Slowlog.Entries > 2 || !named {
 		t.Errorf("slowlog: %+v", v.Slowlog)
 	}
 }
