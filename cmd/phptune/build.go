@@ -89,7 +89,7 @@ environment (phptune report DIR/result.json re-renders it).`,
 	fl.IntVar(&f.trainN, "train-n", 50, "training repeats per URL (php-cgi -T)")
 	fl.StringVar(&f.trainMode, "train-mode", "cgi", "cgi: php-cgi -T over the URLs; live: that, then the instrumented php-fpm under phptune's load (FPM's paths too)")
 	fl.DurationVar(&f.trainDuration, "train-duration", 20*time.Second, "length of the live training load (--train-mode live)")
-	fl.IntVar(&f.rounds, "rounds", 10, "interleaved verification rounds (at least 6 for a verdict)")
+	fl.IntVar(&f.rounds, "rounds", 10, "most interleaved verification rounds (at least 6; they stop once every comparison is decided)")
 	fl.IntVar(&f.repeats, "repeats", 30, "timed repeats per URL in each round (php-cgi -T 5,N)")
 	fl.BoolVar(&f.noVerify, "no-verify", false, "build and smoke-test only")
 	fl.BoolVar(&f.noCallgrind, "no-callgrind", false, "skip instructions per request (valgrind)")
