@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
@@ -198,24 +198,5 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// writeThrough writes data to a temporary file beside path and renames it over path.
-func writeThrough(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".phptune-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Chmod(path, 0o644)
-}
+// writeThrough writes data whole or not at all (readable by all: results and configs to share).
+func writeThrough(path string, data []byte) error { return atomicfile.Write(path, data, 0o644) }

@@ -8,11 +8,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/fcgi"
 )
 
@@ -47,12 +47,7 @@ echo json_encode([
 // WriteOpcacheScript writes the status script into dir (readable by the workers' user) and returns its path.
 func WriteOpcacheScript(dir string) (string, error) {
 	path := filepath.Join(dir, OpcacheScriptName)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(opcacheScript), 0o644); err != nil {
-		return "", fmt.Errorf("write opcache status script: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, []byte(opcacheScript), 0o644); err != nil {
 		return "", fmt.Errorf("write opcache status script: %w", err)
 	}
 	return path, nil

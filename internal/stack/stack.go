@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/measure"
@@ -776,14 +777,9 @@ func CopyFile(from, to string) error {
 	return out.Close()
 }
 
-// writeFileAtomic writes through a temporary file and a rename, so a reader never sees half a file.
+// writeFileAtomic writes a config or log only we read, whole or not at all.
 func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
