@@ -20,9 +20,9 @@ import (
 // mixFlags are the ways to give the URL mix, the same in every command that loads an app: --url, a URL file
 // (requests as users send them, a login) and access logs (the traffic people really have).
 type mixFlags struct {
-	urls, accessLogs            []string
-	urlFile, logFormat, logKeep string
-	logTop                      int
+	urls, accessLogs                        []string
+	urlFile, logFormat, logKeep, logExclude string
+	logTop                                  int
 }
 
 func (m *mixFlags) register(fl *pflag.FlagSet, urlHelp string) {
@@ -38,6 +38,7 @@ func (m *mixFlags) registerLog(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&m.accessLogs, "from-access-log", nil, "the mix from an access log, nginx or Apache, plain or gzip (repeatable: its rotated files): the most requested routes and, with request times logged, the most time-consuming")
 	fl.StringVar(&m.logFormat, "log-format", "", "the access log's format as nginx log_format or Apache LogFormat (default: combined or common, detected)")
 	fl.IntVar(&m.logTop, "log-top", 10, "at most this many routes from the access log (by requests; the three costliest in time are added)")
+	fl.StringVar(&m.logExclude, "log-exclude", "", "leave out the access log's requests whose URI matches this regular expression (an admin area, a private API)")
 	fl.StringVar(&m.logKeep, "log-keep", "", "keep what the access log's mix leaves out: static, health, methods (non-GET), errors (not 2xx or 304)")
 }
 
@@ -66,8 +67,8 @@ func (m *mixFlags) trainingURIs(report io.Writer) ([]string, error) {
 
 // checkLogFlags refuses --log-* options without an access log: they would be ignored.
 func (m *mixFlags) checkLogFlags() error {
-	if len(m.accessLogs) == 0 && (m.logFormat != "" || m.logKeep != "" || m.logTop != 10) {
-		return exitcode.UsageErrorf("--log-format, --log-keep and --log-top shape --from-access-log: give the log")
+	if len(m.accessLogs) == 0 && (m.logFormat != "" || m.logKeep != "" || m.logExclude != "" || m.logTop != 10) {
+		return exitcode.UsageErrorf("--log-format, --log-keep, --log-exclude and --log-top shape --from-access-log: give the log")
 	}
 	return nil
 }
@@ -135,7 +136,13 @@ func (m *mixFlags) fromLogs(base load.Request, check *regexp.Regexp, report io.W
 	if m.logTop < 1 {
 		return nil, exitcode.UsageErrorf("--log-top must be at least 1")
 	}
-	mix, err := accesslog.Read(m.accessLogs, accesslog.Options{Format: m.logFormat, Top: m.logTop, Keep: keep})
+	var exclude *regexp.Regexp
+	if m.logExclude != "" {
+		if exclude, err = regexp.Compile(m.logExclude); err != nil {
+			return nil, exitcode.UsageErrorf("--log-exclude: %v", err)
+		}
+	}
+	mix, err := accesslog.Read(m.accessLogs, accesslog.Options{Format: m.logFormat, Top: m.logTop, Keep: keep, Exclude: exclude})
 	if err != nil {
 		return nil, exitcode.UsageErrorf("--from-access-log: %v", err)
 	}

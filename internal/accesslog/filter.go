@@ -40,6 +40,7 @@ const (
 	byStatus
 	byStatic
 	byHealth
+	byExclude
 	nReasons
 )
 
@@ -50,6 +51,7 @@ var reasons = [nReasons]struct{ key, what, word string }{
 	byStatus:    {"status", "not 2xx/304", "errors"},
 	byStatic:    {"static", "static files", "static"},
 	byHealth:    {"health", "health checks", "health"},
+	byExclude:   {"excluded", "excluded by --log-exclude", ""},
 }
 
 // drop says why r is not replayed, or keepIt. Only GET by default: replaying a POST repeats its

@@ -34,7 +34,7 @@ func TestFilters(t *testing.T) {
 			t.Errorf("dropped %s = %d, want %d", k, m.Dropped[k], n)
 		}
 	}
-	if m.Kept != 5 || len(m.Dropped) != 5 {
+	if m.Kept != 5 || len(m.Dropped) != 6 {
 		t.Errorf("kept %d, dropped %v", m.Kept, m.Dropped)
 	}
 	kept := routeMap(m)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -17,6 +18,9 @@ type Options struct {
 	Examples int     // concrete URIs per route (default 3)
 	Coverage float64 // stop adding routes by requests once they cover this share of kept requests (default 0.95)
 	Keep     Keep
+	// Exclude leaves out requests whose URI (path and query, as logged) it matches: pages not to be
+	// replayed (an admin area, a private API).
+	Exclude *regexp.Regexp
 }
 
 // BadLine is an unparseable line, for the user to see what did not match.

@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -65,5 +66,13 @@ func TestFormatsPastedFromConfigs(t *testing.T) {
 	m, err := ReadFrom(strings.NewReader(apache), "access.log", Options{Format: `LogFormat "%h %l %u %t \"%r\" %>s %b %D" timed`})
 	if err != nil || m.Kept != 1 || m.Routes[0].MeanTime != 0.042 {
 		t.Errorf("Apache LogFormat line: %v %+v", err, m)
+	}
+}
+
+// --log-exclude leaves matching requests out, counted apart.
+func TestExclude(t *testing.T) {
+	m := readString(t, logOf("/a", "/admin/x", "/admin/y", "/b?token=1"), Options{Exclude: regexp.MustCompile(`^/admin/|token=`)})
+	if m.Kept != 1 || m.Dropped["excluded"] != 3 {
+		t.Errorf("kept %d, dropped %v", m.Kept, m.Dropped)
 	}
 }

@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -10,6 +11,7 @@ type tally struct {
 	m       Mix
 	fixed   *format // the user's format; nil to detect one per file
 	keep    Keep
+	exclude *regexp.Regexp
 	dropped [nReasons]int
 	uris    map[string]map[string]*hit // method, then URI
 	seq     int
@@ -17,7 +19,7 @@ type tally struct {
 }
 
 func newTally(o Options) (*tally, error) {
-	t := &tally{keep: o.Keep, uris: map[string]map[string]*hit{}}
+	t := &tally{keep: o.Keep, exclude: o.Exclude, uris: map[string]map[string]*hit{}}
 	switch o.Format {
 	case "":
 	case combinedFormat.name:
@@ -97,6 +99,10 @@ func (t *tally) line(name string, n int, b []byte, p *lineParser) {
 	}
 	if why := t.keep.drop(&r); why != keepIt {
 		t.dropped[why]++
+		return
+	}
+	if t.exclude != nil && t.exclude.Match(r.uri) {
+		t.dropped[byExclude]++
 		return
 	}
 	t.add(&r)

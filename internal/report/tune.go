@@ -119,23 +119,22 @@ func unset(v string) string {
 }
 
 // urlList names each URL with its weight and, when known, PHP's peak memory for one request of it; a URL that
-// needs three times the median or more is marked, as the pool must be sized for it.
+// needs three times the median of the others or more is marked, as the pool must be sized for it.
 func urlList(urls []tune.URL) []string {
-	var mems []float64
-	for _, u := range urls {
-		if u.PeakMemory > 0 {
-			mems = append(mems, float64(u.PeakMemory))
-		}
-	}
-	median := stats.Median(mems)
 	var out []string
-	for _, u := range urls {
+	for i, u := range urls {
 		s := strings.TrimSpace(u.Method + " " + u.Path)
 		s += fmt.Sprintf(" (weight %d", u.Weight)
 		if u.PeakMemory > 0 {
 			s += ", " + mibs(float64(u.PeakMemory)) + " peak"
-			if len(mems) > 1 && float64(u.PeakMemory) >= 3*median {
-				s += fmt.Sprintf(", %.0fx the median URL's", float64(u.PeakMemory)/median)
+			var others []float64
+			for j, o := range urls {
+				if j != i && o.PeakMemory > 0 {
+					others = append(others, float64(o.PeakMemory))
+				}
+			}
+			if m := stats.Median(others); len(others) > 0 && float64(u.PeakMemory) >= 3*m {
+				s += fmt.Sprintf(", %.0fx the other URLs'", float64(u.PeakMemory)/m)
 			}
 		}
 		out = append(out, s+")")
