@@ -12,6 +12,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/urlfile"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -20,9 +21,13 @@ import (
 type appSpec struct {
 	cfg  stack.Config
 	name string
-	// urls is the preset's mix, each URL with its content marker; nil for a plain docroot.
-	urls     []load.MixItem
-	workload *workload.Prepared
+	// urls is the preset's mix, each URL with its content marker, without its logged-in pages; nil for a plain
+	// docroot.
+	urls []load.MixItem
+	// withLogin is the preset's whole mix, logged-in pages and the login, for the commands that can log in
+	// (tune); nil when it has none.
+	withLogin *urlfile.File
+	workload  *workload.Prepared
 }
 
 // resolveApp resolves the APP argument. A directory wins over a preset of the same name, as a path typed on
@@ -83,9 +88,36 @@ func preparedApp(w *workload.Prepared) (*appSpec, error) {
 		return nil, fmt.Errorf("workload %s: %w", w.Preset.Name, err)
 	}
 	for i, u := range w.Manifest.URLs {
-		a.urls = append(a.urls, load.MixItem{URI: u.Path, Weight: u.Weight, ExpectBody: res[i]})
+		if !u.Session {
+			a.urls = append(a.urls, load.MixItem{URI: u.Path, Weight: u.Weight, ExpectBody: res[i]})
+		}
+	}
+	if a.withLogin, err = loginMix(w); err != nil {
+		return nil, err
 	}
 	return a, nil
+}
+
+// loginMix is a prepared preset's mix with its login, as a URL file would give it (nil without a login).
+func loginMix(w *workload.Prepared) (*urlfile.File, error) {
+	l := w.Manifest.Login
+	if l == nil {
+		return nil, nil
+	}
+	pw, err := os.ReadFile(filepath.Join(w.Dir, l.PasswordFile))
+	if err != nil {
+		return nil, exitcode.UsageErrorf("workload %s: %v: prepare it again (phptune workload prepare %s)", w.Preset.Name, err, w.Preset.Name)
+	}
+	form := map[string]string{l.PasswordField: strings.TrimSpace(string(pw))}
+	for k, v := range l.Form {
+		form[k] = v
+	}
+	f := &urlfile.File{Login: &urlfile.Login{Request: urlfile.Request{Path: l.Path, Form: form, Cookies: l.Cookies},
+		ExpectCookie: l.ExpectCookie}}
+	for _, u := range w.Manifest.URLs {
+		f.URLs = append(f.URLs, urlfile.URL{Request: urlfile.Request{Path: u.Path}, Weight: u.Weight, Expect: u.Marker, Anonymous: !u.Session})
+	}
+	return f, nil
 }
 
 // startServices starts the app's own services (a preset's database); the result is never nil and must be

@@ -308,11 +308,13 @@ func runFault(t *testing.T, c faultCase, row *faultRow) {
 func TestFaults(t *testing.T) {
 	cases := []faultCase{
 		{name: "out not writable", args: tuneArgs(nil), code: 2, says: []string{"--out"}},
-		{name: "SIGTERM while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGTERM, 6*time.Second), code: 130, partial: true},
-		{name: "SIGHUP while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGHUP, 12*time.Second), code: 130, partial: true},
-		{name: "second run on the same --out", args: tuneArgs(nil), inject: secondRun, code: 130, partial: true},
+		// At a time, not a phase: whether a trial was recorded by then depends on the machine, so result.json is
+		// checked only if written. The phase cases below must keep their results.
+		{name: "SIGTERM while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGTERM, 6*time.Second), code: 130},
+		{name: "SIGHUP while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGHUP, 12*time.Second), code: 130},
+		{name: "second run on the same --out", args: tuneArgs(nil), inject: secondRun, code: 130},
 		{name: "two runs on one app", args: tuneArgs(nil), inject: twoRuns, code: 130, partial: true},
-		{name: "disk full under --out", args: fullDisk, inject: signalAfter(syscall.SIGINT, 6*time.Second), code: 1, says: []string{"result.json", "no space left"}},
+		{name: "disk full under --out", args: fullDisk, inject: signalInPhase(syscall.SIGINT, "knob ", 0), code: 1, says: []string{"result.json", "no space left"}},
 		{name: "SIGINT at once", args: tuneArgs(nil), inject: signalAfter(syscall.SIGINT, 0), code: 130},
 		{name: "SIGTERM in the load sweep", args: tuneArgs(nil), inject: signalInPhase(syscall.SIGTERM, "saturation:", 3*time.Second), code: 130},
 		{name: "SIGHUP in a knob's race", args: tuneArgs(nil), inject: signalInPhase(syscall.SIGHUP, "knob ", 2*time.Second), code: 130, partial: true},

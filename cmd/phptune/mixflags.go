@@ -104,16 +104,14 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 		}
 		before := slices.Clone(items)
 		items = append(items, fm.Items...)
-		if fm.HasLogin() {
+		if in := sessionOf(fm); in != nil {
 			login = func(ctx context.Context, url string) ([]load.MixItem, error) {
-				in, err := fm.LogIn(ctx, url)
-				if err != nil && ctx.Err() == nil {
-					return nil, exitcode.WithCode(exitcode.Usage, err)
-				} else if err != nil {
-					return nil, ctx.Err() // interrupted: not the login's fault
+				logged, err := in(ctx, url)
+				if err != nil {
+					return nil, err
 				}
 				// items, by then, ends with the access logs' URLs, which are sent as logged (no cookies).
-				return append(append(slices.Clone(before), in...), items[len(before)+len(in):]...), nil
+				return append(append(slices.Clone(before), logged...), items[len(before)+len(logged):]...), nil
 			}
 		}
 	}
@@ -125,6 +123,23 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 		items = append(items, logged...)
 	}
 	return items, login, nil
+}
+
+// sessionOf is fm's login as tune sends it (nil without one): a failed login is the user's to fix (exit 2), an
+// interrupted one is not.
+func sessionOf(fm *urlfile.Mix) loginFunc {
+	if !fm.HasLogin() {
+		return nil
+	}
+	return func(ctx context.Context, url string) ([]load.MixItem, error) {
+		in, err := fm.LogIn(ctx, url)
+		if err != nil && ctx.Err() == nil {
+			return nil, exitcode.WithCode(exitcode.Usage, err)
+		} else if err != nil {
+			return nil, ctx.Err()
+		}
+		return in, nil
+	}
 }
 
 // fromLogs reads the access logs and prints the mix they give.

@@ -148,7 +148,14 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		return err
 	}
 	if len(o.URLs) == 0 {
-		if app.urls != nil {
+		if app.withLogin != nil {
+			// A preset's mix with its logged-in pages: the login is sent on the first stack.
+			fm, err := app.withLogin.Mix(o.Request, nil)
+			if err != nil {
+				return err
+			}
+			o.URLs, o.LogIn = fm.Items, sessionOf(fm)
+		} else if app.urls != nil {
 			o.URLs = app.urls // a preset's mix, each URL with its content marker
 		} else {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}

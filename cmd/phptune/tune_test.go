@@ -88,13 +88,14 @@ func demoCopy(t *testing.T, extra map[string]string) string {
 }
 
 // burnPHP, switched on by auto_prepend_file, burns CPU in proportion to the request's own CPU time (not wall
-// time, which under contention includes waiting for a core): a planted slowdown of about 10% of the stack's
-// throughput, PHP's share of the CPU a request costs being most, not all, of it.
+// time, which under contention includes waiting for a core): a planted slowdown of about 25% of the stack's
+// throughput, PHP's share of the CPU a request costs being most, not all, of it. (10% was planted before: on a
+// shared machine under a busy neighbour, rounds varied so much that its race ended undecided in half the runs.)
 const burnPHP = `<?php
 function phptune_cpu_us(): int { $r = getrusage(); return $r["ru_utime.tv_sec"] * 1000000 + $r["ru_utime.tv_usec"] + $r["ru_stime.tv_sec"] * 1000000 + $r["ru_stime.tv_usec"]; }
 $phptuneBurnStart = phptune_cpu_us();
 register_shutdown_function(function () use ($phptuneBurnStart) {
-    $until = phptune_cpu_us() + (int) ((phptune_cpu_us() - $phptuneBurnStart) * 0.13);
+    $until = phptune_cpu_us() + (int) ((phptune_cpu_us() - $phptuneBurnStart) * 0.4);
     $x = 0;
     while (phptune_cpu_us() < $until) { for ($i = 0; $i < 200; $i++) { $x++; } }
 });
@@ -132,8 +133,8 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 		t.Errorf("opcache: %+v, want on chosen over off, better", op)
 	}
 	burn := res.Knobs[rows["auto_prepend_file"]]
-	if burn.Value != "" || burn.Verdict != "worse" || burn.CILowPct > -8 || burn.CIHighPct < -12 {
-		t.Errorf("planted slowdown: %+v, want worse with a CI covering about -10%% (meeting -8%% to -12%%)", burn)
+	if burn.Value != "" || burn.Verdict != "worse" || burn.CILowPct > -20 || burn.CIHighPct < -30 {
+		t.Errorf("planted slowdown: %+v, want worse with a CI covering about -25%% (meeting -20%% to -30%%)", burn)
 	}
 	noop := res.Knobs[rows["precision"]]
 	if noop.Verdict != "no_difference" {

@@ -222,3 +222,23 @@ func TestWorkloadWordPressServiceDiesUnderTune(t *testing.T) {
 		t.Errorf("processes left: %v", left)
 	}
 }
+
+// tune wordpress logs in before the run and measures the dashboard with the session beside the public pages:
+// the dashboard's marker ("At a Glance") is only on a logged-in page (logged out, wp-admin redirects).
+func TestWorkloadWordPressLoggedInPage(t *testing.T) {
+	prepareByName(t, "wordpress")
+	out := t.TempDir()
+	r := phptune(t, "tune", "wordpress", "--only", "none", "--budget", "60s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	res := readTuneFile(t, filepath.Join(out, "result.json"))
+	found := false
+	for _, u := range res.URLs {
+		found = found || (u.Path == "/wp-admin/index.php" && u.PeakMemory > 0)
+	}
+	if !found {
+		t.Errorf("the dashboard is not in the mix, or its memory was not read: %+v", res.URLs)
+	}
+	t.Logf("\n%s", r.stdout)
+}

@@ -19,14 +19,19 @@ func wordpressPreset() *Preset {
 		Packages: []string{"wordpress", "wordpress-theme-twentytwentythree", "mariadb-server", "php8.2-mysql"},
 		Services: []string{"mariadb"},
 		Front:    "index.php",
-		Revision: 1,
+		Revision: 2, // 2: an admin password kept for the logged-in page
 		Writable: []string{"wp-content/uploads"},
 		URLs: []URL{
 			// The home page: the category list and the latest post's title.
 			{Path: "/", Weight: 3, Marker: `Tuning note 24: [\s\S]*wp-block-categories-list`},
 			{Path: "/?name=tuning-note-7", Weight: 3, Marker: `Tuning note 7: PGO builds[\s\S]*Reader 7-3`},
 			{Path: "/?s=huge+pages", Weight: 1, Marker: `Tuning note 11: huge pages`},
+			// An editor's dashboard: WordPress with a logged-in user (no page cache applies, the admin runs).
+			{Path: "/wp-admin/index.php", Weight: 1, Marker: `<title>Dashboard[\s\S]*At a Glance`, Session: true},
 		},
+		Login: &Login{Path: "/wp-login.php", Form: map[string]string{"log": "admin", "testcookie": "1"},
+			Cookies: map[string]string{"wordpress_test_cookie": "WP Cookie check"}, ExpectCookie: "wordpress_logged_in_",
+			PasswordFile: "admin-password", PasswordField: "pwd"},
 		provision: provisionWordPress,
 		start:     startWordPress,
 	}
@@ -70,6 +75,8 @@ define('DB_COLLATE', '');
 $phptune_host = $_SERVER['HTTP_HOST'] ?? 'localhost';
 define('WP_HOME', 'http://' . $phptune_host);
 define('WP_SITEURL', 'http://' . $phptune_host);
+// Cookie names would follow the site URL, and so the port: a session made on one run's server must hold on the next.
+define('COOKIEHASH', md5('phptune'));
 // Nothing runs behind the measurements' back: no WP-Cron, no update checks, no outside requests.
 define('DISABLE_WP_CRON', true);
 define('AUTOMATIC_UPDATER_DISABLED', true);
@@ -101,7 +108,12 @@ require_once ABSPATH . 'wp-settings.php';
 		return fmt.Errorf("create the database: %w", err)
 	}
 	fmt.Fprintf(p.Log, "installing the site and its content with WordPress's own API (php-cli)\n")
-	out, err := php(ctx, doc, nil, wpInstallScript(doc))
+	// The admin's password, for the logged-in page's login: kept beside the database's, readable by us only.
+	admin := randomHex(16)
+	if err := writeFile(filepath.Join(p.Dir, p.Preset.Login.PasswordFile), []byte(admin), 0o600); err != nil {
+		return err
+	}
+	out, err := php(ctx, doc, nil, wpInstallScript(doc, admin))
 	if err != nil {
 		return fmt.Errorf("install the site: %w", err)
 	}
@@ -113,7 +125,7 @@ require_once ABSPATH . 'wp-settings.php';
 
 // wpInstallScript installs WordPress as wp-admin/install.php does, then seeds posts, comments, pages, categories
 // and a home template that lists the categories.
-func wpInstallScript(doc string) string {
+func wpInstallScript(doc, adminPassword string) string {
 	var topicsPHP strings.Builder
 	topicsPHP.WriteString("[")
 	for i, t := range topics {
@@ -131,7 +143,7 @@ $_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';
 require ` + phpString(doc+"/wp-load.php") + `;
 require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 if (!is_blog_installed()) {
-	$r = wp_install('phptune blog', 'admin', 'admin@example.invalid', false, '', wp_generate_password(24));
+	$r = wp_install('phptune blog', 'admin', 'admin@example.invalid', false, '', ` + phpString(adminPassword) + `);
 	if (is_wp_error($r)) { fwrite(STDERR, $r->get_error_message()); exit(1); }
 }
 update_option('posts_per_page', 10);

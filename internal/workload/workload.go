@@ -30,6 +30,19 @@ type URL struct {
 	// Marker is a regular expression the response body must match: a page that lost its content (a database
 	// error page is a fast 200) must never be measured as the app.
 	Marker string `json:"marker"`
+	// Session: sent with the cookies of the preset's Login (a page only a logged-in user sees).
+	Session bool `json:"session,omitempty"`
+}
+
+// Login is how a preset's logged-in pages get their session: a form posted once before a run. The password is
+// the one provisioning made, read from PasswordFile in the workload directory (0600) into the field PasswordField.
+type Login struct {
+	Path          string            `json:"path"`
+	Form          map[string]string `json:"form"`
+	Cookies       map[string]string `json:"cookies,omitempty"`
+	ExpectCookie  string            `json:"expect_cookie"`
+	PasswordFile  string            `json:"password_file"`
+	PasswordField string            `json:"password_field"`
 }
 
 // Preset is one application phptune can prepare and serve by name.
@@ -40,6 +53,8 @@ type Preset struct {
 	Services []string // services it starts while served, for the listing
 	Front    string   // front controller, relative to the docroot
 	URLs     []URL
+	// Login, when set, logs in once before a run for the URLs marked Session.
+	Login *Login
 	// Writable are paths relative to the docroot that the workers must be able to write (caches, data).
 	Writable []string
 	// Embedded is the app itself when it ships inside the binary (the demo): nothing to prepare.
@@ -72,6 +87,7 @@ type Manifest struct {
 	Docroot        string    `json:"docroot"` // relative to the workload directory
 	Front          string    `json:"front"`
 	URLs           []URL     `json:"urls"`
+	Login          *Login    `json:"login,omitempty"`
 	Writable       []string  `json:"writable,omitempty"`
 	Packages       []string  `json:"packages,omitempty"`
 	Services       []string  `json:"services,omitempty"`
@@ -215,7 +231,7 @@ func (p *Preset) manifest() Manifest {
 		front = "index.php"
 	}
 	return Manifest{Schema: "phptune/workload/v1", Name: p.Name, Revision: p.Revision, Docroot: "docroot", Front: front,
-		URLs: p.URLs, Writable: p.Writable, Packages: p.Packages, Services: p.Services}
+		URLs: p.URLs, Login: p.Login, Writable: p.Writable, Packages: p.Packages, Services: p.Services}
 }
 
 // Status says whether the preset is prepared in dir ("" = the default directory).
