@@ -66,6 +66,8 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 		Example: `  phptune tune
   phptune tune ./myapp --url / --url /blog/=3 --budget 10m --memory 4GiB
   phptune tune wordpress
+  phptune tune ./myapp --from-access-log /var/log/nginx/access.log --log-exclude '^/admin/'
+  phptune tune ./myapp --url-file urls.yaml
   phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
   phptune tune ./myapp --p99 200ms --rate 300`,
 		Args: cobra.MaximumNArgs(1),

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -197,10 +197,13 @@ func (t *tuner) recordURLs(memory []int64) {
 	}
 }
 
-// commandOf is a process's command, as ps shows it.
+// commandOf is a process's command and first argument, as ps shows them ("" when it is gone).
 func commandOf(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	args := strings.Fields(strings.ReplaceAll(string(b), "\x00", " "))
+	st, err := measure.ReadProc(pid)
+	if err != nil {
+		return ""
+	}
+	args := strings.Fields(st.Cmdline)
 	if len(args) > 2 {
 		args = args[:2]
 	}
@@ -222,8 +225,12 @@ func (t *tuner) run(ctx context.Context) error {
 	}
 	defer first.Stop()
 	for _, pid := range stack.OtherRuns() {
-		t.warn(fmt.Sprintf("another phptune run (pid %d, %s) was running on this machine when this one began: while it "+
-			"serves load or measures, it shares the CPUs, so figures are lower and verdicts slower; run one at a time", pid, commandOf(pid)))
+		who := fmt.Sprintf("pid %d", pid)
+		if cmd := commandOf(pid); cmd != "" {
+			who += ", " + cmd
+		}
+		t.warn(fmt.Sprintf("another phptune run (%s) was running on this machine when this one began: while it serves "+
+			"load or measures, it shares the CPUs, so figures are lower and verdicts slower; run one at a time", who))
 	}
 	w := t.stacks.warmOf(t.best)
 	t.recordURLs(w.urlMemory) // the URLs as checked: with optional ones that failed left out
