@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,7 +59,8 @@ func TestStraceAttachesAndDetaches(t *testing.T) {
 	if _, err := FindStrace(); err != nil {
 		t.Fatalf("%v (apt-get install strace)", err)
 	}
-	busy := exec.Command("sh", "-c", "while :; do cat /dev/null; sleep 0.02; done")
+	// bash forks (dash vforks, which TestStraceVforkDeadlock is about).
+	busy := exec.Command("bash", "-c", "while :; do cat /dev/null; sleep 0.02; done")
 	if err := busy.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +101,54 @@ func TestStraceAttachesAndDetaches(t *testing.T) {
 	}
 }
 
+// TestStraceVforkDeadlock: strace 6.1 can hang for ever when told to detach while a traced process is inside
+// vfork (dash runs every command so). Under a storm of vforks, each Stop either returns the summary or says
+// ErrStraceHung within seconds, and either way strace is gone and the process runs on, untraced and not stopped.
+func TestStraceVforkDeadlock(t *testing.T) {
+	if _, err := FindStrace(); err != nil {
+		t.Fatalf("%v (apt-get install strace)", err)
+	}
+	storm := exec.Command("sh", "-c", "while :; do cat /dev/null; done")
+	storm.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := storm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Kill(-storm.Process.Pid, syscall.SIGKILL); storm.Wait() }()
+	hung := 0
+	for i := 0; i < 25; i++ {
+		tr, err := StartStrace(context.Background(), []int{storm.Process.Pid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		start := time.Now()
+		_, err = tr.Stop()
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("Stop took %v", took)
+		}
+		switch {
+		case errors.Is(err, ErrStraceHung):
+			hung++
+		case err != nil:
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", tr.cmd.Process.Pid)); err == nil {
+			t.Fatalf("strace still running after Stop")
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", storm.Process.Pid))
+		if err != nil {
+			t.Fatalf("the traced process died: %v", err)
+		}
+		if !strings.Contains(string(status), "TracerPid:\t0\n") {
+			t.Fatalf("the process is still traced:\n%s", status)
+		}
+		if strings.Contains(string(status), "State:\tT") || strings.Contains(string(status), "State:\tt") {
+			t.Fatalf("the process is left stopped:\n%s", status)
+		}
+	}
+	t.Logf("%d of 25 stops met strace's vfork deadlock", hung)
+}
+
 // TestStraceSurvivesManyForks: a traced process that forks far more children than it had processes at attach
 // (a dynamic pool, pm.max_requests) must not hang strace's reader, nor Stop (it once waited forever: strace,
 // blocked writing "attached" lines nobody read, never exited).
@@ -105,7 +156,7 @@ func TestStraceSurvivesManyForks(t *testing.T) {
 	if _, err := FindStrace(); err != nil {
 		t.Fatalf("%v (apt-get install strace)", err)
 	}
-	forker := exec.Command("sh", "-c", "read x; i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo done; sleep 60")
+	forker := exec.Command("sh", "-c", "read x; i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo done; exec sleep 60")
 	in, _ := forker.StdinPipe()
 	out, _ := forker.StdoutPipe()
 	if err := forker.Start(); err != nil {

@@ -46,7 +46,15 @@ type Strace struct {
 	waitErr  error
 	stopOnce sync.Once
 	stderr   *lockedBuffer
+	pgids    map[int]bool // the traced processes' groups, where their children are too
 }
+
+// ErrStraceHung says strace did not detach when told to and was killed. The kernel detaches the tracees of a
+// killed tracer, so the traced processes run on untraced; only this measurement is lost, and may be repeated.
+var ErrStraceHung = errors.New("strace hung detaching")
+
+// detachTimeout bounds a detach that is slow for any other reason than the vfork deadlock.
+const detachTimeout = 10 * time.Second
 
 // StartStrace attaches strace -c -f to pids (following their future children) and returns once every pid is
 // attached, so that requests sent afterwards are all seen. Call Stop on every path.
@@ -62,7 +70,13 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Strace{out: filepath.Join(dir, "summary.txt"), dir: dir, done: make(chan struct{}), stderr: &lockedBuffer{}}
+	s := &Strace{out: filepath.Join(dir, "summary.txt"), dir: dir, done: make(chan struct{}), stderr: &lockedBuffer{},
+		pgids: map[int]bool{}}
+	for _, p := range pids {
+		if st, _, err := readStat(p, nil); err == nil {
+			s.pgids[st.pgrp] = true
+		}
+	}
 	// -c: counts only; -f: follow children the master forks (dynamic and ondemand pools); -qq would hide the
 	// "attached" lines we wait for, so the default verbosity stays.
 	args := []string{"-c", "-f", "-o", s.out}
@@ -123,19 +137,13 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 }
 
 // Stop detaches strace (SIGINT makes it detach and write its summary) and returns the summary. A strace that
-// does not finish within 10 s is killed with its process group.
+// does not finish is killed with its process group, and Stop returns an error wrapping ErrStraceHung.
 func (s *Strace) Stop() (*SyscallTable, error) {
 	var tab *SyscallTable
 	var err error
 	s.stopOnce.Do(func() {
 		_ = s.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			<-s.done
-			err = errors.New("strace did not detach within 10 s and was killed")
-		}
+		err = s.waitDetached()
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // anything left of its group
 		if err == nil {
 			var f *os.File
@@ -150,6 +158,65 @@ func (s *Strace) Stop() (*SyscallTable, error) {
 		s.cleanup()
 	})
 	return tab, err
+}
+
+// waitDetached waits for strace to exit after SIGINT. Debian bookworm's strace 6.1 can wait forever instead: when
+// a traced process is inside vfork, its child stopped at strace's attach, strace waits for the parent to stop
+// before it looks at the child (strace/strace#277, fixed in 6.7). That deadlock is recognised within a second and
+// strace killed at once; anything else slow is killed after detachTimeout.
+func (s *Strace) waitDetached() error {
+	deadline := time.NewTimer(detachTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for polls := 1; ; polls++ {
+		select {
+		case <-s.done:
+			return nil
+		case <-deadline.C:
+			s.kill()
+			return fmt.Errorf("%w: not within %v, so it was killed (the processes run on, untraced)", ErrStraceHung, detachTimeout)
+		case <-tick.C:
+			if polls >= 4 && vforkDeadlock(s.pgids) {
+				s.kill()
+				return fmt.Errorf("%w: a traced process waits in vfork for a child strace holds (strace 6.1's bug, "+
+					"strace/strace#277), so it was killed (the processes run on, untraced)", ErrStraceHung)
+			}
+		}
+	}
+}
+
+// kill kills strace's group and waits for it: the kernel then detaches and resumes every tracee.
+func (s *Strace) kill() {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+}
+
+// vforkDeadlock tells whether, in the traced groups, a process waits uninterruptibly (vfork) while its child
+// sits in a tracing stop: the picture of strace 6.1's detach deadlock.
+func vforkDeadlock(pgids map[int]bool) bool {
+	groups, _, err := scanGroups(pgids, make([]byte, 4096))
+	if err != nil {
+		return false
+	}
+	waiting := map[int]bool{}
+	var held []statLine
+	for _, g := range groups {
+		for _, st := range g {
+			switch st.state {
+			case 'D':
+				waiting[st.pid] = true
+			case 't':
+				held = append(held, st)
+			}
+		}
+	}
+	for _, st := range held {
+		if waiting[st.ppid] {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Strace) cleanup() { os.RemoveAll(s.dir) }

@@ -5,6 +5,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -400,34 +401,16 @@ func buildRequests(o Options, st *stack.Stack, front string) []request {
 	return reqs
 }
 
-// traceSyscalls attaches strace to the pool, sends o.Requests requests and divides.
+// traceSyscalls attaches strace to the pool, sends o.Requests requests and divides. A strace that hung
+// detaching (strace 6.1's vfork deadlock, see measure.Strace) is measured once more.
 func traceSyscalls(ctx context.Context, o Options, c *sender, reqs []request, seq []int, master int, vr *VariantResult) error {
-	pids, err := measure.ProcessGroup(master)
+	tab, failed, err := traceOnce(ctx, o, c, reqs, seq, master)
+	if errors.Is(err, measure.ErrStraceHung) {
+		vr.Warnings = append(vr.Warnings, fmt.Sprintf("syscalls measured twice: %v", err))
+		tab, failed, err = traceOnce(ctx, o, c, reqs, seq, master)
+	}
 	if err != nil {
 		return err
-	}
-	tr, err := measure.StartStrace(ctx, pids)
-	if err != nil {
-		return err
-	}
-	var sendErr error
-	failed := 0
-	for i := 0; i < o.Requests; i++ {
-		status, _, err := c.do(ctx, reqs[seq[i%len(seq)]])
-		if err != nil {
-			sendErr = err
-			break
-		}
-		if status < 200 || status > 299 {
-			failed++
-		}
-	}
-	tab, stopErr := tr.Stop()
-	if sendErr != nil {
-		return fmt.Errorf("requests under strace: %w", sendErr)
-	}
-	if stopErr != nil {
-		return stopErr
 	}
 	n := float64(o.Requests)
 	vr.TracedRequests, vr.FailedRequests = o.Requests, failed
@@ -447,6 +430,35 @@ func traceSyscalls(ctx context.Context, o Options, c *sender, reqs []request, se
 	vr.SyscallsPerReq = float64(tab.TotalCalls) / n
 	vr.SyscallErrorsPerReq = float64(tab.TotalErrors) / n
 	return nil
+}
+
+// traceOnce sends o.Requests requests under strace and returns its table and how many requests failed.
+func traceOnce(ctx context.Context, o Options, c *sender, reqs []request, seq []int, master int) (*measure.SyscallTable, int, error) {
+	pids, err := measure.ProcessGroup(master)
+	if err != nil {
+		return nil, 0, err
+	}
+	tr, err := measure.StartStrace(ctx, pids)
+	if err != nil {
+		return nil, 0, err
+	}
+	var sendErr error
+	failed := 0
+	for i := 0; i < o.Requests; i++ {
+		status, _, err := c.do(ctx, reqs[seq[i%len(seq)]])
+		if err != nil {
+			sendErr = err
+			break
+		}
+		if status < 200 || status > 299 {
+			failed++
+		}
+	}
+	tab, stopErr := tr.Stop()
+	if sendErr != nil {
+		return nil, 0, fmt.Errorf("requests under strace: %w", sendErr)
+	}
+	return tab, failed, stopErr
 }
 
 // countInstructions runs callgrind once per URL with the variant's settings, while the stack (and so the
