@@ -1,7 +1,8 @@
 #!/bin/sh
 # The speedup over sync of each concurrency model on Tarantool select, with phptune clients (one run,
-# interleaved iterations, Hodges-Lehmann speedups with 95% CIs), beside the 2019 study's figures: about 3x for
-# 25 coroutines in one process, about 5x for 2 processes x 25 coroutines.
+# interleaved iterations decided by the experiment engine: speedups with their confidence-sequence intervals),
+# beside the 2019 study's figures: about 3x for 25 coroutines in one process, about 5x for 2 processes x 25
+# coroutines. The wall time of the run is printed last.
 # Usage: bench/clients.sh [ITERATIONS] [REVS]   (defaults 10 and 10000)
 # PHPTUNE=path picks the binary (default bin/phptune). SWEEP=1 lets phptune sweep N, P and D (its defaults)
 # instead of the study's 25 Fibers, 2 processes x 25 Fibers and a pipeline 25 deep.
@@ -18,14 +19,16 @@ if [ "${SWEEP:-0}" != 1 ]; then
 fi
 out=$(mktemp /tmp/phptune-clients-bench-XXXXXX.json)
 trap 'rm -f "$out"' EXIT
+start=$(date +%s)
 "$BIN" clients "$@" >"$out"
+echo "wall time: $(( $(date +%s) - start )) s"
 python3 - "$out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 study = {"fibers": ("25 coroutines (ext-async)", 3.0), "processes+fibers": ("2 x 25 (Swoole)", 5.0)}
 print("phptune clients, Tarantool select: %d revs x %d iterations, %d CPUs, %s" % (
     r["settings"]["revs"], r["settings"]["iterations"], r["environment"]["cpus"], "; ".join(r["environment"]["servers"])))
-print("%-22s %6s %10s %8s %13s %14s   %s" % ("model", "conc", "ops/s", "speedup", "95% CI", "verdict", "study (2019)"))
+print("%-22s %6s %10s %8s %13s %14s   %s" % ("model", "conc", "ops/s", "speedup", "interval", "verdict", "study (2019)"))
 for row in r["results"]:
     if not row["available"]:
         print("%-22s %s" % (row["model"], row.get("note", "")))
@@ -34,6 +37,7 @@ for row in r["results"]:
     ci = "%.2f..%.2f" % (row["speedup_ci_low"], row["speedup_ci_high"]) if row.get("speedup_ci_low") else "-"
     s = study.get(row["model"])
     ref = "%s: %.1fx, ours/study %.2f" % (s[0], s[1], row["speedup"] / s[1]) if s and row["speedup"] else ""
+    ref = ref or row.get("note", "")
     ops = "%.0f" % row["ops_per_s"] if row["ops_per_s"] else "-"
     sp = "%.2fx" % row["speedup"] if row["speedup"] else "-"
     verdict = (row.get("comparison") or {}).get("verdict", "")

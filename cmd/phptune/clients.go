@@ -15,6 +15,7 @@ import (
 
 	"github.com/phptune/phptune/internal/clients"
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 type clientsFlags struct {
@@ -23,7 +24,7 @@ type clientsFlags struct {
 	revs, iterations, warmup, retryLimit     int
 	sweepIterations, sweepRevs               int
 	pause                                    time.Duration
-	retryThreshold                           float64
+	retryThreshold, minEffect, alpha         float64
 	sequential, noPhpredis, json, neighbours bool
 	out, php                                 string
 	tarantoolPort, redisPort                 int
@@ -42,17 +43,22 @@ C baseline for Redis.
 
 Models: sync (one connection), fibers (N Fibers, N swept over --fibers), processes (P forked after start,
 each connecting after the fork; P swept over --procs), processes+fibers (P x the best N), pipeline (D requests
-per round trip, swept over --depth). A sweep's pick is a noisy maximum: the main run re-measures it beside its
-neighbours in the sweep list (--neighbours=false: the pick alone), and the best there is marked *. Swoole
-coroutines and ext-parallel threads appear as "not available here" without their extensions.
+per round trip, swept over --depth). Every decision is the experiment engine's (as in tune and compare): a
+sweep races its candidates for --sweep-iterations rounds (one clearly slower is dropped early); its pick, a
+noisy maximum, is raced against its neighbours in the sweep list in fresh rounds (--neighbours=false: not) and
+the winner, marked *, is compared with sync in fresh rounds again, so that no speedup is rated on the data it
+was chosen on. Swoole coroutines and ext-parallel threads appear as "not available here" without their
+extensions.
 
 phpbench's vocabulary: each iteration runs --revs revolutions (split among the workers) in a fresh php -n with
 only the extensions needed and GC off; --warmup revolutions first, untimed; --pause before each iteration.
 Connections open before the timed region and workers start behind a barrier. The arms run in interleaved
-rounds (sync, fibers, ..., then backwards) and each is compared with sync from the paired rounds: Wilcoxon
-signed-rank, Hodges-Lehmann speedup and 95% CI, Holm's correction across the run. --retry-threshold PCT
-re-runs iterations deviating from their arm's mean by at least PCT%, up to --retry-limit times per arm (off
-by default when interleaved, 5% with --sequential; retries are reported).
+rounds in balanced orders; each model's pick is compared with sync from the paired rounds, for at least 6
+and at most --iterations rounds, stopping when every comparison is decided: the speedup, its interval and
+a verdict (faster or slower by at least --min-effect, no_difference within it, inconclusive), within one error
+budget (--alpha) for the whole run. --retry-threshold PCT re-runs an iteration deviating from its arm's mean by
+at least PCT%, up to --retry-limit times per arm (off by default when interleaved, 5% with --sequential;
+retries are reported). --sequential runs each arm's iterations back to back and pairs them by index.
 
 Operations: tarantool select, insert, replace, update, upsert, delete, sql_select, sql_insert, sql_replace,
 sql_update, sql_delete (SQL through execute), sleep (a 10 ms server-side call), check (insert, select,
@@ -83,7 +89,7 @@ missing package, 130 interrupted (every process stopped, the rows so far kept, m
 	fl.IntSliceVar(&f.procs, "procs", []int{2, 4, 8}, "processes to sweep (P)")
 	fl.IntSliceVar(&f.depths, "depth", []int{10, 25, 100}, "pipeline depths to sweep (D)")
 	fl.IntVar(&f.revs, "revs", 10000, "revolutions per iteration, split among the workers")
-	fl.IntVar(&f.iterations, "iterations", 10, "iterations per arm (at least 6 for a CI)")
+	fl.IntVar(&f.iterations, "iterations", 10, "most iterations (rounds) per arm; at least 6 are run for a median's CI")
 	fl.IntVar(&f.warmup, "warmup", 200, "warm-up revolutions per iteration (untimed)")
 	fl.DurationVar(&f.pause, "pause", time.Second, "pause before each iteration")
 	fl.IntVar(&f.sweepIterations, "sweep-iterations", 3, "iterations per candidate in the sweeps")
@@ -92,6 +98,8 @@ missing package, 130 interrupted (every process stopped, the rows so far kept, m
 	fl.IntVar(&f.retryLimit, "retry-limit", 10, "most retries per arm")
 	fl.BoolVar(&f.sequential, "sequential", false, "run each arm's iterations back to back instead of interleaved")
 	fl.BoolVar(&f.neighbours, "neighbours", true, "re-measure each sweep's pick beside its neighbours in the main run")
+	fl.Float64Var(&f.minEffect, "min-effect", 3, "smallest change in % that counts as faster or slower; no_difference means within it")
+	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, "error budget of the run: the chance, at most, that any verdict is wrong")
 	fl.BoolVar(&f.noPhpredis, "no-phpredis", false, "leave out the phpredis rows")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/clients/v1) instead of the table")
 	fl.StringVar(&f.out, "out", "", "also write result.json and chart.html into this directory")
@@ -107,7 +115,7 @@ func runClients(ctx context.Context, f clientsFlags) error {
 		Models: f.models, Revs: f.revs, Iterations: f.iterations, Warmup: f.warmup, Pause: f.pause,
 		RetryThreshold: f.retryThreshold, RetryLimit: f.retryLimit, Sequential: f.sequential,
 		Fibers: f.fibers, Procs: f.procs, Depths: f.depths, SweepIterations: f.sweepIterations,
-		SweepRevs: f.sweepRevs, Neighbours: f.neighbours, Phpredis: !f.noPhpredis, Seed: time.Now().UnixNano() % 1e9,
+		SweepRevs: f.sweepRevs, Neighbours: f.neighbours, MinEffect: f.minEffect / 100, Alpha: f.alpha, Phpredis: !f.noPhpredis, Seed: time.Now().UnixNano() % 1e9,
 		Ports: map[string]int{clients.Tarantool: f.tarantoolPort, clients.Redis: f.redisPort},
 	}
 	if cfg.SweepRevs == 0 {

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/bytesize"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
@@ -260,7 +260,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 		}
 	}
 	if f.memory != "" {
-		if o.Memory, err = parseSize(f.memory); err != nil {
+		if o.Memory, err = parseMemory(f.memory); err != nil {
 			return err
 		}
 	} else if avail, err := measure.MemAvailable(); err == nil {
@@ -472,23 +472,9 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 	return nil
 }
 
-// parseSize reads sizes such as 4GiB, 512MiB, 512M, 2G or plain bytes.
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
-	t := strings.TrimSpace(s)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), 64)
-			if err != nil || v <= 0 {
-				break
-			}
-			return int64(v * float64(u.mult)), nil
-		}
-	}
-	if v, err := strconv.ParseInt(t, 10, 64); err == nil && v > 0 {
+// parseMemory reads --memory: a size such as 4GiB, 512MiB or 512M.
+func parseMemory(s string) (int64, error) {
+	if v, err := bytesize.Parse(s); err == nil && v > 0 {
 		return v, nil
 	}
 	return 0, exitcode.UsageErrorf("--memory %q: want a size such as 4GiB or 512MiB", s)

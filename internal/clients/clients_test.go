@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/experiment"
 )
 
 // These tests start real tarantool and redis-server processes (Debian packages tarantool, redis-server) and
@@ -178,8 +179,13 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 			}
 			continue
 		}
-		if r.OpsPerS == nil || *r.OpsPerS <= 0 || r.Iterations != 2 || r.Speedup == nil {
+		// A neighbour the race did not pick has its own figures but no comparison with sync.
+		picked := r.Best && !strings.HasPrefix(r.Note, "not picked")
+		if r.OpsPerS == nil || *r.OpsPerS <= 0 || r.Iterations != 2 || (r.Speedup == nil) == picked {
 			t.Errorf("%s: incomplete row %+v", key, r)
+		}
+		if picked && r.Model != ModelSync && (r.Comparison == nil || r.Comparison.Method != "confidence-sequence") {
+			t.Errorf("%s: no comparison with sync on the engine: %+v", key, r.Comparison)
 		}
 		if r.Retries != 2 {
 			t.Errorf("%s: %d retries, want the limit, 2", key, r.Retries)
@@ -224,19 +230,21 @@ func TestRunReportsEveryModelAndKeepsGoingAfterACrash(t *testing.T) {
 
 	// A crashing arm: its error is kept, the others are still measured.
 	srv := startServer(t, Tarantool)
-	r := &runner{cfg: cfg, php: php, out: &Outcome{}}
+	r := newRunner(cfg, php, &Outcome{})
 	arms := []Arm{{Target: Tarantool, Op: "select", Model: ModelSync, Client: ClientOurs},
 		{Target: Tarantool, Op: "select", Model: "crash", Client: ClientOurs},
 		{Target: Tarantool, Op: "select", Model: ModelPipeline, Depth: 4, Client: ClientOurs}}
-	samples, errs, err := r.measure(context.Background(), srv, arms, 2, 50)
+	r.cfg.Revs, r.cfg.RetryThreshold = 50, 0
+	rows, err := r.main(context.Background(), srv, arms)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs[1] == nil || !strings.Contains(errs[1].Error(), "unknown model crash") {
-		t.Errorf("crash arm: %v", errs[1])
+	if !strings.Contains(rows[1].Error, "unknown model crash") || rows[1].Comparison != nil {
+		t.Errorf("crash arm: %+v", rows[1])
 	}
-	if len(samples[0]) != 2 || len(samples[2]) != 2 || errs[0] != nil || errs[2] != nil {
-		t.Errorf("healthy arms: %d %d samples, errors %v %v", len(samples[0]), len(samples[2]), errs[0], errs[2])
+	// The round the crash spoiled is not paired: the healthy arms run one more.
+	if rows[0].Iterations != 3 || rows[2].Iterations != 3 || rows[0].Error != "" || rows[2].Error != "" || rows[2].Comparison == nil || rows[2].Comparison.N != 2 {
+		t.Errorf("healthy arms: %+v / %+v", rows[0], rows[2])
 	}
 }
 
@@ -323,5 +331,33 @@ func TestMedianCI(t *testing.T) {
 	lo, hi, _ = MedianCI([]float64{6, 5, 4, 3, 2, 1})
 	if lo != 1 || hi != 6 {
 		t.Errorf("n=6: [%v, %v]", lo, hi)
+	}
+}
+
+// TestPickOf: a sweep's pick is the race's winner when it decided, else the best median among the
+// candidates still in (never one dropped or failed, whatever its median).
+func TestPickOf(t *testing.T) {
+	arm := func(ops ...int) *engineArm {
+		a := &engineArm{}
+		for _, o := range ops {
+			a.samples = append(a.samples, Sample{Ops: o, Seconds: 1})
+		}
+		return a
+	}
+	ea := []*engineArm{arm(100, 110), arm(300, 310), arm(200, 190), arm(900)}
+	out := &experiment.Outcome{Ended: experiment.EndCap, Arms: []experiment.ArmResult{
+		{Status: experiment.StatusOpen}, {Status: experiment.StatusDropped}, {Status: experiment.StatusOpen}, {Status: experiment.StatusError}}}
+	if got := pickOf(out, ea); got != 2 {
+		t.Errorf("capped race: pick %d, want 2 (the best median still in)", got)
+	}
+	out.Ended, out.Winner = experiment.EndDecided, 0
+	out.Arms[0].Status, out.Arms[2].Status = experiment.StatusWinner, experiment.StatusDropped
+	if got := pickOf(out, ea); got != 0 {
+		t.Errorf("decided race: pick %d, want its winner 0", got)
+	}
+	out.Arms[0].Status = experiment.StatusError
+	out.Ended = experiment.EndError
+	if got := pickOf(out, ea); got != -1 {
+		t.Errorf("nothing left: pick %d, want -1", got)
 	}
 }

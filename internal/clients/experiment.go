@@ -1,7 +1,8 @@
 // Package clients measures concurrency models for I/O-bound PHP client code against private Tarantool and
 // Redis servers: one connection (sync), Fibers, forked processes, processes with Fibers, and pipelining. Each
 // iteration runs in a fresh `php -n` (phpbench's vocabulary: revolutions, iterations, warm-up, retry threshold);
-// the arms are interleaved and compared to sync with internal/stats.
+// the sweeps, the picks' races and the comparisons with sync run on the experiment engine (internal/experiment),
+// within one error budget.
 package clients
 
 import (
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -62,10 +64,13 @@ type Config struct {
 	// Neighbours re-measures each sweep's pick beside the candidates next to it in the main run; the best of a
 	// model is then the best of that run.
 	Neighbours bool
-	Phpredis   bool           // add phpredis rows (Redis) when the extension loads
-	Ports      map[string]int // fixed server ports; 0 or absent: a free one
-	Seed       int64
-	Progress   func(string) // may be nil
+	// MinEffect is the smallest relative change that counts as faster or slower (0.03 = 3%); Alpha the run's
+	// error budget (0: 0.05), shared by every sweep, race and comparison with sync.
+	MinEffect, Alpha float64
+	Phpredis         bool           // add phpredis rows (Redis) when the extension loads
+	Ports            map[string]int // fixed server ports; 0 or absent: a free one
+	Seed             int64
+	Progress         func(string) // may be nil
 }
 
 // Row is one arm's result.
@@ -80,8 +85,8 @@ type Row struct {
 	OpsPerS *float64 `json:"ops_per_s"`
 	CILow   *float64 `json:"ci_low"`
 	CIHigh  *float64 `json:"ci_high"`
-	// Speedup over sync (same target and op, phptune's client): the Hodges-Lehmann estimate of the ratio from
-	// the interleaved pairs, with its 95% CI, p-value after Holm and verdict.
+	// Speedup over sync (same target and op, phptune's client): the engine's estimate of the ratio from the
+	// paired rounds, with the confidence-sequence interval, p-value and verdict (nil for a neighbour not picked).
 	Speedup     *float64          `json:"speedup"`
 	SpeedupLow  *float64          `json:"speedup_ci_low"`
 	SpeedupHigh *float64          `json:"speedup_ci_high"`
@@ -103,6 +108,7 @@ type SweepPoint struct {
 	OpsPerS     float64 `json:"ops_per_s"` // median of the sweep's iterations
 	Iterations  int     `json:"iterations"`
 	Picked      bool    `json:"picked"`
+	Note        string  `json:"note,omitempty"` // why the race dropped it
 	Error       string  `json:"error,omitempty"`
 }
 
@@ -132,14 +138,12 @@ type Outcome struct {
 }
 
 type runner struct {
-	cfg  Config
-	php  *PHP
-	out  *Outcome
-	seed int64
-	// comparisons of the whole run, for Holm's correction, and the index of each one's row in out.Results.
-	cmps []*stats.Comparison
-	rows []int
-	// iterations run so far, for the pause.
+	cfg    Config
+	php    *PHP
+	out    *Outcome
+	seed   int64
+	budget *experiment.Budget // the run's error budget, shared by every sweep, race and main comparison
+	// started: an iteration has run, so the next one pauses first.
 	started bool
 }
 
@@ -155,8 +159,7 @@ func Run(ctx context.Context, cfg Config, php *PHP, out *Outcome) error {
 			return err
 		}
 	}
-	r := &runner{cfg: cfg, php: php, out: out, seed: cfg.Seed}
-	defer r.decide()
+	r := newRunner(cfg, php, out)
 	for _, target := range cfg.Targets {
 		r.progress("starting %s", target)
 		srv, err := Start(ctx, target, cfg.Ports[target])
@@ -173,6 +176,10 @@ func Run(ctx context.Context, cfg Config, php *PHP, out *Outcome) error {
 		}
 	}
 	return nil
+}
+
+func newRunner(cfg Config, php *PHP, out *Outcome) *runner {
+	return &runner{cfg: cfg, php: php, out: out, seed: cfg.Seed, budget: experiment.NewBudget(cfg.alpha(), cfg.plannedPairs())}
 }
 
 func (r *runner) progress(format string, a ...any) {
@@ -192,7 +199,7 @@ func (r *runner) target(ctx context.Context, srv *Server) error {
 	return nil
 }
 
-// op runs the sweeps, then the main interleaved measurement of sync against each model's pick.
+// op runs the sweeps, races each pick against its neighbours, then compares sync with each model's pick.
 func (r *runner) op(ctx context.Context, srv *Server, op string) error {
 	base := Arm{Target: srv.Kind, Op: op, Client: ClientOurs}
 	arm := func(model string, p, n, d int) Arm {
@@ -239,44 +246,49 @@ func (r *runner) op(ctx context.Context, srv *Server, op string) error {
 		}
 	}
 	arms := []Arm{arm(ModelSync, 0, 0, 0)}
-	var baseline []Arm
+	var lost []Row
+	var ours []Arm
 	for _, m := range Models[1:] {
-		if a, ok := picks[m]; ok {
-			baseline = append(baseline, a)
-			arms = append(arms, a)
-			if r.cfg.Neighbours {
-				arms = append(arms, r.neighbours(a)...)
+		a, ok := picks[m]
+		if !ok {
+			continue
+		}
+		if r.cfg.Neighbours {
+			var rows []Row
+			a, rows, err = r.neighbourRace(ctx, srv, a)
+			lost = append(lost, rows...)
+			if err != nil {
+				r.out.Results = append(r.out.Results, lost...)
+				return err
 			}
 		}
+		ours = append(ours, a)
 	}
+	arms = append(arms, ours...)
 	if srv.Kind == Redis && r.cfg.Phpredis && r.php.Phpredis && op != "check" {
 		// The C baseline, with the same P and D as ours; phpredis blocks, so it has no Fiber rows.
-		for _, a := range append([]Arm{arms[0]}, baseline...) {
+		for _, a := range append([]Arm{arms[0]}, ours...) {
 			if a.Model == ModelSync || a.Model == ModelProcesses || a.Model == ModelPipeline {
 				a.Client = ClientPhpredis
 				arms = append(arms, a)
 			}
 		}
 	}
-	// Report order: by model, then concurrency.
-	slices.SortStableFunc(arms[1:], func(a, b Arm) int {
+	rows, err := r.main(ctx, srv, arms)
+	rows = append(rows, lost...)
+	// Report order: sync first, then by client, model and concurrency.
+	slices.SortStableFunc(rows[min(1, len(rows)):], func(a, b Row) int {
 		if a.Client != b.Client {
 			return strings.Compare(clientOrder(a.Client), clientOrder(b.Client))
 		}
 		if d := slices.Index(Models, a.Model) - slices.Index(Models, b.Model); d != 0 {
 			return d
 		}
-		return a.Concurrency() - b.Concurrency()
+		return a.Concurrency - b.Concurrency
 	})
-	samples, errs, ierr := r.measure(ctx, srv, arms, r.cfg.Iterations, r.cfg.Revs)
-	if ierr == nil && r.cfg.RetryThreshold > 0 {
-		ierr = r.retry(ctx, srv, arms, samples, errs)
-	}
-	from := len(r.out.Results)
-	r.addRows(arms, samples, errs)
-	markBest(r.out.Results[from:])
+	r.out.Results = append(r.out.Results, rows...)
 	r.addUnavailable(base)
-	return ierr
+	return err
 }
 
 func clientOrder(c string) string {
@@ -317,101 +329,6 @@ func (r *runner) neighbours(a Arm) []Arm {
 	return out
 }
 
-// sweep measures each candidate briefly (interleaved) and returns each model's best; one candidate of a model
-// is its pick without measuring.
-func (r *runner) sweep(ctx context.Context, srv *Server, cands []Arm) (map[string]Arm, error) {
-	byModel := map[string][]int{}
-	for i, a := range cands {
-		byModel[a.Model] = append(byModel[a.Model], i)
-	}
-	picks := map[string]Arm{}
-	var measured []Arm
-	for m, idx := range byModel {
-		if len(idx) == 1 {
-			picks[m] = cands[idx[0]]
-			continue
-		}
-		for _, i := range idx {
-			measured = append(measured, cands[i])
-		}
-	}
-	if len(measured) == 0 {
-		return picks, nil
-	}
-	// Keep the models' order stable for the report.
-	slices.SortStableFunc(measured, func(a, b Arm) int {
-		return slices.Index(Models, a.Model) - slices.Index(Models, b.Model)
-	})
-	samples, errs, err := r.measure(ctx, srv, measured, r.cfg.SweepIterations, r.cfg.SweepRevs)
-	best := map[string]float64{}
-	start := len(r.out.Sweeps)
-	for i, a := range measured {
-		pt := SweepPoint{Arm: a, Concurrency: a.Concurrency(), Iterations: len(samples[i])}
-		if errs[i] != nil {
-			pt.Error = errs[i].Error()
-		}
-		if len(samples[i]) > 0 {
-			pt.OpsPerS = stats.Median(opsPerS(samples[i]))
-			if pt.OpsPerS > best[a.Model] {
-				best[a.Model] = pt.OpsPerS
-				picks[a.Model] = a
-			}
-		}
-		r.out.Sweeps = append(r.out.Sweeps, pt)
-	}
-	for i := start; i < len(r.out.Sweeps); i++ {
-		pt := &r.out.Sweeps[i]
-		pt.Picked = picks[pt.Model] == pt.Arm
-	}
-	return picks, err
-}
-
-// measure runs iters iterations of each arm: interleaved rounds (forward, then backward, ...) unless
-// Sequential. An arm that fails keeps its error and is left out of later rounds; a cancelled context stops it
-// all (the samples so far are returned).
-func (r *runner) measure(ctx context.Context, srv *Server, arms []Arm, iters, revs int) ([][]Sample, []error, error) {
-	samples := make([][]Sample, len(arms))
-	errs := make([]error, len(arms))
-	one := func(i, it int) error {
-		if errs[i] != nil {
-			return nil
-		}
-		r.progress("%s %s: %s, iteration %d/%d", arms[i].Target, arms[i].Op, arms[i].Label(), it+1, iters)
-		s, err := r.iterate(ctx, srv, arms[i], revs)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			errs[i] = err
-			return nil
-		}
-		samples[i] = append(samples[i], s)
-		return nil
-	}
-	if r.cfg.Sequential {
-		for i := range arms {
-			for it := 0; it < iters; it++ {
-				if err := one(i, it); err != nil {
-					return samples, errs, err
-				}
-			}
-		}
-		return samples, errs, nil
-	}
-	for it := 0; it < iters; it++ {
-		for k := range arms {
-			i := k
-			if it%2 == 1 {
-				i = len(arms) - 1 - k
-			}
-			if err := one(i, it); err != nil {
-				return samples, errs, err
-			}
-		}
-	}
-	return samples, errs, nil
-}
-
 func (r *runner) iterate(ctx context.Context, srv *Server, a Arm, revs int) (Sample, error) {
 	if r.started && r.cfg.Pause > 0 {
 		select {
@@ -430,65 +347,6 @@ func (r *runner) iterate(ctx context.Context, srv *Server, a Arm, revs int) (Sam
 	return r.php.Iterate(ctx, srv, a, revs, r.cfg.Warmup, r.seed)
 }
 
-// retry applies phpbench's retry threshold to each arm: iterations whose time deviates from the arm's mean by
-// at least the threshold are re-run, until none does or the arm reaches the retry limit.
-func (r *runner) retry(ctx context.Context, srv *Server, arms []Arm, samples [][]Sample, errs []error) error {
-	for i, a := range arms {
-		retries := 0
-		for errs[i] == nil && retries < r.cfg.RetryLimit {
-			var mean float64
-			for _, s := range samples[i] {
-				mean += s.Seconds
-			}
-			mean /= float64(len(samples[i]))
-			var bad []int
-			for j, s := range samples[i] {
-				if math.Abs(s.Seconds-mean)/mean*100 >= r.cfg.RetryThreshold {
-					bad = append(bad, j)
-				}
-			}
-			if len(bad) == 0 {
-				break
-			}
-			for _, j := range bad {
-				if retries >= r.cfg.RetryLimit {
-					break
-				}
-				r.progress("%s %s: %s, retrying iteration %d", a.Target, a.Op, a.Label(), j+1)
-				s, err := r.iterate(ctx, srv, a, r.cfg.Revs)
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if err != nil {
-					errs[i] = err
-					break
-				}
-				s.Retried = samples[i][j].Retried + 1
-				samples[i][j] = s
-				retries++
-			}
-		}
-	}
-	return nil
-}
-
-// markBest flags, per model and client, the row with the highest median ops/s.
-func markBest(rows []Row) {
-	best := map[[2]string]int{}
-	for i, row := range rows {
-		if row.OpsPerS == nil || row.Error != "" {
-			continue
-		}
-		k := [2]string{row.Model, row.Client}
-		if j, ok := best[k]; !ok || *row.OpsPerS > *rows[j].OpsPerS {
-			best[k] = i
-		}
-	}
-	for _, i := range best {
-		rows[i].Best = true
-	}
-}
-
 func opsPerS(ss []Sample) []float64 {
 	out := make([]float64, len(ss))
 	for i, s := range ss {
@@ -498,81 +356,6 @@ func opsPerS(ss []Sample) []float64 {
 }
 
 func ptr(v float64) *float64 { return &v }
-
-// addRows turns the samples into rows; sync (phptune's client) is arms[0], the reference for speedups.
-func (r *runner) addRows(arms []Arm, samples [][]Sample, errs []error) {
-	ref := opsPerS(samples[0])
-	for i, a := range arms {
-		row := Row{Arm: a, Concurrency: a.Concurrency(), Available: true, Samples: samples[i], Iterations: len(samples[i])}
-		for _, s := range samples[i] {
-			row.Retries += s.Retried
-		}
-		if errs[i] != nil {
-			row.Error = errs[i].Error()
-			r.out.Errors = append(r.out.Errors, row.Error)
-		}
-		x := opsPerS(samples[i])
-		if len(x) > 0 {
-			row.OpsPerS = ptr(stats.Median(x))
-			if lo, hi, ok := MedianCI(x); ok {
-				row.CILow, row.CIHigh = ptr(lo), ptr(hi)
-			}
-			var ops, cpu, scpu float64
-			for _, s := range samples[i] {
-				ops += float64(s.Ops)
-				cpu += s.CPUSeconds
-				scpu += s.ServerCPU
-			}
-			row.ClientCPUPerOpUS = cpu / ops * 1e6
-			row.ServerCPUPerOpUS = scpu / ops * 1e6
-		}
-		if i == 0 && len(x) > 0 {
-			row.Speedup = ptr(1)
-		}
-		if i > 0 && len(x) > 0 && len(ref) > 0 {
-			r.speedup(&row, ref, x)
-		}
-		r.out.Results = append(r.out.Results, row)
-		if i == 0 && len(x) > 0 {
-			r.ceiling(row, samples[0])
-		}
-	}
-}
-
-// speedup compares x to the sync reference: paired by round when interleaved (rounds both completed), as
-// independent samples otherwise.
-func (r *runner) speedup(row *Row, ref, x []float64) {
-	var c stats.Comparison
-	var err error
-	if r.cfg.Sequential || row.Error != "" || len(x) != len(ref) {
-		c, err = stats.Unpaired(ref, x, 0)
-	} else {
-		c, err = stats.Paired(ref, x, 0)
-	}
-	if err != nil {
-		row.Speedup = ptr(stats.Median(x) / stats.Median(ref))
-		return
-	}
-	row.Speedup = ptr(1 + c.Estimate)
-	if c.N >= stats.MinPairs {
-		row.SpeedupLow, row.SpeedupHigh = ptr(1+c.Lo), ptr(1+c.Hi)
-	}
-	row.Comparison = &c
-	r.cmps = append(r.cmps, &c)
-	r.rows = append(r.rows, len(r.out.Results))
-}
-
-// decide applies Holm's correction across every comparison of the run and copies the verdicts into the rows.
-func (r *runner) decide() {
-	if len(r.cmps) == 0 {
-		return
-	}
-	stats.DecideAll(r.cmps, []stats.Rule{stats.DefaultRule(true)})
-	for k, i := range r.rows {
-		c := *r.cmps[k]
-		r.out.Results[i].Comparison = &c
-	}
-}
 
 func (r *runner) ceiling(row Row, ss []Sample) {
 	var ops, sec, cpu, scpu float64
@@ -692,6 +475,12 @@ func (c Config) Validate() error {
 				return fmt.Errorf("%s %d: values must be between 1 and 10000", name, v)
 			}
 		}
+	}
+	if !(c.MinEffect >= 0 && c.MinEffect < 1) {
+		return fmt.Errorf("--min-effect %g%%: want 0 to 100", 100*c.MinEffect)
+	}
+	if !(c.Alpha >= 0 && c.Alpha < 1) {
+		return fmt.Errorf("--alpha %g: want a probability below 1, such as 0.05", c.Alpha)
 	}
 	if c.RetryThreshold < 0 || c.RetryLimit < 0 {
 		return errors.New("--retry-threshold and --retry-limit must not be negative")

@@ -45,13 +45,16 @@ type Settings struct {
 	Depths          []int   `json:"depths"`
 	SweepIterations int     `json:"sweep_iterations"`
 	SweepRevs       int     `json:"sweep_revs"`
+	MinEffect       float64 `json:"min_effect"`
+	Alpha           float64 `json:"alpha"`
 }
 
 // SettingsOf is cfg's settings.
 func SettingsOf(c Config) Settings {
 	return Settings{Revs: c.Revs, Iterations: c.Iterations, Warmup: c.Warmup, PauseS: c.Pause.Seconds(),
 		Interleaved: !c.Sequential, RetryThreshold: c.RetryThreshold, RetryLimit: c.RetryLimit, Fibers: c.Fibers,
-		Procs: c.Procs, Depths: c.Depths, SweepIterations: c.SweepIterations, SweepRevs: c.SweepRevs}
+		Procs: c.Procs, Depths: c.Depths, SweepIterations: c.SweepIterations, SweepRevs: c.SweepRevs,
+		MinEffect: c.MinEffect, Alpha: c.alpha()}
 }
 
 // WriteJSON writes the report, indented.
@@ -80,7 +83,7 @@ func Table(w io.Writer, r *Report) {
 	if !r.Settings.Interleaved {
 		mode = "sequential"
 	}
-	fmt.Fprintf(w, "phptune clients: %d revs x %d iterations per arm (%s), warm-up %d, php -n %s, %d CPUs\n",
+	fmt.Fprintf(w, "phptune clients: %d revs x at most %d iterations per arm (%s), warm-up %d, php -n %s, %d CPUs\n",
 		r.Settings.Revs, r.Settings.Iterations, mode, r.Settings.Warmup, r.Environment.PHP, r.Environment.CPUs)
 	if r.Settings.RetryThreshold > 0 {
 		fmt.Fprintf(w, "retry threshold %.1f%% (limit %d); retries are counted per row\n", r.Settings.RetryThreshold, r.Settings.RetryLimit)
@@ -131,6 +134,9 @@ func Table(w io.Writer, r *Report) {
 		if row.Error != "" {
 			fmt.Fprintf(w, "  %s %s %s failed: %s\n", row.Target, row.Op, row.Label(), row.Error)
 		}
+		if row.Available && row.Note != "" {
+			fmt.Fprintf(w, "  %s %s %s: %s\n", row.Target, row.Op, row.Label(), row.Note)
+		}
 		if !row.Available && !notes[row.Model+row.Note] {
 			notes[row.Model+row.Note] = true
 			fmt.Fprintf(w, "  %s: %s\n", row.Model, row.Note)
@@ -143,8 +149,9 @@ func Table(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "  ceiling %s %s: sync waits %.1f us of %.1f us per op (client CPU %.1f us, server CPU %.1f us): one process can reach %.0f ops/s (%.1fx), this machine's %d CPUs %.0f ops/s (%.1fx)\n",
 			c.Target, c.Op, c.WaitPerOpUS, c.WallPerOpUS, c.ClientCPUPerOpUS, c.ServerCPUPerOpUS, c.OneProcessOpsS, c.OneProcessX, c.CPUs, c.MachineOpsS, c.MachineX)
 	}
-	fmt.Fprintln(w, "  * the best of its model in this run. speedup: over sync with phptune's client, Hodges-Lehmann estimate")
-	fmt.Fprintln(w, "    from the interleaved pairs, with its 95% CI; verdicts after Holm's correction across the run")
+	fmt.Fprintln(w, "  * its model's pick, raced against its neighbours. speedup: over sync with phptune's client, from the")
+	fmt.Fprintf(w, "    paired rounds, with its confidence-sequence interval; verdicts at +-%.0f%% within the run's error budget of %.2g\n",
+		100*r.Settings.MinEffect, r.Settings.Alpha)
 }
 
 // sweepSummary says, per target, op and model, which candidate the sweep picked among which.
@@ -164,7 +171,11 @@ func sweepSummary(ps []SweepPoint) string {
 			if (key{q.Target, q.Op, q.Model}) != k {
 				continue
 			}
-			cands = append(cands, fmt.Sprintf("%d: %s", q.Concurrency, num(q.OpsPerS)))
+			c := fmt.Sprintf("%d: %s", q.Concurrency, num(q.OpsPerS))
+			if q.Note != "" {
+				c += " (" + q.Note + ")"
+			}
+			cands = append(cands, c)
 			if q.Picked {
 				pick = q.Label()
 			}
@@ -189,7 +200,7 @@ th{text-align:left}td:nth-child(-n+3){text-align:left}svg text{font:12px system-
 	if !r.Settings.Interleaved {
 		mode = "sequential"
 	}
-	fmt.Fprintf(&b, "<p>%d revolutions x %d iterations per arm, %s; PHP %s; %d CPUs; %s. Bars: the speedup over sync with phptune's client (Hodges-Lehmann, paired rounds), whiskers its 95%% CI; * the best of its model.</p>",
+	fmt.Fprintf(&b, "<p>%d revolutions x %d iterations per arm, %s; PHP %s; %d CPUs; %s. Bars: the speedup over sync with phptune's client (paired rounds), whiskers its confidence-sequence interval; * its model's pick.</p>",
 		r.Settings.Revs, r.Settings.Iterations, mode, html.EscapeString(r.Environment.PHP),
 		r.Environment.CPUs, html.EscapeString(strings.Join(r.Environment.Servers, "; ")))
 	type key struct{ t, op string }
@@ -207,7 +218,7 @@ th{text-align:left}td:nth-child(-n+3){text-align:left}svg text{font:12px system-
 		}
 	}
 	for _, k := range order {
-		fmt.Fprintf(&b, "<h2>%s %s: speedup over sync (95%% CI)</h2>\n", html.EscapeString(k.t), html.EscapeString(k.op))
+		fmt.Fprintf(&b, "<h2>%s %s: speedup over sync</h2>\n", html.EscapeString(k.t), html.EscapeString(k.op))
 		b.WriteString(chart(groups[k]))
 	}
 	b.WriteString("<h2>All rows</h2><table><tr><th>target</th><th>op</th><th>model</th><th>concurrency</th><th>ops/s</th><th>95% CI</th><th>speedup</th><th>95% CI</th><th>verdict</th><th>note</th></tr>\n")

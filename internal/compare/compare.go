@@ -60,16 +60,19 @@ type Arm struct {
 
 // Report is a comparison of arms against the first (the baseline).
 type Report struct {
-	Schema     string    `json:"schema"`
-	Paired     bool      `json:"paired"` // interleaved trials, compared pair by pair
-	Interleave string    `json:"interleave,omitempty"`
-	Order      []string  `json:"order,omitempty"` // the run order of an interleaved run
-	MinEffect  float64   `json:"min_effect"`
-	Alpha      float64   `json:"alpha"`
-	Arms       []Arm     `json:"arms"`
-	Notes      []string  `json:"notes,omitempty"`
-	Partial    bool      `json:"partial"`
-	Created    time.Time `json:"created"`
+	Schema     string   `json:"schema"`
+	Paired     bool     `json:"paired"` // interleaved trials, compared pair by pair
+	Interleave string   `json:"interleave,omitempty"`
+	Order      []string `json:"order,omitempty"` // the run order of an interleaved run
+	MinEffect  float64  `json:"min_effect"`
+	Alpha      float64  `json:"alpha"`
+	// Share is the part of Alpha these comparisons may spend, when they are one experiment of a larger run
+	// (build's throughput check beside its verification); 0: all of it.
+	Share   float64   `json:"alpha_share,omitempty"`
+	Arms    []Arm     `json:"arms"`
+	Notes   []string  `json:"notes,omitempty"`
+	Partial bool      `json:"partial"`
+	Created time.Time `json:"created"`
 }
 
 // Worse reports whether any metric of any arm got the verdict worse.
@@ -89,13 +92,18 @@ func (r *Report) Worse() bool {
 // rule (anytime-valid confidence sequences, one error budget over every arm and metric: experiment.Rule);
 // otherwise their trials are independent samples (Mann-Whitney, Holm). minEffect is relative (0.01 = 1%).
 func Results(results []*load.Result, names []string, minEffect float64) (*Report, error) {
+	return ResultsWithin(results, names, minEffect, 0, stats.DefaultAlpha)
+}
+
+// ResultsWithin is Results on share of a run's error budget alpha (share 0: all of it).
+func ResultsWithin(results []*load.Result, names []string, minEffect, share, alpha float64) (*Report, error) {
 	if len(results) < 2 {
 		return nil, exitcode.UsageErrorf("compare needs at least two results")
 	}
 	if minEffect < 0 || math.IsNaN(minEffect) {
 		return nil, exitcode.UsageErrorf("--min-effect must not be negative")
 	}
-	rep := &Report{Schema: Schema, MinEffect: minEffect, Alpha: stats.DefaultAlpha, Created: time.Now().UTC(), Paired: true}
+	rep := &Report{Schema: Schema, MinEffect: minEffect, Alpha: alpha, Share: share, Created: time.Now().UTC(), Paired: true}
 	base := results[0]
 	for _, r := range results {
 		rep.Partial = rep.Partial || r.Partial
@@ -134,16 +142,19 @@ func Results(results []*load.Result, names []string, minEffect float64) (*Report
 	return rep, nil
 }
 
-// Rule is the decision rule of a comparison of arms (k of them, the first the baseline): the run's error budget
-// is split evenly over every arm against the baseline and every metric.
-func Rule(k int, minEffect, alpha float64) experiment.Rule {
-	return experiment.Rule{MinEffect: minEffect, Alpha: alpha / float64(max(k-1, 1)*len(Metrics)), RunAlpha: alpha}
+// Rule is the decision rule of a comparison of arms (k of them, the first the baseline): share of the run's
+// error budget alpha (0: all of it) is split evenly over every arm against the baseline and every metric.
+func Rule(k int, minEffect, share, alpha float64) experiment.Rule {
+	if !(share > 0 && share <= alpha) {
+		share = alpha
+	}
+	return experiment.Rule{MinEffect: minEffect, Alpha: share / float64(max(k-1, 1)*len(Metrics)), RunAlpha: alpha}
 }
 
 // judgePaired judges each arm's metrics on the log ratios of the trials it shares a round with the baseline. An
 // arm that failed requests where the baseline failed none is worse in throughput on that alone, as in the engine.
 func judgePaired(rep *Report, minEffect float64) {
-	rule := Rule(len(rep.Arms), minEffect, rep.Alpha)
+	rule := Rule(len(rep.Arms), minEffect, rep.Share, rep.Alpha)
 	base := rep.Arms[0].Result
 	byIndex := map[int]load.Trial{}
 	for _, t := range base.Trials {
@@ -260,6 +271,7 @@ type InterleaveOptions struct {
 	MaxRounds int     // the most rounds (--repeat); the run stops sooner when every arm is decided
 	MinEffect float64 // relative
 	Alpha     float64 // the run's error budget (0: 0.05)
+	Share     float64 // the part of Alpha this run may spend, when it is one experiment of several (0: all)
 	Progress  func(Progress)
 }
 
@@ -288,7 +300,7 @@ func Interleave(ctx context.Context, arms []load.Options, names []string, o Inte
 		la[i] = &loadArm{name: names[i], r: r, max: o.MaxRounds, progress: o.Progress}
 		ea[i] = la[i]
 	}
-	rule := Rule(len(arms), o.MinEffect, o.Alpha)
+	rule := Rule(len(arms), o.MinEffect, o.Share, o.Alpha)
 	out, runErr := experiment.Run(ctx, experiment.Spec{Name: "compare", Arms: ea, Mode: experiment.Versus, HigherIsBetter: true,
 		MinEffect: o.MinEffect, Alpha: rule.Alpha * float64(len(arms)-1), RunAlpha: o.Alpha, MaxRounds: o.MaxRounds})
 	if out == nil {

@@ -113,3 +113,15 @@ func TestIdenticalArmsRarelyDiffer(t *testing.T) {
 		t.Errorf("identical arms got a verdict in %.1f%% of runs; want <= 5%% (one budget across the metrics)", 100*rate)
 	}
 }
+
+// TestRuleShare: a comparison that is one experiment of a larger run spends only its share of the run's
+// budget, split over its arms and metrics, and states adjusted p-values against the whole.
+func TestRuleShare(t *testing.T) {
+	r := Rule(3, 0.01, 0.01, 0.05)
+	if want := 0.01 / float64(2*len(Metrics)); math.Abs(r.Alpha-want) > 1e-15 || r.RunAlpha != 0.05 {
+		t.Errorf("share 0.01 of 0.05: %+v, want alpha %g", r, want)
+	}
+	if r := Rule(3, 0.01, 0, 0.05); math.Abs(r.Alpha-0.05/float64(2*len(Metrics))) > 1e-15 {
+		t.Errorf("no share: %+v, want the whole budget", r)
+	}
+}

@@ -64,6 +64,10 @@ type Spec struct {
 	Mixture float64
 	// MaxRounds caps the rounds (0: no cap but Continue's).
 	MaxRounds int
+	// MinRounds runs every arm at least this many rounds (unless it fails) before anything is decided: figures
+	// reported beside the verdicts (a median's interval) need them. Looks deferred are harmless to a confidence
+	// sequence, which is valid at any stopping time.
+	MinRounds int
 	// FutileAfter, in a race, ends it after at least this many rounds once no challenger's estimate against the
 	// incumbent reaches a third of MinEffect in its favour: a knob that shows nothing after a fair share of
 	// rounds leaves the rest of its time to others. Its comparisons end inconclusive (say what would decide
@@ -205,7 +209,7 @@ func (e *run) run(ctx context.Context) error {
 		}
 	}
 	for {
-		if e.done() {
+		if e.out.Rounds >= e.s.MinRounds && e.done() {
 			e.out.Ended = EndDecided
 			return nil
 		}

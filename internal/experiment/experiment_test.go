@@ -212,3 +212,21 @@ func TestBudgetShares(t *testing.T) {
 		t.Errorf("%v %v", x, y)
 	}
 }
+
+// TestMinRoundsDefersTheVerdicts: a large effect, decided in a few rounds, still gets MinRounds of trials on
+// every arm, and the same verdict.
+func TestMinRoundsDefersTheVerdicts(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	f := arms(rng, 0.02, 0, math.Log(3))
+	out, err := Run(context.Background(), Spec{Arms: asArms(f), Mode: Versus, HigherIsBetter: true, MinEffect: 0.03,
+		Alpha: 0.05, MaxRounds: 20, MinRounds: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Rounds != 8 || f[0].trials != 8 || f[1].trials != 8 || out.Ended != EndDecided {
+		t.Fatalf("rounds %d, trials %d and %d, ended %s: want 8 of each, decided", out.Rounds, f[0].trials, f[1].trials, out.Ended)
+	}
+	if out.Arms[1].Vs.Verdict != stats.Better {
+		t.Errorf("verdict %s", out.Arms[1].Vs.Verdict)
+	}
+}

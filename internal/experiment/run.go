@@ -152,6 +152,9 @@ func (e *run) rule() Rule {
 // look decides what the rounds so far show: failed requests first (an arm that fails requests where another
 // fails none is worse, whatever its speed), then the confidence sequences.
 func (e *run) look() {
+	if e.out.Rounds < e.s.MinRounds {
+		return
+	}
 	if e.errorsRule() {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phptune/phptune/internal/bytesize"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 )
@@ -131,7 +132,7 @@ func RealpathCache() Knob {
 				delete(c.INI, "realpath_cache_size")
 				return nil
 			}
-			if _, err := ParseBytes(v); err != nil {
+			if _, err := bytesize.ParseConfig(v); err != nil {
 				return fmt.Errorf("realpath_cache_size %q: want a size such as 16M", v)
 			}
 			c.SetINI("realpath_cache_size", v)
@@ -258,32 +259,11 @@ func BuffersBytes(v string) (int64, error) {
 	if !ok || err != nil || cnt < 2 || cnt > 1024 {
 		return 0, fmt.Errorf("want NUMBER SIZE, as in 16 16k")
 	}
-	b, err := ParseBytes(strings.TrimSpace(size))
+	b, err := bytesize.ParseConfig(strings.TrimSpace(size))
 	if err != nil || b < 1024 || b > 1<<20 {
 		return 0, fmt.Errorf("want NUMBER SIZE, as in 16 16k")
 	}
 	return int64(cnt) * b, nil
-}
-
-// ParseBytes reads an ini- or nginx-style size: 4096, 16k, 16K, 16M, 1G.
-func ParseBytes(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
-		mult = 1 << 10
-	case strings.HasSuffix(s, "m"), strings.HasSuffix(s, "M"):
-		mult = 1 << 20
-	case strings.HasSuffix(s, "g"), strings.HasSuffix(s, "G"):
-		mult = 1 << 30
-	}
-	if mult > 1 {
-		s = s[:len(s)-1]
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("size %q: want a number with an optional k, M or G", s)
-	}
-	return n * mult, nil
 }
 
 // Binary is the PHP build itself: php-fpm binaries given to tune compete (first = start).

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // Schema of the build result.
@@ -363,8 +365,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if bin, ok := built[PGO]; ok && o.HugeCodePages {
 		arms = append(arms, hugeArm(ctx, res, bin, base.Guard)...)
 	}
+	// One error budget for the build: the verification's comparisons (each variant on each set) and the
+	// throughput check's (each variant's requests/s) share it.
+	tpPairs := 0
+	if o.ThroughputTrial > 0 {
+		tpPairs = len(arms) - 1
+	}
+	budget := experiment.NewBudget(stats.DefaultAlpha, (len(arms)-1)*len(SetNames)+tpPairs)
 	cfg := VerifyConfig{App: app, HoldoutApp: holdApp, Train: o.Train, Holdout: o.Holdout, Guard: base.Guard,
-		Rounds: o.Rounds, Repeats: o.Repeats, JIT: o.JIT, Callgrind: o.Callgrind}
+		Rounds: o.Rounds, Repeats: o.Repeats, JIT: o.JIT, Callgrind: o.Callgrind,
+		Alpha: budget.Draw((len(arms) - 1) * len(SetNames)), RunAlpha: budget.Total()}
 	res.CPU = cfg.cpu()
 	cfg.OnRound = func(r, n int) {
 		if o.OnStep != nil {
@@ -398,7 +408,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if o.OnStep != nil {
 			o.OnStep("verify", fmt.Sprintf("throughput through php-fpm, %d interleaved rounds", cfg.Rounds))
 		}
-		tp, err := Throughput(ctx, fa, o.appStack(), o.Train, max(o.Rounds, 6), o.ThroughputTrial)
+		tp, err := Throughput(ctx, fa, o.appStack(), o.Train, max(o.Rounds, 6), o.ThroughputTrial, budget.Draw(tpPairs))
 		for name, r := range tp {
 			if v := res.Variant(name); v != nil {
 				v.Throughput = &r

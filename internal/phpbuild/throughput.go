@@ -9,6 +9,7 @@ import (
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // FPMArm is a php-fpm binary under comparison.
@@ -31,8 +32,9 @@ type ThroughputResult struct {
 
 // Throughput serves the app with each arm's php-fpm (one worker, FastCGI over a unix socket, no nginx), and
 // drives the URLs at them from one connection in interleaved rounds (internal/compare, on the experiment engine):
-// requests/s per arm, each decided against the first arm, in at most rounds rounds.
-func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []string, rounds int, trial time.Duration) (map[string]ThroughputResult, error) {
+// requests/s per arm, each decided against the first arm, in at most rounds rounds, on share of the build's
+// error budget (stats.DefaultAlpha).
+func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []string, rounds int, trial time.Duration, share float64) (map[string]ThroughputResult, error) {
 	var opts []load.Options
 	var names []string
 	var mix []load.MixItem
@@ -62,11 +64,11 @@ func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []str
 			Warmup: trial / 3, Timeout: 10 * time.Second, Mix: mix})
 		names = append(names, a.Name)
 	}
-	results, _, err := compare.Interleave(ctx, opts, names, compare.InterleaveOptions{MaxRounds: rounds, MinEffect: 0.01})
+	results, _, err := compare.Interleave(ctx, opts, names, compare.InterleaveOptions{MaxRounds: rounds, MinEffect: 0.01, Share: share})
 	if len(results) == 0 {
 		return nil, err
 	}
-	rep, cerr := compare.Results(results, names, 0.01)
+	rep, cerr := compare.ResultsWithin(results, names, 0.01, share, stats.DefaultAlpha)
 	if cerr != nil {
 		return nil, cerr
 	}

@@ -13,7 +13,7 @@ import (
 // is under test, not a gain.
 func TestThroughputThroughFPM(t *testing.T) {
 	arms := []FPMArm{{Name: Baseline}, {Name: PGO}}
-	res, err := Throughput(context.Background(), arms, stack.Config{AppFS: workloads.Demo()}, []string{"/", "/articles/7"}, 6, 600*time.Millisecond)
+	res, err := Throughput(context.Background(), arms, stack.Config{AppFS: workloads.Demo()}, []string{"/", "/articles/7"}, 6, 600*time.Millisecond, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

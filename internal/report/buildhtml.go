@@ -178,10 +178,11 @@ func gainChart(r *phpbuild.Result) *chart {
 	}
 	c := forestChart("gain", "Gain against the baseline, time per request", "gain: less time per request than the baseline (95% CI)", rows)
 	if c != nil {
-		c.Caption = fmt.Sprintf("php-cgi -T pinned to CPU %d, %d interleaved rounds in alternating order. The gain is the Hodges-Lehmann estimate of "+
-			"the per-round ratio of the variant's time per request to the baseline's, with its 95%% CI (Wilcoxon signed-rank test, Holm's correction "+
-			"across every comparison of the run). A verdict is better or worse only when significant after correction and at least %.0f%%; "+
-			"no difference shown means the rounds could not tell the variant from the baseline, not that it gains nothing.", r.CPU, r.Rounds, 100*stats.DefaultMinEffect)
+		c.Caption = fmt.Sprintf("php-cgi -T pinned to CPU %d, %d interleaved rounds in balanced orders, stopped once every comparison was decided. "+
+			"The gain is the experiment engine's estimate of the per-round ratio of the variant's time per request to the baseline's, with the "+
+			"confidence-sequence interval its verdict was decided on (the build's 5%% error budget shared by every variant, set and throughput check). A verdict is "+
+			"better or worse only when the interval excludes zero and the gain is at least %.0f%%; no difference means the interval lies within "+
+			"it; inconclusive, that the rounds ran out first.", r.CPU, r.Rounds, 100*stats.DefaultMinEffect)
 	}
 	return c
 }
@@ -210,7 +211,7 @@ func throughputChart(r *phpbuild.Result) *chart {
 	c := forestChart("throughput", "Throughput through php-fpm against the baseline", "change in requests/s (95% CI)", rows)
 	if c != nil {
 		c.Caption = "Each variant's php-fpm with one worker serving the training URLs over FastCGI, in interleaved trials against the baseline's; " +
-			"paired Wilcoxon signed-rank test, Hodges-Lehmann estimate and 95% CI."
+			"each comparison judged by the experiment engine's rule (a confidence sequence on the paired trials' log ratios)."
 	}
 	return c
 }

@@ -1,0 +1,33 @@
+package bytesize
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	good := map[string]int64{"4GiB": 4 << 30, "512MiB": 512 << 20, "1.5G": 3 << 29, "512M": 512 << 20, "16k": 16 << 10,
+		"100MB": 100e6, "2 GB": 2e9, "4096": 4096, "10B": 10, " 1K ": 1024}
+	for in, want := range good {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("Parse(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GiB", "-1M", "4 gigs", "1e30G", "NaN", "0x10"} {
+		if got, err := Parse(in); err == nil {
+			t.Errorf("Parse(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	good := map[string]int64{"16k": 16 << 10, "16K": 16 << 10, "128M": 128 << 20, "1g": 1 << 30, "4096": 4096, "0": 0}
+	for in, want := range good {
+		if got, err := ParseConfig(in); err != nil || got != want {
+			t.Errorf("ParseConfig(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	// What php.ini or nginx would not take is refused, not read as something else.
+	for _, in := range []string{"16KiB", "1.5M", "100MB", "16 k", "", "-1", "10B", "99999999999999G"} {
+		if got, err := ParseConfig(in); err == nil {
+			t.Errorf("ParseConfig(%q) = %d, want an error", in, got)
+		}
+	}
+}
