@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"time"
@@ -258,18 +258,9 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 	if err := res.Encode(); err != nil {
 		return err
 	}
-	if f.out != "" {
-		if err := saveResult(filepath.Join(f.out, "result.json"), res); err != nil {
-			return err
-		}
-	}
-	if f.json {
-		report.WriteJSON(os.Stdout, res)
-	} else {
-		report.Bench(os.Stdout, res)
-		if f.out != "" {
-			fmt.Printf("\n  result: %s\n", filepath.Join(f.out, "result.json"))
-		}
+	end := ending{dir: f.out, json: f.json, text: func(w io.Writer) { report.Bench(w, res) }}
+	if err := end.finish(res); err != nil {
+		return err
 	}
 	return runErr
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -109,12 +110,81 @@ environment (phptune report DIR/result.json re-renders it).`,
 
 func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	ctx := cmd.Context()
-	logged, err := f.mix.trainingURIs(os.Stderr)
+	o, spec, err := f.options(args)
 	if err != nil {
 		return err
 	}
+	out, release, err := openRunDir(f.out, "build")
+	if err != nil {
+		return err
+	}
+	defer release()
+	logf, err := os.Create(filepath.Join(out, "build.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	o.Log = logf
+
+	// The app's own services (a preset's database) for training and verification, stopped on every path.
+	if spec != nil {
+		svc, err := spec.startServices(ctx)
+		defer svc.Stop(context.Background())
+		if err != nil {
+			return err
+		}
+	}
+
+	line := newStatusLine(os.Stderr)
+	var stop func()
+	o.OnStep, stop = stepLine(line, logf)
+	res, runErr := phpbuild.Run(ctx, o)
+	stop()
+	if res == nil || (runErr != nil && len(res.Variants) == 0) {
+		if runErr != nil {
+			return fmt.Errorf("%w (log %s)", runErr, logf.Name())
+		}
+		return nil
+	}
+	if runErr != nil && ctx.Err() != nil {
+		res.Partial = true
+	}
+	if res.Environment != nil {
+		res.Environment.CommandLine = os.Args
+	}
+	end := ending{dir: out, json: f.json, holds: "report.html, result.json, build.log",
+		pages: func(dir string) error { return writeBuildReport(dir, res) },
+		text: func(w io.Writer) {
+			report.Build(w, res)
+			for _, v := range res.Variants {
+				// An arm of a setting on another variant's binaries (pgo+huge_code_pages) has no binary of its
+				// own: tune decides huge_code_pages itself.
+				if v.Available && v.Name != phpbuild.Baseline && v.PHPFPM != "" && v.Of == "" {
+					fmt.Fprintf(w, "  Try it: phptune tune --php-fpm %s\n", v.PHPFPM)
+				}
+			}
+		}}
+	if err := end.finish(res); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if b := res.Variant(phpbuild.Baseline); b != nil && !b.Available {
+		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("the baseline build failed: %s", firstLineOf(b.Reason)))
+	}
+	return nil
+}
+
+// options turns the flags and APP into the build's options: what to build, what to train on and hold out (a
+// docroot's --url, a prepared preset's URLs, or the demo app's), and the app spec whose services run meanwhile.
+func (f buildFlags) options(args []string) (o phpbuild.Options, spec *appSpec, err error) {
+	logged, err := f.mix.trainingURIs(os.Stderr)
+	if err != nil {
+		return o, nil, err
+	}
 	f.urls = append(f.urls, logged...)
-	o := phpbuild.Options{
+	o = phpbuild.Options{
 		Debian: f.debian, DebianVersion: f.debianVersion, SourcePath: f.source, ProfFlags: f.profFlags,
 		Variants: f.variants, TrainN: f.trainN, JIT: f.jit, Verify: !f.noVerify, Rounds: f.rounds, Repeats: f.repeats,
 		Callgrind: !f.noCallgrind, Debian8: f.withDebian, InstallDeps: f.installDeps, Jobs: f.jobs, Make: f.make,
@@ -125,7 +195,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		switch v {
 		case phpbuild.Baseline, phpbuild.PGO, phpbuild.PGOLTO, phpbuild.PGOBOLT:
 		default:
-			return exitcode.UsageErrorf("--variants %s: want baseline, pgo, pgo+lto or pgo+bolt", v)
+			return o, nil, exitcode.UsageErrorf("--variants %s: want baseline, pgo, pgo+lto or pgo+bolt", v)
 		}
 	}
 	// The baseline is what the variants are measured against; without verification it is built only when asked.
@@ -133,10 +203,10 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		o.Variants = append([]string{phpbuild.Baseline}, o.Variants...)
 	}
 	if f.trainMode != "cgi" && f.trainMode != "live" {
-		return exitcode.UsageErrorf("--train-mode %s: want cgi or live", f.trainMode)
+		return o, nil, exitcode.UsageErrorf("--train-mode %s: want cgi or live", f.trainMode)
 	}
 	if f.rounds < 6 && !f.noVerify {
-		return exitcode.UsageErrorf("--rounds %d: at least 6 rounds are needed for a verdict", f.rounds)
+		return o, nil, exitcode.UsageErrorf("--rounds %d: at least 6 rounds are needed for a verdict", f.rounds)
 	}
 	if f.configureArgs != "" {
 		o.ConfigureArgs = strings.Fields(f.configureArgs)
@@ -144,15 +214,13 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 	appArg := f.train
 	if len(args) == 1 {
 		if appArg != "" && appArg != args[0] {
-			return exitcode.UsageErrorf("APP %s and --train %s: give the app to train on once", args[0], appArg)
+			return o, nil, exitcode.UsageErrorf("APP %s and --train %s: give the app to train on once", args[0], appArg)
 		}
 		appArg = args[0]
 	}
-	var spec *appSpec
 	if appArg != "" {
-		var err error
 		if spec, err = resolveApp([]string{appArg}); err != nil {
-			return err
+			return o, nil, err
 		}
 	}
 	switch {
@@ -160,14 +228,14 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		// A plain docroot: the user says what to train on and what to hold out.
 		st, err := os.Stat(filepath.Join(appArg, "index.php"))
 		if err != nil || st.IsDir() {
-			return exitcode.UsageErrorf("APP %s: want a docroot with index.php", appArg)
+			return o, nil, exitcode.UsageErrorf("APP %s: want a docroot with index.php", appArg)
 		}
 		o.App, o.AppName = os.DirFS(appArg), appArg
 		if len(f.urls) == 0 {
-			return exitcode.UsageErrorf("APP %s: say which requests to train on with --url (e.g. --url / --url /blog/)", appArg)
+			return o, nil, exitcode.UsageErrorf("APP %s: say which requests to train on with --url (e.g. --url / --url /blog/)", appArg)
 		}
 		if len(f.holdout) == 0 && f.holdoutApp == "" && !f.noVerify {
-			return exitcode.UsageErrorf("APP %s: give held-out requests with --holdout-url (requests not trained on; with --holdout APP, that app's)", appArg)
+			return o, nil, exitcode.UsageErrorf("APP %s: give held-out requests with --holdout-url (requests not trained on; with --holdout APP, that app's)", appArg)
 		}
 	case spec != nil && spec.workload.Dir != "":
 		// A prepared preset: trained in place on its URLs (each with its content check), its services running.
@@ -202,52 +270,31 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		}
 	} else if f.holdoutApp != "" {
 		if _, err := fs.Stat(os.DirFS(f.holdoutApp), "index.php"); err != nil {
-			return exitcode.UsageErrorf("--holdout %s: want a docroot with index.php, or demo", f.holdoutApp)
+			return o, nil, exitcode.UsageErrorf("--holdout %s: want a docroot with index.php, or demo", f.holdoutApp)
 		}
 		o.HoldoutApp = os.DirFS(f.holdoutApp)
 		if len(o.Holdout) == 0 && !f.noVerify {
-			return exitcode.UsageErrorf("--holdout %s: give its requests with --holdout-url", f.holdoutApp)
+			return o, nil, exitcode.UsageErrorf("--holdout %s: give its requests with --holdout-url", f.holdoutApp)
 		}
 	}
 	o.CacheDir = f.cache
 	if o.CacheDir == "" {
 		d, err := phpbuild.DefaultCacheDir()
 		if err != nil {
-			return exitcode.UsageErrorf("%v", err)
+			return o, nil, exitcode.UsageErrorf("%v", err)
 		}
 		o.CacheDir = d
 	}
-	out := f.out
-	if out == "" {
-		out = filepath.Join("phptune-results", "build-"+time.Now().Format("20060102-150405"))
-	}
-	release, err := openOut(out)
-	if err != nil {
-		return err
-	}
-	defer release()
-	logf, err := os.Create(filepath.Join(out, "build.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	o.Log = logf
+	return o, spec, nil
+}
 
-	// The app's own services (a preset's database) for training and verification, stopped on every path.
-	if spec != nil {
-		svc, err := spec.startServices(ctx)
-		defer svc.Stop(context.Background())
-		if err != nil {
-			return err
-		}
-	}
-
-	// The progress line: the current step and its elapsed time, redrawn every half second.
-	line := newStatusLine(os.Stderr)
+// stepLine shows the build's current step and its elapsed time on line, redrawn every half second, and marks
+// each step in the log; stop ends the redrawing and clears the line.
+func stepLine(line *statusLine, logf *os.File) (onStep func(variant, step string), stop func()) {
 	var mu sync.Mutex
 	var step string
 	var since time.Time
-	o.OnStep = func(variant, s string) {
+	onStep = func(variant, s string) {
 		mu.Lock()
 		step, since = variant+": "+s, time.Now()
 		mu.Unlock()
@@ -273,50 +320,11 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 			}
 		}
 	}()
-	res, runErr := phpbuild.Run(ctx, o)
-	close(done)
-	wg.Wait()
-	line.clear()
-	if res == nil || (runErr != nil && len(res.Variants) == 0) {
-		if runErr != nil {
-			return fmt.Errorf("%w (log %s)", runErr, logf.Name())
-		}
-		return nil
+	return onStep, func() {
+		close(done)
+		wg.Wait()
+		line.clear()
 	}
-	if runErr != nil && ctx.Err() != nil {
-		res.Partial = true
-	}
-	if res.Environment != nil {
-		res.Environment.CommandLine = os.Args
-	}
-	var buf bytes.Buffer
-	report.WriteJSON(&buf, res)
-	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
-		return err
-	}
-	if err := writeBuildReport(out, res); err != nil {
-		return err
-	}
-	if f.json {
-		os.Stdout.Write(buf.Bytes())
-	} else {
-		report.Build(os.Stdout, res)
-		fmt.Printf("\n  Results in %s: report.html, result.json, build.log\n", out)
-		for _, v := range res.Variants {
-			// An arm of a setting on another variant's binaries (pgo+huge_code_pages) has no binary of its own:
-			// tune decides huge_code_pages itself.
-			if v.Available && v.Name != phpbuild.Baseline && v.PHPFPM != "" && v.Of == "" {
-				fmt.Printf("  Try it: phptune tune --php-fpm %s\n", v.PHPFPM)
-			}
-		}
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if b := res.Variant(phpbuild.Baseline); b != nil && !b.Available {
-		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("the baseline build failed: %s", firstLineOf(b.Reason)))
-	}
-	return nil
 }
 
 func contains(list []string, s string) bool {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -53,9 +54,8 @@ extensions.
 phpbench's vocabulary: each iteration runs --revs revolutions (split among the workers) in a fresh php -n with
 only the extensions needed and GC off; --warmup revolutions first, untimed; --pause before each iteration.
 Connections open before the timed region and workers start behind a barrier. The arms run in interleaved
-rounds in balanced orders; each model's pick is compared with sync from the paired rounds, for at least 6
-and at most --iterations rounds, stopping when every comparison is decided: the speedup, its interval and
-a verdict (faster or slower by at least --min-effect, no_difference within it, inconclusive), within one error
+rounds in balanced orders; each model's pick is compared with sync from --iterations paired rounds: the
+speedup, its interval and a verdict (faster or slower by at least --min-effect, no_difference within it, inconclusive), within one error
 budget (--alpha) for the whole run. --retry-threshold PCT re-runs an iteration deviating from its arm's mean by
 at least PCT%, up to --retry-limit times per arm (off by default when interleaved, 5% with --sequential;
 retries are reported). --sequential runs each arm's iterations back to back and pairs them by index.
@@ -89,7 +89,7 @@ missing package, 130 interrupted (every process stopped, the rows so far kept, m
 	fl.IntSliceVar(&f.procs, "procs", []int{2, 4, 8}, "processes to sweep (P)")
 	fl.IntSliceVar(&f.depths, "depth", []int{10, 25, 100}, "pipeline depths to sweep (D)")
 	fl.IntVar(&f.revs, "revs", 10000, "revolutions per iteration, split among the workers")
-	fl.IntVar(&f.iterations, "iterations", 10, "most iterations (rounds) per arm; at least 6 are run for a median's CI")
+	fl.IntVar(&f.iterations, "iterations", 10, "iterations (rounds) of the main run, and the most of a pick's race with its neighbours (at least 6 for a median's CI)")
 	fl.IntVar(&f.warmup, "warmup", 200, "warm-up revolutions per iteration (untimed)")
 	fl.DurationVar(&f.pause, "pause", time.Second, "pause before each iteration")
 	fl.IntVar(&f.sweepIterations, "sweep-iterations", 3, "iterations per candidate in the sweeps")
@@ -157,20 +157,10 @@ func runClients(ctx context.Context, f clientsFlags) error {
 		return runErr
 	}
 	rep.Partial = runErr != nil
-	if f.out != "" {
-		if err := saveClients(f.out, rep); err != nil {
-			return err
-		}
-	}
-	if f.json {
-		if err := clients.WriteJSON(os.Stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		clients.Table(os.Stdout, rep)
-		if f.out != "" {
-			fmt.Printf("\n  result: %s\n  chart:  %s\n", filepath.Join(f.out, "result.json"), filepath.Join(f.out, "chart.html"))
-		}
+	end := ending{dir: f.out, json: f.json, holds: "result.json, chart.html", text: func(w io.Writer) { clients.Table(w, rep) },
+		pages: func(dir string) error { return writeClientsChart(dir, rep) }}
+	if err := end.finish(rep); err != nil {
+		return err
 	}
 	if runErr != nil {
 		return runErr
@@ -187,15 +177,9 @@ func runClients(ctx context.Context, f clientsFlags) error {
 	return nil
 }
 
-func saveClients(dir string, rep *clients.Report) error {
-	var j, h bytes.Buffer
-	if err := clients.WriteJSON(&j, rep); err != nil {
-		return err
-	}
+func writeClientsChart(dir string, rep *clients.Report) error {
+	var h bytes.Buffer
 	if err := clients.HTML(&h, rep); err != nil {
-		return err
-	}
-	if err := writeAtomic(filepath.Join(dir, "result.json"), j.Bytes()); err != nil {
 		return err
 	}
 	return writeAtomic(filepath.Join(dir, "chart.html"), h.Bytes())

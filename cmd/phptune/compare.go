@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,27 +146,18 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 	if runErr != nil {
 		rep.Partial = true
 	}
-	if f.out != "" {
-		if f.interleave {
-			for i, r := range results {
-				if err := saveResult(filepath.Join(f.out, names[i]+".json"), r); err != nil {
-					return err
-				}
+	end := ending{dir: f.out, name: "compare.json", json: f.json, text: func(w io.Writer) { report.Compare(w, rep) }}
+	if f.out != "" && f.interleave {
+		// Each arm's own result too, which bench and compare read again.
+		end.holds = "compare.json, " + strings.Join(names, ".json, ") + ".json"
+		for i, r := range results {
+			if err := saveResult(filepath.Join(f.out, names[i]+".json"), r); err != nil {
+				return err
 			}
 		}
-		var buf bytes.Buffer
-		report.WriteJSON(&buf, rep)
-		if err := writeAtomic(filepath.Join(f.out, "compare.json"), buf.Bytes()); err != nil {
-			return err
-		}
 	}
-	if f.json {
-		report.WriteJSON(os.Stdout, rep)
-	} else {
-		report.Compare(os.Stdout, rep)
-		if f.out != "" {
-			fmt.Printf("\n  saved in %s\n", f.out)
-		}
+	if err := end.finish(rep); err != nil {
+		return err
 	}
 	if runErr != nil {
 		return runErr
@@ -205,7 +197,9 @@ func saveResult(path string, r *load.Result) error {
 		return err
 	}
 	var buf bytes.Buffer
-	report.WriteJSON(&buf, r)
+	if err := report.WriteJSON(&buf, r); err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
 	return writeAtomic(path, buf.Bytes())
 }
 

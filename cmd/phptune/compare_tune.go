@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/exitcode"
@@ -56,20 +54,9 @@ func runCompareTunes(f compareFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.out != "" {
-		var buf bytes.Buffer
-		report.WriteJSON(&buf, rep)
-		if err := writeAtomic(filepath.Join(f.out, "compare.json"), buf.Bytes()); err != nil {
-			return err
-		}
-	}
-	if f.json {
-		report.WriteJSON(os.Stdout, rep)
-	} else {
-		report.CompareTunes(os.Stdout, rep)
-		if f.out != "" {
-			fmt.Printf("\n  saved in %s\n", f.out)
-		}
+	end := ending{dir: f.out, name: "compare.json", json: f.json, text: func(w io.Writer) { report.CompareTunes(w, rep) }}
+	if err := end.finish(rep); err != nil {
+		return err
 	}
 	if f.failIfWorse && rep.Throughput != nil && rep.Throughput.Worse() {
 		return exitcode.ThresholdErrorf("--fail-if-worse: a recommendation's throughput is worse than the baseline's")

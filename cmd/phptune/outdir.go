@@ -5,9 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
 )
+
+// openRunDir is openOut for a command that always keeps its results: dir, or when it is empty
+// phptune-results/COMMAND-TIME; it returns the directory chosen.
+func openRunDir(dir, command string) (string, func(), error) {
+	if dir == "" {
+		dir = filepath.Join("phptune-results", command+"-"+time.Now().Format("20060102-150405"))
+	}
+	release, err := openOut(dir)
+	return dir, release, err
+}
 
 // openOut makes the results directory, checks that files can be written into it, and locks it for this run: a
 // second phptune writing into the same directory would interleave its files with ours. The lock is on the

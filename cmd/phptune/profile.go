@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -175,20 +174,9 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 		return runErr
 	}
 	res.CommandLine = os.Args
-	var buf bytes.Buffer
-	report.WriteJSON(&buf, res)
-	if f.out != "" {
-		if err := writeAtomic(filepath.Join(f.out, "result.json"), buf.Bytes()); err != nil {
-			return err
-		}
-	}
-	if f.json {
-		os.Stdout.Write(buf.Bytes())
-	} else {
-		report.Profile(os.Stdout, res)
-		if f.out != "" {
-			fmt.Printf("\n  Result in %s\n", filepath.Join(f.out, "result.json"))
-		}
+	end := ending{dir: f.out, json: f.json, text: func(w io.Writer) { report.Profile(w, res) }}
+	if err := end.finish(res); err != nil {
+		return err
 	}
 	if runErr != nil {
 		return runErr

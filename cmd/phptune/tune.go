@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -136,32 +136,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if f.minEffect < 0 {
 		return exitcode.UsageErrorf("--min-effect must not be negative")
 	}
-	// The load: URLs, method, headers, body.
-	var check *regexp.Regexp
-	if f.check != "" {
-		if check, err = regexp.Compile(f.check); err != nil {
-			return exitcode.UsageErrorf("--expect-body: %v", err)
-		}
-	}
-	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
+	if err := f.load(&o, app); err != nil {
 		return err
-	}
-	if o.URLs, o.LogIn, err = f.mix.build(o.Request, check, os.Stderr); err != nil {
-		return err
-	}
-	if len(o.URLs) == 0 {
-		if app.withLogin != nil {
-			// A preset's mix with its logged-in pages: the login is sent on the first stack.
-			fm, err := app.withLogin.Mix(o.Request, nil)
-			if err != nil {
-				return err
-			}
-			o.URLs, o.LogIn = fm.Items, sessionOf(fm)
-		} else if app.urls != nil {
-			o.URLs = app.urls // a preset's mix, each URL with its content marker
-		} else {
-			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}
-		}
 	}
 	// The starting point and the knobs.
 	o.BaseName = "Debian's defaults"
@@ -174,81 +150,9 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if len(binaries) > 1 {
 		o.Base.PHPFPM = binaries[0]
 	}
-	knobs := knob.All(preloadScript(sc), binaries)
-	for _, kv := range f.knobs {
-		name, vals, ok := strings.Cut(kv, "=")
-		if !ok {
-			return exitcode.UsageErrorf("--knob %q: want NAME=V1,V2,...", kv)
-		}
-		values := strings.Split(vals, ",")
-		k, err := knob.FixedIn(knobs, name, values)
-		if err != nil {
-			return err
-		}
-		// One value pins the knob (the pool size too: then it is not sized).
-		if len(values) == 1 {
-			if err := k.Set(&o.Base, values[0]); err != nil {
-				return exitcode.UsageErrorf("--knob %s: %v", kv, err)
-			}
-			o.Pins[k.Name] = values[0]
-			continue
-		}
-		if name == "max_children" {
-			return exitcode.UsageErrorf("--knob max_children: the pool size is measured and its neighbours compared; give one value to pin it")
-		}
-		// The first value is where the sweep starts (unless a pin says otherwise): "--knob NAME=V1,V2" tries V2 against V1.
-		if _, pinned := o.Pins[k.Name]; !pinned {
-			if err := k.Set(&o.Base, k.Candidates(o.Base)[0]); err != nil {
-				return exitcode.UsageErrorf("--knob %s: %v", kv, err)
-			}
-		}
-		replaced := false
-		for i := range knobs {
-			if knobs[i].Name == k.Name {
-				knobs[i], replaced = k, true
-			}
-		}
-		if !replaced {
-			knobs = append(knobs, k)
-		}
+	if o.Knobs, err = f.knobSet(&o, knob.All(preloadScript(sc), binaries)); err != nil {
+		return err
 	}
-	for _, name := range f.skip {
-		found := false
-		for i := range knobs {
-			if knobs[i].Name == name {
-				knobs = append(knobs[:i], knobs[i+1:]...)
-				found = true
-				break
-			}
-		}
-		if !found {
-			return exitcode.UsageErrorf("--skip %s: no such knob among %s", name, knobNames(knobs))
-		}
-	}
-	if len(f.only) > 0 {
-		keep := map[string]bool{}
-		for _, kv := range f.knobs {
-			name, _, _ := strings.Cut(kv, "=")
-			keep[strings.TrimPrefix(name, "ini:")] = true
-		}
-		for _, name := range f.only {
-			if name == "none" {
-				continue
-			}
-			if _, ok := knob.ByName(name); !ok {
-				return exitcode.UsageErrorf("--only %s: no such knob among %s", name, knobNames(knobs))
-			}
-			keep[name] = true
-		}
-		var kept []knob.Knob
-		for _, k := range knobs {
-			if keep[k.Name] {
-				kept = append(kept, k)
-			}
-		}
-		knobs = kept
-	}
-	o.Knobs = knobs
 	o.ForceScreen = f.screen
 	if f.screen && f.noScreen {
 		return exitcode.UsageErrorf("--screen and --no-screen: give one of them")
@@ -273,11 +177,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if _, err := stack.FindNginx(sc.Nginx); err != nil {
 		return err
 	}
-	out := f.out
-	if out == "" {
-		out = filepath.Join("phptune-results", "tune-"+time.Now().Format("20060102-150405"))
-	}
-	release, err := openOut(out)
+	out, release, err := openRunDir(f.out, "tune")
 	if err != nil {
 		return err
 	}
@@ -345,25 +245,14 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	for _, where := range report.Finite(res) {
 		res.Warnings = append(res.Warnings, "internal: a figure was not a number and is saved as 0: "+where)
 	}
-	var buf bytes.Buffer
-	if err := report.WriteJSON(&buf, res); err != nil {
-		return fmt.Errorf("encode result.json: %w", err)
+	holds := "report.html, result.json"
+	if runErr == nil {
+		holds += ", php-fpm-pool.conf, php.ini, nginx-upstream.conf"
 	}
-	if err := writeAtomic(filepath.Join(out, "result.json"), buf.Bytes()); err != nil {
+	end := ending{dir: out, json: f.json, holds: holds, text: func(w io.Writer) { report.Tune(w, res) },
+		pages: func(dir string) error { return writeTuneReport(dir, res) }}
+	if err := end.finish(res); err != nil {
 		return err
-	}
-	if err := writeTuneReport(out, res); err != nil {
-		return err
-	}
-	if f.json {
-		os.Stdout.Write(buf.Bytes())
-	} else {
-		report.Tune(os.Stdout, res)
-		fmt.Printf("\n  Results in %s: report.html, result.json", out)
-		if runErr == nil {
-			fmt.Printf(", php-fpm-pool.conf, php.ini, nginx-upstream.conf")
-		}
-		fmt.Println()
 	}
 	if runErr != nil {
 		return runErr
@@ -374,6 +263,123 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			f.p99, f.rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
 	}
 	return nil
+}
+
+// load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
+// login), else /.
+func (f tuneFlags) load(o *tune.Options, app *appSpec) error {
+	var check *regexp.Regexp
+	var err error
+	if f.check != "" {
+		if check, err = regexp.Compile(f.check); err != nil {
+			return exitcode.UsageErrorf("--expect-body: %v", err)
+		}
+	}
+	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
+		return err
+	}
+	if o.URLs, o.LogIn, err = f.mix.build(o.Request, check, os.Stderr); err != nil {
+		return err
+	}
+	if len(o.URLs) == 0 {
+		if app.withLogin != nil {
+			// A preset's mix with its logged-in pages: the login is sent on the first stack.
+			fm, err := app.withLogin.Mix(o.Request, nil)
+			if err != nil {
+				return err
+			}
+			o.URLs, o.LogIn = fm.Items, sessionOf(fm)
+		} else if app.urls != nil {
+			o.URLs = app.urls // a preset's mix, each URL with its content marker
+		} else {
+			o.URLs = []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}
+		}
+	}
+	return nil
+}
+
+// knobSet is tune's knobs after --knob (values to race, or one to pin: into o.Base and o.Pins), --skip and
+// --only.
+func (f tuneFlags) knobSet(o *tune.Options, knobs []knob.Knob) ([]knob.Knob, error) {
+	for _, kv := range f.knobs {
+		name, vals, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, exitcode.UsageErrorf("--knob %q: want NAME=V1,V2,...", kv)
+		}
+		values := strings.Split(vals, ",")
+		k, err := knob.FixedIn(knobs, name, values)
+		if err != nil {
+			return nil, err
+		}
+		// One value pins the knob (the pool size too: then it is not sized).
+		if len(values) == 1 {
+			if err := k.Set(&o.Base, values[0]); err != nil {
+				return nil, exitcode.UsageErrorf("--knob %s: %v", kv, err)
+			}
+			o.Pins[k.Name] = values[0]
+			continue
+		}
+		if name == "max_children" {
+			return nil, exitcode.UsageErrorf("--knob max_children: the pool size is measured and its neighbours compared; give one value to pin it")
+		}
+		// The first value is where the sweep starts (unless a pin says otherwise): "--knob NAME=V1,V2" tries V2 against V1.
+		if _, pinned := o.Pins[k.Name]; !pinned {
+			if err := k.Set(&o.Base, k.Candidates(o.Base)[0]); err != nil {
+				return nil, exitcode.UsageErrorf("--knob %s: %v", kv, err)
+			}
+		}
+		replaced := false
+		for i := range knobs {
+			if knobs[i].Name == k.Name {
+				knobs[i], replaced = k, true
+			}
+		}
+		if !replaced {
+			knobs = append(knobs, k)
+		}
+	}
+	return f.narrow(knobs)
+}
+
+// narrow applies --skip and --only to knobs (a knob given with --knob stays under --only).
+func (f tuneFlags) narrow(knobs []knob.Knob) ([]knob.Knob, error) {
+	for _, name := range f.skip {
+		found := false
+		for i := range knobs {
+			if knobs[i].Name == name {
+				knobs = append(knobs[:i], knobs[i+1:]...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, exitcode.UsageErrorf("--skip %s: no such knob among %s", name, knobNames(knobs))
+		}
+	}
+	if len(f.only) > 0 {
+		keep := map[string]bool{}
+		for _, kv := range f.knobs {
+			name, _, _ := strings.Cut(kv, "=")
+			keep[strings.TrimPrefix(name, "ini:")] = true
+		}
+		for _, name := range f.only {
+			if name == "none" {
+				continue
+			}
+			if _, ok := knob.ByName(name); !ok {
+				return nil, exitcode.UsageErrorf("--only %s: no such knob among %s", name, knobNames(knobs))
+			}
+			keep[name] = true
+		}
+		var kept []knob.Knob
+		for _, k := range knobs {
+			if keep[k.Name] {
+				kept = append(kept, k)
+			}
+		}
+		knobs = kept
+	}
+	return knobs, nil
 }
 
 // screener counts a configuration's work per request: instructions with php-cgi under callgrind (no server

@@ -117,14 +117,14 @@ func pickOf(out *experiment.Outcome, ea []*engineArm) int {
 	return idx
 }
 
-// main compares each arm with sync (arms[0]) in fresh interleaved rounds, at least min(6, Iterations) of them
-// (a median's interval needs 6) and at most Iterations, and returns a row per arm.
+// main compares each arm with sync (arms[0]) in fresh interleaved rounds, all Iterations of them (phpbench's
+// iterations; the races before it are what stops early), and returns a row per arm.
 func (r *runner) main(ctx context.Context, srv *Server, arms []Arm) ([]Row, error) {
 	if len(arms) == 1 {
 		return r.alone(ctx, srv, arms[0])
 	}
 	out, ea, err := r.experiment(ctx, srv, plan{phase: "main", mode: experiment.Versus, rounds: r.cfg.Iterations,
-		minRounds: min(6, r.cfg.Iterations), revs: r.cfg.Revs}, arms)
+		minRounds: r.cfg.Iterations, revs: r.cfg.Revs}, arms)
 	if out == nil {
 		return nil, err
 	}
@@ -219,14 +219,16 @@ func (c Config) plannedPairs() int {
 			per += experiment.Pairs(experiment.Race, min(3, len(list)))
 		}
 	}
-	if c.Phpredis {
-		per += 3
-	}
 	n := 0
 	for _, t := range c.Targets {
-		n += len(c.Ops[t])
+		for _, op := range c.Ops[t] {
+			n += per
+			if t == Redis && c.Phpredis && op != "check" {
+				n += 3 // phpredis's sync, processes and pipeline rows
+			}
+		}
 	}
-	return max(n*per, 1)
+	return max(n, 1)
 }
 
 // alpha is the run's error budget.

@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -55,13 +54,6 @@ func SettingsOf(c Config) Settings {
 		Interleaved: !c.Sequential, RetryThreshold: c.RetryThreshold, RetryLimit: c.RetryLimit, Fibers: c.Fibers,
 		Procs: c.Procs, Depths: c.Depths, SweepIterations: c.SweepIterations, SweepRevs: c.SweepRevs,
 		MinEffect: c.MinEffect, Alpha: c.alpha()}
-}
-
-// WriteJSON writes the report, indented.
-func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }
 
 func num(v float64) string {
