@@ -49,8 +49,10 @@ runs agree; then the recommendations' throughput, from each run's final trials o
 
 With --interleave, the arguments are arms to run: a bench TARGET, optionally followed by bench flags for that
 arm only (quote each arm). Flags given to compare itself apply to every arm. The arms run in rounds, one trial
-of each (with its own warm-up) in balanced orders, so that drift on the machine falls on all alike; each arm
-runs against the first until its req/s comparison is decided, at most --repeat rounds.`,
+of each (with its own warm-up) in balanced orders, so that drift on the machine falls on all alike, at most
+--repeat rounds. Two arms: the second runs against the first until its req/s comparison is decided. More than
+two race: an arm shown slower than another leaves, the run ends when one is left (the first keeps its place
+unless another is shown faster), and the report names the pick and why each other arm left.`,
 		Example: `  phptune bench http://127.0.0.1:8080/ --repeat 10 --out a; phptune bench http://127.0.0.1:8081/ --repeat 10 --out b
   phptune compare a/result.json b/result.json
   phptune compare tune-a/result.json tune-b/result.json    # two tune runs: knob by knob, and their recommendations
@@ -97,7 +99,7 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 	}
 	names := armNames(len(args))
 	var results []*load.Result
-	var order []string
+	run := &compare.Interleaved{}
 	var runErr error
 	if f.interleave {
 		arms := make([]load.Options, len(args))
@@ -110,7 +112,7 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 		}
 		defer setProcs(f.load.procs)()
 		line := newStatusLine(os.Stderr)
-		results, order, runErr = compare.Interleave(ctx, arms, names, compare.InterleaveOptions{MaxRounds: f.repeat, MinEffect: f.minEffect / 100,
+		run, runErr = compare.Interleave(ctx, arms, names, compare.InterleaveOptions{MaxRounds: f.repeat, MinEffect: f.minEffect / 100, Race: true,
 			Progress: func(p compare.Progress) {
 				phase := "measuring"
 				if p.Load.Warmup {
@@ -120,9 +122,10 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 					p.Load.Elapsed.Round(time.Second), p.Load.Requests, p.Load.Errors)
 			}})
 		line.clear()
-		if results == nil {
+		if run == nil {
 			return runErr
 		}
+		results = run.Results
 	} else {
 		if isTuneResult(args[0]) {
 			return runCompareTunes(f, args)
@@ -138,11 +141,12 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 			results = append(results, r)
 		}
 	}
-	rep, err := compare.Results(results, names, f.minEffect/100)
+	rep, err := compare.ResultsWithin(results, names, f.minEffect/100, run.Share, stats.DefaultAlpha)
 	if err != nil {
 		return err
 	}
-	rep.Order = order
+	rep.Order, rep.Winner = run.Order, run.Winner
+	rep.Notes = append(rep.Notes, run.Left...)
 	if runErr != nil {
 		rep.Partial = true
 	}

@@ -279,8 +279,10 @@ func TestBenchWarnsWhenConnectionsExceedMaxChildren(t *testing.T) {
 }
 
 type compareJSON struct {
-	Schema string `json:"schema"`
-	Paired bool   `json:"paired"`
+	Schema string   `json:"schema"`
+	Paired bool     `json:"paired"`
+	Winner string   `json:"winner"`
+	Notes  []string `json:"notes"`
 	Arms   []struct {
 		Name string `json:"name"`
 		Rows []struct {
@@ -351,6 +353,16 @@ func TestCompareInterleaved(t *testing.T) {
 		if row.Metric == "p50" && (row.Stats.Lo > 0.20 || row.Stats.Hi < 0.17) {
 			t.Errorf("+20%% delay: p50 CI [%.3f, %.3f] misses the true effect (17%% to 20%%)", row.Stats.Lo, row.Stats.Hi)
 		}
+	}
+	// Three arms race: twice the sleep leaves, shown slower, and is never the pick.
+	r = phptune(t, append(common, same, info.HTTP+"?us=40000", same)...)
+	c = compareJSON{}
+	if err := json.Unmarshal([]byte(r.stdout), &c); r.code != 0 || err != nil {
+		t.Fatalf("race: exit %d %v %s", r.code, err, r.stderr)
+	}
+	left := strings.Join(c.Notes, "; ")
+	if c.Winner == "" || c.Winner == "B" || !strings.Contains(left, "B: worse than") {
+		t.Errorf("race: winner %q, notes %q: want A or C picked and B out, worse", c.Winner, left)
 	}
 	if r := phptune(t, "compare", info.HTTP, info.HTTP); r.code != 2 || !strings.Contains(r.stderr, "--interleave") {
 		t.Errorf("targets without --interleave: exit %d %s", r.code, r.stderr)

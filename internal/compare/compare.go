@@ -1,6 +1,6 @@
-// Package compare puts results side by side and decides, metric by metric, whether an arm is better, worse or
-// not different from the baseline, from repeated trials; and it runs arms in interleaved trials, the way every
-// comparison in phptune is made.
+// Package compare puts load results side by side and decides, metric by metric, whether an arm is better, worse
+// or not different from the baseline, from repeated trials (those of one interleaved run by the experiment
+// engine's rule, others as independent samples); and it runs load targets as arms of the engine (Interleave).
 package compare
 
 import (
@@ -68,7 +68,9 @@ type Report struct {
 	Alpha      float64  `json:"alpha"`
 	// Share is the part of Alpha these comparisons may spend, when they are one experiment of a larger run
 	// (build's throughput check beside its verification); 0: all of it.
-	Share   float64   `json:"alpha_share,omitempty"`
+	Share float64 `json:"alpha_share,omitempty"`
+	// Winner is the pick of a race of more than two arms ("" without one); Notes say why the others left.
+	Winner  string    `json:"winner,omitempty"`
 	Arms    []Arm     `json:"arms"`
 	Notes   []string  `json:"notes,omitempty"`
 	Partial bool      `json:"partial"`
@@ -268,50 +270,96 @@ type Progress struct {
 
 // InterleaveOptions bound and decide an interleaved run.
 type InterleaveOptions struct {
-	MaxRounds int     // the most rounds (--repeat); the run stops sooner when every arm is decided
+	MaxRounds int     // the most rounds (--repeat); the run stops sooner when it is decided
 	MinEffect float64 // relative
 	Alpha     float64 // the run's error budget (0: 0.05)
 	Share     float64 // the part of Alpha this run may spend, when it is one experiment of several (0: all)
-	Progress  func(Progress)
+	// Race, with more than two arms, races them: an arm shown slower than another leaves, and the run ends when
+	// one is left (the first keeps its place unless another is shown faster). Otherwise every arm runs against
+	// the first until its comparison is decided.
+	Race     bool
+	Progress func(Progress)
+}
+
+// Interleaved is an interleaved run: each arm's merged result (its trials indexed by round, so that
+// ResultsWithin pairs them), the order the trials ran in, and how it ended.
+type Interleaved struct {
+	Results []*load.Result
+	Order   []string
+	// Share is the part of the budget the metrics are to be judged on (ResultsWithin's share): what the run's
+	// own decisions between arms other than the first did not take.
+	Share float64
+	// Winner is a race's pick ("" without a race); Left says why each other arm left it.
+	Winner string
+	Left   []string
+}
+
+// levels splits share of a run of k arms: one level a comparison, over every metric of every arm against the
+// first and, in a race, the throughput of every other pair too. It returns what the engine spends (its pairs'
+// levels summed) and what the metrics against the first are judged on.
+func levels(k int, race bool, share float64) (engine, metrics float64) {
+	metricPairs, enginePairs := (k-1)*len(Metrics), k-1
+	total := metricPairs
+	if race {
+		enginePairs = experiment.Pairs(experiment.Race, k)
+		total += enginePairs - (k - 1)
+	}
+	a := share / float64(total)
+	return a * float64(enginePairs), a * float64(metricPairs)
 }
 
 // Interleave runs the arms in interleaved rounds on the experiment engine: one trial of each a round, in
-// balanced orders (drift on the machine falls on every arm alike), each arm against the first until its
-// throughput comparison is decided (Versus), at most MaxRounds rounds. It returns each arm's merged result, its
-// trials indexed by round, so that Results pairs and judges them by the same rule; and the order the trials ran
-// in. A cancelled ctx returns the trials so far (Partial) with ctx's error.
-func Interleave(ctx context.Context, arms []load.Options, names []string, o InterleaveOptions) ([]*load.Result, []string, error) {
+// balanced orders (drift on the machine falls on every arm alike), at most MaxRounds rounds; each arm against
+// the first until its throughput comparison is decided (Versus), or a race (Race). A cancelled ctx returns the
+// trials so far (Partial) with ctx's error.
+func Interleave(ctx context.Context, arms []load.Options, names []string, o InterleaveOptions) (*Interleaved, error) {
 	if len(arms) < 2 {
-		return nil, nil, exitcode.UsageErrorf("compare --interleave needs at least two arms")
+		return nil, exitcode.UsageErrorf("compare --interleave needs at least two arms")
 	}
 	if o.MaxRounds < 2 {
-		return nil, nil, exitcode.UsageErrorf("--repeat %d: want at least 2 rounds", o.MaxRounds)
+		return nil, exitcode.UsageErrorf("--repeat %d: want at least 2 rounds", o.MaxRounds)
 	}
 	if !(o.Alpha > 0 && o.Alpha < 1) {
 		o.Alpha = stats.DefaultAlpha
+	}
+	if !(o.Share > 0 && o.Share <= o.Alpha) {
+		o.Share = o.Alpha
 	}
 	la := make([]*loadArm, len(arms))
 	ea := make([]experiment.Arm, len(arms))
 	for i, opt := range arms {
 		r, err := load.NewRunner(opt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("arm %s: %w", names[i], err)
+			return nil, fmt.Errorf("arm %s: %w", names[i], err)
 		}
 		la[i] = &loadArm{name: names[i], r: r, max: o.MaxRounds, progress: o.Progress}
 		ea[i] = la[i]
 	}
-	rule := Rule(len(arms), o.MinEffect, o.Share, o.Alpha)
-	out, runErr := experiment.Run(ctx, experiment.Spec{Name: "compare", Arms: ea, Mode: experiment.Versus, HigherIsBetter: true,
-		MinEffect: o.MinEffect, Alpha: rule.Alpha * float64(len(arms)-1), RunAlpha: o.Alpha, MaxRounds: o.MaxRounds})
+	race := o.Race && len(arms) > 2
+	mode := experiment.Versus
+	if race {
+		mode = experiment.Race
+	}
+	engine, metrics := levels(len(arms), race, o.Share)
+	out, runErr := experiment.Run(ctx, experiment.Spec{Name: "compare", Arms: ea, Mode: mode, HigherIsBetter: true,
+		MinEffect: o.MinEffect, Alpha: engine, RunAlpha: o.Alpha, MaxRounds: o.MaxRounds})
 	if out == nil {
-		return nil, nil, runErr
+		return nil, runErr
+	}
+	run := &Interleaved{Order: out.Order, Share: metrics}
+	if race {
+		run.Winner = names[out.Winner]
+		for i, a := range out.Arms {
+			if i != out.Winner && a.Note != "" {
+				run.Left = append(run.Left, names[i]+": "+a.Note)
+			}
+		}
 	}
 	id := strconv.FormatInt(time.Now().UnixNano(), 36)
-	results := make([]*load.Result, len(arms))
 	for i, a := range la {
 		a.r = nil
 		if len(a.trials) == 0 {
-			return nil, out.Order, errors.Join(runErr, fmt.Errorf("arm %s: no trial completed", names[i]))
+			return nil, errors.Join(runErr, fmt.Errorf("arm %s: no trial completed", names[i]))
 		}
 		m := load.Merge(a.trials)
 		for k := range m.Trials { // indexed by round: trials of one round pair up
@@ -319,14 +367,14 @@ func Interleave(ctx context.Context, arms []load.Options, names []string, o Inte
 		}
 		m.Interleave, m.Arm = id, names[i]
 		m.Partial = runErr != nil
-		results[i] = m
+		run.Results = append(run.Results, m)
 	}
 	for i, a := range out.Arms {
 		if a.Status == experiment.StatusError {
-			return results, out.Order, fmt.Errorf("arm %s: %s", names[i], a.Note)
+			return run, fmt.Errorf("arm %s: %s", names[i], a.Note)
 		}
 	}
-	return results, out.Order, runErr
+	return run, runErr
 }
 
 // loadArm is one target as an arm of the engine: its trials are load runs, its figure requests a second.

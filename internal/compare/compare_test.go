@@ -125,3 +125,17 @@ func TestRuleShare(t *testing.T) {
 		t.Errorf("no share: %+v, want the whole budget", r)
 	}
 }
+
+// TestLevels: every comparison a run may state gets one level: Versus spends a quarter of the share on req/s
+// (its metrics' levels) and judges the metrics on all of it; a race of k arms also pays for its other pairs.
+func TestLevels(t *testing.T) {
+	e, m := levels(3, false, 0.05)
+	if math.Abs(e-0.05/4) > 1e-15 || math.Abs(m-0.05) > 1e-15 {
+		t.Errorf("versus: engine %g, metrics %g", e, m)
+	}
+	e, m = levels(3, true, 0.05)
+	a := 0.05 / float64(2*len(Metrics)+1) // 8 arm-metric pairs and the one pair B-C
+	if math.Abs(e-3*a) > 1e-15 || math.Abs(m-8*a) > 1e-15 || e+m-2*a > 0.05+1e-15 {
+		t.Errorf("race: engine %g, metrics %g, want %g and %g", e, m, 3*a, 8*a)
+	}
+}

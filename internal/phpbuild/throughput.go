@@ -64,11 +64,11 @@ func Throughput(ctx context.Context, arms []FPMArm, app stack.Config, urls []str
 			Warmup: trial / 3, Timeout: 10 * time.Second, Mix: mix})
 		names = append(names, a.Name)
 	}
-	results, _, err := compare.Interleave(ctx, opts, names, compare.InterleaveOptions{MaxRounds: rounds, MinEffect: 0.01, Share: share})
-	if len(results) == 0 {
+	run, err := compare.Interleave(ctx, opts, names, compare.InterleaveOptions{MaxRounds: rounds, MinEffect: 0.01, Share: share})
+	if run == nil || len(run.Results) == 0 {
 		return nil, err
 	}
-	rep, cerr := compare.ResultsWithin(results, names, 0.01, share, stats.DefaultAlpha)
+	rep, cerr := compare.ResultsWithin(run.Results, names, 0.01, run.Share, stats.DefaultAlpha)
 	if cerr != nil {
 		return nil, cerr
 	}

@@ -57,10 +57,13 @@ func Compare(w io.Writer, r *compare.Report) {
 			fmt.Fprintf(w, "  %-8s %12s %12s %10s  %-22s %9s  %s\n", name, bv, av, pct(change), ci, p, verdict)
 		}
 	}
+	if r.Winner != "" {
+		fmt.Fprintf(w, "\n  race: %s is the pick (an arm shown slower than another left; the first keeps its place unless one is shown faster)", r.Winner)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\n  note: %s", n)
 	}
-	if len(r.Notes) > 0 {
+	if len(r.Notes) > 0 || r.Winner != "" {
 		fmt.Fprintln(w)
 	}
 	if len(r.Order) > 0 {

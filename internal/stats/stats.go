@@ -1,10 +1,15 @@
-// Package stats decides whether arm B differs from arm A, honestly, on a noisy machine.
+// Package stats holds the vocabulary of phptune's comparisons (Comparison, Verdict) and the rank tests for
+// samples the experiment engine did not run.
 //
-// Every comparison phptune makes (bench compare, tune, build, clients) goes through this package. It works on
-// the log scale: a metric's values must be positive (req/s, a latency percentile, seconds per op), and effects
-// are reported as relative changes of B against A.
+// Every interleaved comparison (tune, compare --interleave, build, clients) is decided by the experiment
+// engine (internal/experiment: anytime-valid confidence sequences, one error budget per run) and stated as a
+// Comparison of this package. What is left here: saved results that were not run interleaved, compared as
+// independent samples (Unpaired, Mann-Whitney with Holm's correction, as compare does for them), the paired
+// rank test that bench/tunequality's exhaustive grid uses for its reference, and helpers (Median, MeanCI95).
+// It works on the log scale: a metric's values must be positive (req/s, a latency percentile, seconds per op),
+// and effects are reported as relative changes of B against A.
 //
-// # Paired trials (the default design)
+// # Paired trials (the rank test)
 //
 // Arms A and B are measured in interleaved pairs (A B, B A, A B, ...), giving n pairs (a_i, b_i). Paired works
 // on the log ratios r_i = ln(b_i/a_i):
