@@ -110,71 +110,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc, name := app.cfg, app.name
-	sc.Nginx, sc.User = f.nginx, f.user
-	if f.front != "" {
-		sc.Front = f.front
-	}
-	var binaries []string
-	if f.builds {
-		if f.phpFPM, err = withBuilds(f.phpFPM); err != nil {
-			return err
-		}
-	}
-	for _, b := range f.phpFPM {
-		bin, err := stack.FindPHPFPM(b)
-		if err != nil {
-			return err
-		}
-		binaries = append(binaries, bin)
-	}
-	if len(binaries) > 0 {
-		sc.PHPFPM = binaries[0]
-	}
-	o := tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
-		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}}
-	if f.minEffect < 0 {
-		return exitcode.UsageErrorf("--min-effect must not be negative")
-	}
-	if err := f.load(&o, app); err != nil {
-		return err
-	}
-	// The starting point and the knobs.
-	o.BaseName = "Debian's defaults"
-	if f.fromPool != "" || f.fromINI != "" {
-		o.BaseName = "your configuration"
-	}
-	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.inis, o.Pins); err != nil {
-		return err
-	}
-	if len(binaries) > 1 {
-		o.Base.PHPFPM = binaries[0]
-	}
-	if o.Knobs, err = f.knobSet(&o, knob.All(preloadScript(sc), binaries)); err != nil {
-		return err
-	}
-	o.ForceScreen = f.screen
-	if f.screen && f.noScreen {
-		return exitcode.UsageErrorf("--screen and --no-screen: give one of them")
-	}
-	if !f.noScreen {
-		var missing string
-		if o.Screen, missing = screener(sc, func() []load.MixItem { return o.URLs }, o.Request); o.Screen == nil {
-			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
-		}
-	}
-	if f.memory != "" {
-		if o.Memory, err = parseMemory(f.memory); err != nil {
-			return err
-		}
-	} else if avail, err := measure.MemAvailable(); err == nil {
-		o.Memory = avail - max(avail/10, 512<<20)
-	}
-	// Prerequisites before anything starts.
-	if _, err := stack.FindPHPFPM(sc.PHPFPM); err != nil {
-		return err
-	}
-	if _, err := stack.FindNginx(sc.Nginx); err != nil {
+	o, err := f.options(app)
+	if err != nil {
 		return err
 	}
 	out, release, err := openRunDir(f.out, "tune")
@@ -222,25 +159,12 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	res.CommandLine = os.Args
 	if runErr == nil {
-		if err := writeTuneFiles(ctx, out, res, sc); err != nil {
+		if err := writeTuneFiles(ctx, out, res, o.Stack); err != nil {
 			return err
 		}
 	}
 	if runErr == nil && f.profile {
-		// Why the recommendation is faster, per request; after the budget, and kept out of the verdicts.
-		po := profile.Options{Stack: sc, AppName: name, URLs: o.URLs, Request: o.Request,
-			Variants: []profile.Variant{{Name: "starting point", Config: res.Baseline}, {Name: "recommendation", Config: res.Recommendation}}}
-		po.Progress = func(variant, step string) { line.set("tune --profile: %s: %s", variant, step) }
-		pr, err := profile.Run(ctx, po)
-		line.clear()
-		if pr != nil {
-			res.Profile = pr
-		}
-		if err != nil && ctx.Err() != nil {
-			runErr = err // interrupted: keep what there is, exit 130
-		} else if err != nil {
-			res.Warnings = append(res.Warnings, "tune --profile: "+err.Error())
-		}
+		runErr = profileAfter(ctx, o, res, line)
 	}
 	for _, where := range report.Finite(res) {
 		res.Warnings = append(res.Warnings, "internal: a figure was not a number and is saved as 0: "+where)
@@ -263,6 +187,101 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			f.p99, f.rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
 	}
 	return nil
+}
+
+// profileAfter profiles the starting point beside the recommendation, per request (tune --profile): why the
+// recommendation is faster, after the budget and kept out of the verdicts. It returns ctx's error when
+// interrupted (what there is is kept); other failures are a warning.
+func profileAfter(ctx context.Context, o tune.Options, res *tune.Result, line *statusLine) error {
+	po := profile.Options{Stack: o.Stack, AppName: o.AppName, URLs: o.URLs, Request: o.Request,
+		Variants: []profile.Variant{{Name: "starting point", Config: res.Baseline}, {Name: "recommendation", Config: res.Recommendation}}}
+	po.Progress = func(variant, step string) { line.set("tune --profile: %s: %s", variant, step) }
+	pr, err := profile.Run(ctx, po)
+	line.clear()
+	if pr != nil {
+		res.Profile = pr
+	}
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	if err != nil {
+		res.Warnings = append(res.Warnings, "tune --profile: "+err.Error())
+	}
+	return nil
+}
+
+// options turns the flags and the app into tune's options: the stack, the load, the starting point, the knobs
+// (with the PHP binaries to race), screening and the memory to plan the pool in; and checks that php-fpm and
+// nginx are there before anything starts.
+func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
+	sc, name := app.cfg, app.name
+	sc.Nginx, sc.User = f.nginx, f.user
+	if f.front != "" {
+		sc.Front = f.front
+	}
+	var binaries []string
+	if f.builds {
+		if f.phpFPM, err = withBuilds(f.phpFPM); err != nil {
+			return o, err
+		}
+	}
+	for _, b := range f.phpFPM {
+		bin, err := stack.FindPHPFPM(b)
+		if err != nil {
+			return o, err
+		}
+		binaries = append(binaries, bin)
+	}
+	if len(binaries) > 0 {
+		sc.PHPFPM = binaries[0]
+	}
+	o = tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
+		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}}
+	if f.minEffect < 0 {
+		return o, exitcode.UsageErrorf("--min-effect must not be negative")
+	}
+	if err := f.load(&o, app); err != nil {
+		return o, err
+	}
+	// The starting point and the knobs.
+	o.BaseName = "Debian's defaults"
+	if f.fromPool != "" || f.fromINI != "" {
+		o.BaseName = "your configuration"
+	}
+	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.inis, o.Pins); err != nil {
+		return o, err
+	}
+	if len(binaries) > 1 {
+		o.Base.PHPFPM = binaries[0]
+	}
+	if o.Knobs, err = f.knobSet(&o, knob.All(preloadScript(sc), binaries)); err != nil {
+		return o, err
+	}
+	o.ForceScreen = f.screen
+	if f.screen && f.noScreen {
+		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
+	}
+	if !f.noScreen {
+		var missing string
+		if o.Screen, missing = screener(sc, func() []load.MixItem { return o.URLs }, o.Request); o.Screen == nil {
+			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
+		}
+	}
+	if f.memory != "" {
+		if o.Memory, err = parseMemory(f.memory); err != nil {
+			return o, err
+		}
+	} else if avail, err := measure.MemAvailable(); err == nil {
+		o.Memory = avail - max(avail/10, 512<<20)
+	}
+	// Prerequisites before anything starts.
+	if _, err := stack.FindPHPFPM(sc.PHPFPM); err != nil {
+		return o, err
+	}
+	if _, err := stack.FindNginx(sc.Nginx); err != nil {
+		return o, err
+	}
+	return o, nil
 }
 
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
