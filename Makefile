@@ -33,10 +33,12 @@ test: deps fmt-check vet
 test-faults: deps
 	GO=$(GO) sh bench/faults.sh
 
-# One real lean baseline + PGO build of Debian's php8.2 source, end to end (10-30 minutes on 2 cores): not part of
-# `make test`. Builds land in the build cache, so a second run is quick; PHPTUNE_BUILD_CACHE=DIR builds afresh in DIR.
+# One real lean baseline + PGO build of Debian's php8.2 source, end to end (10-30 minutes on 2 cores), then tune
+# --build pgo racing it: not part of `make test`. Builds land in the build cache, so a second run is quick;
+# PHPTUNE_BUILD_CACHE=DIR builds afresh in DIR (the tune uses the default cache).
 test-build: deps
 	$(GO) test -tags realbuild -count=1 -timeout 90m -v -run TestRealBuild ./internal/phpbuild
+	PATH="$(dir $(GO)):$$PATH" $(GO) test -tags realbuild -count=1 -timeout 60m -v -run TestTuneBuildPGO ./cmd/phptune
 
 clean:
 	rm -rf bin

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/phpbuild"
@@ -75,7 +76,12 @@ environment (phptune report DIR/result.json re-renders it).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runBuild(cmd, args, f) }),
 	}
-	fl := cmd.Flags()
+	registerBuildFlags(cmd.Flags(), &f)
+	return cmd
+}
+
+// registerBuildFlags declares build's flags into fl, their defaults set in f.
+func registerBuildFlags(fl *pflag.FlagSet, f *buildFlags) {
 	fl.StringVar(&f.debian, "debian", "php8.2", "Debian source package to build (fetched with a private apt configuration)")
 	fl.StringVar(&f.debianVersion, "debian-version", phpbuild.DefaultDebianVersion, "version of the Debian source package")
 	fl.StringVar(&f.source, "source", "", "PHP source tarball or directory (instead of --debian)")
@@ -105,7 +111,13 @@ environment (phptune report DIR/result.json re-renders it).`,
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/build/v1)")
 	fl.StringVar(&f.make, "make", "make", "make program")
 	_ = fl.MarkHidden("make")
-	return cmd
+}
+
+// buildDefaults is build's flags as given no flag at all (tune --build starts from them).
+func buildDefaults() buildFlags {
+	var f buildFlags
+	registerBuildFlags(pflag.NewFlagSet("build", pflag.ContinueOnError), &f)
+	return f
 }
 
 func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ import (
 
 type tuneFlags struct {
 	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	headers, inis, knobs, skip, only, phpFPM                                    []string
+	headers, inis, knobs, skip, only, phpFPM, build                             []string
 	mix                                                                         mixFlags
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect, alpha                                                      float64
@@ -50,7 +51,7 @@ a value that fails is error. CPU-only knobs (opcache, jit, preload, validate_tim
 PHP binary, ini settings) are decided on requests per CPU-second of php-fpm, the others on requests/s served
 (failed requests do not count). One error budget, --alpha, covers every verdict of the run.
 The knobs, in the order tried: max_children (the knee's neighbours), php (when --php-fpm is given twice or
-more), opcache, jit, pm, listen (unix or TCP), keepalive (nginx to php-fpm), preload (when the app ships
+more, or --build: a PHP built first, outside the budget, trained on this run's mix), opcache, jit, pm, listen (unix or TCP), keepalive (nginx to php-fpm), preload (when the app ships
 preload.php), validate_timestamps, opcache_memory (when the app fills opcache), huge_code_pages (credited only
 when smaps shows PHP's text on huge pages), max_requests, fastcgi_buffers (when a response outgrows nginx's
 buffers), realpath_cache_size (when the app fills it) and backlog (when connections could overflow it), plus any
@@ -69,7 +70,8 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
   phptune tune ./myapp --from-access-log /var/log/nginx/access.log --log-exclude '^/admin/'
   phptune tune ./myapp --url-file urls.yaml
   phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
-  phptune tune ./myapp --p99 200ms --rate 300`,
+  phptune tune ./myapp --p99 200ms --rate 300
+  phptune tune ./myapp --url / --url /blog/ --build pgo`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
@@ -82,6 +84,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
 	fl.StringArrayVar(&f.phpFPM, "php-fpm", nil, "php-fpm binary (default: the newest installed php-fpm8.x); twice or more: the builds compete as the knob php")
 	fl.BoolVar(&f.builds, "builds", false, "let the installed php-fpm and the variants in phptune build's cache compete as the knob php")
+	fl.StringSliceVar(&f.build, "build", nil, "build (or take from the cache) PHP trained on this run's mix first, outside the budget, and race it as the knob php: pgo, pgo+lto, pgo+bolt")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx binary")
 	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
@@ -128,6 +131,15 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 
 	line := newStatusLine(os.Stderr)
+	var builds []tune.Build
+	if len(f.build) > 0 {
+		if builds, err = buildForTune(ctx, args, o, f.build, out, line); err != nil {
+			return err
+		}
+		if err := raceBuilds(&o, builds); err != nil {
+			return err
+		}
+	}
 	o.Progress = func(s tune.Status) {
 		if s.Phase == "start" && !line.on {
 			return // a start that fails says so in its one-line error; a line before it would be noise
@@ -157,7 +169,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if res == nil || (runErr != nil && len(res.Trials) == 0 && len(res.Screens) == 0) {
 		return runErr // nothing measured: nothing to keep
 	}
-	res.CommandLine = os.Args
+	res.CommandLine, res.Builds = os.Args, builds
 	if runErr == nil {
 		if err := writeTuneFiles(ctx, out, res, o.Stack); err != nil {
 			return err
@@ -239,6 +251,14 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}}
 	if f.minEffect < 0 {
 		return o, exitcode.UsageErrorf("--min-effect must not be negative")
+	}
+	for _, v := range f.build {
+		if !slices.Contains(buildVariants, v) {
+			return o, exitcode.UsageErrorf("--build %s: want pgo, pgo+lto, pgo+bolt or baseline", v)
+		}
+	}
+	if len(f.build) > 0 && slices.Contains(f.skip, "php") {
+		return o, exitcode.UsageErrorf("--build and --skip php: the builds race as the knob php")
 	}
 	if err := f.load(&o, app); err != nil {
 		return o, err

@@ -18,6 +18,13 @@ func Tune(w io.Writer, r *tune.Result) {
 	if urls := urlList(r.URLs); len(urls) > 1 || (len(urls) == 1 && r.URLs[0].PeakMemory > 0) {
 		fmt.Fprintf(w, "  URLs: %s\n", strings.Join(urls, ", "))
 	}
+	for _, b := range r.Builds {
+		how := fmt.Sprintf("built in %s", secs(b.Seconds))
+		if b.Cached {
+			how = "from the build cache"
+		}
+		fmt.Fprintf(w, "  PHP %s trained on this mix (%s, outside the budget), raced as the knob php: %s\n", b.Variant, how, b.PHPFPM)
+	}
 	if s := r.Saturation; s != nil && len(s.Points) > 0 {
 		fmt.Fprintf(w, "\n  Saturation (static pool of %d):", s.Pool)
 		for _, p := range s.Points {

@@ -45,6 +45,9 @@ type Result struct {
 	Trials   []TrialRecord     `json:"trials"`
 	Files    map[string]string `json:"files,omitempty"`
 	Warnings []string          `json:"warnings,omitempty"`
+	// Builds are the PHP builds made (or taken from the cache) for this run's mix before it (tune --build),
+	// outside its budget; each races as a value of the knob php.
+	Builds []Build `json:"builds,omitempty"`
 }
 
 // URL is one URL of the mix.
@@ -229,4 +232,12 @@ func orUnset(v string) string {
 		return "(unset)"
 	}
 	return v
+}
+
+// Build is a PHP built for the tuned mix (tune --build).
+type Build struct {
+	Variant string  `json:"variant"` // pgo, pgo+lto, ...
+	PHPFPM  string  `json:"php_fpm"` // its php-fpm, the value the knob php races
+	Cached  bool    `json:"cached"`  // taken from the build cache
+	Seconds float64 `json:"seconds"` // wall time of the build step, outside the tuning budget
 }
