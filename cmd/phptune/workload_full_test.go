@@ -242,3 +242,22 @@ func TestWorkloadWordPressLoggedInPage(t *testing.T) {
 	}
 	t.Logf("\n%s", r.stdout)
 }
+
+// TestWorkloadLaravelLoggedInPage: the Laravel preset's dashboard is measured signed in (the login posted once,
+// its session cookie sent with the dashboard), beside the public pages.
+func TestWorkloadLaravelLoggedInPage(t *testing.T) {
+	prepareByName(t, "laravel")
+	out := t.TempDir()
+	r := phptune(t, "tune", "laravel", "--only", "none", "--budget", "60s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	res := readTuneFile(t, filepath.Join(out, "result.json"))
+	found := false
+	for _, u := range res.URLs {
+		found = found || (u.Path == "/dashboard" && u.PeakMemory > 0)
+	}
+	if !found {
+		t.Errorf("the dashboard is not in the mix, or its memory was not read: %+v", res.URLs)
+	}
+}

@@ -5,22 +5,28 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 )
 
 func laravelPreset() *Preset {
 	return &Preset{
 		Name: "laravel",
 		Summary: "a Laravel 8 hello-world on Debian's php-laravel-framework: the real kernel, router, " +
-			"web middleware (cookies, session, CSRF) and a Blade template",
+			"web middleware (cookies, session, CSRF), Blade templates and a signed-in dashboard",
 		Packages: []string{"php-laravel-framework", "php8.2-mbstring", "php8.2-xml"},
 		Front:    "index.php",
-		Revision: 1,
+		Revision: 2,
 		Writable: []string{"storage", "bootstrap/cache"},
 		URLs: []URL{
 			{Path: "/hello/phptune", Weight: 3, Marker: `phptune-laravel:hello[\s\S]*Item 20 for phptune`},
 			{Path: "/", Weight: 1, Marker: `phptune-laravel:home`},
+			// A signed-in user's page: the session read on every request, the user's own list.
+			{Path: "/dashboard", Weight: 1, Marker: `phptune-laravel:dashboard[\s\S]*Signed in as admin`, Session: true},
 		},
+		Login: &Login{Path: "/login", Form: map[string]string{"name": "admin"}, ExpectCookie: "phptune_signed_in",
+			PasswordFile: "admin-password", PasswordField: "password"},
 		provision: provisionLaravel,
 	}
 }
@@ -28,6 +34,16 @@ func laravelPreset() *Preset {
 func provisionLaravel(ctx context.Context, p *Prep) error {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	// The admin's password: its hash in the app's config, the password itself beside the workload, readable by
+	// us only, for the login before a run.
+	admin := randomHex(12)
+	hash, err := bcryptHash(ctx, admin)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(p.Dir, p.Preset.Login.PasswordFile), []byte(admin), 0o600); err != nil {
 		return err
 	}
 	files := map[string]string{
@@ -74,10 +90,19 @@ class Kernel extends HttpKernel
             \Illuminate\Cookie\Middleware\AddQueuedCookiesToResponse::class,
             \Illuminate\Session\Middleware\StartSession::class,
             \Illuminate\View\Middleware\ShareErrorsFromSession::class,
-            \Illuminate\Foundation\Http\Middleware\VerifyCsrfToken::class,
+            \App\Http\Middleware\VerifyCsrfToken::class,
             \Illuminate\Routing\Middleware\SubstituteBindings::class,
         ],
     ];
+}
+`,
+		// The login form is posted by phptune once before a run, without a page to take a token from.
+		"app/Http/Middleware/VerifyCsrfToken.php": `<?php
+namespace App\Http\Middleware;
+
+class VerifyCsrfToken extends \Illuminate\Foundation\Http\Middleware\VerifyCsrfToken
+{
+    protected $except = ['login'];
 }
 `,
 		"app/Exceptions/Handler.php": `<?php
@@ -123,12 +148,32 @@ class HelloController extends Controller
 `,
 		"routes/web.php": `<?php
 use App\Http\Controllers\HelloController;
+use Illuminate\Http\Request;
 use Illuminate\Support\Facades\Route;
 
 Route::get('/', function () {
     return view('home');
 })->name('home');
 Route::get('/hello/{name}', [HelloController::class, 'show'])->where('name', '[a-z0-9-]+')->name('hello');
+Route::post('/login', function (Request $request) {
+    if ($request->input('name') !== 'admin' || !password_verify((string) $request->input('password'), config('app.admin_hash'))) {
+        return redirect('/');
+    }
+    $request->session()->regenerate();
+    $request->session()->put('user', 'admin');
+    return redirect('/dashboard')->withCookie(cookie('phptune_signed_in', '1', 120));
+});
+Route::get('/dashboard', function (Request $request) {
+    $user = $request->session()->get('user');
+    if ($user === null) {
+        return redirect('/');
+    }
+    $tasks = [];
+    for ($i = 1; $i <= 15; $i++) {
+        $tasks[] = ['id' => $i, 'title' => "Task $i of $user", 'due' => date('Y-m-d', 86400 * (19000 + $i))];
+    }
+    return view('dashboard', ['user' => $user, 'tasks' => $tasks]);
+})->name('dashboard');
 `,
 		"resources/views/layout.blade.php": `<!doctype html>
 <html lang="en">
@@ -162,6 +207,18 @@ Route::get('/hello/{name}', [HelloController::class, 'show'])->where('name', '[a
 <form method="post" action="/hello/{{ $name }}">@csrf<button>Post</button></form>
 @endsection
 `,
+		"resources/views/dashboard.blade.php": `@extends('layout')
+@section('title', 'Dashboard')
+@section('content')
+<h1>phptune-laravel:dashboard</h1>
+<p>Signed in as {{ $user }}</p>
+<table>
+@foreach ($tasks as $task)
+    <tr><td>#{{ $task['id'] }}</td><td>{{ $task['title'] }}</td><td>{{ $task['due'] }}</td></tr>
+@endforeach
+</table>
+@endsection
+`,
 		"config/app.php": `<?php
 return [
     'name' => 'phptune Laravel',
@@ -173,6 +230,7 @@ return [
     'fallback_locale' => 'en',
     'key' => 'base64:` + base64.StdEncoding.EncodeToString(key) + `',
     'cipher' => 'AES-256-CBC',
+    'admin_hash' => '` + hash + `',
     'providers' => [
         Illuminate\Cookie\CookieServiceProvider::class,
         Illuminate\Encryption\EncryptionServiceProvider::class,
@@ -247,4 +305,18 @@ func verifyFramework(ctx context.Context, p *Prep, uri, marker string) error {
 	}
 	fmt.Fprintf(p.Log, "checked %s with php-cli: the page is right, %d PHP files included\n", uri, n)
 	return nil
+}
+
+// bcryptHash is PHP's own password_hash of pw (php-cli, which provisioning needs anyway), which the app checks
+// with password_verify. The password reaches php in a script file only we can read, never in argv.
+func bcryptHash(ctx context.Context, pw string) (string, error) {
+	out, err := php(ctx, os.TempDir(), nil, "<?php echo password_hash("+phpString(pw)+", PASSWORD_BCRYPT);")
+	if err != nil {
+		return "", err
+	}
+	h := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(h, "$2y$") {
+		return "", fmt.Errorf("password_hash gave %q", lastLines(h, 1))
+	}
+	return h, nil
 }
