@@ -1,0 +1,52 @@
+#!/bin/sh
+# Tune's value on real applications: each preset prepared (its Debian packages installed, provisioned once),
+# tuned at the budget, and the recommendation's final interleaved comparison (fresh trials, inside the tune)
+# against Debian's defaults and the "static, 2 x cores" rule read back: one table of the gain with its interval,
+# the verdict, what changed and the time it took.
+# Usage: bench/real-apps.sh [BUDGET] [PRESET...]   (default 10m; wordpress mediawiki dokuwiki laravel symfony)
+# PHPTUNE=path picks the binary (default bin/phptune). OUT=DIR keeps each run's results (default a temp dir).
+# About BUDGET + 1 minute per preset; WordPress and Laravel are tuned with their signed-in pages in the mix.
+set -eu
+BUDGET=${1:-10m}
+[ $# -gt 0 ] && shift
+PRESETS=${*:-wordpress mediawiki dokuwiki laravel symfony}
+cd "$(dirname "$0")/.."
+BIN=${PHPTUNE:-bin/phptune}
+[ -x "$BIN" ] || { echo "real-apps: build first (make build)" >&2; exit 2; }
+command -v python3 >/dev/null 2>&1 || { echo "real-apps: python3 missing" >&2; exit 2; }
+OUT=${OUT:-$(mktemp -d /tmp/phptune-real-apps-XXXXXX)}
+mkdir -p "$OUT"
+for p in $PRESETS; do
+	"$BIN" workload prepare "$p" >"$OUT/$p-prepare.log" 2>&1 || { echo "real-apps: prepare $p failed: $OUT/$p-prepare.log" >&2; exit 1; }
+	s=$(date +%s)
+	code=0
+	"$BIN" tune "$p" --budget "$BUDGET" --out "$OUT/$p" >"$OUT/$p.txt" 2>"$OUT/$p.err" || code=$?
+	echo "$(( $(date +%s) - s ))" >"$OUT/$p.seconds"
+	echo "$code" >"$OUT/$p.code"
+done
+python3 - "$OUT" $PRESETS <<'PY'
+import json, os, sys
+out, presets = sys.argv[1], sys.argv[2:]
+def gain(c):
+    if not c:
+        return "-", "-"
+    return "%+.1f%% [%+.1f, %+.1f]" % (100 * c["estimate"], 100 * c["lo"], 100 * c["hi"]), c.get("verdict", "")
+print("Tune's recommendation against Debian's defaults and the static 2 x cores rule (interleaved final, req/s)")
+print("%-10s %-26s %-14s %-26s %-14s %6s  %s" % ("preset", "vs Debian", "verdict", "vs 2 x cores", "verdict", "time", "changed"))
+for p in presets:
+    seconds = open(os.path.join(out, p + ".seconds")).read().strip()
+    code = open(os.path.join(out, p + ".code")).read().strip()
+    path = os.path.join(out, p, "result.json")
+    if not os.path.exists(path):
+        err = open(os.path.join(out, p + ".err")).read().strip().splitlines()
+        print("%-10s failed (exit %s): %s" % (p, code, err[-1] if err else "?"))
+        continue
+    r = json.load(open(path))
+    h = r.get("headline") or {}
+    d, dv = gain(h.get("vs_debian"))
+    t, tv = gain(h.get("vs_rule_of_thumb"))
+    base, rec = r.get("baseline") or {}, r.get("recommendation") or {}
+    changed = ["%s %s->%s" % (k, base.get(k, "-"), rec.get(k, "-")) for k in sorted(set(base) | set(rec)) if base.get(k) != rec.get(k)]
+    print("%-10s %-26s %-14s %-26s %-14s %5ss  %s" % (p, d, dv, t, tv, seconds, ", ".join(changed) or "nothing"))
+print("runs kept in", out)
+PY
