@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -14,7 +15,7 @@ import (
 )
 
 // Files are the settings a PHP process is started with: INI as -c, ScanDir as PHP_INI_SCAN_DIR. Both empty for a
-// PHP that is not Debian's (a build of phptune's own, which reads the php.ini phptune wrote into its prefix).
+// PHP that is neither Debian's nor in a prefix of its own (it reads what it was built to read).
 type Files struct {
 	INI     string
 	ScanDir string
@@ -50,14 +51,17 @@ func Version(fpmBin string) string {
 
 // Baseline writes into dir (which must exist) the settings for fpmBin: Debian's php.ini-production of its version,
 // and a conf.d with one file per module the host enables for php-fpm, taken as the package ships it when it can be
-// found, else reduced to its extension lines. For a binary that is not Debian's it writes nothing.
+// found, else reduced to its extension lines. A php-fpm in a prefix of its own (a phptune build:
+// PREFIX/sbin/php-fpm beside PREFIX/lib/php.ini) gets the same php.ini-production, then its prefix's php.ini (which
+// loads its opcache), and no conf.d: a build then races Debian's php-fpm on the same settings (output_buffering,
+// zend.assertions, variables_order... differ from PHP's built-in defaults). For any other binary it writes nothing.
 func Baseline(fpmBin, dir string) (Files, error) { return DebianRoots().Baseline(fpmBin, dir) }
 
 // Baseline is the package-level Baseline under these roots.
 func (r Roots) Baseline(fpmBin, dir string) (Files, error) {
 	ver := Version(fpmBin)
 	if ver == "" {
-		return Files{}, nil
+		return r.prefixed(fpmBin, dir)
 	}
 	prod := filepath.Join(r.Lib, ver, "php.ini-production")
 	data, err := os.ReadFile(prod)
@@ -93,6 +97,53 @@ func (r Roots) Baseline(fpmBin, dir string) (Files, error) {
 		}
 	}
 	return f, nil
+}
+
+// prefixed is Baseline for a php-fpm in a prefix of its own: Debian's php.ini-production of its version, then the
+// prefix's php.ini; an empty conf.d.
+func (r Roots) prefixed(fpmBin, dir string) (Files, error) {
+	ownPath := filepath.Join(filepath.Dir(filepath.Dir(fpmBin)), "lib", "php.ini")
+	own, err := os.ReadFile(ownPath)
+	if err != nil {
+		return Files{}, nil // not a prefix of its own: PHP reads what it was built to read
+	}
+	ver, err := versionOf(fpmBin)
+	if err != nil {
+		return Files{}, err
+	}
+	prod, err := os.ReadFile(filepath.Join(r.Lib, ver, "php.ini-production"))
+	if err != nil {
+		return Files{}, fmt.Errorf("Debian's php.ini for PHP %s, which %s runs with: %w (apt-get install php%s-common)", ver, fpmBin, err, ver)
+	}
+	f := Files{INI: filepath.Join(dir, "php.ini"), ScanDir: filepath.Join(dir, "conf.d")}
+	text := string(prod) + "\n; " + ownPath + ", after Debian's production settings\n" + string(own)
+	if err := os.WriteFile(f.INI, []byte(text), 0o600); err != nil {
+		return Files{}, fmt.Errorf("write php.ini: %w", err)
+	}
+	if err := os.MkdirAll(f.ScanDir, 0o700); err != nil {
+		return Files{}, fmt.Errorf("write conf.d: %w", err)
+	}
+	return f, nil
+}
+
+var phpV = regexp.MustCompile(`^PHP (\d+\.\d+)\.`)
+
+// versionOf is X.Y of a php-fpm binary, from its -v.
+func versionOf(fpmBin string) (string, error) {
+	out, err := exec.Command(fpmBin, "-n", "-v").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s -v: %w", fpmBin, err)
+	}
+	m := phpV.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("%s -v: no version in %q", fpmBin, firstLine(string(out)))
+	}
+	return string(m[1]), nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // module is a conf.d entry as Debian ships it: the pristine copy under /usr/share/phpX.Y-*/ (the module ini that

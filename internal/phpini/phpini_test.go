@@ -84,3 +84,46 @@ func TestBaselineLoadsTheHostsModules(t *testing.T) {
 		t.Errorf("no opcache on the baseline:\n%s", ours)
 	}
 }
+
+// TestBaselineForABuild: a php-fpm in a prefix of its own runs with Debian's production settings of its version,
+// then its prefix's php.ini (which loads its opcache), and scans no conf.d; a binary without a prefix php.ini
+// gets nothing.
+func TestBaselineForABuild(t *testing.T) {
+	root := t.TempDir()
+	r := Roots{Etc: filepath.Join(root, "etc"), Lib: filepath.Join(root, "lib"), Share: filepath.Join(root, "share")}
+	write(t, filepath.Join(r.Lib, "8.2", "php.ini-production"), "[PHP]\noutput_buffering = 4096\nzend.assertions = -1\n")
+	prefix := filepath.Join(root, "builds", "pgo-abc")
+	fpm := filepath.Join(prefix, "sbin", "php-fpm")
+	write(t, fpm, "#!/bin/sh\necho 'PHP 8.2.29 (fpm-fcgi) (built: Nov 23 2026 20:00:00)'\n")
+	if err := os.Chmod(fpm, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(prefix, "lib", "php.ini"), "zend_extension=/builds/pgo-abc/opcache.so\nopcache.enable=1\n")
+	dir := t.TempDir()
+	f, err := r.Baseline(fpm, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ini, err := os.ReadFile(f.INI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, own := strings.Index(string(ini), "output_buffering = 4096"), strings.Index(string(ini), "zend_extension=/builds/pgo-abc/opcache.so")
+	if prod < 0 || own < prod {
+		t.Errorf("php.ini: want the production settings, then the prefix's:\n%s", ini)
+	}
+	if ents, err := os.ReadDir(f.ScanDir); err != nil || len(ents) != 0 || len(f.Env()) != 1 {
+		t.Errorf("conf.d %s: %v %v; want an empty one, scanned", f.ScanDir, ents, err)
+	}
+	// No prefix php.ini: not a build of phptune's.
+	other := filepath.Join(root, "opt", "sbin", "php-fpm")
+	write(t, other, "#!/bin/sh\necho 'PHP 8.2.29 (fpm-fcgi)'\n")
+	if f, err := r.Baseline(other, t.TempDir()); err != nil || f.INI != "" {
+		t.Errorf("a php-fpm without a prefix php.ini: %+v %v", f, err)
+	}
+	// A version the host has no production php.ini for: said, not papered over.
+	write(t, fpm, "#!/bin/sh\necho 'PHP 8.4.1 (fpm-fcgi)'\n")
+	if _, err := r.Baseline(fpm, t.TempDir()); err == nil || !strings.Contains(err.Error(), "php8.4-common") {
+		t.Errorf("8.4 build on an 8.2 host: %v", err)
+	}
+}

@@ -61,7 +61,8 @@ type Stack struct {
 	HTTPURL string // http://127.0.0.1:PORT/ ("" without nginx)
 	Pools   []Endpoint
 	FPMBin  string
-	// PHPINI is what php-fpm reads: Debian's shipped defaults for a packaged php-fpm (see package phpini).
+	// PHPINI is what php-fpm reads: Debian's shipped defaults for a packaged php-fpm, the same production
+	// settings for a build in a prefix of its own (see package phpini).
 	PHPINI phpini.Files
 
 	ownRunDir bool
