@@ -149,7 +149,8 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 		runErr = ctx.Err()
 	case <-timeout:
 	case <-s.Exited():
-		runErr = fmt.Errorf("a server process exited unexpectedly; logs in %s:\n%s", s.RunDir, s.LogTail("php-fpm.log", 5))
+		// Which one and why; its logs are named only when the run dir is kept (--out).
+		runErr = s.Died()
 	case <-svc.Exited():
 		runErr = fmt.Errorf("a service of the app exited unexpectedly: %s", strings.Join(svc.Names, ", "))
 	}
