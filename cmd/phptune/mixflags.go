@@ -23,6 +23,15 @@ type mixFlags struct {
 	urls, accessLogs                        []string
 	urlFile, logFormat, logKeep, logExclude string
 	logTop                                  int
+	// read keeps the last mix read from logs, shared by the copies of these flags (compare's arms): the same
+	// logs are read and summarised once.
+	read *logMemo
+}
+
+// logMemo is a mix read from access logs, and the flags it was read with.
+type logMemo struct {
+	key string
+	mix *accesslog.Mix
 }
 
 func (m *mixFlags) register(fl *pflag.FlagSet, urlHelp string) {
@@ -35,6 +44,7 @@ func (m *mixFlags) register(fl *pflag.FlagSet, urlHelp string) {
 
 // registerLog registers the access log's flags alone (build trains on GET paths, and takes no URL file).
 func (m *mixFlags) registerLog(fl *pflag.FlagSet) {
+	m.read = &logMemo{}
 	fl.StringArrayVar(&m.accessLogs, "from-access-log", nil, "the mix from an access log, nginx or Apache, plain or gzip (repeatable: its rotated files): the most requested routes and, with request times logged, the most time-consuming")
 	fl.StringVar(&m.logFormat, "log-format", "", "the access log's format as nginx log_format or Apache LogFormat (default: combined or common, detected)")
 	fl.IntVar(&m.logTop, "log-top", 10, "at most this many routes from the access log (by requests; the three costliest in time are added)")
@@ -157,11 +167,18 @@ func (m *mixFlags) fromLogs(base load.Request, check *regexp.Regexp, report io.W
 			return nil, exitcode.UsageErrorf("--log-exclude: %v", err)
 		}
 	}
-	mix, err := accesslog.Read(m.accessLogs, accesslog.Options{Format: m.logFormat, Top: m.logTop, Keep: keep, Exclude: exclude})
-	if err != nil {
-		return nil, exitcode.UsageErrorf("--from-access-log: %v", err)
+	key := fmt.Sprintf("%q %q %d %q %q", m.accessLogs, m.logFormat, m.logTop, m.logKeep, m.logExclude)
+	if m.read == nil {
+		m.read = &logMemo{}
 	}
-	mix.Summary(report)
+	mix := m.read.mix
+	if mix == nil || m.read.key != key {
+		if mix, err = accesslog.Read(m.accessLogs, accesslog.Options{Format: m.logFormat, Top: m.logTop, Keep: keep, Exclude: exclude}); err != nil {
+			return nil, exitcode.UsageErrorf("--from-access-log: %v", err)
+		}
+		mix.Summary(report)
+		m.read.key, m.read.mix = key, mix
+	}
 	var items []load.MixItem
 	for _, r := range mix.Routes {
 		for _, ex := range r.Examples {

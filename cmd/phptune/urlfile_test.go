@@ -131,6 +131,12 @@ func TestAccessLogMix(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "--log-keep") {
 		t.Errorf("a bad --log-keep: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// compare's arms share the log given to compare: read and summarised once.
+	r = phptune(t, "compare", "--interleave", "--repeat", "2", "-c", "2", "-d", "300ms", "--warmup", "0s",
+		"--from-access-log", p, info.HTTP, info.HTTP)
+	if r.code != 0 || strings.Count(r.stderr, "601 lines") != 1 {
+		t.Errorf("compare with a log: exit %d, the summary %d times:\n%s", r.code, strings.Count(r.stderr, "601 lines"), r.stderr)
+	}
 }
 
 // TestBuildTrainsOnTheLoggedMix: build's training list from an access log repeats each URL by its weight.
