@@ -3,6 +3,7 @@
 package knob
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"runtime"
@@ -133,6 +134,16 @@ func (c Config) NginxPHP() []string {
 	_, size, _ := strings.Cut(c.FastCGIBuffers, " ")
 	// The first part of a response goes to fastcgi_buffer_size: the same size as the others.
 	return []string{"fastcgi_buffers " + c.FastCGIBuffers, "fastcgi_buffer_size " + strings.TrimSpace(size)}
+}
+
+// Key identifies the configuration for sharing a running stack: every field, so that two configurations that
+// render differently never share one (String is for people and leaves the spare servers out).
+func (c Config) Key() string {
+	b, err := json.Marshal(c) // map keys sorted
+	if err != nil {
+		panic(err) // strings, ints, a bool and string maps always encode
+	}
+	return string(b)
 }
 
 // String is a one-line description, stable for equal configurations.

@@ -3,6 +3,7 @@ package knob
 import (
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -178,5 +179,31 @@ func TestUserValuesAreTried(t *testing.T) {
 	}
 	if err := m.Set(&c, "512,32,40000"); err == nil {
 		t.Error("a comma-separated opcache_memory value was taken")
+	}
+}
+
+// TestKeyCoversEveryField: a configuration that differs in any one field has another key, so that two
+// configurations that render differently never share a running stack.
+func TestKeyCoversEveryField(t *testing.T) {
+	base := Config{}
+	v := reflect.ValueOf(&base).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		c := Config{}
+		f := reflect.ValueOf(&c).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Int:
+			f.SetInt(7)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Map:
+			f.Set(reflect.ValueOf(map[string]string{"k": "v"}))
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", v.Type().Field(i).Name, f.Kind())
+		}
+		if c.Key() == base.Key() {
+			t.Errorf("field %s does not change the key", v.Type().Field(i).Name)
+		}
 	}
 }

@@ -89,7 +89,7 @@ type simSource struct {
 func (s *simSource) hold(cfg knob.Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if key := cfg.String(); key != s.held {
+	if key := cfg.Key(); key != s.held {
 		s.warm[key]++
 		if s.held != "" {
 			s.warm[s.held]--
@@ -104,7 +104,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 		r = s.o.Noise[MetricGoodput]
 	}
 	effect := s.o.Effect(cfg, spec.Metric)
-	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.String(), cost: s.o.TrialCost[spec.Metric]}
+	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.Key(), cost: s.o.TrialCost[spec.Metric]}
 }
 
 type simArm struct {

@@ -77,7 +77,7 @@ func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(strin
 func (s *stacks) warmOf(cfg knob.Config) *warmStack {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.warm[cfg.String()]
+	return s.warm[cfg.Key()]
 }
 
 // Arm is an arm that runs cfg's trials on its warm stack.
@@ -97,7 +97,7 @@ func (a *stackArm) Name() string { return a.cfg.String() }
 func (a *stackArm) Cold() bool {
 	a.s.mu.Lock()
 	defer a.s.mu.Unlock()
-	return a.w == nil && a.s.warm[a.cfg.String()] == nil
+	return a.w == nil && a.s.warm[a.cfg.Key()] == nil
 }
 
 func (a *stackArm) Start(ctx context.Context) error {
@@ -129,7 +129,7 @@ func (a *stackArm) Stop() {
 // acquire gives a reference to cfg's warm stack, starting, checking and settling it first when there is none;
 // safe to call from several goroutines (a race starts its arms side by side).
 func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (*warmStack, error) {
-	key := cfg.String()
+	key := cfg.Key()
 	s.mu.Lock()
 	var dead *warmStack
 	if w := s.warm[key]; w != nil && w.died() {
@@ -235,8 +235,8 @@ func (s *stacks) release(w *warmStack) {
 	s.mu.Lock()
 	w.refs--
 	last := w.refs <= 0
-	if last && s.warm[w.cfg.String()] == w {
-		delete(s.warm, w.cfg.String())
+	if last && s.warm[w.cfg.Key()] == w {
+		delete(s.warm, w.cfg.Key())
 	}
 	s.mu.Unlock()
 	if last && w.st != nil {
@@ -246,7 +246,7 @@ func (s *stacks) release(w *warmStack) {
 
 // hold keeps cfg's stack warm for the tuner (the best so far), letting go of the one held before.
 func (s *stacks) hold(cfg knob.Config) {
-	key := cfg.String()
+	key := cfg.Key()
 	s.mu.Lock()
 	if key == s.held {
 		s.mu.Unlock()
