@@ -55,8 +55,8 @@ phpbench's vocabulary: each iteration runs --revs revolutions (split among the w
 only the extensions needed and GC off; --warmup revolutions first, untimed; --pause before each iteration.
 Connections open before the timed region and workers start behind a barrier. The arms run in interleaved
 rounds in balanced orders; each model's pick is compared with sync from --iterations paired rounds: the
-speedup, its interval and a verdict (faster or slower by at least --min-effect, no_difference within it, inconclusive), within one error
-budget (--alpha) for the whole run. --retry-threshold PCT re-runs an iteration deviating from its arm's mean by
+speedup, its interval and a verdict (faster or slower by at least --min-effect, no_difference within it,
+inconclusive), within one error budget (--alpha) for the whole run. --retry-threshold PCT re-runs an iteration deviating from its arm's mean by
 at least PCT%, up to --retry-limit times per arm (off by default when interleaved, 5% with --sequential;
 retries are reported). --sequential runs each arm's iterations back to back and pairs them by index.
 
