@@ -47,12 +47,17 @@ oc=$(ls /usr/lib/php/*/opcache.so | head -1)
 # DokuWiki): load the ones Debian enables for php-cgi, in Debian's order.
 exts=$(sed -n 's/^extension=/-d extension=/p' /etc/php/*/cgi/conf.d/*.ini | tr '\n' ' ')
 cgi() { printf '#!/bin/sh\nexec %s %s "$@"\n' "$(readlink -f /usr/bin/php-cgi)" "$exts" > "$1"; chmod +x "$1"; }
+# Likewise php-fpm, which in a prefix of its own runs with an empty conf.d: the extensions a real build has built
+# in, by absolute path (the prefix's php.ini names its own extension_dir).
+extdir=$(ls -d /usr/lib/php/20*/ | head -1)
+fexts=$(sed -n "s|^extension=\(.*\)|-d extension=$extdir\1|p" /etc/php/*/fpm/conf.d/*.ini | tr '\n' ' ')
+fpm() { printf '#!/bin/sh\nexec %s %s "$@"\n' "$(readlink -f "$(ls /usr/sbin/php-fpm8.* | head -1)")" "$fexts" > "$1"; chmod +x "$1"; }
 case "$*" in
 *install*)
 	for a in "$@"; do case "$a" in INSTALL_ROOT=*) root="${a#INSTALL_ROOT=}";; esac; done
 	p="$root$(cat prefix.txt)"
 	mkdir -p "$p/sbin" "$p/bin" "$p/lib/php/extensions/no-debug-non-zts-20220829"
-	ln -s "$(ls /usr/sbin/php-fpm8.* | head -1)" "$p/sbin/php-fpm"
+	fpm "$p/sbin/php-fpm"
 	cgi "$p/bin/php-cgi"
 	ln -s "$oc" "$p/lib/php/extensions/no-debug-non-zts-20220829/opcache.so"
 	;;
