@@ -5,12 +5,16 @@ GO ?= $(or $(shell sh scripts/find-go.sh 2>/dev/null),/usr/lib/go-1.23/bin/go)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/phptune
 
-.PHONY: all build deps demo test test-faults test-workloads test-build vet fmt-check clean
+.PHONY: all build deps k6 demo test test-faults test-workloads test-build vet fmt-check clean
 
 all: build
 
 deps:
 	GO=$(GO) sh scripts/install-deps.sh
+
+# Grafana k6 for --engine k6, built from its Go module (tools/k6 pins the version) into bin/k6.
+k6:
+	GO=$(GO) sh scripts/install-deps.sh k6
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/phptune
@@ -25,7 +29,7 @@ fmt-check:
 	@out=$$(gofmt -l cmd internal workloads php); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # Tests that measure must not run beside each other on 2 cores: -p 1.
-test: deps fmt-check vet
+test: deps k6 fmt-check vet
 	# The CLI tests build the binary with the go on PATH: make it the one this Makefile uses.
 	PATH="$(dir $(GO)):$$PATH" $(GO) test -p 1 -count=1 -timeout 25m ./...
 

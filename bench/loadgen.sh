@@ -6,6 +6,8 @@
 # Usage: bench/loadgen.sh [ROUNDS] [CONNECTIONS] [SECONDS]
 # PHPTUNE=path picks the binary (default bin/phptune); PHPTUNE_BASE=path adds a second build to every round
 # (rows base and base-fcgi, and their ratios), to compare two builds side by side on a noisy machine.
+# With bin/k6 (make k6; K6=path picks another), the row k6 is phptune bench --engine k6: k6's CPU and phptune's
+# reading of its points together, the whole cost of a request under the k6 engine.
 # Each round runs the tools in a rotated order, so that none always runs first or after the same neighbour.
 set -eu
 ROUNDS=${1:-3}
@@ -18,6 +20,8 @@ BASE=${PHPTUNE_BASE:-}
 [ -z "$BASE" ] || [ -x "$BASE" ] || { echo "loadgen: PHPTUNE_BASE=$BASE is not executable" >&2; exit 2; }
 TOOLS="phptune wrk ab phptune-fcgi"
 [ -z "$BASE" ] || TOOLS="phptune base wrk ab phptune-fcgi base-fcgi"
+K6=${K6:-bin/k6}
+[ -x "$K6" ] && TOOLS="$TOOLS k6"
 for p in wrk ab nginx; do
 	command -v $p >/dev/null 2>&1 || [ -x /usr/sbin/$p ] || { echo "loadgen: $p missing: make deps" >&2; exit 2; }
 done
@@ -77,6 +81,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		phptune | base)
 			b=$BIN; [ $tool = phptune ] || b=$BASE
 			out=$(cpu_of "$b" bench "$URL" -c "$CONNS" -d "${SECS}s" --warmup 0s --json); n=$(echo "$out" | tail -n +2 | reqs_pt) ;;
+		k6) out=$(cpu_of "$BIN" bench "$URL" --engine k6 --k6 "$K6" -c "$CONNS" -d "${SECS}s" --warmup 0s --json); n=$(echo "$out" | tail -n +2 | reqs_pt) ;;
 		wrk) out=$(cpu_of wrk -t1 -c "$CONNS" -d "${SECS}s" "$URL"); n=$(echo "$out" | reqs_wrk) ;;
 		ab) out=$(cpu_of ab -k -c "$CONNS" -t "$SECS" -n 100000000 "$URL"); n=$(echo "$out" | reqs_ab) ;;
 		phptune-fcgi | base-fcgi)
@@ -98,7 +103,7 @@ for line in open(sys.argv[1]):
     rows.setdefault(tool, []).append((float(us), int(n)))
 print("generator CPU per request, %s connections, median of %d rounds (us/request, requests/round):" % (sys.argv[2], len(rows["wrk"])))
 med = {}
-for tool in ["phptune", "base", "wrk", "ab", "phptune-fcgi", "base-fcgi"]:
+for tool in ["phptune", "base", "wrk", "ab", "k6", "phptune-fcgi", "base-fcgi"]:
     v = rows.get(tool)
     if not v:
         continue
@@ -106,6 +111,8 @@ for tool in ["phptune", "base", "wrk", "ab", "phptune-fcgi", "base-fcgi"]:
     print("  %-14s %7.2f us   (%s)" % (tool, med[tool], ", ".join("%.2f" % u for u, _ in v)))
 print("ratio phptune/wrk %.2f" % (med["phptune"] / med["wrk"]))
 print("ratio phptune/ab  %.2f" % (med["phptune"] / med["ab"]))
+if "k6" in med:
+    print("ratio k6/phptune %.2f" % (med["k6"] / med["phptune"]))
 if "base" in med:
     print("ratio base/wrk    %.2f" % (med["base"] / med["wrk"]))
     print("ratio phptune/base %.3f, fcgi %.3f" % (med["phptune"] / med["base"], med["phptune-fcgi"] / med["base-fcgi"]))

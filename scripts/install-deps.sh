@@ -1,6 +1,9 @@
 #!/bin/sh
 # Installs the Debian packages phptune and its tests need, only those missing; asks nothing.
 # Needs root (apt-get). Go comes from bookworm-backports when no Go new enough for go.mod is found.
+# With the argument k6 also: Grafana k6 built from its Go module at the version tools/k6/go.mod pins, into bin/k6
+# (--engine k6), and Debian's sshd unpacked (not installed: no service, no host keys) into
+# /var/cache/phptune/sshd for the k6 tests' loopback ssh host.
 set -eu
 PKGS="nginx-light php8.2-fpm php8.2-cgi php8.2-cli wrk apache2-utils strace valgrind php-excimer procps ca-certificates chromium tarantool redis-server php8.2-msgpack php8.2-redis dokuwiki php8.2-xml build-essential pkg-config xz-utils util-linux"
 missing=""
@@ -41,3 +44,20 @@ if ! GO=$(sh scripts/find-go.sh); then
 	echo "install-deps: using $GO"
 fi
 "$GO" mod download
+[ "${1:-}" = k6 ] || exit 0
+if [ ! -x bin/k6 ] || [ tools/k6/go.mod -nt bin/k6 ] || [ tools/k6/go.sum -nt bin/k6 ]; then
+	echo "install-deps: building k6 $(sed -n 's/^require go.k6.io\/k6 //p' tools/k6/go.mod) from its Go module (tools/k6; a few minutes)"
+	mkdir -p bin
+	(cd tools/k6 && "$GO" build -trimpath -o ../../bin/k6.tmp . && mv ../../bin/k6.tmp ../../bin/k6)
+fi
+sshd=/var/cache/phptune/sshd
+if [ ! -x "$sshd/usr/sbin/sshd" ] && [ "$(id -u)" = 0 ]; then
+	echo "install-deps: unpacking Debian's sshd into $sshd (for the k6 ssh test; nothing installed or started)"
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp" # apt downloads as _apt
+	(cd "$tmp" && apt-get download -q openssh-server libwrap0 >/dev/null 2>&1) ||
+		{ apt-get update -q >/dev/null && (cd "$tmp" && apt-get download -q openssh-server libwrap0 >/dev/null); }
+	mkdir -p "$sshd.tmp"
+	for d in "$tmp"/*.deb; do dpkg-deb -x "$d" "$sshd.tmp"; done
+	rm -rf "$tmp" "$sshd" && mv "$sshd.tmp" "$sshd"
+fi

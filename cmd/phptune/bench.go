@@ -34,6 +34,7 @@ type benchFlags struct {
 	rate                        float64
 	maxInflight, repeat         int
 	mix                         mixFlags
+	engine                      engineFlags
 }
 
 func newBenchCmd() *cobra.Command {
@@ -97,6 +98,7 @@ func registerLoadFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.Float64Var(&f.rate, "rate", 0, "open model: send this many requests/s in all, on a schedule; latency counts from each request's due time")
 	fl.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: one schedule shared by this many connections, a bounded pool whose queueing time is counted (FastCGI: default the static pool's max_children when --fpm-status tells it)")
 	fl.IntVar(&f.procs, "procs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, so the server keeps a core)")
+	f.engine.register(fl)
 	f.mix.register(fl, "a URL path on the target, PATH[=WEIGHT] (repeatable: a weighted mix instead of the target's own path)")
 }
 
@@ -154,7 +156,8 @@ func (f *benchFlags) options(ctx context.Context, rawTarget string, durationSet 
 	} else if f.requestURI != "" || f.docRoot != "" {
 		return o, exitcode.UsageErrorf("--request-uri and --document-root apply to FastCGI targets only")
 	}
-	return o, nil
+	o.Engine, err = f.engine.engineOf(o)
+	return o, err
 }
 
 // mixOf is the URL mix of --url-file and --from-access-log on o's target (nil: the target's own path), logged in

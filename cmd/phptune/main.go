@@ -96,6 +96,6 @@ partial).`,
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(newServeCmd(), newBenchCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
-		newClientsCmd(), newWorkloadCmd(), newBuildCmd())
+		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd())
 	return root
 }

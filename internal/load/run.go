@@ -51,6 +51,8 @@ type Options struct {
 	// number each (Requests is rounded up to connections x whole cycles): every run then serves exactly the
 	// same requests, whose costs can be compared run to run whatever the URLs' costs.
 	Even bool
+	// Engine, when set, runs the trials instead of the built-in generator (k6).
+	Engine Engine
 }
 
 // MixItem is one URI of a weighted mix, with its own content check (ExpectBody applies when it has none).
@@ -85,9 +87,9 @@ func (m MixItem) RequestOver(base Request) Request {
 	return r
 }
 
-// mixSequence spreads the mix's entries over one cycle by smooth weighted round-robin, so that every stretch of
+// MixSequence spreads the mix's entries over one cycle by smooth weighted round-robin, so that every stretch of
 // requests has the mix's proportions rather than runs of one URI.
-func mixSequence(mix []MixItem) []uint16 {
+func MixSequence(mix []MixItem) []uint16 {
 	if len(mix) <= 1 {
 		return []uint16{0}
 	}
@@ -367,7 +369,7 @@ func run(ctx context.Context, o *Options, newClient func() client, trial, trials
 	remaining.Store(o.Requests)
 	perConn := int64(0)
 	if o.Even && o.Requests > 0 && o.Rate == 0 {
-		cycle := int64(len(mixSequence(o.Mix)))
+		cycle := int64(len(MixSequence(o.Mix)))
 		perConn = (o.Requests + int64(o.Connections) - 1) / int64(o.Connections)
 		perConn = (perConn + cycle - 1) / cycle * cycle
 	}
@@ -419,7 +421,7 @@ func run(ctx context.Context, o *Options, newClient func() client, trial, trials
 		}()
 	}
 
-	seq := mixSequence(o.Mix)
+	seq := MixSequence(o.Mix)
 	workers := make([]*worker, o.Connections)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -718,22 +720,11 @@ func (w *worker) record(o *Options, accept *[600]bool, err error, out *outcome, 
 }
 
 func (w *worker) classifyResponse(out *outcome, o *Options, accept *[600]bool, req int) int {
-	switch {
-	case out.fcgiStatus != 0:
+	if out.fcgiStatus != 0 {
 		return cFCGIStatus
-	case accept[out.status]:
-	case len(o.ExpectStatus) > 0 && out.status < 400:
-		return cStatus
-	case out.status == 502:
-		return c502
-	case out.status == 504:
-		return c504
-	case out.status >= 500:
-		return c5xx
-	case out.status >= 400:
-		return c4xx
-	default:
-		return cStatus
+	}
+	if c := statusClass(out.status, o, accept); c >= 0 {
+		return c
 	}
 	if out.stderrBytes > 0 {
 		return cStderr
@@ -746,6 +737,25 @@ func (w *worker) classifyResponse(out *outcome, o *Options, accept *[600]bool, r
 		return cBody
 	}
 	return -1
+}
+
+// statusClass is the class of a status under the accepted ones, -1 when it is accepted.
+func statusClass(status int, o *Options, accept *[600]bool) int {
+	switch {
+	case status >= 0 && status < len(accept) && accept[status]:
+		return -1
+	case len(o.ExpectStatus) > 0 && status < 400:
+		return cStatus
+	case status == 502:
+		return c502
+	case status == 504:
+		return c504
+	case status >= 500:
+		return c5xx
+	case status >= 400:
+		return c4xx
+	}
+	return cStatus
 }
 
 // pause backs off after transport errors so that a dead server is not hammered in a tight loop.

@@ -56,7 +56,7 @@ func TestParseStatusesAndHeaders(t *testing.T) {
 }
 
 func TestMixSequence(t *testing.T) {
-	seq := mixSequence([]MixItem{{URI: "/a", Weight: 3}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 2}})
+	seq := MixSequence([]MixItem{{URI: "/a", Weight: 3}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 2}})
 	if len(seq) != 6 {
 		t.Fatalf("seq %v", seq)
 	}
@@ -73,7 +73,7 @@ func TestMixSequence(t *testing.T) {
 			t.Errorf("not spread: %v", seq)
 		}
 	}
-	if got := mixSequence(nil); len(got) != 1 || got[0] != 0 {
+	if got := MixSequence(nil); len(got) != 1 || got[0] != 0 {
 		t.Errorf("no mix: %v", got)
 	}
 }

@@ -50,6 +50,9 @@ func (r *Runner) Preflight(ctx context.Context) error { return preflight(ctx, r.
 
 // Trial runs one trial, its warm-up included; i and k (1-based index and count) are for progress reports.
 func (r *Runner) Trial(ctx context.Context, i, k int) (*Result, error) {
+	if r.o.Engine != nil {
+		return r.o.Engine.Trial(ctx, &r.o, i, k)
+	}
 	return run(ctx, &r.o, r.newClient, i, k)
 }
 

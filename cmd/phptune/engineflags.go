@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/k6"
+	"github.com/phptune/phptune/internal/load"
+)
+
+// engineFlags choose the load generator: phptune's own, or k6 (one or several instances, here or over ssh).
+type engineFlags struct {
+	engine    string
+	bin       string
+	instances int
+	hosts     []string
+	ssh       string
+	remote    string
+}
+
+func (f *engineFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.engine, "engine", "phptune", "load generator: phptune (its own, HTTP and FastCGI) or k6 (Grafana k6, HTTP; see --k6-*)")
+	fl.StringVar(&f.bin, "k6", "k6", "with --engine k6: the k6 binary (default: k6 on PATH, else bin/k6 beside phptune, built by make k6)")
+	fl.IntVar(&f.instances, "k6-instances", 1, "with --engine k6: split each trial among this many k6 instances (execution segments), points merged")
+	fl.StringArrayVar(&f.hosts, "k6-host", nil, "with --engine k6: run the instances on this ssh host ([user@]host or ssh://user@host:port; repeatable, round robin; default here)")
+	fl.StringVar(&f.ssh, "k6-ssh", "ssh", "with --k6-host: the ssh command and its options, e.g. 'ssh -F ./ssh_config'")
+	fl.StringVar(&f.remote, "k6-remote", "k6", "with --k6-host: the k6 binary on the hosts")
+}
+
+// engineOf is the engine the flags choose for a run of o: nil for phptune's own.
+func (f *engineFlags) engineOf(o load.Options) (load.Engine, error) {
+	switch f.engine {
+	case "phptune", "":
+		if f.instances != 1 || len(f.hosts) > 0 {
+			return nil, exitcode.UsageErrorf("--k6-instances and --k6-host need --engine k6")
+		}
+		return nil, nil
+	case "k6":
+	default:
+		return nil, exitcode.UsageErrorf("--engine %q: want phptune or k6", f.engine)
+	}
+	if o.Target.Protocol != load.HTTP {
+		return nil, exitcode.UsageErrorf("--engine k6: k6 speaks HTTP and %s is FastCGI: give an http:// target (nginx in front of php-fpm)", o.Target.Raw)
+	}
+	if f.instances < 1 {
+		return nil, exitcode.UsageErrorf("--k6-instances %d: want at least 1", f.instances)
+	}
+	e := &k6.Engine{Instances: f.instances, Hosts: f.hosts, SSH: strings.Fields(f.ssh), RemoteBinary: f.remote}
+	if len(f.hosts) > 0 {
+		if len(e.SSH) == 0 {
+			return nil, exitcode.UsageErrorf("--k6-ssh: want the ssh command")
+		}
+		return e, nil
+	}
+	bin, err := k6.Find(f.bin)
+	if err != nil {
+		return nil, err
+	}
+	e.Binary = bin
+	return e, nil
+}
