@@ -61,11 +61,16 @@ a bounded pool in which requests queue.
 
 Error classes: connect, timeout, read_write, protocol (the peer does not speak HTTP or FastCGI), fcgi_status,
 http_4xx, http_5xx, http_502, http_504, status (outside --expect-status), body (--expect-body did not match),
-php_stderr (PHP wrote warnings or errors to FastCGI stderr). A timed-out request is recorded at the timeout.`,
+php_stderr (PHP wrote warnings or errors to FastCGI stderr). A timed-out request is recorded at the timeout.
+
+--engine k6 sends the same load through Grafana k6 (HTTP targets; make k6 builds it): phptune writes the script,
+runs --k6-instances k6 processes here or on --k6-host machines over ssh, and reads every request's point back
+into the same result (one merged HDR histogram, the same error classes).`,
 		Example: `  phptune bench http://127.0.0.1:8080/ -c 32 -d 30s
   phptune bench fcgi://127.0.0.1:9000/var/www/index.php -c 4 --fpm-status /status
   phptune bench unix:/run/php/php8.2-fpm.sock:/var/www/index.php --request-uri /articles/3 -n 10000
-  phptune bench http://127.0.0.1:8080/contact -m POST --body form.txt -H 'Content-Type: application/x-www-form-urlencoded'`,
+  phptune bench http://127.0.0.1:8080/contact -m POST --body form.txt -H 'Content-Type: application/x-www-form-urlencoded'
+  phptune bench http://staging:8080/ --engine k6 --k6-instances 2 --k6-host load1 --k6-host load2 -c 100 -d 1m`,
 		Args: cobra.ExactArgs(1),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd.Context(), f, args[0], cmd.Flags().Changed("duration"))
