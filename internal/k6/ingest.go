@@ -18,10 +18,6 @@ func Ingest(paths []string, o *load.Options, scenario string) (*load.Result, []O
 	if len(paths) == 0 {
 		return nil, nil, exitcode.UsageErrorf("give the k6 outputs to read (k6 run --out json=FILE, one per instance)")
 	}
-	phase := ""
-	if phased(paths[0]) {
-		phase = Measured
-	}
 	t0 := time.Now()
 	var recs []*load.Recorder
 	outs := make([]Output, len(paths))
@@ -33,14 +29,14 @@ func Ingest(paths []string, o *load.Options, scenario string) (*load.Result, []O
 		}
 		rec := load.NewRecorder(o, t0)
 		outs[i].Name = p
-		rd := reader{rec: rec, phase: phase, scenario: scenario, out: &outs[i]}
+		rd := reader{rec: rec, scenario: scenario, out: &outs[i]}
 		err = rd.Read(f)
 		f.Close()
 		if err != nil {
 			return nil, nil, exitcode.UsageErrorf("ingest: %v", err)
 		}
 		if outs[i].Requests == 0 {
-			return nil, nil, exitcode.UsageErrorf("ingest %s: no request points%s: give the output of k6 run --out json=FILE", p, scenariosSeen(outs[i], phase, scenario))
+			return nil, nil, exitcode.UsageErrorf("ingest %s: no request points%s: give the output of k6 run --out json=FILE", p, scenariosSeen(outs[i], scenario))
 		}
 		window = max(window, outs[i].Window())
 		recs = append(recs, rec)
@@ -63,8 +59,8 @@ func Ingest(paths []string, o *load.Options, scenario string) (*load.Result, []O
 	return res, outs, nil
 }
 
-func scenariosSeen(out Output, phase, scenario string) string {
-	if phase != "" || scenario == "" || len(out.Scenarios) == 0 {
+func scenariosSeen(out Output, scenario string) string {
+	if out.Phased || scenario == "" || len(out.Scenarios) == 0 {
 		return ""
 	}
 	var seen []string
@@ -72,17 +68,4 @@ func scenariosSeen(out Output, phase, scenario string) string {
 		seen = append(seen, s)
 	}
 	return fmt.Sprintf(" in scenario %q (seen: %s)", scenario, strings.Join(seen, ", "))
-}
-
-// phased is whether the output at path was written by a phptune script (its points tagged with their phase).
-func phased(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false // Ingest names the error
-	}
-	defer f.Close()
-	out := Output{Name: path}
-	rd := reader{rec: load.NewRecorder(&load.Options{Timeout: time.Second}, time.Now()), out: &out}
-	_ = rd.Read(f)
-	return out.Phased
 }

@@ -46,11 +46,10 @@ func (o *Output) Window() time.Duration {
 	return o.Last.Sub(o.First)
 }
 
-// reader counts one instance's measured points into a recorder: those tagged with phptune's measured phase, or
-// with no phase given, those of one scenario ("" for all).
+// reader counts one instance's measured points into a recorder: a point tagged with a phase (phptune's scripts)
+// counts in the measured phase; a point without, when it is of scenario ("" for every scenario).
 type reader struct {
 	rec      *load.Recorder
-	phase    string
 	scenario string
 	out      *Output
 	live     *atomic.Int64 // requests so far, for progress; may be nil
@@ -135,7 +134,7 @@ func (rd *reader) line(line []byte) {
 	sc, phase := p.Data.Tags["scenario"], p.Data.Tags[PhaseTag]
 	rd.out.Scenarios[sc] = true
 	rd.out.Phased = rd.out.Phased || phase != ""
-	if (rd.phase != "" && phase != rd.phase) || (rd.phase == "" && rd.scenario != "" && sc != rd.scenario) {
+	if (phase != "" && phase != Measured) || (phase == "" && rd.scenario != "" && sc != rd.scenario) {
 		return
 	}
 	switch p.Metric {
@@ -152,7 +151,7 @@ func (rd *reader) line(line []byte) {
 func (rd *reader) finish() {
 	n := int64(0)
 	for _, t := range rd.dropped {
-		if rd.phase == "" || (rd.out.Requests > 0 && !t.Before(rd.out.First)) {
+		if !rd.out.Phased || (rd.out.Requests > 0 && !t.Before(rd.out.First)) {
 			n++
 		}
 	}

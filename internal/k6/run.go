@@ -126,7 +126,7 @@ func (in *instance) run(live *atomic.Int64) {
 		in.err = fmt.Errorf("%s: %w", in.name, err)
 		return
 	}
-	rd := reader{rec: in.rec, phase: Measured, out: &in.out, live: live}
+	rd := reader{rec: in.rec, out: &in.out, live: live}
 	readErr := rd.Read(stdout)
 	if readErr != nil {
 		_, _ = io.Copy(io.Discard, stdout) // k6 must not block on a full pipe
