@@ -118,13 +118,7 @@ func (c Config) Apply(sc *stack.Config, poolName string) {
 }
 
 // Location is every directive this configuration puts in nginx's PHP location besides fastcgi_pass.
-func (c Config) Location() []string {
-	loc := c.NginxPHP()
-	if c.Keepalive {
-		loc = append(loc, "fastcgi_keep_conn on")
-	}
-	return loc
-}
+func (c Config) Location() []string { return stack.LocationDirectives(c.Keepalive, c.NginxPHP()) }
 
 // NginxPHP are the directives this configuration adds to nginx's PHP location.
 func (c Config) NginxPHP() []string {

@@ -50,20 +50,8 @@ func (c Config) Render(t Target, header []string) Files {
 	if c.Listen != "tcp" {
 		fmt.Fprintf(&pool, "listen.owner = %s\nlisten.group = %s\n", t.User, t.User)
 	}
-	if c.Backlog > 0 {
-		fmt.Fprintf(&pool, "listen.backlog = %d\n", c.Backlog)
-	}
-	fmt.Fprintf(&pool, "pm = %s\npm.max_children = %d\n", c.PM, c.MaxChildren)
-	if c.PM == "dynamic" {
-		start, lo, hi := c.spares()
-		fmt.Fprintf(&pool, "pm.start_servers = %d\npm.min_spare_servers = %d\npm.max_spare_servers = %d\n", start, lo, hi)
-	}
-	if c.PM == "ondemand" {
-		pool.WriteString("pm.process_idle_timeout = 10s\n")
-	}
-	fmt.Fprintf(&pool, "pm.max_requests = %d\n", c.MaxRequests)
-	for _, k := range sorted(c.INI) {
-		fmt.Fprintf(&pool, "php_admin_value[%s] = %s\n", k, c.INI[k])
+	for _, line := range c.Pool("www").Directives() {
+		pool.WriteString(line + "\n")
 	}
 
 	var ini strings.Builder
@@ -96,10 +84,7 @@ func (c Config) Render(t Target, header []string) Files {
 	}
 	ngx.WriteString("}\n")
 	loc := "fastcgi_pass php;"
-	if c.Keepalive {
-		loc += " fastcgi_keep_conn on;"
-	}
-	for _, d := range c.NginxPHP() {
+	for _, d := range c.Location() {
 		loc += " " + d + ";"
 	}
 	ngx.WriteString("# and in the PHP location: " + loc + "\n")

@@ -154,24 +154,52 @@ func renderFPM(runDir string, pools []Pool, addrs []string, user, group string) 
 				b.WriteString("listen.mode = 0600\n")
 			}
 		}
-		if p.Backlog > 0 {
-			fmt.Fprintf(&b, "listen.backlog = %d\n", p.Backlog)
+		for _, line := range p.Directives() {
+			b.WriteString(line + "\n")
 		}
-		fmt.Fprintf(&b, "pm = %s\npm.max_children = %d\n", p.PM, p.MaxChildren)
-		if p.PM == "dynamic" {
-			fmt.Fprintf(&b, "pm.start_servers = %d\npm.min_spare_servers = %d\npm.max_spare_servers = %d\n",
-				p.StartServers, p.MinSpare, p.MaxSpare)
-		}
-		fmt.Fprintf(&b, "pm.max_requests = %d\n", p.MaxRequests)
 		fmt.Fprintf(&b, "pm.status_path = %s\nping.path = %s\n", p.StatusPath, p.PingPath)
-		for _, k := range sortedKeys(p.AdminValues) {
-			fmt.Fprintf(&b, "php_admin_value[%s] = %s\n", k, p.AdminValues[k])
-		}
 		for _, line := range p.Extra {
 			b.WriteString(line + "\n")
 		}
 	}
 	return b.String()
+}
+
+// Directives are the pool's settings as php-fpm reads them, one a line, from listen.backlog to its
+// php_admin_values: the one rendering of a pool's tunable part, for the pools phptune starts and for the files
+// tune writes for a real installation (which differ only in where they listen and who runs them).
+func (p Pool) Directives() []string {
+	var d []string
+	if p.Backlog > 0 {
+		d = append(d, fmt.Sprintf("listen.backlog = %d", p.Backlog))
+	}
+	d = append(d, "pm = "+p.PM, fmt.Sprintf("pm.max_children = %d", p.MaxChildren))
+	switch p.PM {
+	case "dynamic":
+		d = append(d, fmt.Sprintf("pm.start_servers = %d", p.StartServers), fmt.Sprintf("pm.min_spare_servers = %d", p.MinSpare),
+			fmt.Sprintf("pm.max_spare_servers = %d", p.MaxSpare))
+	case "ondemand":
+		d = append(d, "pm.process_idle_timeout = 10s") // php-fpm's default, said where a reader looks for it
+	}
+	d = append(d, fmt.Sprintf("pm.max_requests = %d", p.MaxRequests))
+	for _, k := range sortedKeys(p.AdminValues) {
+		d = append(d, fmt.Sprintf("php_admin_value[%s] = %s", k, p.AdminValues[k]))
+	}
+	return d
+}
+
+// LocationDirectives are the directives of nginx's PHP location besides fastcgi_pass and the FastCGI params
+// (no trailing semicolons): fastcgi_keep_conn when the upstream keeps connections, then php's (fastcgi_buffers
+// 16 16k, say). The one list for the nginx phptune starts and the snippet tune writes.
+func LocationDirectives(keepalive bool, php []string) []string {
+	var d []string
+	if keepalive {
+		d = append(d, "fastcgi_keep_conn on")
+	}
+	for _, x := range php {
+		d = append(d, strings.TrimSuffix(strings.TrimSpace(x), ";"))
+	}
+	return d
 }
 
 type nginxVars struct {
@@ -212,11 +240,8 @@ func renderNginx(v nginxVars) string {
 	b.WriteString("        location ~ /\\.(?!well-known/) {\n            return 404;\n        }\n\n")
 	fmt.Fprintf(&b, "        location / {\n            try_files $uri /%s$is_args$args;\n        }\n\n", v.Front)
 	b.WriteString("        location ~ \\.php$ {\n            try_files $uri =404;\n            fastcgi_pass php;\n")
-	if v.Keepalive > 0 {
-		b.WriteString("            fastcgi_keep_conn on;\n")
-	}
-	for _, d := range v.PHP {
-		fmt.Fprintf(&b, "            %s;\n", strings.TrimSuffix(strings.TrimSpace(d), ";"))
+	for _, d := range LocationDirectives(v.Keepalive > 0, v.PHP) {
+		fmt.Fprintf(&b, "            %s;\n", d)
 	}
 	b.WriteString(fastcgiParams)
 	b.WriteString("        }\n    }\n}\n")
