@@ -127,7 +127,7 @@ func pairwise(noise map[string]experiment.Noise, runs int) {
 // tuneRuns: simulated tune runs of the demo app with its measured effects planted (opcache off -44%, JIT
 // tracing +20% and function +10%) and one knob with a planted 5% gain (keepalive on), the rest none.
 func tuneRuns(noise map[string]experiment.Noise, runs int, budget time.Duration) {
-	var falseRuns, jit, opcache, five, coverMiss, coverAll int
+	var falseRuns, jit, opcache, five, coverMiss, coverAll, nullRaced, nullDecided int
 	var opRounds []float64
 	var elapsed float64
 	for i := 0; i < runs; i++ {
@@ -169,6 +169,12 @@ func tuneRuns(noise map[string]experiment.Noise, runs int, budget time.Duration)
 				if k.Verdict == stats.Better || k.Verdict == stats.Worse {
 					bad = true
 				}
+				if k.Rounds > 0 {
+					nullRaced++
+					if k.Verdict == stats.NoDifference {
+						nullDecided++
+					}
+				}
 			}
 		}
 		for _, c := range res.Comparisons {
@@ -195,6 +201,7 @@ func tuneRuns(noise map[string]experiment.Noise, runs int, budget time.Duration)
 	fmt.Printf("  5%% effect (keepalive) found better:                     %5.1f%%   (target at least 90%% at the default budget)\n", pct(five, runs))
 	fmt.Printf("  JIT (+20%%) found better:                                %5.1f%%\n", pct(jit, runs))
 	fmt.Printf("  opcache off (-44%%) found worse:                         %5.1f%%, in %.0f rounds (median; target at most 4)\n", pct(opcache, runs), med)
+	fmt.Printf("  knobs without effect shown no_difference:               %5.1f%% of %d raced\n", pct(nullDecided, nullRaced), nullRaced)
 	fmt.Printf("  intervals covering the planted effect:                  %5.1f%% of %d   (target at least 93%%)\n", 100-pct(coverMiss, coverAll), coverAll)
 }
 

@@ -91,6 +91,8 @@ type Look struct {
 	// Needed estimates the rounds in all after which some undecided comparison of a live challenger with the
 	// incumbent would be decided, at its estimate and spread (0 when not known).
 	Needed int
+	// Live is the arms still in.
+	Live int
 }
 
 // Progress is the experiment's position.
@@ -184,24 +186,83 @@ var ErrNoArms = errors.New("an experiment needs at least two arms")
 // Run runs the experiment. It returns the outcome so far with ctx's error when interrupted, and with an error
 // when Arms[0] fails (nothing can be compared with it); other arms that fail get the status error.
 func Run(ctx context.Context, s Spec) (*Outcome, error) {
+	x, err := New(s)
+	if err != nil {
+		return nil, err
+	}
+	return x.Run(ctx)
+}
+
+// Experiment is one experiment that may be resumed: one that ended undecided for want of time (its budget, its
+// futility rule) can run more rounds later, in fresh trials of the arms still in. A confidence sequence is
+// valid at any stopping time, and a pause is a stopping rule like any other, so the rounds added later are
+// judged as soundly as if they had run on; the pairs keep the share of the error budget they were given.
+type Experiment struct {
+	e   *run
+	ran bool
+}
+
+// New prepares an experiment; Run runs it.
+func New(s Spec) (*Experiment, error) {
 	if len(s.Arms) < 2 {
 		return nil, ErrNoArms
 	}
-	e := newRun(s)
-	err := e.run(ctx)
+	return &Experiment{e: newRun(s)}, nil
+}
+
+// Run runs the experiment until it is decided or ends otherwise (see Run, the function).
+func (x *Experiment) Run(ctx context.Context) (*Outcome, error) {
+	all := make([]int, len(x.e.s.Arms))
+	for i := range all {
+		all[i] = i
+	}
+	x.ran = true
+	err := x.e.run(ctx, all)
+	x.e.finish()
+	return x.e.out, err
+}
+
+// Resumable says whether the experiment ended undecided for want of time (its budget or its futility rule)
+// with two arms or more still in.
+func (x *Experiment) Resumable() bool {
+	o := x.e.out
+	return x.ran && !o.Partial && (o.Ended == EndBudget || o.Ended == EndFutile) && len(x.e.live) >= 2
+}
+
+// Look is where the experiment stands now.
+func (x *Experiment) Look() Look {
+	return x.e.position()
+}
+
+// Resume runs a resumable experiment on: the arms still in start again, and rounds run while cont says so
+// (cont replaces Spec.Continue; the futility rule is off, since the caller chose to spend the time) until it is
+// decided. The outcome is the whole experiment's.
+func (x *Experiment) Resume(ctx context.Context, cont func(Look) bool) (*Outcome, error) {
+	if !x.Resumable() {
+		return x.e.out, errors.New("experiment " + x.e.s.Name + " cannot be resumed: it did not end for want of time")
+	}
+	e := x.e
+	e.s.Continue, e.s.FutileAfter = cont, 0
+	e.scheduled = 0
+	for _, i := range e.live {
+		e.out.Arms[i].Status, e.out.Arms[i].Note = StatusOpen, ""
+	}
+	err := e.run(ctx, append([]int(nil), e.live...))
 	e.finish()
 	return e.out, err
 }
 
-func (e *run) run(ctx context.Context) error {
-	errs := e.start(ctx)
+// run starts the arms idx and runs rounds until the experiment ends.
+func (e *run) run(ctx context.Context, idx []int) error {
+	errs := e.start(ctx, idx)
 	if ctx.Err() != nil {
 		return e.interrupted(ctx)
 	}
-	for i, err := range errs {
+	for x, err := range errs {
 		if err == nil {
 			continue
 		}
+		i := idx[x]
 		e.fail(i, fmt.Errorf("start: %w", err))
 		if i == 0 {
 			e.out.Ended = EndError
@@ -217,7 +278,7 @@ func (e *run) run(ctx context.Context) error {
 			e.out.Ended = EndCap
 			return nil
 		}
-		if e.s.Continue != nil && !e.s.Continue(Look{Rounds: e.out.Rounds, Promising: e.promising(), Needed: e.needed()}) {
+		if e.s.Continue != nil && !e.s.Continue(e.position()) {
 			e.out.Ended = EndBudget
 			return nil
 		}
@@ -236,28 +297,32 @@ func (e *run) run(ctx context.Context) error {
 	}
 }
 
-// start starts the arms, all at once when the Spec allows (a fresh pool's settling is seconds of waiting for
-// php-fpm to fork, which arms can do side by side), and returns each one's error.
-func (e *run) start(ctx context.Context) []error {
-	errs := make([]error, len(e.s.Arms))
+// start starts the arms idx, all at once when the Spec allows (a fresh pool's settling is seconds of waiting for
+// php-fpm to fork, which arms can do side by side), and returns each one's error, in idx's order.
+func (e *run) start(ctx context.Context, idx []int) []error {
+	errs := make([]error, len(idx))
 	if !e.s.ParallelStart {
-		for i, a := range e.s.Arms {
-			if errs[i] = a.Start(ctx); errs[i] != nil && ctx.Err() != nil {
+		for x, i := range idx {
+			if errs[x] = e.s.Arms[i].Start(ctx); errs[x] != nil && ctx.Err() != nil {
 				break
 			}
 		}
 		return errs
 	}
 	var wg sync.WaitGroup
-	for i, a := range e.s.Arms {
+	for x, i := range idx {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = a.Start(ctx)
+			errs[x] = e.s.Arms[i].Start(ctx)
 		}()
 	}
 	wg.Wait()
 	return errs
+}
+
+func (e *run) position() Look {
+	return Look{Rounds: e.out.Rounds, Promising: e.promising(), Needed: e.needed(), Live: len(e.live)}
 }
 
 func (e *run) interrupted(ctx context.Context) error {

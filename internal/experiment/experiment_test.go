@@ -230,3 +230,69 @@ func TestMinRoundsDefersTheVerdicts(t *testing.T) {
 		t.Errorf("verdict %s", out.Arms[1].Vs.Verdict)
 	}
 }
+
+// TestResumeDecidesWhatTheBudgetLeftOpen: a race cut short by its budget is resumed later, in fresh trials of
+// the arms still in, and decides on the same sequences (the rounds before the pause count).
+func TestResumeDecidesWhatTheBudgetLeftOpen(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	f := arms(rng, 0.05, 0, math.Log(1.15))
+	s := race(f, 0.01, 0.03)
+	s.Continue = func(l Look) bool { return l.Rounds < 4 }
+	x, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Ended != EndBudget || out.Rounds != 4 || !x.Resumable() {
+		t.Fatalf("ended %s after %d rounds, resumable %v: want the budget to end it at 4", out.Ended, out.Rounds, x.Resumable())
+	}
+	if out.Arms[1].Vs.Verdict != stats.Inconclusive || x.Look().Needed <= 4 {
+		t.Fatalf("%+v, look %+v: want it undecided with more rounds needed", out.Arms[1].Vs, x.Look())
+	}
+	out, err = x.Resume(context.Background(), func(Look) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Arms[1].Vs
+	if out.Ended != EndDecided || out.Winner != 1 || c.Verdict != stats.Better || c.N != out.Rounds || out.Rounds <= 4 {
+		t.Fatalf("ended %s, winner %d, %+v after %d rounds: want B better on all the rounds", out.Ended, out.Winner, c, out.Rounds)
+	}
+	if f[0].starts != 2 || f[1].starts != 2 || out.Arms[1].Status != StatusWinner || out.Arms[0].Status != StatusDropped {
+		t.Errorf("starts %d %d, statuses %s %s", f[0].starts, f[1].starts, out.Arms[0].Status, out.Arms[1].Status)
+	}
+	if x.Resumable() {
+		t.Error("a decided experiment must not be resumable")
+	}
+	if _, err := x.Resume(context.Background(), nil); err == nil {
+		t.Error("resuming a decided experiment: want an error")
+	}
+}
+
+// TestResumedRaceKeepsItsErrorRate: pausing and resuming is a stopping rule like any other: with no effect, a
+// race paused at a random round and resumed until its cap gives a false verdict no more often than alpha.
+func TestResumedRaceKeepsItsErrorRate(t *testing.T) {
+	rng := rand.New(rand.NewSource(10))
+	runs, wrong := 1000, 0
+	for i := 0; i < runs; i++ {
+		f := arms(rng, 0.05, 0, 0)
+		s := race(f, 0.05, 0)
+		s.MaxRounds = 0
+		pause := 2 + rng.Intn(20)
+		s.Continue = func(l Look) bool { return l.Rounds < pause }
+		x, _ := New(s)
+		out, _ := x.Run(context.Background())
+		if x.Resumable() {
+			out, _ = x.Resume(context.Background(), func(l Look) bool { return l.Rounds < 40 })
+		}
+		if v := out.Arms[1].Vs.Verdict; v == stats.Better || v == stats.Worse {
+			wrong++
+		}
+	}
+	t.Logf("%d of %d paused and resumed races found a difference where there is none", wrong, runs)
+	if wrong > runs*5/100 {
+		t.Errorf("%d of %d false verdicts: more than alpha 5%%", wrong, runs)
+	}
+}

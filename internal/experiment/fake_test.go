@@ -17,13 +17,14 @@ type fakeArm struct {
 	failAt    int // 1-based trial that fails; 0 never
 	errorsAt  int // 1-based trial from which every trial has a failed request
 	trials    int
+	starts    int
 	stops     int
 	onTrial   func()
 	lowerBest bool // the value is a time: effect makes it smaller
 }
 
 func (a *fakeArm) Name() string                    { return a.name }
-func (a *fakeArm) Start(ctx context.Context) error { return a.startErr }
+func (a *fakeArm) Start(ctx context.Context) error { a.starts++; return a.startErr }
 func (a *fakeArm) Stop()                           { a.stops++ }
 func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	if err := ctx.Err(); err != nil {

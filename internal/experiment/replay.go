@@ -146,7 +146,10 @@ type ReplayArm struct {
 	r      *Replay
 	slot   int
 	effect float64
-	first  int // the replay's round of its first trial
+	// first is the replay's round of its first trial, as if it had run without a pause: an arm started again
+	// after a Stop (a resumed experiment) goes on in rounds no arm has used, the same for the arms of its
+	// experiment, since they start again together.
+	first  int
 	trials int
 	// Started and Stopped count the engine's calls.
 	Started, Stopped int
@@ -156,12 +159,19 @@ func (a *ReplayArm) Name() string { return a.name }
 
 func (a *ReplayArm) Start(ctx context.Context) error {
 	a.r.mu.Lock()
+	defer a.r.mu.Unlock()
+	if a.Stopped > 0 && a.trials > 0 {
+		a.first = max(a.first, a.r.next-a.trials)
+	}
 	a.Started++
-	a.r.mu.Unlock()
 	return nil
 }
 
-func (a *ReplayArm) Stop() { a.Stopped++ }
+func (a *ReplayArm) Stop() {
+	a.r.mu.Lock()
+	a.Stopped++
+	a.r.mu.Unlock()
+}
 
 func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	if err := ctx.Err(); err != nil {
@@ -174,7 +184,8 @@ func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	return Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1}, nil
 }
 
-// First is the replay's round of the arm's first trial: arms of one experiment share it.
+// First is the replay's round of the arm's first trial (as if run without a pause): arms of one experiment
+// share it.
 func (a *ReplayArm) First() int { return a.first }
 
 // Trials is how many trials the arm ran.

@@ -69,8 +69,9 @@ func (r Rule) Comparison(s *Sequence, higherIsBetter bool) *stats.Comparison {
 	return c
 }
 
-// maxRoundsNeeded bounds the estimate of rounds that would decide an inconclusive comparison.
-const maxRoundsNeeded = 1000
+// MaxRoundsNeeded bounds the estimate of rounds that would decide an inconclusive comparison: an estimate of
+// that many says the difference is about the minimum effect.
+const MaxRoundsNeeded = 1000
 
 // roundsNeeded estimates the rounds at which the interval, as wide as this spread makes it, would decide:
 // exclude zero (a difference at the estimate's size) or fit inside the minimum effect (no difference),
@@ -78,12 +79,12 @@ const maxRoundsNeeded = 1000
 func (r Rule) roundsNeeded(s *Sequence) int {
 	m := math.Log1p(r.MinEffect)
 	est := math.Abs(s.Mean())
-	need := maxRoundsNeeded
+	need := MaxRoundsNeeded
 	if est >= m && est > 0 {
-		need = min(need, s.RoundsFor(est, r.Alpha, maxRoundsNeeded))
+		need = min(need, s.RoundsFor(est, r.Alpha, MaxRoundsNeeded))
 	}
 	if est < m {
-		need = min(need, s.RoundsFor(m-est, r.Alpha, maxRoundsNeeded))
+		need = min(need, s.RoundsFor(m-est, r.Alpha, MaxRoundsNeeded))
 	}
 	return need
 }

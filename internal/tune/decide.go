@@ -40,11 +40,19 @@ type race struct {
 	allowance, stretch time.Duration
 }
 
-// raced is what a race decided.
+// raced is what a race decided, and what a second look at it needs.
 type raced struct {
 	row   KnobRow
 	comps []Comparison
 	best  knob.Config
+	// x is the race's experiment: resumable when the budget or its futility rule ended it undecided.
+	x    *experiment.Experiment
+	r    race
+	cfgs []knob.Config // the arms' configurations, the incumbent first
+	arms []experiment.Arm
+	spec TrialSpec
+	// second is the rounds run in second looks.
+	second int
 }
 
 // minRounds is the fewest rounds worth starting a race for: fewer cannot decide anything.
@@ -66,73 +74,100 @@ func startsCost(cold int, start time.Duration) time.Duration {
 // race runs r. The winner is the incumbent unless a candidate was shown better. An incumbent that fails
 // (its stack died) is an error of the run; a candidate that fails is an error of its own.
 func (d *decider) race(ctx context.Context, r race) (*raced, error) {
-	k := r.knob
-	cfgs := []knob.Config{r.from}
-	for _, v := range r.values {
-		c := r.from.Clone()
-		if err := k.Set(&c, v); err != nil {
-			return nil, fmt.Errorf("knob %s=%s: %w", k.Name, v, err)
-		}
-		cfgs = append(cfgs, c)
+	rc, err := d.arms(r)
+	if err != nil {
+		return nil, err
 	}
-	spec := r.spec
-	if k.Load != nil {
-		for _, c := range cfgs {
-			spec.Conc = max(spec.Conc, k.Load(r.spec.Conc, c))
-		}
-	}
-	arms := make([]experiment.Arm, len(cfgs))
-	for i, c := range cfgs {
-		s := spec
-		if i > 0 && k.Check != nil {
-			s.Check = k.Check
-		}
-		arms[i] = &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: spec.Metric}
-	}
-	var out *experiment.Outcome
-	defer func() {
-		if out != nil && d.hold != nil {
-			d.hold(cfgs[out.Winner])
-		}
-		for _, a := range arms {
-			a.Stop()
-		}
-	}()
-	began := d.clock.Now()
-	n := len(arms)
+	k, n, metric := r.knob, len(rc.arms), rc.spec.Metric
 	// A race that shows nothing after a third of the rounds its time allows ends then (at least 8 rounds in).
-	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(spec.Metric)))
-	es := experiment.Spec{Name: k.Name, Arms: arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
+	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(metric)))
+	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
-		ParallelStart: true,
-		Continue: func(l experiment.Look) bool {
-			round := time.Duration(n) * d.costs.trial(spec.Metric)
-			next := d.clock.Now().Add(round)
-			limit := r.allowance
-			// A promising race runs on into the later races' time only when its decision is in reach there.
-			if l.Promising && l.Needed > l.Rounds && d.clock.Now().Add(time.Duration(l.Needed-l.Rounds)*round).Sub(began) <= r.stretch {
-				limit = max(limit, r.stretch)
-			}
-			return next.Sub(began) <= limit && next.Before(d.end)
-		},
+		ParallelStart: true, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
 		Progress: func(p experiment.Progress) {
 			if d.progress != nil {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
 			}
 		}}
-	var err error
-	out, err = experiment.Run(ctx, es)
+	if rc.x, err = experiment.New(es); err != nil {
+		return nil, err
+	}
+	out, err := rc.x.Run(ctx)
+	d.ended(rc, out)
 	if out == nil {
 		return nil, err
 	}
-	res := d.report(k, r, cfgs, out, spec)
-	return res, err
+	return rc, err
+}
+
+// resume gives a race that ended undecided for want of time up to allowance more: its arms still in start
+// again and it runs on until decided. Its row and comparisons are the whole race's.
+func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration) error {
+	l := rc.x.Look()
+	out, err := rc.x.Resume(ctx, d.within(d.clock.Now(), allowance, 0, l.Live, rc.spec.Metric))
+	rc.second += out.Rounds - l.Rounds
+	d.ended(rc, out)
+	return err
+}
+
+// within is a race's Continue: a round fits while the race's time since began stays within limit and the budget
+// has not ended; a promising race runs on to stretch when its decision is in reach there.
+func (d *decider) within(began time.Time, limit, stretch time.Duration, n int, metric string) func(experiment.Look) bool {
+	return func(l experiment.Look) bool {
+		round := time.Duration(n) * d.costs.trial(metric)
+		next := d.clock.Now().Add(round)
+		lim := limit
+		if l.Promising && l.Needed > l.Rounds && d.clock.Now().Add(time.Duration(l.Needed-l.Rounds)*round).Sub(began) <= stretch {
+			lim = max(lim, stretch)
+		}
+		return next.Sub(began) <= lim && next.Before(d.end)
+	}
+}
+
+// arms makes r's arms: the incumbent configuration first, then each candidate value's.
+func (d *decider) arms(r race) (*raced, error) {
+	k := r.knob
+	rc := &raced{r: r, cfgs: []knob.Config{r.from}, spec: r.spec}
+	for _, v := range r.values {
+		c := r.from.Clone()
+		if err := k.Set(&c, v); err != nil {
+			return nil, fmt.Errorf("knob %s=%s: %w", k.Name, v, err)
+		}
+		rc.cfgs = append(rc.cfgs, c)
+	}
+	if k.Load != nil {
+		for _, c := range rc.cfgs {
+			rc.spec.Conc = max(rc.spec.Conc, k.Load(r.spec.Conc, c))
+		}
+	}
+	for i, c := range rc.cfgs {
+		s := rc.spec
+		if i > 0 && k.Check != nil {
+			s.Check = k.Check
+		}
+		rc.arms = append(rc.arms, &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric})
+	}
+	return rc, nil
+}
+
+// ended keeps the race's winner warm, lets go of every arm and reports the outcome (nil: nothing to report).
+func (d *decider) ended(rc *raced, out *experiment.Outcome) {
+	if out != nil && d.hold != nil {
+		d.hold(rc.cfgs[out.Winner])
+	}
+	for _, a := range rc.arms {
+		a.Stop()
+	}
+	if out != nil {
+		d.report(rc, out)
+	}
 }
 
 // report turns a race's outcome into the knob's row and its comparisons.
-func (d *decider) report(k knob.Knob, r race, cfgs []knob.Config, out *experiment.Outcome, spec TrialSpec) *raced {
+func (d *decider) report(rc *raced, out *experiment.Outcome) {
+	k, r, cfgs, spec, res := rc.r.knob, rc.r, rc.cfgs, rc.spec, rc
 	from := k.Get(r.from)
-	res := &raced{best: cfgs[out.Winner]}
+	res.best, res.comps = cfgs[out.Winner], nil
 	inc := out.Arms[0]
 	for i, a := range out.Arms[1:] {
 		c := Comparison{Knob: k.Name, A: from, B: r.values[i], Config: cfgs[i+1].String(), Metric: spec.Metric,
@@ -190,9 +225,11 @@ func (d *decider) report(k knob.Knob, r race, cfgs []knob.Config, out *experimen
 			row.Need = need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
 		}
 	}
+	if rc.second > 0 {
+		notes = append(notes, fmt.Sprintf("%s of them in a second look, once the other knobs were done", plural(rc.second, "round", "rounds")))
+	}
 	row.Note = strings.Join(notes, "; ")
 	res.row = row
-	return res
 }
 
 // need says what would decide an inconclusive comparison: the rounds in all, and about how much more time.
@@ -201,7 +238,7 @@ func need(rounds, done int, perRound time.Duration) string {
 		return ""
 	}
 	more := time.Duration(max(rounds-done, 1)) * perRound
-	if rounds >= 1000 {
+	if rounds >= experiment.MaxRoundsNeeded {
 		return fmt.Sprintf("more than 1000 rounds (over %s more): the difference is about the minimum effect", more.Round(time.Minute))
 	}
 	return fmt.Sprintf("about %d rounds (%s more)", rounds, more.Round(time.Second))

@@ -46,10 +46,7 @@ func (t *tuner) decideKnobs(ctx context.Context) error {
 		r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, later),
 			spec: TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.conc}})
 		if r != nil {
-			r.row.Note = strings.TrimSpace(strings.Join(append(t.screenNotes(k.Name), r.row.Note), " "))
-			t.res.Knobs = append(t.res.Knobs, r.row)
-			t.res.Comparisons = append(t.res.Comparisons, r.comps...)
-			t.setBest(r.best)
+			t.raceDone(r)
 		}
 		if err != nil {
 			return err

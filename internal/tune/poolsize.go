@@ -104,9 +104,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, later),
 		spec: TrialSpec{Phase: "knob " + k.Name, Metric: MetricGoodput, Conc: t.conc}})
 	if r != nil {
-		t.res.Knobs = append(t.res.Knobs, r.row)
-		t.res.Comparisons = append(t.res.Comparisons, r.comps...)
-		t.setBest(r.best)
+		t.raceDone(r)
 	}
 	return err
 }

@@ -117,6 +117,7 @@ type tuner struct {
 	best    knob.Config
 	facts   knob.Facts
 	plans   map[string]planned         // knob -> its race as planned
+	open    []*openRace                // races kept for a second look
 	skip    map[string]string          // knob -> why it is not tried
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
 	peakRPS float64
@@ -298,6 +299,9 @@ func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) er
 		}
 	}
 	if err := t.decideKnobs(ctx); err != nil {
+		return err
+	}
+	if err := t.revisit(ctx); err != nil {
 		return err
 	}
 	t.res.Recommendation = t.best
