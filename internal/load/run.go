@@ -184,6 +184,11 @@ type Result struct {
 	LateStarts         int64    `json:"late_starts,omitempty"` // open model: sent over LateThreshold behind schedule
 	MaxLagUs           float64  `json:"max_lag_us,omitempty"`  // open model: the furthest behind schedule a request was sent
 	Unsent             int64    `json:"unsent,omitempty"`      // open model: scheduled in the window but never sent
+	// LatencyAll, when some requests of the window failed, were still in flight at its end or were never sent,
+	// is p50, p90 and p99 of every request the window meant to make, each of those counted as taking the
+	// timeout (QuantileOfAll), with 95% intervals: the latency users saw, where Latency is that of the requests
+	// answered (a refused connection or a reset has no latency worth the name, and would read as fast).
+	LatencyAll []Quantile `json:"latency_all_us,omitempty"`
 
 	InFlightAtEnd     int64    `json:"in_flight_at_end"`
 	Reconnects        int64    `json:"reconnects"`
@@ -526,6 +531,13 @@ func (res *Result) setLatency() {
 	if res.histUncorr != nil {
 		l := latencyOf(res.histUncorr)
 		res.LatencyUncorrected = &l
+	}
+	res.LatencyAll = nil
+	if res.Errors+res.InFlightAtEnd+res.Unsent > 0 && res.TimeoutS > 0 {
+		timeout := time.Duration(res.TimeoutS * float64(time.Second))
+		for _, q := range []float64{0.5, 0.9, 0.99} {
+			res.LatencyAll = append(res.LatencyAll, res.QuantileOfAll(q, timeout))
+		}
 	}
 }
 

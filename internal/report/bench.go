@@ -66,6 +66,16 @@ func Bench(w io.Writer, r *load.Result) {
 			fmt.Fprintf(w, "  %-13s %s scheduled requests never sent: the server did not keep up\n", "Unsent", group(r.Unsent))
 		}
 	}
+	if len(r.LatencyAll) > 0 {
+		var parts []string
+		for _, q := range r.LatencyAll {
+			parts = append(parts, fmt.Sprintf("p%g %s [%s, %s]", 100*q.Q, us(q.Value), us(q.Lo), us(q.Hi)))
+		}
+		q := r.LatencyAll[0]
+		fmt.Fprintf(w, "  %-13s %s\n", "All requests", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  %-13s the latency above is of the requests answered; here %s of %s failed, unfinished or unsent count as the %s timeout (95%% intervals)\n",
+			"", group(q.Misses), group(q.N), secs(r.TimeoutS))
+	}
 	if len(r.Trials) > 1 {
 		rps := make([]float64, len(r.Trials))
 		p99 := make([]float64, len(r.Trials))
