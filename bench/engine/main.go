@@ -141,7 +141,7 @@ func tuneRuns(noise map[string]experiment.Noise, runs int, budget time.Duration)
 			Noise: map[string]*experiment.Replay{tune.MetricGoodput: experiment.NewReplay(noise[tune.MetricGoodput], rng, 4),
 				tune.MetricCPU: experiment.NewReplay(noise[tune.MetricCPU], rng, 4)},
 			TrialCost: map[string]time.Duration{tune.MetricGoodput: 400 * time.Millisecond, tune.MetricCPU: 400 * time.Millisecond},
-			StartCost: 4 * time.Second, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
+			StartCost: 4 * time.Second, CPUStartCost: time.Second, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
 			Facts: knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10}}
 		res, err := tune.Simulate(context.Background(), so)
 		if err != nil {

@@ -49,8 +49,10 @@ type costs struct {
 	mu        sync.Mutex // arms start side by side
 	trials    map[string]int
 	trialWall map[string]time.Duration
-	starts    int
-	startWall time.Duration
+	// starts and startWall by metric: a CPU trial's stack (a static pool) starts in a fraction of the time a
+	// goodput trial's (settled under load) takes.
+	starts    map[string]int
+	startWall map[string]time.Duration
 	guess     map[string]time.Duration // a trial's cost before any was measured
 	startGess time.Duration
 }
@@ -60,7 +62,7 @@ type coldStarter interface{ Cold() bool }
 
 func newCosts() *costs {
 	return &costs{trials: map[string]int{}, trialWall: map[string]time.Duration{}, guess: map[string]time.Duration{},
-		startGess: time.Second}
+		starts: map[string]int{}, startWall: map[string]time.Duration{}, startGess: time.Second}
 }
 
 // trial is the mean wall time of a trial of metric, or the guess before three were measured.
@@ -76,14 +78,17 @@ func (c *costs) trial(metric string) time.Duration {
 	return time.Second
 }
 
-// start is the mean wall time of starting an arm (start, check, settle, its later stop), or the guess.
-func (c *costs) start() time.Duration {
+// start is the mean wall time of starting an arm for trials of metric (start, check, settle), or the guess
+// (the goodput arms' figure is the guess for the others until two were measured).
+func (c *costs) start(metric string) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.starts >= 2 {
-		return c.startWall / time.Duration(c.starts)
+	for _, m := range []string{metric, MetricGoodput} {
+		if n := c.starts[m]; n >= 2 {
+			return c.startWall[m] / time.Duration(n)
+		}
 	}
-	return max(c.startGess, c.startWall/time.Duration(max(c.starts, 1)))
+	return max(c.startGess, c.startWall[metric]/time.Duration(max(c.starts[metric], 1)))
 }
 
 // timedArm counts what its arm's starts and trials take.
@@ -111,8 +116,8 @@ func (a *timedArm) Start(ctx context.Context) error {
 	err := a.Arm.Start(ctx)
 	if cold {
 		a.c.mu.Lock()
-		a.c.starts++
-		a.c.startWall += a.clock.Now().Sub(began)
+		a.c.starts[a.metric]++
+		a.c.startWall[a.metric] += a.clock.Now().Sub(began)
 		a.c.mu.Unlock()
 	}
 	return err

@@ -60,7 +60,7 @@ const minRounds = 3
 
 // cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
 func (d *decider) cost(metric string, k, cold int) time.Duration {
-	return startsCost(cold, d.costs.start()) + time.Duration(minRounds*k)*d.costs.trial(metric)
+	return startsCost(cold, d.costs.start(metric)) + time.Duration(minRounds*k)*d.costs.trial(metric)
 }
 
 // startsCost is what starting cold arms side by side takes: about one start (settling is waiting for php-fpm).

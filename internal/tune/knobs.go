@@ -23,8 +23,8 @@ func (t *tuner) decideKnobs(ctx context.Context) error {
 		metric := metricOf(k)
 		arms := len(values) + 1
 		cold := len(values)
-		if t.stacks != nil && t.stacks.warmOf(t.best) == nil {
-			cold++
+		if inc := t.best; t.stacks != nil && (metric == MetricCPU || t.stacks.warmOf(inc) == nil) {
+			cold++ // CPU trials run on the static twin (cpuPool), which is not the configuration held warm
 		}
 		var later []string
 		for _, l := range t.o.Knobs[i+1:] {
@@ -111,5 +111,5 @@ const finalRounds = 10
 func (t *tuner) finalLeast() time.Duration {
 	round := 3 * t.costs.trial(MetricGoodput)
 	rounds := min(max(int(t.o.Budget/6/round), minRounds), finalRounds)
-	return startsCost(2, t.costs.start()) + time.Duration(rounds)*round
+	return startsCost(2, t.costs.start(MetricGoodput)) + time.Duration(rounds)*round
 }

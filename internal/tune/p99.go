@@ -73,7 +73,7 @@ func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
 	}
 	cfg := t.best.Clone()
 	for step := 0; step < 3; step++ {
-		if t.left() < p99Window(t.o.Rate, t.lengths.win)+t.costs.start() {
+		if t.left() < p99Window(t.o.Rate, t.lengths.win)+t.costs.start(MetricGoodput) {
 			ps.Note = strings.TrimSpace(ps.Note + " the budget ended before a larger pool could be checked against the p99 goal")
 			return nil
 		}

@@ -42,7 +42,7 @@ func (t *tuner) fit() error {
 		t.warn(fmt.Sprintf("at %.1f req/s a %s trial holds only %.0f requests: the comparisons will be coarse and slow to decide",
 			peak, t.lengths.win.Round(10*time.Millisecond), n))
 	}
-	least := startsCost(2, t.costs.start()) + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
+	least := startsCost(2, t.costs.start(MetricGoodput)) + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
 	if t.left() < least {
 		need := t.clock.Now().Sub(t.start) + 3*least + 10*time.Second
 		return exitcode.UsageErrorf("%w: --budget %s leaves %s after measuring the app's speed, less than the %s the final comparison needs at the least; give at least --budget %s",
@@ -57,6 +57,15 @@ func clampDur(d, lo, hi time.Duration) time.Duration { return min(max(d, lo), hi
 type planned struct {
 	arms   int
 	metric string
+}
+
+// coldArms is how many of the race's arms will start: the challengers, and for CPU trials the incumbent too
+// (they run on a static twin of the best configuration, which is not the one held warm).
+func (p planned) coldArms() int {
+	if p.metric == MetricCPU {
+		return p.arms
+	}
+	return p.arms - 1
 }
 
 // planExperiments says which knobs will race and draws up the error budget: every pair of arms any experiment
@@ -119,24 +128,23 @@ func (t *tuner) candidates(k knob.Knob, cur knob.Config) []string {
 // less the starts every remaining experiment needs, shared by what a round of each costs. The races that
 // decide early leave their time to the later ones.
 func (t *tuner) allowance(name string, arms, cold int, metric string, later []string) time.Duration {
-	start := t.costs.start()
 	round := func(metric string, arms int) float64 { return float64(arms) * float64(t.costs.trial(metric)) }
 	this := round(metric, arms)
 	total := 0.0
-	starts := startsCost(cold, start)
+	starts := startsCost(cold, t.costs.start(metric))
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name {
 			total += round(p.metric, p.arms)
-			starts += startsCost(p.arms-1, start)
+			starts += startsCost(p.coldArms(), t.costs.start(p.metric))
 		}
 	}
 	// The final is kept its least; beyond that it shares like a race of three.
 	pool := t.left() - starts - t.finalLeast()
 	total += this + round(MetricGoodput, 3)
 	if pool <= 0 {
-		return startsCost(cold, start)
+		return startsCost(cold, t.costs.start(metric))
 	}
-	return startsCost(cold, start) + time.Duration(float64(pool)*this/total)
+	return startsCost(cold, t.costs.start(metric)) + time.Duration(float64(pool)*this/total)
 }
 
 // reserveRounds are the rounds a promising race leaves to each later race when it stretches into their time:
@@ -149,7 +157,7 @@ func (t *tuner) stretch(name string, later []string) time.Duration {
 	need := t.finalLeast()
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name {
-			need += startsCost(p.arms-1, t.costs.start()) + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.metric)
+			need += startsCost(p.coldArms(), t.costs.start(p.metric)) + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.metric)
 		}
 	}
 	return t.left() - need

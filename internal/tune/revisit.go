@@ -72,8 +72,10 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 		if l.Needed <= l.Rounds || l.Needed >= experiment.MaxRoundsNeeded {
 			continue
 		}
-		// The incumbent is the best so far, held warm; the challengers still in start again.
-		cost := startsCost(l.Live-1, t.costs.start()) + time.Duration((l.Needed-l.Rounds)*l.Live)*t.costs.trial(rc.spec.Metric)
+		// The challengers still in start again; the incumbent is the best so far, held warm, unless CPU trials
+		// run it as its static twin.
+		cold := planned{arms: l.Live, metric: rc.spec.Metric}.coldArms()
+		cost := startsCost(cold, t.costs.start(rc.spec.Metric)) + time.Duration((l.Needed-l.Rounds)*l.Live)*t.costs.trial(rc.spec.Metric)
 		if cost <= spare && (pick == nil || cost < best) {
 			pick, best = o, cost
 		}

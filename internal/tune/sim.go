@@ -23,7 +23,9 @@ type SimOptions struct {
 	Noise     map[string]*experiment.Replay
 	Budget    time.Duration
 	TrialCost map[string]time.Duration
-	StartCost time.Duration
+	// StartCost is what starting a goodput arm's stack costs (settling a dynamic pool), CPUStartCost a CPU
+	// arm's (its static twin; 0: StartCost).
+	StartCost, CPUStartCost time.Duration
 	MinEffect float64
 	Alpha     float64
 	Facts     knob.Facts
@@ -104,7 +106,14 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 		r = s.o.Noise[MetricGoodput]
 	}
 	effect := s.o.Effect(cfg, spec.Metric)
-	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.Key(), cost: s.o.TrialCost[spec.Metric]}
+	start := s.o.StartCost
+	if spec.Metric == MetricCPU {
+		cfg = cpuPool(cfg) // as stacks.Arm runs it: not the configuration held warm
+		if s.o.CPUStartCost > 0 {
+			start = s.o.CPUStartCost
+		}
+	}
+	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.Key(), cost: s.o.TrialCost[spec.Metric], start: start}
 }
 
 type simArm struct {
@@ -112,6 +121,7 @@ type simArm struct {
 	s       *simSource
 	key     string
 	cost    time.Duration
+	start   time.Duration
 	holding bool
 }
 
@@ -128,7 +138,7 @@ func (a *simArm) Start(ctx context.Context) error {
 		return nil
 	}
 	if a.s.warm[a.key] == 0 && a.First()+1 != a.s.charged {
-		a.s.clock.add(a.s.o.StartCost)
+		a.s.clock.add(a.start)
 		a.s.charged = a.First() + 1
 	}
 	a.s.warm[a.key]++

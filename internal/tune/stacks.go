@@ -80,9 +80,23 @@ func (s *stacks) warmOf(cfg knob.Config) *warmStack {
 	return s.warm[cfg.Key()]
 }
 
-// Arm is an arm that runs cfg's trials on its warm stack.
+// Arm is an arm that runs cfg's trials on its warm stack; CPU trials run on cfg's static twin (cpuPool).
 func (s *stacks) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+	if spec.Metric == MetricCPU {
+		cfg = cpuPool(cfg)
+	}
 	return &stackArm{s: s, cfg: cfg, spec: spec}
+}
+
+// cpuPool is what a CPU trial of cfg runs on: cfg with a static pool of the same size. A CPU-only knob changes
+// what a request costs a worker, not how many workers there are, and a static pool is ready in well under a
+// second, where a fresh dynamic one needs seconds of load to grow to its size (php-fpm adds workers once a
+// second): on the demo at a knee of 8 to 16 connections, settling a race's fresh dynamic stacks took 4 to 6 s,
+// more than the race's rounds.
+func cpuPool(cfg knob.Config) knob.Config {
+	c := cfg.Clone()
+	c.PM, c.StartServers, c.MinSpare, c.MaxSpare = "static", 0, 0, 0
+	return c
 }
 
 type stackArm struct {
