@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"net"
 	"math/rand"
+	"net"
 	"testing"
 	"time"
 

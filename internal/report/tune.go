@@ -30,7 +30,11 @@ func Tune(w io.Writer, r *tune.Result) {
 		for _, p := range s.Points {
 			fmt.Fprintf(w, "  c=%d %s", p.Concurrency, rate(p.RPS))
 		}
-		fmt.Fprintf(w, " req/s\n  %-13s knee at %d connections, peak at %d; knob comparisons load %d connections\n", "", s.Knee, s.Peak, r.Plan.Concurrency)
+		cpu := ""
+		if c := r.Plan.CPUConcurrency; c > 0 && c != r.Plan.Concurrency {
+			cpu = fmt.Sprintf(" (CPU trials %d)", c)
+		}
+		fmt.Fprintf(w, " req/s\n  %-13s knee at %d connections, peak at %d; knob comparisons load %d connections%s\n", "", s.Knee, s.Peak, r.Plan.Concurrency, cpu)
 	}
 	if p := r.PoolSize; p != nil {
 		mem := "not limiting"
@@ -38,8 +42,11 @@ func Tune(w io.Writer, r *tune.Result) {
 			mem = fmt.Sprintf("%d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory), float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
 		}
 		how := "after re-measuring its neighbours"
-		if p.Note == "pinned" {
+		switch p.Note {
+		case "pinned":
 			how = "(pinned)"
+		case tune.NotRemeasured:
+			how = "from the knee (" + p.Note + ")"
 		}
 		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d %s\n", p.Knee, mem, p.Chosen, how)
 	}

@@ -66,6 +66,7 @@ type Stack struct {
 	PHPINI phpini.Files
 
 	ownRunDir bool
+	fastStop  bool
 	procs     []*proc
 	exited    chan struct{} // closed when any process exits
 	exitOnce  sync.Once
@@ -184,7 +185,7 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("create private dir: %w", err)
 	}
-	s := &Stack{PrivDir: priv, Front: cfg.Front, exited: make(chan struct{}), FPMBin: fpmBin}
+	s := &Stack{PrivDir: priv, Front: cfg.Front, exited: make(chan struct{}), FPMBin: fpmBin, fastStop: cfg.FastStop}
 	defer func() {
 		if err != nil {
 			s.Stop(context.Background())
@@ -494,7 +495,11 @@ func (s *Stack) stop(ctx context.Context) error {
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		p := s.procs[i]
 		pgid := p.cmd.Process.Pid
-		_ = syscall.Kill(pgid, syscall.SIGQUIT)
+		sig := syscall.SIGQUIT // graceful: requests finish, and a PGO-instrumented php-fpm writes its profiles
+		if s.fastStop {
+			sig = syscall.SIGTERM
+		}
+		_ = syscall.Kill(pgid, sig)
 		select {
 		case <-p.done:
 		case <-time.After(8 * time.Second):

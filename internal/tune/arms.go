@@ -51,10 +51,10 @@ type costs struct {
 	trialWall map[string]time.Duration
 	// starts and startWall by metric: a CPU trial's stack (a static pool) starts in a fraction of the time a
 	// goodput trial's (settled under load) takes.
-	starts    map[string]int
-	startWall map[string]time.Duration
-	guess     map[string]time.Duration // a trial's cost before any was measured
-	startGess time.Duration
+	starts     map[string]int
+	startWall  map[string]time.Duration
+	guess      map[string]time.Duration // a trial's cost before any was measured
+	startGuess map[string]time.Duration // an arm's start before two were measured (0: a second)
 }
 
 // coldStarter is an arm that knows whether Start will start something (a warm arm costs nothing to start).
@@ -62,7 +62,7 @@ type coldStarter interface{ Cold() bool }
 
 func newCosts() *costs {
 	return &costs{trials: map[string]int{}, trialWall: map[string]time.Duration{}, guess: map[string]time.Duration{},
-		starts: map[string]int{}, startWall: map[string]time.Duration{}, startGess: time.Second}
+		starts: map[string]int{}, startWall: map[string]time.Duration{}, startGuess: map[string]time.Duration{}}
 }
 
 // trial is the mean wall time of a trial of metric, or the guess before three were measured.
@@ -79,16 +79,18 @@ func (c *costs) trial(metric string) time.Duration {
 }
 
 // start is the mean wall time of starting an arm for trials of metric (start, check, settle), or the guess
-// (the goodput arms' figure is the guess for the others until two were measured).
+// until two were measured (the run's first stacks, which settle no dynamic pool, and a second more).
 func (c *costs) start(metric string) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, m := range []string{metric, MetricGoodput} {
-		if n := c.starts[m]; n >= 2 {
-			return c.startWall[m] / time.Duration(n)
-		}
+	if n := c.starts[metric]; n >= 2 {
+		return c.startWall[metric] / time.Duration(n)
 	}
-	return max(c.startGess, c.startWall[metric]/time.Duration(max(c.starts[metric], 1)))
+	guess := c.startGuess[metric]
+	if guess <= 0 {
+		guess = time.Second
+	}
+	return max(guess, c.startWall[metric]/time.Duration(max(c.starts[metric], 1)))
 }
 
 // timedArm counts what its arm's starts and trials take.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -55,8 +56,10 @@ type raced struct {
 	second int
 }
 
-// minRounds is the fewest rounds worth starting a race for: fewer cannot decide anything.
-const minRounds = 3
+// minRounds is the fewest rounds worth starting a race for: at a knob's share of alpha, three rounds decide only
+// an effect of some 30 standard deviations of a round and two nothing; four decide opcache off (-44%) at this
+// machine's noise (bench/engine: a median of 4).
+const minRounds = 4
 
 // cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
 func (d *decider) cost(metric string, k, cold int) time.Duration {
@@ -93,7 +96,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 		return nil, err
 	}
 	out, err := rc.x.Run(ctx)
-	d.ended(rc, out)
+	d.ended(rc, out, d.hold)
 	if out == nil {
 		return nil, err
 	}
@@ -101,12 +104,13 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 }
 
 // resume gives a race that ended undecided for want of time up to allowance more: its arms still in start
-// again and it runs on until decided. Its row and comparisons are the whole race's.
-func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration) error {
+// again and it runs on until decided. Its row and comparisons are the whole race's; apply hears of its winner
+// before the arms let go of them.
+func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration, apply func(knob.Config)) error {
 	l := rc.x.Look()
 	out, err := rc.x.Resume(ctx, d.within(d.clock.Now(), allowance, 0, l.Live, rc.spec.Metric))
 	rc.second += out.Rounds - l.Rounds
-	d.ended(rc, out)
+	d.ended(rc, out, apply)
 	return err
 }
 
@@ -150,17 +154,29 @@ func (d *decider) arms(r race) (*raced, error) {
 	return rc, nil
 }
 
-// ended keeps the race's winner warm, lets go of every arm and reports the outcome (nil: nothing to report).
-func (d *decider) ended(rc *raced, out *experiment.Outcome) {
-	if out != nil && d.hold != nil {
-		d.hold(rc.cfgs[out.Winner])
+// ended tells keep of the race's winner (to keep its stack warm before the arms let go of it), lets go of every
+// arm and reports the outcome (nil: nothing to report).
+func (d *decider) ended(rc *raced, out *experiment.Outcome, keep func(knob.Config)) {
+	if out != nil && keep != nil {
+		keep(rc.cfgs[out.Winner])
 	}
-	for _, a := range rc.arms {
-		a.Stop()
-	}
+	stopAll(rc.arms)
 	if out != nil {
 		d.report(rc, out)
 	}
+}
+
+// stopAll stops the arms side by side: each waits for its servers to exit.
+func stopAll(arms []experiment.Arm) {
+	var wg sync.WaitGroup
+	for _, a := range arms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.Stop()
+		}()
+	}
+	wg.Wait()
 }
 
 // report turns a race's outcome into the knob's row and its comparisons.

@@ -28,11 +28,7 @@ func (t *tuner) final(ctx context.Context) error {
 	for i, c := range cfgs {
 		arms[i] = &timedArm{Arm: t.src.Arm(c, spec), name: names[i], c: t.costs, clock: t.clock, metric: MetricGoodput}
 	}
-	defer func() {
-		for _, a := range arms {
-			a.Stop()
-		}
-	}()
+	defer stopAll(arms)
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Alpha: t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {

@@ -10,9 +10,33 @@ import (
 	"github.com/phptune/phptune/internal/stats"
 )
 
-// decideKnobs races each knob's values against the best so far, in order; the winner becomes the best.
-func (t *tuner) decideKnobs(ctx context.Context) error {
-	for i, k := range t.o.Knobs {
+// cpuFirst splits the knobs, each part in its order: those decided on CPU per request (opcache, the JIT, the
+// PHP binary...) come before the pool size's race, the rest after it. The first are the most telling and the
+// cheapest to race (a static twin starts in under a second), and what they change does not depend on the pool's
+// exact size; the pool's race and the rest are measured on goodput, whose stacks take seconds to settle.
+func cpuFirst(ks []knob.Knob) (cpu, rest []knob.Knob) {
+	for _, k := range ks {
+		if metricOf(k) == MetricCPU {
+			cpu = append(cpu, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	return cpu, rest
+}
+
+func names(ks []knob.Knob) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+// decideKnobs races each knob's values against the best so far, in order; the winner becomes the best. after
+// are the races planned once these are done, which the time is shared with.
+func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string) error {
+	for i, k := range ks {
 		row, ok := t.notRaced(k)
 		if ok {
 			t.res.Knobs = append(t.res.Knobs, row)
@@ -22,14 +46,11 @@ func (t *tuner) decideKnobs(ctx context.Context) error {
 		values := t.candidates(k, t.best)
 		metric := metricOf(k)
 		arms := len(values) + 1
-		cold := len(values)
-		if inc := t.best; t.stacks != nil && (metric == MetricCPU || t.stacks.warmOf(inc) == nil) {
-			cold++ // CPU trials run on the static twin (cpuPool), which is not the configuration held warm
+		cold := planned{arms: arms, metric: metric}.coldArms()
+		if t.stacks != nil && metric != MetricCPU && t.stacks.warmOf(t.best) == nil {
+			cold++
 		}
-		var later []string
-		for _, l := range t.o.Knobs[i+1:] {
-			later = append(later, l.Name)
-		}
+		later := append(names(ks[i+1:]), after...)
 		allow := t.allowance(k.Name, arms, cold, metric, later)
 		least := t.d.cost(metric, arms, cold)
 		if allow < least {
@@ -44,7 +65,7 @@ func (t *tuner) decideKnobs(ctx context.Context) error {
 		t.release(k.Name)
 		t.budget.Plan(experiment.Pairs(experiment.Race, arms))
 		r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, later),
-			spec: TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.conc}})
+			spec: TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric)}})
 		if r != nil {
 			t.raceDone(r)
 		}
@@ -83,6 +104,14 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 	return row, true
 }
 
+// concOf is the load of metric's trials: the knee's for goodput, enough to keep the CPUs busy for CPU trials.
+func (t *tuner) concOf(metric string) int {
+	if metric == MetricCPU && t.cpuConc > 0 {
+		return t.cpuConc
+	}
+	return t.conc
+}
+
 // release takes a knob's planned race out of the error budget's plan.
 func (t *tuner) release(name string) {
 	if p, ok := t.plans[name]; ok {
@@ -111,5 +140,9 @@ const finalRounds = 10
 func (t *tuner) finalLeast() time.Duration {
 	round := 3 * t.costs.trial(MetricGoodput)
 	rounds := min(max(int(t.o.Budget/6/round), minRounds), finalRounds)
-	return startsCost(2, t.costs.start(MetricGoodput)) + time.Duration(rounds)*round
+	cold := 2 // the baselines
+	if t.stacks != nil && t.stacks.warmOf(t.best) == nil {
+		cold++ // the recommendation, when no goodput race has run it (CPU races run static twins)
+	}
+	return startsCost(cold, t.costs.start(MetricGoodput)) + time.Duration(rounds)*round
 }

@@ -3,11 +3,14 @@ package tune
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"runtime"
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
 )
 
 // Trial lengths: a throughput trial's window holds about windowRequests requests, within these bounds; a CPU
@@ -30,14 +33,21 @@ func (t *tuner) fit() error {
 	t.lengths.win = clampDur(time.Duration(windowRequests/peak*float64(time.Second)), minWindow, maxWindow)
 	t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
 	t.lengths.cpuN = int(math.Min(math.Max(math.Round(cpuSeconds*peak), minCPURequests), 4000))
+	// A CPU trial keeps the CPUs busy, no more: more connections would only queue, and every connection sends
+	// whole cycles of the mix (the same requests each trial), so they would round the trial up to more requests.
+	t.cpuConc = min(t.conc, cpuConcPerCore*runtime.NumCPU())
+	sent := evenRequests(t.lengths.cpuN, t.cpuConc, len(load.MixSequence(t.o.URLs)))
 	t.costs.guess[MetricGoodput] = t.lengths.warm + t.lengths.win + 50*time.Millisecond
-	t.costs.guess[MetricCPU] = time.Duration(float64(t.lengths.cpuN)/peak*float64(time.Second)) + 30*time.Millisecond
+	t.costs.guess[MetricCPU] = time.Duration(float64(sent)/t.rateAt(t.cpuConc)*float64(time.Second)) + 30*time.Millisecond
 	if s := t.stacks; s != nil && s.starts > 0 {
-		// Settling a dynamic pool takes seconds more than a static one's start.
-		t.costs.startGess = s.startWall/time.Duration(s.starts) + time.Second
+		// The run's first stacks settled no dynamic pool: a CPU trial's static twin starts about as fast; a
+		// goodput arm's dynamic pool grows for seconds more, php-fpm doubling its spawn rate each second.
+		first := s.startWall/time.Duration(s.starts) + time.Second
+		t.costs.startGuess[MetricCPU] = first
+		t.costs.startGuess[MetricGoodput] = first + min(time.Duration(bits.Len(uint(t.conc))+1)*time.Second, maxSettle)
 	}
 	t.plan.WarmupS, t.plan.WindowS, t.plan.CPURequests = t.lengths.warm.Seconds(), t.lengths.win.Seconds(), t.lengths.cpuN
-	t.plan.Concurrency = t.conc
+	t.plan.Concurrency, t.plan.CPUConcurrency = t.conc, t.cpuConc
 	if n := peak * t.lengths.win.Seconds(); n < 20 {
 		t.warn(fmt.Sprintf("at %.1f req/s a %s trial holds only %.0f requests: the comparisons will be coarse and slow to decide",
 			peak, t.lengths.win.Round(10*time.Millisecond), n))
@@ -52,6 +62,31 @@ func (t *tuner) fit() error {
 }
 
 func clampDur(d, lo, hi time.Duration) time.Duration { return min(max(d, lo), hi) }
+
+// cpuConcPerCore is a CPU trial's connections per CPU: enough to keep every CPU busy while nginx and the load
+// generator take their turns.
+const cpuConcPerCore = 2
+
+// evenRequests is what a CPU trial of n requests sends over conc connections that each send whole cycles of
+// a mix of cycle requests (load.Options.Even).
+func evenRequests(n, conc, cycle int) int {
+	conc, cycle = max(conc, 1), max(cycle, 1)
+	perConn := (n + conc - 1) / conc
+	return conc * ((perConn + cycle - 1) / cycle * cycle)
+}
+
+// rateAt is the sweep's median throughput at conc connections (the nearest point below it), or the peak's.
+func (t *tuner) rateAt(conc int) float64 {
+	rate := t.peakRPS
+	if s := t.res.Saturation; s != nil {
+		for _, p := range s.Points {
+			if p.Concurrency <= conc && p.Median > 0 {
+				rate = p.Median
+			}
+		}
+	}
+	return max(rate, 0.1)
+}
 
 // planned is a knob's place in the plan: the arms its race will have, at the time of planning.
 type planned struct {
@@ -76,6 +111,7 @@ func (t *tuner) planExperiments() {
 	t.plans = map[string]planned{}
 	pairs := 0
 	if _, pinned := t.o.Pins["max_children"]; !pinned {
+		t.plans["max_children"] = planned{arms: 3, metric: MetricGoodput} // the knee's neighbours, as a rule
 		pairs += experiment.Pairs(experiment.Race, 3)
 	}
 	reach := []knob.Config{t.best}

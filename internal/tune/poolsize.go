@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
@@ -28,9 +29,9 @@ type PoolSize struct {
 }
 
 // poolSize sizes pm.max_children from the knee, capped by memory (shared memory plus children x peak private
-// memory per worker) and raised to meet a latency goal, then races the pick against its neighbours: the knee
-// of a few short trials is a noisy pick.
-func (t *tuner) poolSize(ctx context.Context) error {
+// memory per worker), before any knob: the CPU knobs' arms run at that size. poolRace then raises it to meet a
+// latency goal and races the pick against its neighbours (the knee of a few short trials is a noisy pick).
+func (t *tuner) poolSize() error {
 	ps := &PoolSize{Knee: t.res.Saturation.Knee, Memory: t.o.Memory}
 	t.res.PoolSize = ps
 	// Memory per worker from the sweep's largest load: private memory high-water, and the shared part once.
@@ -59,16 +60,29 @@ func (t *tuner) poolSize(ctx context.Context) error {
 	}
 	ps.Initial = n
 	t.best.MaxChildren = n
+	if _, pinned := t.o.Pins["max_children"]; pinned {
+		t.best.MaxChildren = t.o.Base.MaxChildren
+		ps.Chosen, ps.Note = t.best.MaxChildren, "pinned"
+	}
+	ps.Chosen = t.best.MaxChildren
+	return nil
+}
+
+// NotRemeasured is the pool size's note when the budget left no time to race it against its neighbours.
+const NotRemeasured = "not re-measured: the budget ran out"
+
+// poolRace raises the pool to meet the latency goal, when there is one, and races its size against its
+// neighbours (unless pinned).
+func (t *tuner) poolRace(ctx context.Context) error {
+	ps := t.res.PoolSize
+	if _, pinned := t.o.Pins["max_children"]; pinned {
+		return nil
+	}
 	if t.o.P99 > 0 {
 		if err := t.p99Limit(ctx, ps); err != nil {
 			return err
 		}
 		ps.Initial = t.best.MaxChildren
-	}
-	if _, pinned := t.o.Pins["max_children"]; pinned {
-		t.best.MaxChildren = t.o.Base.MaxChildren
-		ps.Chosen, ps.Note = t.best.MaxChildren, "pinned"
-		return nil
 	}
 	floor := 0
 	if t.o.P99 > 0 {
@@ -80,7 +94,7 @@ func (t *tuner) poolSize(ctx context.Context) error {
 }
 
 // sizePool races the best's pool size against its neighbours on the ladder, within memory and not below
-// floor: the pool size's row is the first of the knobs.
+// floor: its row comes after the CPU knobs' (cpuFirst).
 func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	k := knob.MaxChildren()
 	var values []string
@@ -91,17 +105,27 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	}
 	if len(values) == 0 {
 		t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "no neighbour fits"})
+		t.release(k.Name)
 		return nil
 	}
 	arms := len(values) + 1
-	var later []string
-	for _, l := range t.o.Knobs {
-		later = append(later, l.Name)
+	_, later := cpuFirst(t.o.Knobs)
+	allow, least := t.allowance(k.Name, arms, arms, MetricGoodput, names(later)), t.d.cost(MetricGoodput, arms, arms)
+	if allow < least {
+		if t.left()-t.finalLeast() < least {
+			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
+				Note: "not re-measured against its neighbours: the budget ran out (" + least.Round(time.Second).String() + " would have been needed at the least); the knee's size is kept"})
+			if ps := t.res.PoolSize; ps != nil {
+				ps.Note = NotRemeasured
+			}
+			t.release(k.Name)
+			return nil
+		}
+		allow = least
 	}
-	t.budget.Release(3) // planned as a race of three
+	t.release(k.Name)
 	t.budget.Plan(experiment.Pairs(experiment.Race, arms))
-	allow := max(t.allowance(k.Name, arms, arms, MetricGoodput, later), t.d.cost(MetricGoodput, arms, arms))
-	r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, later),
+	r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, names(later)),
 		spec: TrialSpec{Phase: "knob " + k.Name, Metric: MetricGoodput, Conc: t.conc}})
 	if r != nil {
 		t.raceDone(r)

@@ -74,8 +74,10 @@ type Plan struct {
 	WindowS     float64 `json:"window_s"`
 	CPURequests int     `json:"cpu_trial_requests"`
 	Concurrency int     `json:"concurrency"` // load for the knob comparisons: the saturation knee's
-	SweepTrials int     `json:"sweep_trials_per_point"`
-	Experiments int     `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
+	// CPUConcurrency is the CPU trials' load: the knee's, at most two connections a CPU.
+	CPUConcurrency int `json:"cpu_concurrency,omitempty"`
+	SweepTrials    int `json:"sweep_trials_per_point"`
+	Experiments    int `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
 	// Where the time went: trials and stack starts (settling included) as run, each one's mean wall time.
 	TrialsRun   int     `json:"trials_run"`
 	TrialWallS  float64 `json:"trial_wall_s"`

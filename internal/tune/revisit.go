@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -32,11 +33,12 @@ func (t *tuner) raceDone(rc *raced) {
 }
 
 // revisit spends the time the races left unused (the ones that decided early, or showed nothing and stopped)
-// on the comparisons left undecided for want of time, the one nearest to a decision first: a race runs on,
-// its pairs' confidence sequences carrying on from where they stopped (valid at any stopping time, so a pause
-// changes nothing) and their alpha the share they were given. Only a race whose configurations are still
-// the ones compared is resumed: its winner is still the best (no later knob changed anything), so its verdict
-// speaks of the recommendation.
+// on the comparisons left undecided for want of time, the one nearest to a decision first: a race runs on with
+// the same arms, its pairs' confidence sequences carrying on from where they stopped (valid at any stopping
+// time, so a pause changes nothing) and their alpha the share they were given. Its verdict, like its first
+// rounds', is about the configuration it was raced in; a value it now shows better is set in the best
+// configuration as it stands (later knobs' choices kept), as any knob's winner is (coordinate ascent), and the
+// final comparison measures the result.
 func (t *tuner) revisit(ctx context.Context) error {
 	for {
 		o, cost := t.nextLook()
@@ -46,11 +48,18 @@ func (t *tuner) revisit(ctx context.Context) error {
 		o.looks++
 		allow := min(t.left()-t.finalLeast(), cost+cost/2)
 		t.status("second look "+o.rc.r.knob.Name, fmt.Sprintf("%s left undecided; about %s to decide", o.rc.row.Compared, cost.Round(time.Second)))
-		err := t.d.resume(ctx, o.rc, allow)
-		o.rc.row.Note = strings.TrimSpace(strings.Join(append(t.screenNotes(o.rc.r.knob.Name), o.rc.row.Note), " "))
+		k := o.rc.r.knob
+		err := t.d.resume(ctx, o.rc, allow, func(winner knob.Config) {
+			if v := k.Get(winner); v != k.Get(t.best) {
+				next := t.best.Clone()
+				if k.Set(&next, v) == nil {
+					t.setBest(next) // kept warm when it is the winner's own configuration
+				}
+			}
+		})
+		o.rc.row.Note = strings.TrimSpace(strings.Join(append(t.screenNotes(k.Name), o.rc.row.Note), " "))
 		t.res.Knobs[o.row] = o.rc.row
 		copy(t.res.Comparisons[o.comp:], o.rc.comps)
-		t.setBest(o.rc.best)
 		if err != nil {
 			return err
 		}
@@ -65,16 +74,19 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 	var best time.Duration
 	for _, o := range t.open {
 		rc := o.rc
-		if o.looks >= maxLooks || rc.row.Verdict != stats.Inconclusive || !rc.x.Resumable() || rc.best.Key() != t.best.Key() {
+		if o.looks >= maxLooks || rc.row.Verdict != stats.Inconclusive || !rc.x.Resumable() {
 			continue
 		}
 		l := rc.x.Look()
 		if l.Needed <= l.Rounds || l.Needed >= experiment.MaxRoundsNeeded {
 			continue
 		}
-		// The challengers still in start again; the incumbent is the best so far, held warm, unless CPU trials
-		// run it as its static twin.
+		// The challengers still in start again; the incumbent too unless it is the best so far, held warm (a
+		// CPU trial's static twin never is).
 		cold := planned{arms: l.Live, metric: rc.spec.Metric}.coldArms()
+		if rc.spec.Metric != MetricCPU && rc.best.Key() != t.best.Key() {
+			cold++
+		}
 		cost := startsCost(cold, t.costs.start(rc.spec.Metric)) + time.Duration((l.Needed-l.Rounds)*l.Live)*t.costs.trial(rc.spec.Metric)
 		if cost <= spare && (pick == nil || cost < best) {
 			pick, best = o, cost

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"sync"
@@ -26,10 +27,10 @@ type SimOptions struct {
 	// StartCost is what starting a goodput arm's stack costs (settling a dynamic pool), CPUStartCost a CPU
 	// arm's (its static twin; 0: StartCost).
 	StartCost, CPUStartCost time.Duration
-	MinEffect float64
-	Alpha     float64
-	Facts     knob.Facts
-	Conc      int
+	MinEffect               float64
+	Alpha                   float64
+	Facts                   knob.Facts
+	Conc                    int
 	// Pool is the pool size the sweep would pick (0: no pool-size race).
 	Pool int
 }
@@ -47,7 +48,8 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	src.hold(t.best) // the first stack, started before any decision
 	t.facts, t.conc = so.Facts, so.Conc
 	t.costs.guess = so.TrialCost
-	t.costs.startGess = so.StartCost
+	t.costs.startGuess[MetricGoodput] = so.StartCost
+	t.costs.startGuess[MetricCPU] = cmp.Or(so.CPUStartCost, so.StartCost)
 	var size func(context.Context) error
 	if so.Pool > 0 {
 		t.best.MaxChildren = so.Pool

@@ -221,6 +221,7 @@ const checkStarts = 6
 // nothing of it is left running.
 func (s *stacks) start(ctx context.Context, w *warmStack, conc int) error {
 	sc := s.o.Stack
+	sc.FastStop = true // an arm stops between trials: nothing is in flight
 	w.cfg.Apply(&sc, "tune")
 	st, err := stack.Start(ctx, sc)
 	if err != nil {

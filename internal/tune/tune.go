@@ -114,6 +114,7 @@ type tuner struct {
 	// lengths are the trials' lengths, conc the load of the knob comparisons.
 	lengths lengths
 	conc    int
+	cpuConc int // the load of CPU trials
 	best    knob.Config
 	facts   knob.Facts
 	plans   map[string]planned         // knob -> its race as planned
@@ -245,6 +246,9 @@ func (t *tuner) run(ctx context.Context) error {
 	if err := t.fit(); err != nil {
 		return err
 	}
+	if err := t.poolSize(); err != nil {
+		return err
+	}
 	t.facts.Concurrency = t.conc
 	switch {
 	case t.o.Screen == nil:
@@ -255,7 +259,7 @@ func (t *tuner) run(ctx context.Context) error {
 	default:
 		t.plan.ScreenNote = fmt.Sprintf("off: a budget under %s cannot spare the time (--screen turns it on)", ScreenBudget)
 	}
-	if err := t.decideAll(ctx, func(ctx context.Context) error { return t.poolSize(ctx) }); err != nil {
+	if err := t.decideAll(ctx, t.poolRace); err != nil {
 		return err
 	}
 	if t.o.P99 > 0 {
@@ -288,17 +292,26 @@ func (t *tuner) finish(err error) {
 	}
 }
 
-// decideAll decides the pool size (sizePool, run first), every knob and the final comparison, on the engine.
+// decideAll decides the CPU knobs, the pool size (sizePool), the other knobs, then the final comparison, on the
+// engine (see cpuFirst).
 func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) error) error {
 	t.planExperiments()
 	t.d = &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
 		progress: t.status, hold: t.setBest}
+	cpu, rest := cpuFirst(t.o.Knobs)
+	after := names(rest)
+	if _, ok := t.plans[knob.MaxChildren().Name]; ok {
+		after = append([]string{knob.MaxChildren().Name}, after...)
+	}
+	if err := t.decideKnobs(ctx, cpu, after); err != nil {
+		return err
+	}
 	if sizePool != nil {
 		if err := sizePool(ctx); err != nil {
 			return err
 		}
 	}
-	if err := t.decideKnobs(ctx); err != nil {
+	if err := t.decideKnobs(ctx, rest, nil); err != nil {
 		return err
 	}
 	if err := t.revisit(ctx); err != nil {
