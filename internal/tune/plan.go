@@ -110,8 +110,8 @@ func (p planned) coldArms() int {
 func (t *tuner) planExperiments() {
 	t.plans = map[string]planned{}
 	pairs := 0
-	if _, pinned := t.o.Pins["max_children"]; !pinned {
-		t.plans["max_children"] = planned{arms: 3, metric: MetricGoodput} // the knee's neighbours, as a rule
+	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; !pinned {
+		t.plans[knob.MaxChildren().Name] = planned{arms: 3, metric: MetricGoodput} // the knee's neighbours, as a rule
 		pairs += experiment.Pairs(experiment.Race, 3)
 	}
 	reach := []knob.Config{t.best}

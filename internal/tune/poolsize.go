@@ -60,7 +60,7 @@ func (t *tuner) poolSize() error {
 	}
 	ps.Initial = n
 	t.best.MaxChildren = n
-	if _, pinned := t.o.Pins["max_children"]; pinned {
+	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; pinned {
 		t.best.MaxChildren = t.o.Base.MaxChildren
 		ps.Chosen, ps.Note = t.best.MaxChildren, "pinned"
 	}
@@ -75,7 +75,7 @@ const NotRemeasured = "not re-measured: the budget ran out"
 // neighbours (unless pinned).
 func (t *tuner) poolRace(ctx context.Context) error {
 	ps := t.res.PoolSize
-	if _, pinned := t.o.Pins["max_children"]; pinned {
+	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; pinned {
 		return nil
 	}
 	if t.o.P99 > 0 {
