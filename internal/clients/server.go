@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/procgroup"
 )
 
@@ -71,10 +72,10 @@ func Start(ctx context.Context, kind string, port int) (_ *Server, err error) {
 		return nil, err
 	}
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = loopback.FreePort(); err != nil {
 			return nil, err
 		}
-	} else if err := portFree(port); err != nil {
+	} else if err := loopback.Available(port); err != nil {
 		return nil, exitcode.UsageErrorf("%s: port %d is taken (%v): choose another port or omit the flag for a free one", kind, port, err)
 	}
 	dir, err := os.MkdirTemp("", "phptune-"+kind+"-")
@@ -228,21 +229,4 @@ func version(bin string) string {
 		return ""
 	}
 	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func portFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return err
-	}
-	return l.Close()
 }

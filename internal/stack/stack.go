@@ -25,6 +25,7 @@ import (
 	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/phpini"
 	"github.com/phptune/phptune/internal/procgroup"
@@ -157,7 +158,7 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return nil, err
 		}
 		if cfg.HTTPPort != 0 {
-			if err := portFree(cfg.HTTPPort); err != nil {
+			if err := loopback.Available(cfg.HTTPPort); err != nil {
 				return nil, exitcode.UsageErrorf("port %d is in use (%v): pick another with --port, or omit it for a free one", cfg.HTTPPort, err)
 			}
 		}
@@ -641,24 +642,7 @@ func (c Config) pickPort() (int, error) {
 	if c.portPicker != nil {
 		return c.portPicker()
 	}
-	return freePort()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func portFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return err
-	}
-	return l.Close()
+	return loopback.FreePort()
 }
 
 // DateBack sets the served copy's fresh files an hour into the past: opcache does not cache a file younger

@@ -20,6 +20,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/workloads"
 )
@@ -296,7 +297,7 @@ func TestPortTakenBetweenPickAndBind(t *testing.T) {
 		if picks == 1 {
 			return taken, nil
 		}
-		return freePort()
+		return loopback.FreePort()
 	}
 	s := startDemo(t, cfg)
 	if strings.Contains(s.HTTPURL, fmt.Sprintf(":%d/", taken)) || picks < 2 {
