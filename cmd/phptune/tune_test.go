@@ -275,7 +275,7 @@ func TestTuneInterruptLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The process groups tune starts (php-fpm's and nginx's masters lead their own), watched while it runs.
-	// SIGINT once the saturation sweep's large pool has run for a few trials (on a loaded machine the first
+	// SIGINT once the saturation sweep's pool has run for a few trials (on a loaded machine the first
 	// stack and its check take a while; a run stopped before any trial has nothing to keep).
 	groups := map[int]bool{}
 	var sweep time.Time
@@ -288,7 +288,7 @@ func TestTuneInterruptLeavesNothing(t *testing.T) {
 			}
 			workers += len(childrenOf(pid))
 		}
-		if sweep.IsZero() && workers >= 64 {
+		if sweep.IsZero() && workers >= 32 { // the sweep's first pool (tune.firstSweepPool)
 			sweep = time.Now()
 		}
 		if !sweep.IsZero() && time.Since(sweep) > 8*time.Second {

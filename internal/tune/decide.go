@@ -115,11 +115,16 @@ func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration
 }
 
 // within is a race's Continue: a round fits while the race's time since began stays within limit and the budget
-// has not ended; a promising race runs on to stretch when its decision is in reach there.
+// has not ended; a promising race runs on to stretch when its decision is in reach there. A race's first
+// minRounds rounds are its least, whatever they take (a slow value, such as opcache off, takes several times
+// the trials that were planned), within the budget.
 func (d *decider) within(began time.Time, limit, stretch time.Duration, n int, metric string) func(experiment.Look) bool {
 	return func(l experiment.Look) bool {
 		round := time.Duration(n) * d.costs.trial(metric)
 		next := d.clock.Now().Add(round)
+		if l.Rounds < minRounds {
+			return next.Before(d.end)
+		}
 		lim := limit
 		if l.Promising && l.Needed > l.Rounds && d.clock.Now().Add(time.Duration(l.Needed-l.Rounds)*round).Sub(began) <= stretch {
 			lim = max(lim, stretch)

@@ -71,11 +71,19 @@ func sweepPool(memory int64) int {
 	return n
 }
 
+// firstSweepPool is the sweep's pool until the curve is still rising at its size: a worker's first requests
+// cost more than its later ones, and every worker of a static pool takes its turn (php-fpm's workers wait in
+// accept, the longest-waiting first), so a pool is warmed a few requests a worker before it is measured (see
+// Settle): 32 workers are warm in a few seconds even for WordPress, 128 in tens of seconds.
+const firstSweepPool = 32
+
 // saturation sweeps concurrency 1, 2, 4, ... on a static pool that cannot cap it, until throughput stops
-// rising; the knee and the comparisons' load come from it.
+// rising; the knee and the comparisons' load come from it. The pool grows from firstSweepPool to the largest
+// the memory allows (128) only when the curve is still rising at its size.
 func (t *tuner) saturation(ctx context.Context) error {
+	limit := sweepPool(t.o.Memory)
 	cfg := t.best.Clone()
-	cfg.PM, cfg.MaxChildren = "static", sweepPool(t.o.Memory)
+	cfg.PM, cfg.MaxChildren = "static", min(limit, firstSweepPool)
 	sat := &Saturation{Pool: cfg.MaxChildren}
 	t.res.Saturation = sat
 	t.plan.SweepTrials = sweepTrials
@@ -88,14 +96,23 @@ func (t *tuner) saturation(ctx context.Context) error {
 	if err := keep.Start(ctx); err != nil {
 		return err
 	}
-	defer keep.Stop()
+	defer func() { keep.Stop() }()
 	// Concurrency never above the pool: the pool must not cap the curve. The sweep stops at a sixth of the
 	// budget (after three points): a slow app's points are seconds each, and the knob races need the time.
 	began := t.clock.Now()
-	for c, last := 1, 0; c <= cfg.MaxChildren; c, last = nextConc(c, cfg.MaxChildren, sat.Points), c {
+	for c, last := 1, 0; c <= limit; c, last = nextConc(c, limit, sat.Points), c {
 		if len(sat.Points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/6 {
 			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a sixth of the budget: a larger --budget sweeps further", last))
 			break
+		}
+		if c > cfg.MaxChildren {
+			// Still rising at the pool's size: the sweep goes on with the largest pool.
+			keep.Stop()
+			cfg.MaxChildren, sat.Pool = limit, limit
+			keep = t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
+			if err := keep.Start(ctx); err != nil {
+				return err
+			}
 		}
 		t.status("saturation", fmt.Sprintf("%d connections", c))
 		// Each point's trials hold about sweepRequests requests at the last point's rate: the knee and the pool

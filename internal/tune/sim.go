@@ -110,7 +110,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	effect := s.o.Effect(cfg, spec.Metric)
 	start := s.o.StartCost
 	if spec.Metric == MetricCPU {
-		cfg = cpuPool(cfg) // as stacks.Arm runs it: not the configuration held warm
+		cfg = cpuPool(cfg, spec.Conc) // as stacks.Arm runs it: not the configuration held warm
 		if s.o.CPUStartCost > 0 {
 			start = s.o.CPUStartCost
 		}

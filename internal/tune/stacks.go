@@ -83,19 +83,24 @@ func (s *stacks) warmOf(cfg knob.Config) *warmStack {
 // Arm is an arm that runs cfg's trials on its warm stack; CPU trials run on cfg's static twin (cpuPool).
 func (s *stacks) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	if spec.Metric == MetricCPU {
-		cfg = cpuPool(cfg)
+		cfg = cpuPool(cfg, spec.Conc)
 	}
 	return &stackArm{s: s, cfg: cfg, spec: spec}
 }
 
-// cpuPool is what a CPU trial of cfg runs on: cfg with a static pool of the same size. A CPU-only knob changes
-// what a request costs a worker, not how many workers there are, and a static pool is ready in well under a
-// second, where a fresh dynamic one needs seconds of load to grow to its size (php-fpm adds workers once a
-// second): on the demo at a knee of 8 to 16 connections, settling a race's fresh dynamic stacks took 4 to 6 s,
-// more than the race's rounds.
-func cpuPool(cfg knob.Config) knob.Config {
+// cpuPool is what a CPU trial of cfg at conc connections runs on: cfg with a static pool of a worker a
+// connection (at most cfg's size). A CPU-only knob changes what a request costs a worker, not how many workers
+// there are. A static pool is ready in well under a second, where a fresh dynamic one needs seconds of load to
+// grow (php-fpm adds workers once a second: on the demo at a knee of 8 to 16 connections, settling a race's fresh
+// dynamic stacks took 4 to 6 s, more than the race's rounds); and a worker's first requests cost more than its
+// later ones (WordPress: about twice the CPU for its first few), so a pool no larger than the load is warm
+// after a few requests each, where one of 32 workers under 4 connections was still warming after 8 rounds.
+func cpuPool(cfg knob.Config, conc int) knob.Config {
 	c := cfg.Clone()
 	c.PM, c.StartServers, c.MinSpare, c.MaxSpare = "static", 0, 0, 0
+	if conc > 0 {
+		c.MaxChildren = min(c.MaxChildren, conc)
+	}
 	return c
 }
 
@@ -485,6 +490,13 @@ var ok2xx = func() []int {
 	return v
 }()
 
+// warmConns is the most connections a static pool is warmed with.
+const warmConns = 16
+
+// warmPerWorker is the requests each worker of a static pool serves at the least before it is measured: a
+// worker's first requests cost more than its later ones (WordPress's first few about twice the CPU).
+const warmPerWorker = 4
+
 // maxSettle bounds Settle: php-fpm doubles a dynamic pool's spawn rate each second up to 32 a second, so a
 // pool of up to 64 workers reaches its size in about 6 s of steady load.
 const maxSettle = 8 * time.Second
@@ -497,18 +509,37 @@ const settleStep = time.Second
 // does not cover that, so a fresh arm would lose against one that had served for a while (on the demo,
 // preload came out worse in every run for this reason alone). A static pool has its workers, but its opcache
 // and JIT buffer start empty: it gets a short step of load (two demo runs disagreed on pm static vs dynamic,
-// -5.4% and +5.1%, when static arms went in cold).
+// -5.4% and +5.1%, when static arms went in cold), then warmPerWorker requests a worker.
 func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildren int) error {
 	o.Warmup = 0
 	if pool.PM == "static" {
-		// Every URL a few times in every worker fills opcache and warms the JIT's counters.
+		// Every URL a few times fills opcache and warms the JIT's counters; then every worker serves a few
+		// requests if it has not yet (a slow app's first requests in a worker cost more than its later ones:
+		// without this, the demo's sweep measured 71, 115 and 144 req/s in its first three trials at one
+		// connection, as its 128 workers took their first turns).
 		o.Duration = 400 * time.Millisecond
 		r, err := load.NewRunner(o)
 		if err != nil {
 			return err
 		}
-		if _, err := r.Trial(ctx, 0, 0); err != nil && !errors.Is(err, load.ErrNoRequests) {
+		res, err := r.Trial(ctx, 0, 0)
+		if err != nil && !errors.Is(err, load.ErrNoRequests) {
 			return err
+		}
+		served := int64(0)
+		if res != nil {
+			served = res.Requests
+		}
+		if need := int64(warmPerWorker*maxChildren) - served; need > 0 && ctx.Err() == nil {
+			// Every worker takes its turn (they wait in accept, the longest-waiting first), at any load.
+			// Many connections warm an app that waits as fast as a few warm one that computes.
+			o.Duration, o.Requests, o.Connections = 0, need, max(o.Connections, min(maxChildren, warmConns))
+			if r, err = load.NewRunner(o); err != nil {
+				return err
+			}
+			if _, err := r.Trial(ctx, 0, 0); err != nil && !errors.Is(err, load.ErrNoRequests) {
+				return err
+			}
 		}
 		return ctx.Err()
 	}
