@@ -4,7 +4,8 @@
 # against Debian's defaults and the "static, 2 x cores" rule read back: one table of the gain with its interval,
 # the verdict, what changed and the time it took.
 # Usage: bench/real-apps.sh [BUDGET] [PRESET...]   (default 10m; wordpress mediawiki dokuwiki laravel symfony)
-# PHPTUNE=path picks the binary (default bin/phptune). OUT=DIR keeps each run's results (default a temp dir).
+# PHPTUNE=path picks the binary (default bin/phptune). OUT=DIR keeps each run's results (default a temp dir);
+# a preset already run in OUT is not run again, so an interrupted run goes on where it stopped.
 # About BUDGET + 1 minute per preset; WordPress and Laravel are tuned with their signed-in pages in the mix.
 set -eu
 BUDGET=${1:-10m}
@@ -17,6 +18,7 @@ command -v python3 >/dev/null 2>&1 || { echo "real-apps: python3 missing" >&2; e
 OUT=${OUT:-$(mktemp -d /tmp/phptune-real-apps-XXXXXX)}
 mkdir -p "$OUT"
 for p in $PRESETS; do
+	[ -f "$OUT/$p.code" ] && continue
 	"$BIN" workload prepare "$p" >"$OUT/$p-prepare.log" 2>&1 || { echo "real-apps: prepare $p failed: $OUT/$p-prepare.log" >&2; exit 1; }
 	s=$(date +%s)
 	code=0
@@ -46,6 +48,9 @@ for p in presets:
     d, dv = gain(h.get("vs_debian"))
     t, tv = gain(h.get("vs_rule_of_thumb"))
     base, rec = r.get("baseline") or {}, r.get("recommendation") or {}
+    flat = lambda c: {("%s %s" % (k, s) if isinstance(v, dict) else k): (w if isinstance(v, dict) else v)
+                      for k, v in c.items() for s, w in (v.items() if isinstance(v, dict) else [(None, v)])}
+    base, rec = flat(base), flat(rec)
     changed = ["%s %s->%s" % (k, base.get(k, "-"), rec.get(k, "-")) for k in sorted(set(base) | set(rec)) if base.get(k) != rec.get(k)]
     print("%-10s %-26s %-14s %-26s %-14s %5ss  %s" % (p, d, dv, t, tv, seconds, ", ".join(changed) or "nothing"))
 print("runs kept in", out)
