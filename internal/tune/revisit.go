@@ -67,11 +67,14 @@ func (t *tuner) revisit(ctx context.Context) error {
 }
 
 // nextLook is the undecided race whose decision is expected to cost the least and fits in the time left
-// before the final comparison, with that cost; nil when none does.
+// before the final comparison, with that cost. When none fits, the time left goes to the nearest one that can
+// run at least minRounds more rounds in it (its estimate of the rounds needed is rough, and more rounds can only
+// help: the sequence holds at any stopping time), with the time left as its cost; nil when none can.
 func (t *tuner) nextLook() (*openRace, time.Duration) {
 	spare := t.left() - t.finalLeast()
-	var pick *openRace
-	var best time.Duration
+	var pick, near *openRace
+	var best, nearCost time.Duration
+	nearPromising := false
 	for _, o := range t.open {
 		rc := o.rc
 		if o.looks >= maxLooks || rc.row.Verdict != stats.Inconclusive || !rc.x.Resumable() {
@@ -81,16 +84,29 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 		if l.Needed <= l.Rounds || l.Needed >= experiment.MaxRoundsNeeded {
 			continue
 		}
-		// The challengers still in start again; the incumbent too unless it is the best so far, held warm (a
-		// CPU trial's static twin never is).
-		cold := planned{arms: l.Live, metric: rc.spec.Metric}.coldArms()
-		if rc.spec.Metric != MetricCPU && rc.best.Key() != t.best.Key() {
-			cold++
-		}
-		cost := startsCost(cold, t.costs.start(rc.spec.Metric)) + time.Duration((l.Needed-l.Rounds)*l.Live)*t.costs.trial(rc.spec.Metric)
+		starts, trial := t.lookCosts(o, l)
+		cost := starts + time.Duration(l.Needed-l.Rounds)*trial
 		if cost <= spare && (pick == nil || cost < best) {
 			pick, best = o, cost
 		}
+		if starts+minRounds*trial <= spare && (near == nil || l.Promising && !nearPromising ||
+			l.Promising == nearPromising && cost < nearCost) {
+			near, nearCost, nearPromising = o, cost, l.Promising
+		}
+	}
+	if pick == nil && near != nil {
+		return near, spare
 	}
 	return pick, best
+}
+
+// lookCosts is what a second look at o costs to start its arms and to run one round: the challengers still in
+// start again, the incumbent too unless it is the best so far, held warm (a CPU trial's static twin never is).
+func (t *tuner) lookCosts(o *openRace, l experiment.Look) (starts, round time.Duration) {
+	rc := o.rc
+	cold := planned{arms: l.Live, metric: rc.spec.Metric}.coldArms()
+	if rc.spec.Metric != MetricCPU && rc.best.Key() != t.best.Key() {
+		cold++
+	}
+	return startsCost(cold, t.costs.start(rc.spec.Metric)), time.Duration(l.Live) * t.costs.trial(rc.spec.Metric)
 }
