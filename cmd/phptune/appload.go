@@ -15,7 +15,7 @@ import (
 func parseURLs(urls []string, check *regexp.Regexp) ([]load.MixItem, error) {
 	var out []load.MixItem
 	for _, u := range urls {
-		path, w, hasW := strings.Cut(u, "=")
+		path, w, hasW := cutWeight(u)
 		weight := 1
 		if hasW {
 			var err error
@@ -29,6 +29,22 @@ func parseURLs(urls []string, check *regexp.Regexp) ([]load.MixItem, error) {
 		out = append(out, load.MixItem{URI: path, Weight: weight, ExpectBody: check})
 	}
 	return out, nil
+}
+
+// cutWeight splits PATH[=WEIGHT] at its last '=', unless that '=' is the query's own: /a?page=2 is a path,
+// /a?page=2=3 and /a=3 are weighted 3.
+func cutWeight(u string) (path, weight string, ok bool) {
+	i := strings.LastIndexByte(u, '=')
+	if i < 0 {
+		return u, "", false
+	}
+	if q := strings.IndexByte(u[:i], '?'); q >= 0 {
+		params := u[q+1 : i]
+		if !strings.Contains(params[strings.LastIndexByte(params, '&')+1:], "=") {
+			return u, "", false
+		}
+	}
+	return u[:i], u[i+1:], true
 }
 
 // parseRequest reads -m, -H and --body into the request every URL is sent with.

@@ -28,6 +28,10 @@ func TestTuneBuildPGO(t *testing.T) {
 		} `json:"builds"`
 		Knobs []struct {
 			Name, Value, Verdict, Compared string
+			EffectPct                      float64 `json:"effect_pct"`
+			CILowPct                       float64 `json:"ci_low_pct"`
+			CIHighPct                      float64 `json:"ci_high_pct"`
+			Rounds                         int
 		} `json:"knobs"`
 		Recommendation struct {
 			PHPFPM string `json:"php_fpm"`
@@ -45,7 +49,8 @@ func TestTuneBuildPGO(t *testing.T) {
 			continue
 		}
 		raced = k.Compared != "" && k.Verdict != ""
-		t.Logf("php: %s, %s (%s)", k.Value, k.Verdict, k.Compared)
+		t.Logf("php: %s, %s %+.1f%% [%+.1f, %+.1f] in %d rounds (%s)", k.Value, k.Verdict, k.EffectPct, k.CILowPct, k.CIHighPct,
+			k.Rounds, k.Compared)
 		if (k.Verdict == "better") != (res.Recommendation.PHPFPM == res.Builds[0].PHPFPM) {
 			t.Errorf("verdict %s, recommended %q: the build is recommended exactly when it is better", k.Verdict, res.Recommendation.PHPFPM)
 		}
