@@ -794,11 +794,17 @@ func lastErrorLine(path string) string {
 		return ""
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	last := ""
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
 		if strings.Contains(l, "ERROR") || strings.Contains(l, "[emerg]") || strings.Contains(l, "[alert]") || strings.Contains(l, "[crit]") {
+			// php-fpm ends with "FPM initialization failed", which says nothing of why: the line before does.
+			if last == "" && strings.Contains(l, "initialization failed") {
+				last = strings.TrimSpace(l)
+				continue
+			}
 			return strings.TrimSpace(l)
 		}
 	}
-	return ""
+	return last
 }
