@@ -513,44 +513,12 @@ const settleStep = time.Second
 func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildren int) error {
 	o.Warmup = 0
 	if pool.PM == "static" {
-		// Every URL a few times fills opcache and warms the JIT's counters; then every worker serves a few
-		// requests if it has not yet (a slow app's first requests in a worker cost more than its later ones:
-		// without this, the demo's sweep measured 71, 115 and 144 req/s in its first three trials at one
-		// connection, as its 128 workers took their first turns).
-		o.Duration = 400 * time.Millisecond
-		r, err := load.NewRunner(o)
-		if err != nil {
-			return err
-		}
-		res, err := r.Trial(ctx, 0, 0)
-		if err != nil && !errors.Is(err, load.ErrNoRequests) {
-			return err
-		}
-		served := int64(0)
-		if res != nil {
-			served = res.Requests
-		}
-		if need := int64(warmPerWorker*maxChildren) - served; need > 0 && ctx.Err() == nil {
-			// Every worker takes its turn (they wait in accept, the longest-waiting first), at any load.
-			// Many connections warm an app that waits as fast as a few warm one that computes.
-			o.Duration, o.Requests, o.Connections = 0, need, max(o.Connections, min(maxChildren, warmConns))
-			if r, err = load.NewRunner(o); err != nil {
-				return err
-			}
-			if _, err := r.Trial(ctx, 0, 0); err != nil && !errors.Is(err, load.ErrNoRequests) {
-				return err
-			}
-		}
-		return ctx.Err()
+		return warmStatic(ctx, o, maxChildren)
 	}
 	o.Duration = settleStep
 	prev := -1
 	for end := time.Now().Add(maxSettle); time.Now().Before(end); {
-		r, err := load.NewRunner(o)
-		if err != nil {
-			return err
-		}
-		if _, err := r.Trial(ctx, 0, 0); err != nil && !errors.Is(err, load.ErrNoRequests) {
+		if _, err := unmeasured(ctx, o); err != nil {
 			return err
 		}
 		sc, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -562,4 +530,42 @@ func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildre
 		prev = st.TotalProcesses
 	}
 	return ctx.Err()
+}
+
+// warmStatic sends a static pool every URL a few times, which fills opcache and warms the JIT's counters, then
+// enough requests that every worker has served warmPerWorker (a slow app's first requests in a worker cost
+// more than its later ones: without this, the demo's sweep measured 71, 115 and 144 req/s in its first three
+// trials at one connection, as its 128 workers took their first turns).
+func warmStatic(ctx context.Context, o load.Options, workers int) error {
+	o.Duration = 400 * time.Millisecond
+	res, err := unmeasured(ctx, o)
+	if err != nil {
+		return err
+	}
+	served := int64(0)
+	if res != nil {
+		served = res.Requests
+	}
+	if need := int64(warmPerWorker*workers) - served; need > 0 && ctx.Err() == nil {
+		// Every worker takes its turn (they wait in accept, the longest-waiting first), at any load.
+		// Many connections warm an app that waits as fast as a few warm one that computes.
+		o.Duration, o.Requests, o.Connections = 0, need, max(o.Connections, min(workers, warmConns))
+		if _, err := unmeasured(ctx, o); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// unmeasured runs one trial of load that is not a measurement: a trial that completed no request is no error.
+func unmeasured(ctx context.Context, o load.Options) (*load.Result, error) {
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if err != nil && !errors.Is(err, load.ErrNoRequests) {
+		return nil, err
+	}
+	return res, nil
 }
