@@ -8,8 +8,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand"
 	"os"
@@ -21,6 +23,13 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
+)
+
+// The noise files replayed: goodput (dynamic pools, or any pool in older recordings), goodput on static pools
+// (steady twins), CPU.
+var (
+	staticKey = tune.NoiseKey(tune.MetricGoodput, "static")
+	noiseKeys = []string{tune.MetricGoodput, staticKey, tune.MetricCPU}
 )
 
 func main() {
@@ -37,8 +46,12 @@ func main() {
 		return
 	}
 	noise := map[string]experiment.Noise{}
-	for _, m := range []string{tune.MetricGoodput, tune.MetricCPU} {
-		n, err := experiment.LoadNoise(fmt.Sprintf("%s/noise-%s.json", *noiseDir, m))
+	for _, m := range noiseKeys {
+		path := fmt.Sprintf("%s/noise-%s.json", *noiseDir, m)
+		n, err := experiment.LoadNoise(path)
+		if errors.Is(err, fs.ErrNotExist) && m == staticKey {
+			continue // older recordings: static pools' goodput replays goodput's noise
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "engine:", err)
 			os.Exit(1)
@@ -73,6 +86,8 @@ func extractNoise(dir string, files []string) error {
 			if m == "" {
 				m, v = tune.MetricGoodput, t.RPS
 			}
+			pm, _, _ := strings.Cut(strings.TrimPrefix(t.Config, "pm="), " ")
+			m = tune.NoiseKey(m, pm)
 			byMetric[m] = append(byMetric[m], experiment.Recorded{Group: f + " " + t.Phase, Arm: t.Config, Value: v})
 		}
 	}
@@ -93,7 +108,10 @@ func pairwise(noise map[string]experiment.Noise, runs int) {
 	const alpha, minEffect = 0.05 / 20, tune.DefaultMinEffect
 	fmt.Printf("\nPairwise races, alpha %.4f a comparison, minimum effect %.0f%%, at most 200 rounds:\n", alpha, 100*minEffect)
 	fmt.Printf("  %-14s %8s %12s %12s %12s %10s %10s\n", "metric", "effect", "better", "worse", "no_diff", "rounds", "coverage")
-	for _, m := range []string{tune.MetricGoodput, tune.MetricCPU} {
+	for _, m := range noiseKeys {
+		if _, ok := noise[m]; !ok {
+			continue
+		}
 		for _, eff := range []float64{0, 0.05, 0.10, 0.40, -0.40} {
 			rng := rand.New(rand.NewSource(1))
 			var better, worse, nodiff, covered int
@@ -138,10 +156,9 @@ func tuneRuns(noise map[string]experiment.Noise, runs int, budget time.Duration)
 				"jit":       {"tracing": math.Log(1.2), "function": math.Log(1.1)},
 				"keepalive": {"on": math.Log(1.05)},
 			}),
-			Noise: map[string]*experiment.Replay{tune.MetricGoodput: experiment.NewReplay(noise[tune.MetricGoodput], rng, 4),
-				tune.MetricCPU: experiment.NewReplay(noise[tune.MetricCPU], rng, 4)},
+			Noise:     replays(noise, rng),
 			TrialCost: map[string]time.Duration{tune.MetricGoodput: 400 * time.Millisecond, tune.MetricCPU: 400 * time.Millisecond},
-			StartCost: 4 * time.Second, CPUStartCost: time.Second, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
+			StartCost: 4 * time.Second, TwinStartCost: time.Second, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
 			Facts: knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10}}
 		res, err := tune.Simulate(context.Background(), so)
 		if err != nil {
@@ -203,6 +220,15 @@ func tuneRuns(noise map[string]experiment.Noise, runs int, budget time.Duration)
 	fmt.Printf("  opcache off (-44%%) found worse:                         %5.1f%%, in %.0f rounds (median; target at most 4)\n", pct(opcache, runs), med)
 	fmt.Printf("  knobs without effect shown no_difference:               %5.1f%% of %d raced\n", pct(nullDecided, nullRaced), nullRaced)
 	fmt.Printf("  intervals covering the planted effect:                  %5.1f%% of %d   (target at least 93%%)\n", 100-pct(coverMiss, coverAll), coverAll)
+}
+
+// replays replays every noise recorded, by key.
+func replays(noise map[string]experiment.Noise, rng *rand.Rand) map[string]*experiment.Replay {
+	out := map[string]*experiment.Replay{}
+	for k, n := range noise {
+		out[k] = experiment.NewReplay(n, rng, 4)
+	}
+	return out
 }
 
 // mustConfig and mustBase rebuild a comparison's two configurations from the run (the simulation knows effects

@@ -23,6 +23,9 @@ type Knob struct {
 	// CPUTime knobs change what a request costs in CPU time without changing the work counted (huge pages,
 	// the binary's code layout): decided on CPU time per request, never screened.
 	CPUTime bool
+	// Pool knobs shape php-fpm's pool (pm, max_children): raced on the configuration's own pool. The other
+	// throughput knobs (transport, keep-alive, buffers) are raced on its steady twin, a static pool of its size.
+	Pool bool
 	// Load, when set, is the connections a comparison of value c needs, given tune's load conc (a pool-size
 	// comparison must be able to fill the largest pool).
 	Load func(conc int, c Config) int
@@ -168,6 +171,7 @@ func Opcache() Knob {
 func PM() Knob {
 	return Knob{
 		Name:       "pm",
+		Pool:       true,
 		Doc:        "pm: static keeps max_children workers; dynamic keeps spare workers between bounds; ondemand forks per demand",
 		Candidates: func(Config) []string { return []string{"static", "dynamic", "ondemand"} },
 		Get:        func(c Config) string { return c.PM },
@@ -222,6 +226,7 @@ func Ladder(lo, hi int) []int {
 func MaxChildren() Knob {
 	return Knob{
 		Name: "max_children",
+		Pool: true,
 		Doc:  "pm.max_children: the most requests PHP serves at once",
 		Candidates: func(c Config) []string {
 			var out []string

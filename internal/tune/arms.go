@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -22,7 +23,26 @@ type TrialSpec struct {
 	Check func(fpmPID int) (note string, err error)
 	// Detail asks for the workers' memory and php-fpm's status counters around each trial (pool sizing).
 	Detail bool
+	// Steady runs goodput trials on the configuration's steady twin (steadyPool): for knobs that do not shape
+	// the pool.
+	Steady bool
 }
+
+// twin says whether the spec's arms run on a twin of their configuration (cpuPool, steadyPool) rather than
+// on the configuration itself, which tune holds warm.
+func (s TrialSpec) twin() bool { return s.Metric == MetricCPU || s.Steady }
+
+// startKind is what an arm's start costs are kept under: a twin's static pool is ready in about a second, a
+// goodput arm's own pool may be a dynamic one that settles for seconds.
+func (s TrialSpec) startKind() string {
+	if s.Steady {
+		return startStatic
+	}
+	return s.Metric
+}
+
+// startStatic keeps the start costs of goodput arms on steady twins.
+const startStatic = "static"
 
 // ErrNotInEffect says an arm's configuration did not take effect on this host (huge pages refused, say): the
 // candidate is not tried rather than measured as the same program.
@@ -100,6 +120,7 @@ type timedArm struct {
 	c      *costs
 	clock  Clock
 	metric string
+	kind   string // the start's (TrialSpec.startKind; "": metric)
 }
 
 func (a *timedArm) Name() string {
@@ -118,8 +139,9 @@ func (a *timedArm) Start(ctx context.Context) error {
 	err := a.Arm.Start(ctx)
 	if cold {
 		a.c.mu.Lock()
-		a.c.starts[a.metric]++
-		a.c.startWall[a.metric] += a.clock.Now().Sub(began)
+		kind := cmp.Or(a.kind, a.metric)
+		a.c.starts[kind]++
+		a.c.startWall[kind] += a.clock.Now().Sub(began)
 		a.c.mu.Unlock()
 	}
 	return err

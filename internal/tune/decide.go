@@ -62,8 +62,8 @@ type raced struct {
 const minRounds = 4
 
 // cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
-func (d *decider) cost(metric string, k, cold int) time.Duration {
-	return startsCost(cold, d.costs.start(metric)) + time.Duration(minRounds*k)*d.costs.trial(metric)
+func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
+	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(minRounds*k)*d.costs.trial(spec.Metric)
 }
 
 // startsCost is what starting cold arms side by side takes: about one start (settling is waiting for php-fpm).
@@ -154,7 +154,7 @@ func (d *decider) arms(r race) (*raced, error) {
 		if i > 0 && k.Check != nil {
 			s.Check = k.Check
 		}
-		rc.arms = append(rc.arms, &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric})
+		rc.arms = append(rc.arms, &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric, kind: rc.spec.startKind()})
 	}
 	return rc, nil
 }

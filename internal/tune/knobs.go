@@ -44,15 +44,15 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 			continue
 		}
 		values := t.candidates(k, t.best)
-		metric := metricOf(k)
+		spec := t.specOf(k)
 		arms := len(values) + 1
-		cold := planned{arms: arms, metric: metric}.coldArms()
-		if t.stacks != nil && metric != MetricCPU && t.stacks.warmOf(t.best) == nil {
+		cold := planned{arms: arms, spec: spec}.coldArms()
+		if t.stacks != nil && !spec.twin() && t.stacks.warmOf(t.best) == nil {
 			cold++
 		}
 		later := append(names(ks[i+1:]), after...)
-		allow := t.allowance(k.Name, arms, cold, metric, later)
-		least := t.d.cost(metric, arms, cold)
+		allow := t.allowance(k.Name, arms, cold, spec, later)
+		least := t.d.cost(spec, arms, cold)
 		if allow < least {
 			if t.left()-t.finalLeast() < least {
 				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
@@ -65,7 +65,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		t.release(k.Name)
 		t.budget.Plan(experiment.Pairs(experiment.Race, arms))
 		r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, later),
-			spec: TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric)}})
+			spec: spec})
 		if r != nil {
 			t.raceDone(r)
 		}
@@ -102,6 +102,13 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 	}
 	row.Note = "no alternative to try"
 	return row, true
+}
+
+// specOf is what k's race measures: CPU knobs on CPU trials, pool knobs on goodput in their own pools, the
+// other goodput knobs on steady twins.
+func (t *tuner) specOf(k knob.Knob) TrialSpec {
+	metric := metricOf(k)
+	return TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric), Steady: metric == MetricGoodput && !k.Pool}
 }
 
 // concOf is the load of metric's trials: the knee's for goodput, enough to keep the CPUs busy for CPU trials.

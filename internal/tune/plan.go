@@ -43,7 +43,7 @@ func (t *tuner) fit() error {
 		// The run's first stacks settled no dynamic pool: a CPU trial's static twin starts about as fast; a
 		// goodput arm's dynamic pool grows for seconds more, php-fpm doubling its spawn rate each second.
 		first := s.startWall/time.Duration(s.starts) + time.Second
-		t.costs.startGuess[MetricCPU] = first
+		t.costs.startGuess[MetricCPU], t.costs.startGuess[startStatic] = first, first
 		t.costs.startGuess[MetricGoodput] = first + min(time.Duration(bits.Len(uint(t.conc))+1)*time.Second, maxSettle)
 	}
 	t.plan.WarmupS, t.plan.WindowS, t.plan.CPURequests = t.lengths.warm.Seconds(), t.lengths.win.Seconds(), t.lengths.cpuN
@@ -88,16 +88,17 @@ func (t *tuner) rateAt(conc int) float64 {
 	return max(rate, 0.1)
 }
 
-// planned is a knob's place in the plan: the arms its race will have, at the time of planning.
+// planned is a knob's place in the plan: the arms its race will have, at the time of planning, and what its
+// trials measure (the spec's Metric and Steady).
 type planned struct {
-	arms   int
-	metric string
+	arms int
+	spec TrialSpec
 }
 
-// coldArms is how many of the race's arms will start: the challengers, and for CPU trials the incumbent too
-// (they run on a static twin of the best configuration, which is not the one held warm).
+// coldArms is how many of the race's arms will start: the challengers, and for trials on a twin the incumbent
+// too (a twin of the best configuration is not the one held warm).
 func (p planned) coldArms() int {
-	if p.metric == MetricCPU {
+	if p.spec.twin() {
 		return p.arms
 	}
 	return p.arms - 1
@@ -111,7 +112,7 @@ func (t *tuner) planExperiments() {
 	t.plans = map[string]planned{}
 	pairs := 0
 	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; !pinned {
-		t.plans[knob.MaxChildren().Name] = planned{arms: 3, metric: MetricGoodput} // the knee's neighbours, as a rule
+		t.plans[knob.MaxChildren().Name] = planned{arms: 3, spec: TrialSpec{Metric: MetricGoodput}} // the knee's neighbours, as a rule
 		pairs += experiment.Pairs(experiment.Race, 3)
 	}
 	reach := []knob.Config{t.best}
@@ -139,7 +140,7 @@ func (t *tuner) planExperiments() {
 			}
 		}
 		if n := len(t.candidates(k, t.best)); n > 0 {
-			t.plans[k.Name] = planned{arms: n + 1, metric: metricOf(k)}
+			t.plans[k.Name] = planned{arms: n + 1, spec: t.specOf(k)}
 			pairs += experiment.Pairs(experiment.Race, n+1)
 		}
 	}
@@ -163,24 +164,25 @@ func (t *tuner) candidates(k knob.Knob, cur knob.Config) []string {
 // allowance is the time the race of knob name (arms arms, cold of them to start) may take: the time left,
 // less the starts every remaining experiment needs, shared by what a round of each costs. The races that
 // decide early leave their time to the later ones.
-func (t *tuner) allowance(name string, arms, cold int, metric string, later []string) time.Duration {
+func (t *tuner) allowance(name string, arms, cold int, spec TrialSpec, later []string) time.Duration {
 	round := func(metric string, arms int) float64 { return float64(arms) * float64(t.costs.trial(metric)) }
-	this := round(metric, arms)
+	this := round(spec.Metric, arms)
 	total := 0.0
-	starts := startsCost(cold, t.costs.start(metric))
+	mine := startsCost(cold, t.costs.start(spec.startKind()))
+	starts := mine
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name {
-			total += round(p.metric, p.arms)
-			starts += startsCost(p.coldArms(), t.costs.start(p.metric))
+			total += round(p.spec.Metric, p.arms)
+			starts += startsCost(p.coldArms(), t.costs.start(p.spec.startKind()))
 		}
 	}
 	// The final is kept its least; beyond that it shares like a race of three.
 	pool := t.left() - starts - t.finalLeast()
 	total += this + round(MetricGoodput, 3)
 	if pool <= 0 {
-		return startsCost(cold, t.costs.start(metric))
+		return mine
 	}
-	return startsCost(cold, t.costs.start(metric)) + time.Duration(float64(pool)*this/total)
+	return mine + time.Duration(float64(pool)*this/total)
 }
 
 // reserveRounds are the rounds a promising race leaves to each later race when it stretches into their time:
@@ -193,7 +195,7 @@ func (t *tuner) stretch(name string, later []string) time.Duration {
 	need := t.finalLeast()
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name {
-			need += startsCost(p.coldArms(), t.costs.start(p.metric)) + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.metric)
+			need += startsCost(p.coldArms(), t.costs.start(p.spec.startKind())) + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.spec.Metric)
 		}
 	}
 	return t.left() - need

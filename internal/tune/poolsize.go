@@ -110,7 +110,8 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	}
 	arms := len(values) + 1
 	_, later := cpuFirst(t.o.Knobs)
-	allow, least := t.allowance(k.Name, arms, arms, MetricGoodput, names(later)), t.d.cost(MetricGoodput, arms, arms)
+	spec := t.specOf(k)
+	allow, least := t.allowance(k.Name, arms, arms, spec, names(later)), t.d.cost(spec, arms, arms)
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
@@ -126,7 +127,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	t.release(k.Name)
 	t.budget.Plan(experiment.Pairs(experiment.Race, arms))
 	r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, names(later)),
-		spec: TrialSpec{Phase: "knob " + k.Name, Metric: MetricGoodput, Conc: t.conc}})
+		spec: spec})
 	if r != nil {
 		t.raceDone(r)
 	}

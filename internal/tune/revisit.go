@@ -104,9 +104,9 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 // start again, the incumbent too unless it is the best so far, held warm (a CPU trial's static twin never is).
 func (t *tuner) lookCosts(o *openRace, l experiment.Look) (starts, round time.Duration) {
 	rc := o.rc
-	cold := planned{arms: l.Live, metric: rc.spec.Metric}.coldArms()
-	if rc.spec.Metric != MetricCPU && rc.best.Key() != t.best.Key() {
+	cold := planned{arms: l.Live, spec: rc.spec}.coldArms()
+	if !rc.spec.twin() && rc.best.Key() != t.best.Key() {
 		cold++
 	}
-	return startsCost(cold, t.costs.start(rc.spec.Metric)), time.Duration(l.Live) * t.costs.trial(rc.spec.Metric)
+	return startsCost(cold, t.costs.start(rc.spec.startKind())), time.Duration(l.Live) * t.costs.trial(rc.spec.Metric)
 }

@@ -20,17 +20,17 @@ type SimOptions struct {
 	Base  knob.Config
 	// Effect is the true log ratio of cfg's figure of metric against Base's (0: no effect).
 	Effect func(cfg knob.Config, metric string) float64
-	// Noise is the replayed noise by metric (MetricGoodput, MetricCPU); a metric without its own uses goodput's.
+	// Noise is the replayed noise by NoiseKey; a key without its own uses its metric's, then goodput's.
 	Noise     map[string]*experiment.Replay
 	Budget    time.Duration
 	TrialCost map[string]time.Duration
-	// StartCost is what starting a goodput arm's stack costs (settling a dynamic pool), CPUStartCost a CPU
-	// arm's (its static twin; 0: StartCost).
-	StartCost, CPUStartCost time.Duration
-	MinEffect               float64
-	Alpha                   float64
-	Facts                   knob.Facts
-	Conc                    int
+	// StartCost is what starting a goodput arm's own stack costs (settling a dynamic pool), TwinStartCost an
+	// arm's on a twin (a static pool: CPU races and steady goodput races; 0: StartCost).
+	StartCost, TwinStartCost time.Duration
+	MinEffect                float64
+	Alpha                    float64
+	Facts                    knob.Facts
+	Conc                     int
 	// Pool is the pool size the sweep would pick (0: no pool-size race).
 	Pool int
 }
@@ -49,7 +49,8 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	t.facts, t.conc = so.Facts, so.Conc
 	t.costs.guess = so.TrialCost
 	t.costs.startGuess[MetricGoodput] = so.StartCost
-	t.costs.startGuess[MetricCPU] = cmp.Or(so.CPUStartCost, so.StartCost)
+	t.costs.startGuess[MetricCPU] = cmp.Or(so.TwinStartCost, so.StartCost)
+	t.costs.startGuess[startStatic] = t.costs.startGuess[MetricCPU]
 	var size func(context.Context) error
 	if so.Pool > 0 {
 		t.best.MaxChildren = so.Pool
@@ -103,17 +104,12 @@ func (s *simSource) hold(cfg knob.Config) {
 }
 
 func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
-	r := s.o.Noise[spec.Metric]
-	if r == nil {
-		r = s.o.Noise[MetricGoodput]
-	}
 	effect := s.o.Effect(cfg, spec.Metric)
+	cfg = runsOn(cfg, spec) // as stacks.Arm runs it: a twin is not the configuration held warm
+	r := cmp.Or(s.o.Noise[NoiseKey(spec.Metric, cfg.PM)], s.o.Noise[spec.Metric], s.o.Noise[MetricGoodput])
 	start := s.o.StartCost
-	if spec.Metric == MetricCPU {
-		cfg = cpuPool(cfg, spec.Conc) // as stacks.Arm runs it: not the configuration held warm
-		if s.o.CPUStartCost > 0 {
-			start = s.o.CPUStartCost
-		}
+	if spec.twin() && s.o.TwinStartCost > 0 {
+		start = s.o.TwinStartCost
 	}
 	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.Key(), cost: s.o.TrialCost[spec.Metric], start: start}
 }
@@ -162,6 +158,16 @@ func (a *simArm) Stop() {
 		a.s.warm[a.key]--
 		a.holding = false
 	}
+}
+
+// NoiseKey is what a trial's noise is kept and replayed under: its metric, and for goodput whether its pool
+// was static (interleaved trials leave a dynamic pool to shrink and regrow, which a static one never does:
+// steadyPool).
+func NoiseKey(metric, pm string) string {
+	if metric == MetricGoodput && pm == "static" {
+		return MetricGoodput + "_static"
+	}
+	return metric
 }
 
 // Planted is a knob's planted effect in a simulation, against the value it starts from.

@@ -1,0 +1,57 @@
+package tune
+
+import (
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// TestRacesRunOnTheirTwins: a knob that shapes the pool (pm, max_children) is raced on its own pool; the other
+// throughput knobs on a static pool of the configuration's size, their own values kept; CPU knobs on a static
+// pool of a worker a connection.
+func TestRacesRunOnTheirTwins(t *testing.T) {
+	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu.conc, tu.cpuConc = 12, 4
+	base := knob.Debian()
+	base.MaxChildren = 8
+	seen := map[string]bool{}
+	for _, k := range append(knob.All("preload.php", nil), knob.MaxChildren()) {
+		spec := tu.specOf(k)
+		for _, v := range k.Candidates(base) {
+			cfg := base.Clone()
+			if k.Set(&cfg, v) != nil {
+				continue
+			}
+			run := runsOn(cfg, spec)
+			if k.Get(run) != v {
+				t.Errorf("%s=%s runs %s: the value under test is lost", k.Name, v, run)
+			}
+			switch {
+			case spec.Metric == MetricCPU:
+				if run.PM != "static" || run.MaxChildren != min(cfg.MaxChildren, tu.cpuConc) || !spec.twin() {
+					t.Errorf("CPU knob %s=%s runs %s", k.Name, v, run)
+				}
+			case k.Pool:
+				if run.Key() != cfg.Key() || spec.Steady || spec.twin() {
+					t.Errorf("pool knob %s=%s runs %s, want %s itself", k.Name, v, run, cfg)
+				}
+			default:
+				want := cfg.Clone()
+				want.PM = "static"
+				if run.Key() != want.Key() || !spec.Steady || spec.startKind() != startStatic {
+					t.Errorf("goodput knob %s=%s runs %s, want its steady twin %s", k.Name, v, run, want)
+				}
+			}
+			seen[k.Name] = true
+		}
+	}
+	for _, name := range []string{"pm", "max_children", "keepalive", "listen", "jit"} {
+		if !seen[name] {
+			t.Errorf("knob %s was not checked", name)
+		}
+	}
+}
