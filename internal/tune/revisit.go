@@ -49,6 +49,12 @@ func (t *tuner) revisit(ctx context.Context) error {
 		allow := min(t.left()-t.finalLeast(), cost+cost/2)
 		t.status("second look "+o.rc.r.knob.Name, fmt.Sprintf("%s left undecided; about %s to decide", o.rc.row.Compared, cost.Round(time.Second)))
 		k := o.rc.r.knob
+		if t.moved(o.rc) {
+			if err := t.raceAgain(ctx, o); err != nil {
+				return err
+			}
+			continue
+		}
 		err := t.d.resume(ctx, o.rc, allow, func(winner knob.Config) {
 			if v := k.Get(winner); v != k.Get(t.best) {
 				next := t.best.Clone()
@@ -64,6 +70,48 @@ func (t *tuner) revisit(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// moved says whether what rc's race measured has changed since: a knob adopted after it, which its arms would
+// now run with (the JIT, say, under a race of preload: the demo's preload gains 9% with the JIT off and loses
+// 12% with it on). A twin's trials see only what the twin keeps (a CPU race's twin is the same whatever the
+// pool's size).
+func (t *tuner) moved(rc *raced) bool {
+	k := rc.r.knob
+	now := t.best.Clone()
+	if k.Set(&now, k.Get(rc.r.from)) != nil {
+		return true
+	}
+	return runsOn(now, rc.spec).Key() != runsOn(rc.r.from, rc.spec).Key()
+}
+
+// raceAgain runs o's race again from the best configuration as it now stands, in place of a second look that
+// would go on in the configuration it was raced in: a value shown better there would be set beside changes it
+// was never measured with. It is a new race with a share of the error budget of its own; its row replaces o's,
+// and says what the first race showed.
+func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
+	k, first := o.rc.r.knob, o.rc.row
+	from := t.best.Clone()
+	if err := k.Set(&from, k.Get(o.rc.r.from)); err != nil {
+		return err
+	}
+	arms, spec := len(o.rc.r.values)+1, o.rc.spec
+	// As a second look's: the rounds the first race's estimate needed, and half as many again.
+	need := startsCost(arms, t.costs.start(spec.startKind())) + time.Duration(o.rc.x.Look().Needed*arms)*t.costs.trial(spec.Metric)
+	allow := min(t.left()-t.finalLeast(), need+need/2)
+	t.status("second look "+k.Name, "raced again: the configuration it was raced in has changed since")
+	t.budget.Plan(experiment.Pairs(experiment.Race, arms))
+	r, err := t.d.race(ctx, race{knob: k, from: from, values: o.rc.r.values, allowance: allow, spec: spec})
+	if r == nil {
+		return err
+	}
+	r.row.Note = strings.TrimSpace(fmt.Sprintf("%s Raced again in a second look, once the configuration it was first raced in had changed (then: %s %s %+.1f%% [%+.1f%%, %+.1f%%] in %d rounds).",
+		r.row.Note, first.Compared, first.Verdict, first.EffectPct, first.CILowPct, first.CIHighPct, first.Rounds))
+	o.rc, o.comp = r, len(t.res.Comparisons)
+	t.res.Knobs[o.row] = r.row
+	t.res.Comparisons = append(t.res.Comparisons, r.comps...)
+	t.setBest(r.best)
+	return err
 }
 
 // nextLook is the undecided race whose decision is expected to cost the least and fits in the time left
