@@ -244,6 +244,10 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 				}
 			}
 			row.Need = need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
+			if out.Winner != 0 && inc.Status == experiment.StatusDropped {
+				// The pick by way of another value: the incumbent was shown worse than one that lost to it.
+				notes = append(notes, fmt.Sprintf("%s=%s is the race's pick: %s=%s was shown %s", k.Name, orUnset(row.Value), k.Name, orUnset(from), inc.Note))
+			}
 		}
 	}
 	if rc.second > 0 {
