@@ -74,15 +74,27 @@ func (t *tuner) revisit(ctx context.Context) error {
 
 // moved says whether what rc's race measured has changed since: a knob adopted after it, which its arms would
 // now run with (the JIT, say, under a race of preload: the demo's preload gains 9% with the JIT off and loses
-// 12% with it on). A twin's trials see only what the twin keeps (a CPU race's twin is the same whatever the
-// pool's size).
+// 12% with it on).
 func (t *tuner) moved(rc *raced) bool {
-	k := rc.r.knob
-	now := t.best.Clone()
-	if k.Set(&now, k.Get(rc.r.from)) != nil {
+	// Both with the knob set by Set, which may leave its own traces (jit=off writes opcache.jit=disable).
+	k, v := rc.r.knob, rc.r.knob.Get(rc.r.from)
+	now, was := t.best.Clone(), rc.r.from.Clone()
+	if k.Set(&now, v) != nil || k.Set(&was, v) != nil {
 		return true
 	}
-	return runsOn(now, rc.spec).Key() != runsOn(rc.r.from, rc.spec).Key()
+	return measures(now, rc.spec) != measures(was, rc.spec)
+}
+
+// measures is what a race's arms measure of cfg: the configuration they run, less what cannot move their figure.
+// A CPU race's figure is what a request costs a worker, whatever the pool's size: the pool-size race, which
+// comes after the CPU races, must not send them back to race again (WordPress's JIT, raced on a twin of 4 and
+// the pool then sized 2, lost its 16 rounds to a fresh race).
+func measures(cfg knob.Config, spec TrialSpec) string {
+	c := runsOn(cfg, spec)
+	if spec.Metric == MetricCPU {
+		c.MaxChildren = 0
+	}
+	return c.Key()
 }
 
 // raceAgain runs o's race again from the best configuration as it now stands, in place of a second look that

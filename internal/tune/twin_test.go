@@ -55,3 +55,38 @@ func TestRacesRunOnTheirTwins(t *testing.T) {
 		}
 	}
 }
+
+// TestMovedRaces: a race's second look goes on where it was raced unless what its arms measure has changed
+// since: a CPU race does not move with the pool's size, a steady twin's race does, and any race moves with a
+// knob its arms run with.
+func TestMovedRaces(t *testing.T) {
+	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu.conc, tu.cpuConc = 8, 4
+	jit, _ := knob.ByName("jit")
+	preload, _ := knob.ByName("preload")
+	keepalive, _ := knob.ByName("keepalive")
+	from := knob.Debian()
+	from.MaxChildren = 8
+	for _, c := range []struct {
+		name  string
+		k     knob.Knob
+		adopt func(*knob.Config)
+		want  bool
+	}{
+		{"CPU race, pool resized", preload, func(c *knob.Config) { c.MaxChildren = 2 }, false},
+		{"CPU race, JIT adopted", preload, func(c *knob.Config) { jit.Set(c, "tracing") }, true},
+		{"CPU race, its own value adopted", jit, func(c *knob.Config) { jit.Set(c, "tracing") }, false},
+		{"steady race, pool resized", keepalive, func(c *knob.Config) { c.MaxChildren = 2 }, true},
+		{"steady race, pm changed", keepalive, func(c *knob.Config) { c.PM = "ondemand" }, false},
+	} {
+		rc := &raced{r: race{knob: c.k, from: from.Clone()}, spec: tu.specOf(c.k)}
+		tu.best = from.Clone()
+		c.adopt(&tu.best)
+		if got := tu.moved(rc); got != c.want {
+			t.Errorf("%s: moved %v, want %v", c.name, got, c.want)
+		}
+	}
+}
