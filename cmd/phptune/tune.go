@@ -49,7 +49,8 @@ decides (big effects in a few rounds), better or worse by at least --min-effect,
 within +-min-effect), or inconclusive when the knob's share of the budget runs out (with what would decide it);
 a value that fails is error. CPU-only knobs (opcache, jit, preload, validate_timestamps, huge_code_pages, the
 PHP binary, ini settings) are decided on requests per CPU-second of php-fpm, the others on requests/s served
-(failed requests do not count). One error budget, --alpha, covers every verdict of the run.
+(failed requests do not count); pm and max_children on their own pools, the other throughput knobs on a static
+pool of the configuration's size (a dynamic pool churns between interleaved trials). One error budget, --alpha, covers every verdict of the run.
 The knobs, in the order tried: max_children (the knee's neighbours), php (when --php-fpm is given twice or
 more, or --build: a PHP built first, outside the budget, trained on this run's mix), opcache, jit, pm, listen (unix or TCP), keepalive (nginx to php-fpm), preload (when the app ships
 preload.php), validate_timestamps, opcache_memory (when the app fills opcache), huge_code_pages (credited only
