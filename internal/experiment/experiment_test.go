@@ -296,3 +296,78 @@ func TestResumedRaceKeepsItsErrorRate(t *testing.T) {
 		t.Errorf("%d of %d false verdicts: more than alpha 5%%", wrong, runs)
 	}
 }
+
+// TestAWinnerByWayOfAnotherIsDecided: the demo's JIT race, once: off shown worse than function in 4 rounds
+// (and dropped), function worse than tracing in 7, tracing against off undecided at its 4 shared rounds. The
+// two links bound tracing against off: it is better, through function.
+func TestAWinnerByWayOfAnotherIsDecided(t *testing.T) {
+	f := arms(rand.New(rand.NewSource(1)), 0, 0, 0, 0) // off, tracing, function: only their names are used
+	e := newRun(race(f, 0.0083, 0.03))                 // a pair's share: 0.0028, as on the demo
+	for _, d := range []float64{0.30, 0.02, 0.25, 0.07} {
+		e.seq[0][1].Add(d) // tracing vs off: +16%, too spread to decide in 4
+	}
+	for _, d := range []float64{0.11, 0.10, 0.12, 0.115} {
+		e.seq[0][2].Add(d) // function vs off: +11.5%, decided
+	}
+	for _, d := range []float64{-0.05, -0.06, -0.055, -0.05, -0.06, -0.052, -0.058} {
+		e.seq[1][2].Add(d) // function vs tracing: -5.5%, decided
+	}
+	if v := e.rule().Judge(e.seq[0][1]); v != "" {
+		t.Fatalf("tracing vs off on its own: %s, want it undecided for this test", v)
+	}
+	e.live = []int{1}
+	e.out.Arms[0].Status, e.out.Arms[2].Status = StatusDropped, StatusDropped
+	e.finish()
+	c := e.out.Arms[1].Vs
+	if e.out.Winner != 1 || c.Verdict != stats.Better || c.Via != "C" {
+		t.Fatalf("winner %d, %+v: want B better through C", e.out.Winner, c)
+	}
+	if lo := math.Expm1(0.10 + 0.05); c.Lo <= 0 || c.Lo > lo || c.Estimate < c.Lo || c.Estimate > c.Hi {
+		t.Errorf("interval [%.3f, %.3f] around %.3f: want a lower bound above 0, below the links' %.3f, and the estimate inside", c.Lo, c.Hi, c.Estimate, lo)
+	}
+	if c.P > c.Alpha {
+		t.Errorf("p %.3g above alpha %.3g for a decided comparison", c.P, c.Alpha)
+	}
+	if d := e.out.Arms[2].Vs; d.Via != "" || d.Verdict != stats.Better {
+		t.Errorf("function vs off %+v: decided on its own, want no chain", d)
+	}
+}
+
+// TestChainedIntervalsCover: in simulated three-arm races (the JIT's shape, and nothing at all), every arm's
+// stated interval against the incumbent, chained or not, covers its true effect in all but alpha of the races,
+// and no race without effects gives a better or worse verdict more often than alpha.
+func TestChainedIntervalsCover(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for _, eff := range [][]float64{{0, 0.16, 0.11}, {0, 0.08, 0.04}, {0, 0, 0}} {
+		runs, missed, chained, wrong := 2000, 0, 0, 0
+		for i := 0; i < runs; i++ {
+			f := arms(rng, 0.06, eff...)
+			s := race(f, 0.05, 0.03)
+			s.MaxRounds = 60
+			out, _ := Run(context.Background(), s)
+			miss := false
+			for j := 1; j < 3; j++ {
+				c := out.Arms[j].Vs
+				if c == nil {
+					continue
+				}
+				if c.Via != "" {
+					chained++
+				}
+				if c.LogLo > eff[j] || c.LogHi < eff[j] {
+					miss = true
+				}
+				if eff[j] == 0 && (c.Verdict == stats.Better || c.Verdict == stats.Worse) {
+					wrong++
+				}
+			}
+			if miss {
+				missed++
+			}
+		}
+		t.Logf("effects %v: %d of %d races with an interval missing the truth, %d chained intervals, %d false verdicts", eff, missed, runs, chained, wrong)
+		if missed > runs*5/100 || wrong > runs*5/100 {
+			t.Errorf("effects %v: %d races missed, %d false verdicts of %d: want at most alpha (5%%)", eff, missed, wrong, runs)
+		}
+	}
+}

@@ -27,9 +27,13 @@ func (r Rule) Judge(s *Sequence) stats.Verdict {
 	if s.N() < 2 {
 		return ""
 	}
-	m := math.Log1p(r.MinEffect)
 	lo, hi := s.Interval(r.Alpha)
-	est := s.Mean()
+	return r.judge(lo, hi, s.Mean())
+}
+
+// judge is the verdict of an interval [lo, hi] of log ratios around the estimate est.
+func (r Rule) judge(lo, hi, est float64) stats.Verdict {
+	m := math.Log1p(r.MinEffect)
 	switch {
 	case lo > 0 && est >= m:
 		return stats.Better
@@ -41,16 +45,38 @@ func (r Rule) Judge(s *Sequence) stats.Verdict {
 	return ""
 }
 
+// Bound is what other comparisons of the same experiment show about a pair, on its log scale (oriented like
+// its sequence): an interval that holds whenever all the experiment's sequences hold, which its alpha covers
+// at once, and the p-value that goes with it. Via names how it was found.
+type Bound struct {
+	Lo, Hi, P float64
+	Via       string
+}
+
 // Comparison states s as the second arm against the first in the figure's own terms (higherIsBetter says which
 // way the figure points; s is oriented by goodness): the relative change, its interval, the anytime-valid p-value
 // and the verdict; an undecided one is Inconclusive with the rounds that would decide it.
 func (r Rule) Comparison(s *Sequence, higherIsBetter bool) *stats.Comparison {
+	return r.Bounded(s, higherIsBetter, nil)
+}
+
+// Bounded is Comparison with s's interval narrowed by b (nil: none), where the two overlap: both hold at once
+// within the experiment's alpha, so their intersection does too. The estimate is kept inside the interval.
+func (r Rule) Bounded(s *Sequence, higherIsBetter bool, b *Bound) *stats.Comparison {
 	runAlpha := r.RunAlpha
 	if !(runAlpha > 0 && runAlpha < 1) {
 		runAlpha = stats.DefaultAlpha
 	}
 	lo, hi := s.Interval(r.Alpha)
-	est := s.Mean()
+	est, p, via := s.Mean(), s.P(), ""
+	if b != nil && max(lo, b.Lo) <= min(hi, b.Hi) && (b.Lo > lo || b.Hi < hi) {
+		lo, hi, p, via = max(lo, b.Lo), min(hi, b.Hi), min(p, b.P), b.Via
+		est = min(max(est, lo), hi)
+	}
+	verdict := stats.Verdict("")
+	if s.N() >= 2 {
+		verdict = r.judge(lo, hi, est)
+	}
 	if !higherIsBetter {
 		lo, hi, est = -hi, -lo, -est
 	}
@@ -59,9 +85,9 @@ func (r Rule) Comparison(s *Sequence, higherIsBetter bool) *stats.Comparison {
 	lo, hi = max(lo, -Unbounded), min(hi, Unbounded)
 	c := &stats.Comparison{N: s.N(), Paired: true, LogEstimate: est, LogLo: lo, LogHi: hi,
 		Estimate: math.Expm1(est), Lo: math.Expm1(lo), Hi: math.Expm1(hi),
-		Conf: 1 - r.Alpha, ConfAchieved: 1 - r.Alpha, P: s.P(), Method: method, Alpha: r.Alpha}
+		Conf: 1 - r.Alpha, ConfAchieved: 1 - r.Alpha, P: p, Method: method, Alpha: r.Alpha, Via: via}
 	c.PAdjusted = math.Min(1, c.P*runAlpha/r.Alpha)
-	c.Verdict = r.Judge(s)
+	c.Verdict = verdict
 	if c.Verdict == "" {
 		c.Verdict = stats.Inconclusive
 		c.RoundsNeeded = r.roundsNeeded(s)

@@ -131,6 +131,9 @@ type Comparison struct {
 	Alpha float64 `json:"alpha,omitempty"`
 	// RoundsNeeded estimates, for an inconclusive comparison, the rounds that would have decided it.
 	RoundsNeeded int `json:"rounds_needed,omitempty"`
+	// Via, for a sequential comparison in a race, names the third arm through which the interval was narrowed:
+	// each shown better or worse than the other two the same way (the sum of those two intervals bounds this one).
+	Via string `json:"via,omitempty"`
 }
 
 func checkSample(name string, x []float64) error {

@@ -236,6 +236,10 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		if c.Note != "" && c.Note != "no better than "+orUnset(from) && c.Note != "worse than "+orUnset(from) {
 			notes = append(notes, c.Note)
 		}
+		if dec.Via != "" {
+			notes = append(notes, fmt.Sprintf("its interval through %s=%s, which was shown %s than %s=%s and %s %s=%s (all of a race's pairs hold at once)",
+				k.Name, orUnset(dec.Via), betterOrWorse(dec.Lo > 0), k.Name, orUnset(from), betterOrWorse(dec.Lo <= 0), k.Name, orUnset(c.B)))
+		}
 		if dec.Verdict == stats.Inconclusive {
 			live := 0
 			for _, a := range out.Arms {
@@ -255,6 +259,14 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 	}
 	row.Note = strings.Join(notes, "; ")
 	res.row = row
+}
+
+// betterOrWorse words a chained comparison (its interval excludes zero; tune's figures point up).
+func betterOrWorse(better bool) string {
+	if better {
+		return "better"
+	}
+	return "worse"
 }
 
 // need says what would decide an inconclusive comparison: the rounds in all, and about how much more time.
