@@ -371,3 +371,37 @@ func TestChainedIntervalsCover(t *testing.T) {
 		}
 	}
 }
+
+// TestABeatenIncumbentStaysTheReference: the demo's JIT race (off, tracing +20%, function +11%, a round's
+// noise 6%, cut at 12 rounds as a 3-minute run's was): when off is shown worse than function first, it stays
+// in, every round, until tracing is decided against it, so the race's pick is stated against the incumbent.
+func TestABeatenIncumbentStaysTheReference(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	runs, decided, beaten := 500, 0, 0
+	for i := 0; i < runs; i++ {
+		f := arms(nil, 0.06, 0, math.Log(1.2), math.Log(1.11))
+		for _, a := range f { // each arm its own draws: the same trials whether or not off stays in
+			a.rng = rand.New(rand.NewSource(rng.Int63()))
+		}
+		s := race(f, 0.0083, 0.03)
+		s.MaxRounds = 12
+		out, _ := Run(context.Background(), s)
+		if out.Winner == 1 && out.Arms[1].Vs.Verdict == stats.Better {
+			decided++
+		}
+		if !strings.HasPrefix(out.Arms[0].Note, "worse than C") {
+			continue
+		}
+		beaten++
+		if out.Winner == 0 || out.Arms[0].Status != StatusDropped {
+			t.Fatalf("race %d: off shown worse than function, yet winner %d, off %s", i, out.Winner, out.Arms[0].Status)
+		}
+		if v := out.Arms[out.Winner].Vs; v.Verdict == stats.Inconclusive && f[0].trials != out.Rounds {
+			t.Errorf("race %d: %s undecided against off, which ran %d of %d rounds: want off kept to the end", i, out.Arms[out.Winner].Name, f[0].trials, out.Rounds)
+		}
+	}
+	t.Logf("%d of %d races picked tracing and decided it better than off; off was first shown worse than function in %d", decided, runs, beaten)
+	if beaten == 0 {
+		t.Error("no race showed off worse than function first: the test tests nothing")
+	}
+}

@@ -128,8 +128,9 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 
 // nextLook is the undecided race whose decision is expected to cost the least and fits in the time left
 // before the final comparison, with that cost. When none fits, the time left goes to the nearest one that can
-// run at least minRounds more rounds in it (its estimate of the rounds needed is rough, and more rounds can only
-// help: the sequence holds at any stopping time), with the time left as its cost; nil when none can.
+// run at least minRounds more rounds in it, even one whose estimate says a thousand rounds (the estimate is
+// rough, more rounds can only help: the sequence holds at any stopping time, and the budget is the user's to
+// spend), with the time left as its cost; nil when none can.
 func (t *tuner) nextLook() (*openRace, time.Duration) {
 	spare := t.left() - t.finalLeast()
 	var pick, near *openRace
@@ -141,12 +142,12 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 			continue
 		}
 		l := rc.x.Look()
-		if l.Needed <= l.Rounds || l.Needed >= experiment.MaxRoundsNeeded {
+		if l.Needed <= l.Rounds {
 			continue
 		}
 		starts, trial := t.lookCosts(o, l)
 		cost := starts + time.Duration(l.Needed-l.Rounds)*trial
-		if cost <= spare && (pick == nil || cost < best) {
+		if l.Needed < experiment.MaxRoundsNeeded && cost <= spare && (pick == nil || cost < best) {
 			pick, best = o, cost
 		}
 		if starts+minRounds*trial <= spare && (near == nil || l.Promising && !nearPromising ||
