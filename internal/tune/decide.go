@@ -236,6 +236,11 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		if c.Note != "" && c.Note != "no better than "+orUnset(from) && c.Note != "worse than "+orUnset(from) {
 			notes = append(notes, c.Note)
 		}
+		if (dec.Verdict == stats.Better || dec.Verdict == stats.Worse) && (c.ErrorsA == 0) != (c.ErrorsB == 0) {
+			// Decided on failed requests, whatever the figure's interval says: the row must say so.
+			notes = append(notes, fmt.Sprintf("decided on failed requests: %s=%s failed %d, %s=%s none",
+				k.Name, orUnset(failing(c)), max(c.ErrorsA, c.ErrorsB), k.Name, orUnset(clean(c))))
+		}
 		if dec.Via != "" {
 			notes = append(notes, fmt.Sprintf("its interval through %s=%s, which was shown %s than %s=%s and %s %s=%s (all of a race's pairs hold at once)",
 				k.Name, orUnset(dec.Via), betterOrWorse(dec.Lo > 0), k.Name, orUnset(from), betterOrWorse(dec.Lo <= 0), k.Name, orUnset(c.B)))
@@ -259,6 +264,21 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 	}
 	row.Note = strings.Join(notes, "; ")
 	res.row = row
+}
+
+// failing and clean are the values of c that failed requests and that failed none.
+func failing(c Comparison) string {
+	if c.ErrorsA > 0 {
+		return c.A
+	}
+	return c.B
+}
+
+func clean(c Comparison) string {
+	if c.ErrorsA > 0 {
+		return c.B
+	}
+	return c.A
 }
 
 // betterOrWorse words a chained comparison (its interval excludes zero; tune's figures point up).
