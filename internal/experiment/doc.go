@@ -37,8 +37,9 @@
 // minimum effect in B's favour, worse the other way, no_difference when the interval lies within +-MinEffect
 // (an equivalence shown, as in TOST), and inconclusive when the experiment ended first (with the rounds that
 // would have decided it at the spread seen). An arm that fails to start or in a trial gets error, never worse.
-// An arm that fails requests where another fails none is worse on that alone (failed requests are not served
-// requests).
+// An arm shown to fail requests where another fails none is worse on that alone (failed requests are not served
+// requests); shown means that chance, with equal rates of failure, would have put them all on it with
+// probability below half the pair's alpha (run.errorsShown).
 //
 // # Races
 //

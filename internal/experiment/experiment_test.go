@@ -106,8 +106,25 @@ func TestFailedRequestsMakeAnArmWorse(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := out.Arms[1]
-	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !strings.Contains(r.Note, "B: 3 of 1003 requests failed, none with A") {
+	// 3 failures a trial from the second: shown B's own once 9 have fallen on it (1/2^9 below half the alpha).
+	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !r.Vs.OnErrors || !strings.Contains(r.Note, "B: 9 of 2009 requests failed, none with A") {
 		t.Fatalf("winner %d, %+v, note %q", out.Winner, r.Vs, r.Note)
+	}
+}
+
+// TestAFewFailuresDecideNothing: a 10-minute demo run's huge_code_pages race came out better in 2 rounds because
+// the incumbent's trial had 2 failed requests of 180 (keep-alive on a pool as large as its connections). Failures
+// that chance could have put on either arm decide nothing: the figure does.
+func TestAFewFailuresDecideNothing(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	f := arms(rng, 0.02, 0, 0)
+	f[0].errorsAt, f[0].errorsFor = 2, 1 // 3 failures in the incumbent's second trial, none after
+	out, err := Run(context.Background(), race(f, 0.01, 0.05))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Arms[1].Vs; c.OnErrors || c.Verdict != stats.NoDifference {
+		t.Fatalf("%+v: want no_difference on the figure, not a verdict on 3 failures", c)
 	}
 }
 

@@ -15,7 +15,8 @@ type fakeArm struct {
 	rng       *rand.Rand
 	startErr  error
 	failAt    int // 1-based trial that fails; 0 never
-	errorsAt  int // 1-based trial from which every trial has a failed request
+	errorsAt  int // 1-based trial from which every trial has 3 failed requests
+	errorsFor int // with errorsAt, how many trials have them (0: every one from errorsAt on)
 	trials    int
 	starts    int
 	stops     int
@@ -42,7 +43,7 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 		x = -x
 	}
 	o := Observation{Value: 1000 * math.Exp(x), Requests: 500}
-	if a.errorsAt > 0 && a.trials >= a.errorsAt {
+	if a.errorsAt > 0 && a.trials >= a.errorsAt && (a.errorsFor == 0 || a.trials < a.errorsAt+a.errorsFor) {
 		o.Errors = 3
 	}
 	return o, nil

@@ -134,6 +134,9 @@ type Comparison struct {
 	// Via, for a sequential comparison in a race, names the third arm through which the interval was narrowed:
 	// each shown better or worse than the other two the same way (the sum of those two intervals bounds this one).
 	Via string `json:"via,omitempty"`
+	// OnErrors: the verdict is on failed requests (one arm shown to fail requests the other does not), whatever
+	// the figure's interval says.
+	OnErrors bool `json:"on_errors,omitempty"`
 }
 
 func checkSample(name string, x []float64) error {

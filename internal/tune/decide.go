@@ -236,7 +236,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		if c.Note != "" && c.Note != "no better than "+orUnset(from) && c.Note != "worse than "+orUnset(from) {
 			notes = append(notes, c.Note)
 		}
-		if (dec.Verdict == stats.Better || dec.Verdict == stats.Worse) && (c.ErrorsA == 0) != (c.ErrorsB == 0) {
+		if dec.OnErrors {
 			// Decided on failed requests, whatever the figure's interval says: the row must say so.
 			notes = append(notes, fmt.Sprintf("decided on failed requests: %s=%s failed %d, %s=%s none",
 				k.Name, orUnset(failing(c)), max(c.ErrorsA, c.ErrorsB), k.Name, orUnset(clean(c))))
