@@ -422,3 +422,20 @@ func TestABeatenIncumbentStaysTheReference(t *testing.T) {
 		t.Error("no race showed off worse than function first: the test tests nothing")
 	}
 }
+
+// TestARaceNeverDropsEveryArm: rounds that contradict each other (function better than off, so off is kept as
+// the reference; then tracing worse than off, where tracing was better than function: only a miss of the
+// intervals does that) leave one arm in, not none.
+func TestARaceNeverDropsEveryArm(t *testing.T) {
+	f := arms(rand.New(rand.NewSource(1)), 0, 0, 0, 0)
+	e := newRun(race(f, 0.05, 0.03))
+	e.beaten, e.live = "worse than C", []int{0, 1} // function was dropped, worse than tracing
+	for i := 0; i < 8; i++ {
+		e.seq[0][1].Add(-0.2 - 0.001*float64(i%2)) // tracing vs off: worse
+	}
+	e.out.Rounds = 8
+	e.look()
+	if len(e.live) != 1 {
+		t.Fatalf("live %v: want one arm left", e.live)
+	}
+}

@@ -185,10 +185,6 @@ func (e *run) look() {
 			}
 		}
 	}
-	if len(out) == len(e.live) {
-		// Only a broken model (or an error the budget allows) makes every arm lose: keep the best.
-		delete(out, e.bestLive())
-	}
 	if why, ok := out[0]; ok && e.beaten == "" {
 		e.beaten = why
 	}
@@ -196,6 +192,10 @@ func (e *run) look() {
 		delete(out, 0)
 	} else if e.beaten != "" {
 		out[0] = e.beaten
+	}
+	if len(out) == len(e.live) {
+		// Only a broken model (or an error the budget allows) makes every arm lose: keep the best.
+		delete(out, e.bestLive())
 	}
 	for _, i := range append([]int(nil), e.live...) {
 		if why, ok := out[i]; ok {
