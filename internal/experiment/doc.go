@@ -43,11 +43,14 @@
 //
 // # Races
 //
-// In a Race (irace's F-race, sequential) every arm runs in the same rounds; an arm shown worse than another is
-// dropped, and a challenger shown within the minimum effect of the incumbent (Arms[0]) is dropped too (the
-// incumbent keeps its place unless another arm is shown better); the race ends when one arm is left, or when
-// the budget (Continue) or a futility rule (FutileAfter: no challenger's estimate a third of the minimum effect in
-// its favour) ends it. Versus compares each arm with Arms[0] until each comparison is decided.
+// In a Race (irace's F-race, sequential) every arm runs in the same rounds; a challenger shown worse than another
+// arm is dropped, and one shown within the minimum effect of the incumbent (Arms[0]) is dropped too (the
+// incumbent keeps its place unless another arm is shown better); an incumbent shown worse stays as the reference
+// until every challenger still in is decided against it; the race ends when one arm is left, or when the budget
+// (Continue) or a futility rule (FutileAfter: no challenger's estimate a third of the minimum effect in its
+// favour) ends it. An arm's interval against the incumbent is narrowed through a third arm when both links are
+// decided the same way (all of a race's pairs hold at once). Versus compares each arm with Arms[0] until each
+// comparison is decided.
 //
 // # One error budget
 //
