@@ -57,6 +57,8 @@ type Facts struct {
 	RealpathLimit int64 `json:"realpath_cache_limit"`
 	// Opcache is opcache's state in a worker once every URL was served (nil = not read, or opcache off).
 	Opcache *OpcacheUse `json:"opcache,omitempty"`
+	// NginxWorkers is nginx's worker_processes in the stacks (0 = not known).
+	NginxWorkers int `json:"nginx_workers,omitempty"`
 }
 
 // OpcacheUse is the part of opcache_get_status() that sizes opcache's memory.
@@ -268,10 +270,19 @@ func Listen() Knob {
 
 // Keepalive is nginx keeping its FastCGI connections to php-fpm (upstream keepalive, fastcgi_keep_conn).
 func Keepalive() Knob {
-	return toggle("keepalive", "nginx upstream keepalive with fastcgi_keep_conn: no connect per request, but each kept connection holds a worker",
+	k := toggle("keepalive", "nginx upstream keepalive with fastcgi_keep_conn: no connect per request, but each kept connection holds a worker",
 		[]string{"off", "on"},
 		func(c Config) bool { return c.Keepalive },
 		func(c *Config, on bool) error { c.Keepalive = on; return nil })
+	// Every nginx worker keeps at least one connection, and together they must leave half the pool free
+	// (Config.KeepaliveConns): a smaller pool stalls requests (bench/keepstall.sh, a pool of 2: every trial).
+	k.Skip = func(f Facts, cur Config) string {
+		if w := f.NginxWorkers; w > 0 && cur.MaxChildren < 2*w && !cur.Keepalive {
+			return fmt.Sprintf("a pool of %d cannot keep a connection for each of nginx's %d workers and half its workers free (a kept connection pins a worker, and requests then stall)", cur.MaxChildren, w)
+		}
+		return ""
+	}
+	return k
 }
 
 // INI is any per-pool ini setting (php_admin_value[KEY]); the empty value leaves it unset.

@@ -207,3 +207,22 @@ func TestKeyCoversEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepaliveLeavesHalfThePool: nginx's kept connections pin php-fpm workers; together they keep at most half
+// the pool (bench/keepstall.sh: keeping the whole pool stalled every trial), and a pool too small for that is
+// not offered keep-alive.
+func TestKeepaliveLeavesHalfThePool(t *testing.T) {
+	c := Debian()
+	c.Keepalive, c.MaxChildren = true, 8
+	if got := c.KeepaliveConns(2); got != 2 {
+		t.Errorf("pool of 8, 2 nginx workers: %d kept a worker, want 2", got)
+	}
+	k := Keepalive()
+	c.Keepalive, c.MaxChildren = false, 2
+	if why := k.Skip(Facts{NginxWorkers: 2}, c); !strings.Contains(why, "pool of 2") {
+		t.Errorf("pool of 2, 2 nginx workers: skip %q, want a reason", why)
+	}
+	if why := k.Skip(Facts{NginxWorkers: 2}, Config{MaxChildren: 4}); why != "" {
+		t.Errorf("pool of 4: skip %q, want keep-alive tried", why)
+	}
+}

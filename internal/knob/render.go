@@ -78,8 +78,9 @@ func (c Config) Render(t Target, header []string) Files {
 	}
 	fmt.Fprintf(&ngx, "upstream php {\n    server %s;\n", server)
 	if c.Keepalive {
-		fmt.Fprintf(&ngx, "    # each kept connection holds a php-fpm worker: keepalive x worker_processes (%d) <= pm.max_children (%d)\n",
+		fmt.Fprintf(&ngx, "    # each kept connection pins a php-fpm worker: keepalive x worker_processes (%d) <= pm.max_children (%d) / 2,\n",
 			max(1, t.Workers), c.MaxChildren)
+		ngx.WriteString("    # or a burst on one nginx worker waits for workers the others' idle connections hold\n")
 		fmt.Fprintf(&ngx, "    keepalive %d;\n", c.KeepaliveConns(t.Workers))
 	}
 	ngx.WriteString("}\n")

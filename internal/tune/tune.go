@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -250,6 +251,7 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	t.facts.Concurrency = t.conc
+	t.facts.NginxWorkers = runtime.NumCPU() // knob.Config.Apply's worker_processes
 	switch {
 	case t.o.Screen == nil:
 	case t.o.ForceScreen || t.o.Budget >= ScreenBudget:
