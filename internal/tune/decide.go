@@ -242,7 +242,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 				k.Name, orUnset(failing(c)), max(c.ErrorsA, c.ErrorsB), k.Name, orUnset(clean(c))))
 		}
 		if dec.Via != "" {
-			notes = append(notes, fmt.Sprintf("its interval through %s=%s, which was shown %s than %s=%s and %s %s=%s (all of a race's pairs hold at once)",
+			notes = append(notes, fmt.Sprintf("its interval through %s=%s, which was shown %s than %s=%s and %s than %s=%s (all of a race's pairs hold at once)",
 				k.Name, orUnset(dec.Via), betterOrWorse(dec.Lo > 0), k.Name, orUnset(from), betterOrWorse(dec.Lo <= 0), k.Name, orUnset(c.B)))
 		}
 		if dec.Verdict == stats.Inconclusive {
