@@ -18,11 +18,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/bench/internal/demostack"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
-	"github.com/phptune/phptune/workloads"
 )
 
 func main() {
@@ -63,8 +63,6 @@ func parseModes(s string) ([]mode, error) {
 
 type trial struct{ cpuUs, latUs, wallS float64 }
 
-var mix = []load.MixItem{{URI: "/articles", Weight: 3}, {URI: "/articles/7", Weight: 3}, {URI: "/api/articles", Weight: 2}, {URI: "/remote", Weight: 1}}
-
 func run(rounds int, ms []mode) error {
 	ctx := context.Background()
 	var sts []*stack.Stack
@@ -73,10 +71,14 @@ func run(rounds int, ms []mode) error {
 			st.Stop(context.Background())
 		}
 	}()
+	mix, err := demostack.Mix()
+	if err != nil {
+		return err
+	}
 	for range 2 {
 		cfg := knob.Debian()
 		cfg.PM, cfg.MaxChildren = "static", 4
-		st, err := stack.Start(ctx, stack.Config{AppFS: workloads.Demo(), FastStop: true, Pools: []stack.Pool{cfg.Pool("www")}})
+		st, err := demostack.Start(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -84,7 +86,7 @@ func run(rounds int, ms []mode) error {
 	}
 	for i := range ms { // calibrate: the requests a trial of its length holds, warming both stacks
 		for _, st := range sts {
-			t, err := measureOne(ctx, st, mode{conc: ms[i].conc, n: 200})
+			t, err := measureOne(ctx, st, mix, mode{conc: ms[i].conc, n: 200})
 			if err != nil {
 				return err
 			}
@@ -96,7 +98,7 @@ func run(rounds int, ms []mode) error {
 		for i, m := range ms {
 			for j := range 2 {
 				k := (j + r + i) % 2
-				t, err := measureOne(ctx, sts[k], m)
+				t, err := measureOne(ctx, sts[k], mix, m)
 				if err != nil {
 					return err
 				}
@@ -108,7 +110,7 @@ func run(rounds int, ms []mode) error {
 	return nil
 }
 
-func measureOne(ctx context.Context, st *stack.Stack, m mode) (trial, error) {
+func measureOne(ctx context.Context, st *stack.Stack, mix []load.MixItem, m mode) (trial, error) {
 	tg, err := load.ParseTarget(st.HTTPURL)
 	if err != nil {
 		return trial{}, err

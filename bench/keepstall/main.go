@@ -13,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/phptune/phptune/bench/internal/demostack"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
@@ -58,7 +59,10 @@ func run(trials, conc, perWorker int, timeout time.Duration) error {
 		}
 		sts = append(sts, st)
 	}
-	mix := []load.MixItem{{URI: "/articles", Weight: 3}, {URI: "/articles/7", Weight: 3}, {URI: "/api/articles", Weight: 2}, {URI: "/remote", Weight: 1}}
+	mix, err := demostack.Mix()
+	if err != nil {
+		return err
+	}
 	got := make([]tally, len(sts))
 	for i := 0; i < trials; i++ {
 		for k, st := range sts {

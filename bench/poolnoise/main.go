@@ -17,11 +17,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/phptune/phptune/bench/internal/demostack"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
-	"github.com/phptune/phptune/workloads"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,13 +51,16 @@ func run(rounds, children, conc int) error {
 	for _, pm := range kinds {
 		cfg := knob.Debian()
 		cfg.PM, cfg.MaxChildren = pm, children
-		st, err := stack.Start(ctx, stack.Config{AppFS: workloads.Demo(), FastStop: true, Pools: []stack.Pool{cfg.Pool("www")}})
+		st, err := demostack.Start(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		sts = append(sts, st)
 	}
-	mix := []load.MixItem{{URI: "/articles", Weight: 3}, {URI: "/articles/7", Weight: 3}, {URI: "/api/articles", Weight: 2}, {URI: "/remote", Weight: 1}}
+	mix, err := demostack.Mix()
+	if err != nil {
+		return err
+	}
 	var p probe
 	go p.run(ctx)
 	got := make([][]trial, len(sts))
