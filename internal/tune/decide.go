@@ -237,9 +237,12 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 			notes = append(notes, c.Note)
 		}
 		if dec.OnErrors {
-			// Decided on failed requests, whatever the figure's interval says: the row must say so.
-			notes = append(notes, fmt.Sprintf("decided on failed requests: %s=%s failed %d, %s=%s none",
-				k.Name, orUnset(failing(c)), max(c.ErrorsA, c.ErrorsB), k.Name, orUnset(clean(c))))
+			// Decided on failed requests, whatever the figure's interval says: the row says so, with the
+			// engine's account of them (a failing challenger's is its note, above).
+			notes = append(notes, "decided on failed requests")
+			if inc.Errors > 0 {
+				notes = append(notes, inc.Note)
+			}
 		}
 		if dec.Via != "" {
 			notes = append(notes, fmt.Sprintf("its interval through %s=%s, which was shown %s than %s=%s and %s than %s=%s (all of a race's pairs hold at once)",
@@ -264,21 +267,6 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 	}
 	row.Note = strings.Join(notes, "; ")
 	res.row = row
-}
-
-// failing and clean are the values of c that failed requests and that failed none.
-func failing(c Comparison) string {
-	if c.ErrorsA > 0 {
-		return c.A
-	}
-	return c.B
-}
-
-func clean(c Comparison) string {
-	if c.ErrorsA > 0 {
-		return c.B
-	}
-	return c.A
 }
 
 // betterOrWorse words a chained comparison (its interval excludes zero; tune's figures point up).
