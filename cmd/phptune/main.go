@@ -95,7 +95,7 @@ partial).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newServeCmd(), newBenchCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
+	root.AddCommand(newServeCmd(), newBenchCmd(), newCheckCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
 		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd())
 	return root
 }

@@ -214,15 +214,16 @@ func readMasterConfig(pid int, path string) (*FPMConfig, error) {
 		}
 		path = filepath.Join(cwd, path)
 	}
-	if otherMountNS(pid) {
+	if OtherMountNamespace(pid) {
 		// Includes inside would name paths of the container too; reading them through the root is left out.
 		return nil, fmt.Errorf("the master runs in another mount namespace (a container): read %s inside it", path)
 	}
 	return ReadFPMConfig(path, masterEnv(pid))
 }
 
-// otherMountNS says whether pid sees another filesystem than this process (false when that cannot be told).
-func otherMountNS(pid int) bool {
+// OtherMountNamespace says whether pid sees another filesystem than this process (a container; false when that
+// cannot be told).
+func OtherMountNamespace(pid int) bool {
 	theirs, err1 := os.Readlink(procPath(pid, "ns/mnt"))
 	ours, err2 := os.Readlink("/proc/self/ns/mnt")
 	return err1 == nil && err2 == nil && theirs != ours

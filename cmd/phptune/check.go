@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/check"
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/report"
+)
+
+type checkFlags struct {
+	statusPath       string
+	forDur, interval time.Duration
+	json             bool
+	out              string
+}
+
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check [TARGET...]",
+		Short: "Read a live php-fpm pool, read-only, and say what is wrong with it, with the numbers",
+		Long: `Read running php-fpm pools for --for, read-only and sending no load, and say what is wrong with each, with the
+numbers behind every finding: max_children reached and how long requests waited (the socket's accept queue
+against its backlog), busy workers against max_children, slow requests, workers' memory and its growth per
+request, the memory the pool may take at max_children against what its cgroup or the host has, and opcache's
+memory, keys, interned strings, hit rate, restarts and JIT buffer. Each change it would make comes with the
+numbers behind it and the phptune tune command line that would verify it: a suggestion, not a verdict.
+
+TARGET is a pool file or php-fpm.conf (listen and pm.status_path read from it, include= followed), a unix
+socket (PATH or unix:PATH), an address (tcp:HOST:PORT or HOST:PORT) with --status-path, or a running pool's
+name. Without TARGET every pool running on this host is checked (phptune's own are left out).
+
+It samples each pool's status page (?json&full) every --interval, its workers' memory from /proc, the accept
+queue from the kernel and opcache's state through one FastCGI request for phptune's script, placed in a private
+directory (/run/phptune-check-GID, 0750 to the workers' group, as root) for that request and removed after.
+It changes nothing else: not the pool's settings, its workers or its socket. A pool without pm.status_path
+cannot be sampled: check says what to add.
+
+Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot be read), 1 failure,
+130 interrupted (what was sampled is reported, marked partial).`,
+		Example: `  phptune check                                        # every pool on this host, 2 minutes
+  phptune check /etc/php/8.2/fpm/pool.d/www.conf --for 10m
+  phptune check /run/php/php8.2-fpm.sock --status-path /status
+  phptune check tcp:127.0.0.1:9000 --json > check.json
+  phptune check www --out /var/tmp/check          # result.json and report.html`,
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd.Context(), f, args, cmd.Flags().Changed("status-path"))
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "pm.status_path of the pools given by socket or address (a pool file's own is read from it)")
+	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "how long to sample")
+	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "time between samples")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/check/v1) instead of the summary")
+	fl.StringVar(&f.out, "out", "", "also write result.json and report.html into this directory")
+	return cmd
+}
+
+func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) error {
+	if f.forDur <= 0 || f.interval <= 0 {
+		return exitcode.UsageErrorf("--for and --interval must be positive")
+	}
+	if !strings.HasPrefix(f.statusPath, "/") {
+		return exitcode.UsageErrorf("--status-path %q: want a path starting with /, as pm.status_path is written", f.statusPath)
+	}
+	targets, skipped, err := check.Resolve(args, f.statusPath, statusSet)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		return nothingToSample(skipped)
+	}
+	if f.out != "" {
+		release, err := openOut(f.out)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	line := newStatusLine(os.Stderr)
+	o := check.Options{Targets: targets, Skipped: skipped, For: f.forDur, Interval: f.interval}
+	if line.on {
+		o.Progress = func(p check.Progress) {
+			var pools []string
+			for _, pp := range p.Pools {
+				q := "?"
+				if pp.Queue >= 0 {
+					q = fmt.Sprint(pp.Queue)
+				}
+				pools = append(pools, fmt.Sprintf("%s: busy %d, queue %s", pp.Name, pp.Busy, q))
+			}
+			line.set("check: %s/%s  %s", p.Elapsed.Round(time.Second), p.Total, strings.Join(pools, "; "))
+		}
+	} else {
+		// A log or CI: one line saying what runs, and for how long.
+		fmt.Fprintf(os.Stderr, "check: sampling %d pool(s) for %s every %s\n", len(targets), f.forDur, f.interval)
+	}
+	res, runErr := check.Run(ctx, o)
+	line.clear()
+	if res == nil {
+		return runErr
+	}
+	res.CommandLine = os.Args
+	holds := ""
+	if f.out != "" {
+		holds = "report.html, result.json"
+	}
+	end := ending{dir: f.out, json: f.json, holds: holds, text: func(w io.Writer) { report.Check(w, res) },
+		pages: func(dir string) error { return writeCheckReport(dir, res) }}
+	if err := end.finish(res); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if n := res.Problems(); n > 0 {
+		return exitcode.ThresholdErrorf("%d problem(s) found (see above)", n)
+	}
+	if len(args) > 0 && len(skipped) > 0 {
+		return exitcode.UsageErrorf("%d pool(s) named could not be sampled (see above)", len(skipped))
+	}
+	return nil
+}
+
+// nothingToSample is the error when no pool can be sampled: each skipped pool's reason on a line of its own
+// before it.
+func nothingToSample(skipped []check.Skipped) error {
+	if len(skipped) == 0 {
+		return exitcode.UsageErrorf("no php-fpm pool is running here: give a pool file, a socket or tcp:HOST:PORT as TARGET")
+	}
+	if len(skipped) == 1 {
+		s := skipped[0]
+		return exitcode.UsageErrorf("pool %s cannot be sampled: %s: %s", s.Pool, s.Why, s.Fix)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(os.Stderr, "phptune check: pool %s: %s: %s\n", s.Pool, s.Why, s.Fix)
+	}
+	return exitcode.WithCode(exitcode.Usage, errQuiet)
+}
+
+// writeCheckReport writes report.html beside result.json.
+func writeCheckReport(dir string, r *check.Result) error {
+	var page bytes.Buffer
+	if err := report.CheckHTML(&page, r); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "report.html"), page.Bytes())
+}

@@ -1,0 +1,179 @@
+package check
+
+import (
+	"math"
+	"time"
+)
+
+// Workers' memory growth per request: each worker's private memory (USS) against its own request count, a
+// series per worker (one that is recycled starts another: its count goes back). A PHP worker's heap grows in its
+// first requests to the size its pages need and stays there; a leak keeps growing. So a worker's first
+// warmupRequests are left out, and growth is reported only when it is steady: the pooled slope's lower bound
+// (z = 3) projects past growthFloor (or half a worker's size) within the horizon, most workers grow, and both
+// halves of the window grow at a third of the whole's rate or more (a heap that stepped up once to a new
+// high-water mark grows in one half only). TestGrowthErrorRates simulates the rule's error rates.
+
+const (
+	warmupRequests = 20
+	// minSeriesPoints and minSeriesRequests make a worker's series long enough for a slope.
+	minSeriesPoints   = 5
+	minSeriesRequests = 10
+	// HorizonNever is the horizon of a pool that never recycles its workers (pm.max_requests = 0): growth is
+	// projected over a thousand requests.
+	HorizonNever = 1000
+	growthFloor  = 16 << 20
+	growthZ      = 3.0
+	// pageBytes is the resolution of USS: a slope's standard error is never taken below a page over the span.
+	pageBytes = 4096
+)
+
+// memPoint is one worker's requests and USS at one read.
+type memPoint struct {
+	at  time.Time
+	req int64
+	uss int64
+}
+
+// workerSeries splits the reads into one series per worker life: by pid, restarted when its request count goes
+// back (a recycled worker given the same pid); the first warmupRequests of a life are left out.
+func workerSeries(obs []observation) [][]memPoint {
+	open := map[int]int{} // pid -> index in out
+	var out [][]memPoint
+	for _, o := range obs {
+		for _, p := range o.status.Processes {
+			m, ok := o.mem[p.PID]
+			if !ok || p.Requests < warmupRequests {
+				continue
+			}
+			i, seen := open[p.PID]
+			if seen {
+				s := out[i]
+				if p.Requests < s[len(s)-1].req {
+					seen = false
+				} else if p.Requests == s[len(s)-1].req {
+					continue // no request since: the same point again
+				}
+			}
+			if !seen {
+				open[p.PID] = len(out)
+				out = append(out, nil)
+				i = len(out) - 1
+			}
+			out[i] = append(out[i], memPoint{at: o.at, req: p.Requests, uss: m.uss})
+		}
+	}
+	return out
+}
+
+// slope is a least-squares slope of USS on requests with its standard error.
+type slope struct {
+	b, se float64
+	span  int64
+}
+
+func fitSlope(s []memPoint) (slope, bool) {
+	n := len(s)
+	if n < minSeriesPoints || s[n-1].req-s[0].req < minSeriesRequests {
+		return slope{}, false
+	}
+	var mx, my float64
+	for _, p := range s {
+		mx += float64(p.req)
+		my += float64(p.uss)
+	}
+	mx, my = mx/float64(n), my/float64(n)
+	var sxx, sxy float64
+	for _, p := range s {
+		dx := float64(p.req) - mx
+		sxx += dx * dx
+		sxy += dx * (float64(p.uss) - my)
+	}
+	b := sxy / sxx
+	var rss float64
+	for _, p := range s {
+		r := float64(p.uss) - my - b*(float64(p.req)-mx)
+		rss += r * r
+	}
+	span := s[n-1].req - s[0].req
+	se := math.Sqrt(rss / float64(n-2) / sxx)
+	se = math.Max(se, pageBytes/float64(span))
+	return slope{b: b, se: se, span: span}, true
+}
+
+// pooled is the inverse-variance weighted slope of the series, its standard error, and how many series had a
+// slope and how many of them a positive one.
+func pooled(series [][]memPoint) (b, se float64, n, growing int, requests int64) {
+	var sw, swb float64
+	for _, s := range series {
+		f, ok := fitSlope(s)
+		if !ok {
+			continue
+		}
+		w := 1 / (f.se * f.se)
+		sw += w
+		swb += w * f.b
+		n++
+		requests += f.span
+		if f.b > 0 {
+			growing++
+		}
+	}
+	if n == 0 {
+		return 0, 0, 0, 0, 0
+	}
+	return swb / sw, 1 / math.Sqrt(sw), n, growing, requests
+}
+
+// splitAt cuts every series at time t.
+func splitAt(series [][]memPoint, t time.Time) (before, after [][]memPoint) {
+	for _, s := range series {
+		var a, b []memPoint
+		for _, p := range s {
+			if p.at.Before(t) {
+				a = append(a, p)
+			} else {
+				b = append(b, p)
+			}
+		}
+		before, after = append(before, a), append(after, b)
+	}
+	return before, after
+}
+
+// growthOf measures the workers' growth per request; nil when no worker served enough requests to tell.
+func growthOf(w window, maxRequests int) *Growth {
+	series := workerSeries(w.obs)
+	b, se, n, growing, reqs := pooled(series)
+	if n == 0 {
+		return nil
+	}
+	g := &Growth{PerRequest: math.Round(b), Lower: math.Round(b - growthZ*se), Workers: n, Growing: growing, Requests: reqs}
+	mid := w.start.Add(w.end.Sub(w.start) / 2)
+	first, second := splitAt(series, mid)
+	if b1, _, n1, _, _ := pooled(first); n1 > 0 {
+		g.FirstHalf = math.Round(b1)
+	}
+	if b2, _, n2, _, _ := pooled(second); n2 > 0 {
+		g.SecondHalf = math.Round(b2)
+	}
+	g.Horizon = int64(maxRequests)
+	if g.Horizon <= 0 {
+		g.Horizon = HorizonNever
+	}
+	g.Projected = int64(g.PerRequest) * g.Horizon
+	return g
+}
+
+// growthLimit is the growth within the horizon that makes a finding: growthFloor, or half a worker's size when
+// that is more.
+func growthLimit(meanUSS int64) int64 { return max(growthFloor, meanUSS/2) }
+
+// Leaking says whether the growth is steady enough and large enough to report.
+func (g *Growth) Leaking(meanUSS int64) bool {
+	if g == nil || g.PerRequest <= 0 {
+		return false
+	}
+	return g.Lower*float64(g.Horizon) >= float64(growthLimit(meanUSS)) &&
+		3*g.Growing >= 2*g.Workers &&
+		3*g.FirstHalf >= g.PerRequest && 3*g.SecondHalf >= g.PerRequest
+}

@@ -1,0 +1,201 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/phptune/phptune/internal/measure"
+)
+
+const (
+	// statusTimeout bounds one status read: a pool whose every worker is held (kept connections, long
+	// requests) may not answer at all, and that is itself a finding.
+	statusTimeout = 10 * time.Second
+	// opcacheEvery spaces opcache reads; the first and the last read frame the window.
+	opcacheEvery = 30 * time.Second
+)
+
+// observation is one status read and the workers' memory read right after it.
+type observation struct {
+	at     time.Time
+	wait   time.Duration // the status request's own time: how long a request waited for a worker, plus ~1 ms
+	status *measure.FPMStatus
+	mem    map[int]procMem // by pid, for the workers in status
+	queue  int             // the socket's accept queue right after, -1 unknown
+	// ownBefore is how many requests check had sent the pool before this read: php-fpm's accepted conn counts
+	// check's own, twice each (the read, and the kept connection's close), and they are not the app's.
+	ownBefore int
+}
+
+type procMem struct{ uss, rss int64 }
+
+// queueObs is one read of the kernel's accept queue.
+type queueObs struct {
+	at     time.Time
+	queued int
+}
+
+// sampler samples one pool for the window.
+type sampler struct {
+	t        Target
+	interval time.Duration
+	probe    *opcacheProbe
+
+	mu       sync.Mutex
+	obs      []observation
+	queue    []queueObs
+	backlog  int
+	queueErr error
+	missed   int
+	own      int // requests sent to the pool, answered or not
+	opcache  []*measure.Opcache
+	opErr    error
+	lastOp   time.Time
+}
+
+func newSampler(t Target, interval time.Duration, probe *opcacheProbe) *sampler {
+	return &sampler{t: t, interval: interval, probe: probe}
+}
+
+// run samples until end or until ctx is done: the accept queue every interval, the status page (with the
+// workers' memory) every interval when the last read has answered, opcache every opcacheEvery. final adds a
+// last status and opcache read once the window is over (not after an interrupt: nothing more is sent then).
+func (s *sampler) run(ctx context.Context, end time.Time) {
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	stop := time.NewTimer(time.Until(end))
+	defer stop.Stop()
+	done := make(chan struct{}, 1)
+	inflight := false
+	start := func() {
+		inflight = true
+		go func() { s.readStatus(ctx, s.opcacheDue()); done <- struct{}{} }()
+	}
+	s.readQueue()
+	start()
+	for {
+		select {
+		case <-tick.C:
+			s.readQueue()
+			if !inflight {
+				start()
+			}
+		case <-done:
+			inflight = false
+		case <-stop.C:
+			if inflight {
+				<-done
+			}
+			if ctx.Err() == nil {
+				s.readStatus(ctx, s.opcacheWorks())
+			}
+			return
+		case <-ctx.Done():
+			if inflight {
+				<-done
+			}
+			return
+		}
+	}
+}
+
+// opcacheWorks says whether opcache can be read (the script placed and answered, or not tried yet).
+func (s *sampler) opcacheWorks() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.probe != nil && s.opErr == nil
+}
+
+func (s *sampler) opcacheDue() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.probe != nil && s.opErr == nil && time.Since(s.lastOp) >= opcacheEvery
+}
+
+// readStatus reads the status page, then the memory of the workers it lists, then (when due) opcache.
+func (s *sampler) readStatus(ctx context.Context, withOpcache bool) {
+	c, cancel := context.WithTimeout(ctx, statusTimeout)
+	s.mu.Lock()
+	ownBefore := s.own
+	s.own++
+	s.mu.Unlock()
+	t0 := time.Now()
+	st, err := measure.ReadFPMStatus(c, s.t.Network, s.t.Address, s.t.StatusPath)
+	wait := time.Since(t0)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			s.mu.Lock()
+			s.missed++
+			s.mu.Unlock()
+		}
+		return
+	}
+	o := observation{at: time.Now(), wait: wait, status: st, mem: make(map[int]procMem, len(st.Processes)), queue: -1, ownBefore: ownBefore}
+	for _, p := range st.Processes {
+		if ps, err := measure.ReadProc(p.PID); err == nil {
+			o.mem[p.PID] = procMem{uss: ps.USS, rss: ps.RSS}
+		}
+	}
+	if q, err := measure.ReadListenQueue(s.t.Network, s.t.Address); err == nil {
+		o.queue = q.Queued
+	} else if s.t.Network == "tcp" {
+		o.queue = int(st.ListenQueue)
+	}
+	s.mu.Lock()
+	s.obs = append(s.obs, o)
+	s.mu.Unlock()
+	if withOpcache && ctx.Err() == nil {
+		s.readOpcache(ctx)
+	}
+}
+
+func (s *sampler) readOpcache(ctx context.Context) {
+	c, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	s.mu.Lock()
+	s.own++
+	s.mu.Unlock()
+	o, err := s.probe.read(c, s.t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastOp = time.Now()
+	if err != nil {
+		if ctx.Err() == nil && len(s.opcache) == 0 {
+			s.opErr = err // it will not work later either; a failure after a success is a missed read
+		}
+		return
+	}
+	s.opcache = append(s.opcache, o)
+}
+
+// readQueue reads the socket's accept queue from the kernel.
+func (s *sampler) readQueue() {
+	q, err := measure.ReadListenQueue(s.t.Network, s.t.Address)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if s.queueErr == nil && !errors.Is(err, context.Canceled) {
+			s.queueErr = err
+		}
+		return
+	}
+	s.backlog = q.Backlog
+	s.queue = append(s.queue, queueObs{at: time.Now(), queued: q.Queued})
+}
+
+// progress is what the status line shows of a pool: samples so far, busy workers and the queue last seen.
+func (s *sampler) progress() (samples, busy, queue int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	samples, queue = len(s.obs), -1
+	if n := len(s.obs); n > 0 {
+		busy = busyOf(s.obs[n-1], s.t.StatusPath)
+	}
+	if n := len(s.queue); n > 0 {
+		queue = s.queue[n-1].queued
+	}
+	return samples, busy, queue
+}
