@@ -199,8 +199,8 @@ type Growth struct {
 	// PerRequest is the pooled slope, bytes a request, with a one-sided lower bound (z = 3).
 	PerRequest float64 `json:"per_request"`
 	Lower      float64 `json:"lower"`
-	// FirstHalf and SecondHalf are the slopes over each half of the window: a leak grows in both, a heap that
-	// grew once to a new high-water mark in one.
+	// FirstHalf and SecondHalf are the slopes over the earlier and the later half of each worker's reads: a leak
+	// grows in both, a heap that grew once to a new high-water mark in one.
 	FirstHalf  float64 `json:"first_half"`
 	SecondHalf float64 `json:"second_half"`
 	Workers    int     `json:"workers"`  // workers with a series long enough

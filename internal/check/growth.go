@@ -10,19 +10,22 @@ import (
 // first requests to the size its pages need and stays there; a leak keeps growing. So a worker's first
 // warmupRequests are left out, and growth is reported only when it is steady: the pooled slope's lower bound
 // (z = 3) projects past growthFloor (or half a worker's size) within the horizon, most workers grow, and both
-// halves of the window grow at a third of the whole's rate or more (a heap that stepped up once to a new
-// high-water mark grows in one half only). TestGrowthErrorRates simulates the rule's error rates.
+// halves of the workers' series grow at a third of the whole's rate or more (a heap that stepped up once to a
+// new high-water mark grows in one half only). TestGrowthErrorRates simulates the rule's error rates.
 
 const (
 	warmupRequests = 20
 	// minSeriesPoints and minSeriesRequests make a worker's series long enough for a slope.
 	minSeriesPoints   = 5
+	minHalfPoints     = 3
+	minHalfRequests   = 8
 	minSeriesRequests = 10
 	// HorizonNever is the horizon of a pool that never recycles its workers (pm.max_requests = 0): growth is
 	// projected over a thousand requests.
 	HorizonNever = 1000
 	growthFloor  = 16 << 20
 	growthZ      = 3.0
+	halfZ        = 2.0
 	// pageBytes is the resolution of USS: a slope's standard error is never taken below a page over the span.
 	pageBytes = 4096
 )
@@ -71,9 +74,9 @@ type slope struct {
 	span  int64
 }
 
-func fitSlope(s []memPoint) (slope, bool) {
+func fitSlope(s []memPoint, minPoints int, minRequests int64) (slope, bool) {
 	n := len(s)
-	if n < minSeriesPoints || s[n-1].req-s[0].req < minSeriesRequests {
+	if n < minPoints || s[n-1].req-s[0].req < minRequests {
 		return slope{}, false
 	}
 	var mx, my float64
@@ -102,10 +105,10 @@ func fitSlope(s []memPoint) (slope, bool) {
 
 // pooled is the inverse-variance weighted slope of the series, its standard error, and how many series had a
 // slope and how many of them a positive one.
-func pooled(series [][]memPoint) (b, se float64, n, growing int, requests int64) {
+func pooled(series [][]memPoint, minPoints int, minRequests int64) (b, se float64, n, growing int, requests int64) {
 	var sw, swb float64
 	for _, s := range series {
-		f, ok := fitSlope(s)
+		f, ok := fitSlope(s, minPoints, minRequests)
 		if !ok {
 			continue
 		}
@@ -124,38 +127,34 @@ func pooled(series [][]memPoint) (b, se float64, n, growing int, requests int64)
 	return swb / sw, 1 / math.Sqrt(sw), n, growing, requests
 }
 
-// splitAt cuts every series at time t.
-func splitAt(series [][]memPoint, t time.Time) (before, after [][]memPoint) {
+// halves cuts every series in two at its middle point: a worker's earlier and later requests.
+func halves(series [][]memPoint) (first, second [][]memPoint) {
 	for _, s := range series {
-		var a, b []memPoint
-		for _, p := range s {
-			if p.at.Before(t) {
-				a = append(a, p)
-			} else {
-				b = append(b, p)
-			}
-		}
-		before, after = append(before, a), append(after, b)
+		first, second = append(first, s[:len(s)/2]), append(second, s[len(s)/2:])
 	}
-	return before, after
+	return first, second
+}
+
+// halfSlope is the pooled slope of half the series, or 0 when it is not shown positive (z = 2): a half that did
+// not grow, or too few reads to tell.
+func halfSlope(series [][]memPoint) float64 {
+	b, se, n, _, _ := pooled(series, minHalfPoints, minHalfRequests)
+	if n == 0 || b-halfZ*se <= 0 {
+		return 0
+	}
+	return math.Round(b)
 }
 
 // growthOf measures the workers' growth per request; nil when no worker served enough requests to tell.
 func growthOf(w window, maxRequests int) *Growth {
 	series := workerSeries(w.obs)
-	b, se, n, growing, reqs := pooled(series)
+	b, se, n, growing, reqs := pooled(series, minSeriesPoints, minSeriesRequests)
 	if n == 0 {
 		return nil
 	}
 	g := &Growth{PerRequest: math.Round(b), Lower: math.Round(b - growthZ*se), Workers: n, Growing: growing, Requests: reqs}
-	mid := w.start.Add(w.end.Sub(w.start) / 2)
-	first, second := splitAt(series, mid)
-	if b1, _, n1, _, _ := pooled(first); n1 > 0 {
-		g.FirstHalf = math.Round(b1)
-	}
-	if b2, _, n2, _, _ := pooled(second); n2 > 0 {
-		g.SecondHalf = math.Round(b2)
-	}
+	first, second := halves(series)
+	g.FirstHalf, g.SecondHalf = halfSlope(first), halfSlope(second)
 	g.Horizon = int64(maxRequests)
 	if g.Horizon <= 0 {
 		g.Horizon = HorizonNever

@@ -1,0 +1,56 @@
+package check
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/exitcode"
+)
+
+func TestResolveTargets(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "php-fpm.conf")
+	os.WriteFile(conf, []byte("[global]\ninclude="+dir+"/pool.d/*.conf\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "pool.d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pool.d/a.conf"), []byte("[www]\nlisten = /run/php/www.sock\npm = static\npm.max_children = 4\npm.status_path = /fpm-status\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "pool.d/b.conf"), []byte("[api]\nlisten = 9001\npm = dynamic\npm.max_children = 9\n"), 0o644)
+
+	ts, sk, err := Resolve([]string{conf}, DefaultStatusPath, false)
+	if err != nil || len(ts) != 1 || len(sk) != 1 {
+		t.Fatalf("targets %+v skipped %+v err %v", ts, sk, err)
+	}
+	if ts[0].Name != "www" || ts[0].Network != "unix" || ts[0].Address != "/run/php/www.sock" || ts[0].StatusPath != "/fpm-status" || ts[0].Pool.MaxChildren != 4 {
+		t.Errorf("www: %+v", ts[0])
+	}
+	if s := sk[0]; s.Pool != "api" || !strings.Contains(s.Fix, "add pm.status_path = /status to [api] in "+filepath.Join(dir, "pool.d/b.conf")) ||
+		!strings.Contains(s.Fix, "reload") {
+		t.Errorf("api without a status path: %+v", s)
+	}
+	// --status-path given: every pool is sampled at it.
+	if ts, sk, err := Resolve([]string{conf}, "/st", true); err != nil || len(ts) != 2 || len(sk) != 0 || ts[1].StatusPath != "/st" || ts[1].Address != "127.0.0.1:9001" {
+		t.Errorf("with --status-path: %+v %+v %v", ts, sk, err)
+	}
+	for arg, want := range map[string][2]string{"tcp:10.0.0.1:9000": {"tcp", "10.0.0.1:9000"}, "127.0.0.1:9000": {"tcp", "127.0.0.1:9000"},
+		"unix:/run/php/x.sock": {"unix", "/run/php/x.sock"}} {
+		ts, _, err := Resolve([]string{arg}, "/status", false)
+		if err != nil || len(ts) != 1 || ts[0].Network != want[0] || ts[0].Address != want[1] || ts[0].StatusPath != "/status" {
+			t.Errorf("%s: %+v %v", arg, ts, err)
+		}
+	}
+	for _, arg := range []string{"tcp:nonsense", filepath.Join(dir, "missing.conf"), dir, "no-such-pool-name-here"} {
+		if _, _, err := Resolve([]string{arg}, "/status", false); exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%s: %v, want a usage error", arg, err)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	if got := nearest("wwww", []string{"api", "www", "admin"}); got != "www" {
+		t.Errorf("nearest: %q", got)
+	}
+	if got := nearest("zzzzzz", []string{"api", "www"}); got != "" {
+		t.Errorf("nothing near: %q", got)
+	}
+}
