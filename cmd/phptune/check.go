@@ -70,6 +70,9 @@ func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) 
 	if f.forDur <= 0 || f.interval <= 0 {
 		return exitcode.UsageErrorf("--for and --interval must be positive")
 	}
+	if f.interval > f.forDur {
+		return exitcode.UsageErrorf("--interval %s is longer than --for %s: give a window of several intervals", f.interval, f.forDur)
+	}
 	if !strings.HasPrefix(f.statusPath, "/") {
 		return exitcode.UsageErrorf("--status-path %q: want a path starting with /, as pm.status_path is written", f.statusPath)
 	}
@@ -89,21 +92,21 @@ func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) 
 	}
 	line := newStatusLine(os.Stderr)
 	o := check.Options{Targets: targets, Skipped: skipped, For: f.forDur, Interval: f.interval}
-	if line.on {
-		o.Progress = func(p check.Progress) {
-			var pools []string
-			for _, pp := range p.Pools {
-				q := "?"
-				if pp.Queue >= 0 {
-					q = fmt.Sprint(pp.Queue)
-				}
-				pools = append(pools, fmt.Sprintf("%s: busy %d, queue %s", pp.Name, pp.Busy, q))
-			}
-			line.set("check: %s/%s  %s", p.Elapsed.Round(time.Second), p.Total, strings.Join(pools, "; "))
+	o.Progress = func(p check.Progress) {
+		if !line.on {
+			// A log or CI: one line once sampling starts, saying what runs and for how long.
+			line.step("sampling", "check: sampling %d pool(s) for %s every %s", len(p.Pools), p.Total, f.interval)
+			return
 		}
-	} else {
-		// A log or CI: one line saying what runs, and for how long.
-		fmt.Fprintf(os.Stderr, "check: sampling %d pool(s) for %s every %s\n", len(targets), f.forDur, f.interval)
+		var pools []string
+		for _, pp := range p.Pools {
+			q := "?"
+			if pp.Queue >= 0 {
+				q = fmt.Sprint(pp.Queue)
+			}
+			pools = append(pools, fmt.Sprintf("%s: busy %d, queue %s", pp.Name, pp.Busy, q))
+		}
+		line.set("check: %s/%s  %s", p.Elapsed.Round(time.Second), p.Total, strings.Join(pools, "; "))
 	}
 	res, runErr := check.Run(ctx, o)
 	line.clear()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/check"
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
@@ -32,7 +33,7 @@ effect with its 95% CI, latency percentiles and memory per worker per configurat
 baseline on the training, held-out and guard sets with its 95% CI and verdict, time per request, throughput
 through php-fpm, instructions per request (a cross-check), the variants not available and why, the builds'
 steps, configure arguments and the environment. tune and build write this page into their output dirs
-themselves; this command re-renders it.`,
+themselves; this command re-renders it. check's result.json (phptune/check/v1) renders too.`,
 		Example: `  phptune report phptune-results/tune-20260101-120000/result.json
   phptune report bench/result.json --out bench.html
   phptune report phptune-results/build-20260101-120000/result.json
@@ -92,6 +93,14 @@ func runReport(path, out string) error {
 		if err := report.CompareTunesHTML(&page, &r); err != nil {
 			return err
 		}
+	case check.Schema:
+		var r check.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			return exitcode.UsageErrorf("%s: bad %s result: %v", path, check.Schema, oneLine(err))
+		}
+		if err := report.CheckHTML(&page, &r); err != nil {
+			return err
+		}
 	case phpbuild.Schema:
 		var r phpbuild.Result
 		if err := json.Unmarshal(data, &r); err != nil {
@@ -101,8 +110,8 @@ func runReport(path, out string) error {
 			return err
 		}
 	default:
-		return exitcode.UsageErrorf("%s: schema %q is not one phptune report renders (%s, %s, %s, %s, %s)", path, head.Schema,
-			tune.Schema, load.SchemaBench, compare.Schema, compare.SchemaTune, phpbuild.Schema)
+		return exitcode.UsageErrorf("%s: schema %q is not one phptune report renders (%s, %s, %s, %s, %s, %s)", path, head.Schema,
+			tune.Schema, load.SchemaBench, compare.Schema, compare.SchemaTune, phpbuild.Schema, check.Schema)
 	}
 	if err := writeAtomic(out, page.Bytes()); err != nil {
 		return err

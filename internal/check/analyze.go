@@ -366,22 +366,28 @@ func opcacheOf(w window) OpcacheCheck {
 		return c
 	}
 	c.First, c.Last = w.opcache[0], w.opcache[len(w.opcache)-1]
-	if len(w.opcache) > 1 {
-		// Restart counters go back only when the master restarts; each pair's increase counts.
-		for i := 1; i < len(w.opcache); i++ {
-			a, b := w.opcache[i-1], w.opcache[i]
-			c.OOMRestarts += max(b.OOMRestarts-a.OOMRestarts, 0)
-			c.HashRestarts += max(b.HashRestarts-a.HashRestarts, 0)
+	for _, o := range w.opcache {
+		if u := opcacheUse(o); o.Enabled && u.Full() != "" {
+			c.Full = o
 		}
-		hits, misses := c.Last.Hits-c.First.Hits, c.Last.Misses-c.First.Misses
-		// check's own script misses each time it is run (opcache does not keep it): those are not the app's.
-		misses = max(misses-int64(len(w.opcache)-1), 0)
-		if hits >= 0 && misses >= 0 {
-			c.WindowLookups = hits + misses
-			if c.WindowLookups >= minLookups {
-				c.WindowHitRate = round(100*float64(hits)/float64(c.WindowLookups), 3)
-			}
+	}
+	var hits, misses int64
+	for i := 1; i < len(w.opcache); i++ {
+		a, b := w.opcache[i-1], w.opcache[i]
+		// Restart counters go back only when the master restarts; hits and misses at each opcache restart.
+		c.OOMRestarts += max(b.OOMRestarts-a.OOMRestarts, 0)
+		c.HashRestarts += max(b.HashRestarts-a.HashRestarts, 0)
+		if b.Hits >= a.Hits && b.Misses >= a.Misses {
+			hits, misses = hits+b.Hits-a.Hits, misses+b.Misses-a.Misses
+		} else {
+			hits, misses = hits+b.Hits, misses+b.Misses
 		}
+	}
+	// check's own script misses each time it is run (opcache does not keep it): those are not the app's.
+	misses = max(misses-int64(len(w.opcache)-1), 0)
+	c.WindowLookups = hits + misses
+	if c.WindowLookups >= minLookups {
+		c.WindowHitRate = round(100*float64(hits)/float64(c.WindowLookups), 3)
 	}
 	return c
 }

@@ -223,6 +223,8 @@ type CPU struct {
 type OpcacheCheck struct {
 	First *measure.Opcache `json:"first,omitempty"`
 	Last  *measure.Opcache `json:"last,omitempty"`
+	// Full is the last read that found opcache full (a restart empties it: the last read may not be).
+	Full  *measure.Opcache `json:"full,omitempty"`
 	Reads int              `json:"reads"`
 	// Restarts in the window (out of memory, out of keys) and the hit rate of the window's lookups.
 	OOMRestarts   int64   `json:"oom_restarts"`

@@ -255,24 +255,21 @@ func opcacheFindings(p *Pool, tn tuneCmd) []opcacheFinding {
 				Verify: tn.with("--only opcache")}}}
 	}
 	var out []opcacheFinding
-	use := opcacheUse(o)
-	cur := opcacheSizes(o)
-	sizes := ""
-	if v := knob.OpcacheMemory().Suggest(knob.Facts{Opcache: &use}, knob.Config{}); len(v) > 0 {
-		sizes = v[0]
+	// Sized from the read that found it full, or the last: a read just after a restart sees an empty cache.
+	sized := o
+	if c.Full != nil {
+		sized = c.Full
 	}
-	sizeSuggestion := func() Suggestion {
-		if sizes == "" || sizes == cur {
-			return Suggestion{}
-		}
-		return Suggestion{Setting: "opcache.memory_consumption/interned_strings_buffer/max_accelerated_files", Current: cur, Suggested: sizes,
-			Why:    fmt.Sprintf("room for twice what is used: %s (+%s wasted) memory, %d keys, %s interned strings", mib(o.MemoryUsed), mib(o.MemoryWasted), o.CachedKeys, mib(o.InternedUsed)),
-			Verify: tn.with(fmt.Sprintf("--only opcache_memory --knob opcache_memory=%s,%s", cur, sizes))}
+	sizes := opcacheSuggestion(sized, tn)
+	evidence := opcacheEvidence(sized)
+	if c.Full != nil && c.Full != o {
+		evidence = append(evidence, "the last read found it emptied by a restart")
 	}
-	evidence := opcacheEvidence(o)
-	full := use.Full()
-	if full != "" {
-		out = append(out, opcacheFinding{f: &Finding{ID: FindOpcacheFull, Title: "opcache is full: " + full, Evidence: evidence}, s: sizeSuggestion()})
+	full := ""
+	if c.Full != nil {
+		u := opcacheUse(c.Full)
+		full = u.Full()
+		out = append(out, opcacheFinding{f: &Finding{ID: FindOpcacheFull, Title: "opcache is full: " + full, Evidence: evidence}, s: sizes})
 	}
 	if n := c.OOMRestarts + c.HashRestarts; n > 0 {
 		f := &Finding{ID: FindOpcacheRst, Title: fmt.Sprintf("opcache restarted %d time(s) in %s, emptying the cache for every worker", n, dur(p.ElapsedS)),
@@ -280,7 +277,7 @@ func opcacheFindings(p *Pool, tn tuneCmd) []opcacheFinding {
 				o.OOMRestarts, o.HashRestarts)}, evidence...)}
 		s := Suggestion{}
 		if full == "" {
-			s = sizeSuggestion()
+			s = sizes
 		}
 		out = append(out, opcacheFinding{f: f, s: s})
 	}
@@ -298,6 +295,21 @@ func opcacheFindings(p *Pool, tn tuneCmd) []opcacheFinding {
 				Why: fmt.Sprintf("%s used of %s", mib(size-o.JITBufferFree), mib(size)), Verify: tn.with("--only jit")}})
 	}
 	return out
+}
+
+// opcacheSuggestion is opcache's three sizes with room for twice what o shows in use (tune's opcache_memory
+// rule), or none when that is what the pool has.
+func opcacheSuggestion(o *measure.Opcache, tn tuneCmd) Suggestion {
+	u := opcacheUse(o)
+	v := knob.OpcacheMemory().Suggest(knob.Facts{Opcache: &u}, knob.Config{})
+	cur := opcacheSizes(o)
+	if len(v) == 0 || v[0] == cur {
+		return Suggestion{}
+	}
+	return Suggestion{Setting: "opcache.memory_consumption/interned_strings_buffer/max_accelerated_files", Current: cur, Suggested: v[0],
+		Why: fmt.Sprintf("room for twice what is used: %s memory (+%s wasted), %d keys, %s interned strings", mib(o.MemoryUsed),
+			mib(o.MemoryWasted), o.CachedKeys, mib(o.InternedUsed)),
+		Verify: tn.with(fmt.Sprintf("--only opcache_memory --knob opcache_memory=%s,%s", cur, v[0]))}
 }
 
 func opcacheUse(o *measure.Opcache) knob.OpcacheUse {

@@ -73,12 +73,12 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 		inflight = true
 		go func() { s.readStatus(ctx, s.opcacheDue()); done <- struct{}{} }()
 	}
-	s.readQueue()
+	s.readQueue(false)
 	start()
 	for {
 		select {
 		case <-tick.C:
-			s.readQueue()
+			s.readQueue(inflight)
 			if !inflight {
 				start()
 			}
@@ -171,9 +171,13 @@ func (s *sampler) readOpcache(ctx context.Context) {
 	s.opcache = append(s.opcache, o)
 }
 
-// readQueue reads the socket's accept queue from the kernel.
-func (s *sampler) readQueue() {
+// readQueue reads the socket's accept queue from the kernel; own says check's status request is in flight, and
+// may be one of the connections waiting (it is not counted).
+func (s *sampler) readQueue(own bool) {
 	q, err := measure.ReadListenQueue(s.t.Network, s.t.Address)
+	if own && q.Queued > 0 {
+		q.Queued--
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {

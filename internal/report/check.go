@@ -67,8 +67,8 @@ func checkPool(w io.Writer, p *check.Pool) {
 	fmt.Fprintf(w, "  pm %s, max_children %s, max_requests %s; %d status reads, %d unanswered\n", orDash(s.PM), mc, mr, p.Samples, p.StatusMissed)
 	row := func(label, text string) { wrapTo(w, fmt.Sprintf("  %-9s ", label), strings.Repeat(" ", 12), text) }
 	t := p.Traffic
-	row("Traffic", fmt.Sprintf("%s requests, %s/s; max_children reached %d time(s); %d slow (php-fpm's count)", group(t.Accepted), rate(t.PerSecond),
-		t.MaxChildrenReached, t.SlowRequests))
+	row("Traffic", fmt.Sprintf("%s requests, %s/s; max_children reached %d time(s) (%d since the pool started); %d slow (php-fpm's count)",
+		group(t.Accepted), rate(t.PerSecond), t.MaxChildrenReached, t.MaxChildrenReachedTotal, t.SlowRequests))
 	b := p.Busy
 	row("Workers", fmt.Sprintf("busy: peak %d, p95 %s, mean %s of max_children %s (all busy in %.0f%% of samples); up to %d running", b.Peak,
 		fnum(b.P95), fnum(b.Mean), mc, 100*b.AtLimit, b.Workers))

@@ -171,9 +171,13 @@ func poolMemoryChart(p *check.Pool, i int) *chart {
 	}
 	end := math.Max(p.ElapsedS, s.T[len(s.T)-1])
 	xs := scale{D0: 0, D1: math.Max(end, 1), R0: left, R1: c.W - padRight}
-	yt := niceTicks(0, top*1.1/(1<<20), 5)
+	unit := float64(1 << 20) // round ticks in the unit the labels use
+	if top >= 2<<30 {
+		unit = 1 << 30
+	}
+	yt := niceTicks(0, top*1.1/unit, 5)
 	for k := range yt {
-		yt[k] *= 1 << 20
+		yt[k] *= unit
 	}
 	ys := scale{D0: 0, D1: math.Max(yt[len(yt)-1], top*1.1), R0: bottom, R1: padTop}
 	yAxis(c, ys, yt, bytesLabel, left, c.W-padRight, "memory")
