@@ -52,13 +52,13 @@ Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot 
   phptune check /etc/php/8.2/fpm/pool.d/www.conf --for 10m
   phptune check /run/php/php8.2-fpm.sock --status-path /status
   phptune check tcp:127.0.0.1:9000 --json > check.json
-  phptune check www --out /var/tmp/check          # result.json and report.html`,
+  phptune check www --out /var/tmp/check               # result.json and report.html`,
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd.Context(), f, args, cmd.Flags().Changed("status-path"))
 		}),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "pm.status_path of the pools given by socket or address (a pool file's own is read from it)")
+	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "pm.status_path of a socket or address (a pool file's is read from it)")
 	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "how long to sample")
 	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "time between samples")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/check/v1) instead of the summary")
