@@ -327,6 +327,17 @@ func (f tuneFlags) limits(o *tune.Options) error {
 		return nil
 	}
 	o.Memory, o.MemoryFrom = lim.Memory()
+	// The pools already running in the same memory keep what they may still grow to.
+	if pools, err := measure.RunningPools(); err == nil {
+		o.OtherPools = tune.OtherPools(pools, lim, lim.CgroupBound(), func(pid int) string {
+			l, _ := measure.ReadLimitsOf(pid)
+			return l.Cgroup
+		})
+		if kept, names := tune.Reserve(o.OtherPools); names != "" {
+			o.Memory -= kept
+			o.MemoryFrom += "; less " + names
+		}
+	}
 	if o.Memory <= 0 {
 		return exitcode.UsageErrorf("no memory is left for a pool: %s; free some or give --memory", o.MemoryFrom)
 	}

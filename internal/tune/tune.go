@@ -44,8 +44,11 @@ type Options struct {
 	Knobs    []knob.Knob // decided in this order after the pool size
 	Budget   time.Duration
 	Memory   int64 // bytes the pool may use
-	// MemoryFrom says what set Memory: "--memory", the host's available memory, or a cgroup's limit.
+	// MemoryFrom says what set Memory: "--memory", the host's available memory, or a cgroup's limit, less what
+	// the other pools there may still take.
 	MemoryFrom string
+	// OtherPools are the php-fpm pools running in the same memory, whose growth was kept out of Memory.
+	OtherPools []OtherPool
 	// Limits are the place the pool is sized for (this process's cgroup, or a named one): its CPUs size the
 	// rule of thumb, the CPU trials' load and nginx's workers (nil: the host's).
 	Limits *measure.Limits
