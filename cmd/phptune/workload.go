@@ -31,7 +31,7 @@ page, even a fast 200, is never measured as the app) and its own services (a pri
 func newWorkloadListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use:     "list",
 		Short:   "List the presets, what each needs and whether it is prepared",
 		Example: "  phptune workload list\n  phptune workload list --json",
 		Args:    args(0, 0, ""),
