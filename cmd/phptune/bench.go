@@ -210,6 +210,13 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 	if f.repeat < 1 {
 		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
 	}
+	// The status page, when asked for: where to read it.
+	var st *statusSource
+	if f.status != "" {
+		if st, err = parseStatusSource(f.status, t); err != nil {
+			return err
+		}
+	}
 	if f.out != "" {
 		release, err := openOut(f.out)
 		if err != nil {
@@ -218,14 +225,6 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		defer release()
 	}
 	defer setProcs(f.procs)()
-
-	// The status page, when asked for: where to read it.
-	var st *statusSource
-	if f.status != "" {
-		if st, err = parseStatusSource(f.status, t); err != nil {
-			return err
-		}
-	}
 	var before *measure.FPMStatus
 	if st != nil {
 		if before, err = st.read(ctx); err != nil {

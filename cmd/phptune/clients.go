@@ -116,6 +116,11 @@ func runClients(ctx context.Context, f clientsFlags) error {
 			return exitcode.UsageErrorf("port %d: want 1 to 65535, or 0 for a free one", p)
 		}
 	}
+	php, err := clients.NewPHP(ctx, f.php)
+	if err != nil {
+		return err
+	}
+	defer php.Close()
 	if f.out != "" {
 		release, err := openOut(f.out)
 		if err != nil {
@@ -123,11 +128,6 @@ func runClients(ctx context.Context, f clientsFlags) error {
 		}
 		defer release()
 	}
-	php, err := clients.NewPHP(ctx, f.php)
-	if err != nil {
-		return err
-	}
-	defer php.Close()
 
 	rep := &clients.Report{Schema: clients.Schema, Started: time.Now().UTC(), Command: os.Args, Settings: clients.SettingsOf(cfg)}
 	rep.Environment.CPUs = runtime.NumCPU()

@@ -148,16 +148,16 @@ func runIngestK6(f ingestFlags, files []string) error {
 			return err
 		}
 	}
+	res, outs, err := k6.Ingest(files, &o, f.scenario)
+	if err != nil {
+		return err
+	}
 	if f.out != "" {
 		release, err := openOut(f.out)
 		if err != nil {
 			return err
 		}
 		defer release()
-	}
-	res, outs, err := k6.Ingest(files, &o, f.scenario)
-	if err != nil {
-		return err
 	}
 	if err := res.Encode(); err != nil {
 		return err

@@ -126,11 +126,14 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 		}
 	}
+	known := knob.All(preloadScript(sc), nil)
+	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs, "--compare": f.compares}, f.inis); err != nil {
+		return err
+	}
 	base, err := baseConfig(f.fromPool, f.fromINI, f.inis, nil)
 	if err != nil {
 		return err
 	}
-	known := knob.All(preloadScript(sc), nil)
 	for _, kv := range f.knobs {
 		if err := setKnob(&base, known, "--knob", kv); err != nil {
 			return err

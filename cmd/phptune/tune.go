@@ -117,8 +117,12 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := f.options(app)
+	o, err := f.options(ctx, app)
 	if err != nil {
+		return err
+	}
+	// Every usage error before the run dir is made.
+	if err := o.Check(); err != nil {
 		return err
 	}
 	out, release, err := openRunDir(f.out, "tune")
@@ -229,7 +233,7 @@ func profileAfter(ctx context.Context, o tune.Options, res *tune.Result, line *s
 // options turns the flags and the app into tune's options: the stack, the load, the starting point, the knobs
 // (with the PHP binaries to race), screening and the memory to plan the pool in; and checks that php-fpm and
 // nginx are there before anything starts.
-func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
+func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, err error) {
 	sc, name := app.cfg, app.name
 	sc.Nginx, sc.User = f.nginx, f.user
 	if f.front != "" {
@@ -272,13 +276,17 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 	if f.fromPool != "" || f.fromINI != "" {
 		o.BaseName = "your configuration"
 	}
+	known := knob.All(preloadScript(sc), binaries)
+	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs}, f.inis); err != nil {
+		return o, err
+	}
 	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.inis, o.Pins); err != nil {
 		return o, err
 	}
 	if len(binaries) > 1 {
 		o.Base.PHPFPM = binaries[0]
 	}
-	if o.Knobs, err = f.knobSet(&o, knob.All(preloadScript(sc), binaries)); err != nil {
+	if o.Knobs, err = f.knobSet(&o, known); err != nil {
 		return o, err
 	}
 	o.ForceScreen = f.screen
