@@ -19,6 +19,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/phpini"
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
@@ -443,6 +444,15 @@ func screener(sc stack.Config, urls func() []load.MixItem, req load.Request) (*t
 	}
 	if _, err := measure.FindStrace(); err != nil {
 		return nil, "strace"
+	}
+	// Instructions are counted on php-cgi of php-fpm's version.
+	if fpm, err := stack.FindPHPFPM(sc.PHPFPM); err == nil {
+		if _, err := measure.FindPHPCGI("", fpm); err != nil {
+			if v := phpini.Version(fpm); v != "" {
+				return nil, "php" + v + "-cgi"
+			}
+			return nil, "php-cgi"
+		}
 	}
 	return &tune.Screener{
 		Method: "instructions: callgrind on php-cgi; syscalls: strace on php-fpm",
