@@ -28,6 +28,15 @@ build:
 demo: deps-demo build
 	sh scripts/demo.sh $(BIN)
 
+# The Debian package, phptune_VERSION_ARCH.deb (scripts/deb.sh): apt install ./phptune_*.deb on a server.
+deb:
+	GO=$(GO) sh scripts/deb.sh
+
+# The package installed into a fresh Debian bookworm root (debootstrap; as root, several minutes, not part of
+# `make test`): make demo's install and apt install of the .deb, then tune --budget 1m from it, nothing left running.
+test-deb: deb
+	sh scripts/test-install.sh phptune_*.deb
+
 vet:
 	$(GO) vet ./...
 

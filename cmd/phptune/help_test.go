@@ -22,7 +22,7 @@ func commands(root *cobra.Command) []*cobra.Command {
 // ours says whether c is phptune's own (cobra adds help and completion).
 func ours(c *cobra.Command) bool {
 	for p := c; p != nil; p = p.Parent() {
-		if p.Name() == "help" || p.Name() == "completion" {
+		if p.Name() == "help" || p.Name() == "completion" || p.Hidden {
 			return false
 		}
 	}

@@ -99,7 +99,7 @@ you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results s
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { renderHelp(c.OutOrStdout(), c) })
 	root.AddCommand(newServeCmd(), newBenchCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
-		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd())
+		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd(), newManCmd())
 	// Flags are listed as registered: by group, the most used first.
 	var keepOrder func(c *cobra.Command)
 	keepOrder = func(c *cobra.Command) {
