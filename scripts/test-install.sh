@@ -7,7 +7,7 @@
 #  2. In another fresh root: apt install ./phptune_VERSION_ARCH.deb pulls what tune needs, phptune tune
 #     --budget 1m runs from it and writes its three config files, man phptune-tune is there, apt remove takes it
 #     away.
-# Usage: sh scripts/test-install.sh phptune_VERSION_ARCH.deb
+# Usage: sh scripts/test-install.sh phptune_VERSION_ARCH.deb   (PHPTUNE_HEAVY_LOCK=FILE: the tune waits for it)
 set -eu
 cd "$(dirname "$0")/.."
 if [ $# -ne 1 ] || [ ! -f "$1" ]; then
@@ -100,7 +100,9 @@ check "it pulls php-fpm and nginx" sh -c "chroot '$r' dpkg-query -W php8.2-fpm n
 check "its man page" test -f "$r/usr/share/man/man1/phptune-tune.1.gz"
 start=$(date +%s)
 code=0
-chroot "$r" phptune tune --budget 1m --out /tmp/run >"$r/tmp/tune.out" 2>"$r/tmp/tune.err" || code=$?
+# PHPTUNE_HEAVY_LOCK=FILE: the tune waits for that lock (a shared machine's rule for runs that measure).
+${PHPTUNE_HEAVY_LOCK:+flock "$PHPTUNE_HEAVY_LOCK"} chroot "$r" phptune tune --budget 1m --out /tmp/run \
+	>"$r/tmp/tune.out" 2>"$r/tmp/tune.err" || code=$?
 echo "  phptune tune --budget 1m: exit $code in $(($(date +%s) - start)) s; $(grep -c . "$r/tmp/tune.out") lines of output"
 check "phptune tune --budget 1m exits 0" [ "$code" = 0 ]
 [ "$code" = 0 ] || tail -5 "$r/tmp/tune.err"
