@@ -99,11 +99,12 @@ func renderHelp(w io.Writer, c *cobra.Command) {
 	if where := c.Annotations[learnKey]; where != "" || c.HasAvailableSubCommands() {
 		b.WriteString("\nLEARN MORE\n")
 		if c.HasAvailableSubCommands() {
-			b.WriteString("  " + c.CommandPath() + " COMMAND --help; man " + strings.ReplaceAll(c.CommandPath(), " ", "-") + "\n")
+			b.WriteString("  " + c.CommandPath() + " COMMAND --help: a command's help\n")
 		}
 		if where != "" {
 			b.WriteString(wrap("  "+where, 2))
 		}
+		b.WriteString("  man " + strings.ReplaceAll(c.CommandPath(), " ", "-") + " (installed with the Debian package)\n")
 	}
 	io.WriteString(w, b.String())
 }

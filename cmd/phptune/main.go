@@ -95,7 +95,7 @@ you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results s
 		SilenceErrors: true,
 		Version:       version,
 	}
-	learnMore(root, `README.md (in the source, and /usr/share/doc/phptune from the Debian package); man phptune`)
+	learnMore(root, `README.md and docs/ (in the source; /usr/share/doc/phptune with the Debian package)`)
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { renderHelp(c.OutOrStdout(), c) })
 	root.AddCommand(newServeCmd(), newBenchCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
