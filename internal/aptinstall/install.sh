@@ -91,7 +91,8 @@ for p in $new; do
 				update-rc.d "$n" disable >/dev/null 2>&1 || true
 				say "$n: its init script enabled by the install of $p; disabled again (to have it: update-rc.d $n enable)"
 			fi
-			if [ -z "$systemd" ] && "$R$f" status >/dev/null 2>&1; then
+			# A daemon's script (started in runlevels 2-5; not procps' and other boot-time scripts).
+			if [ -n "$on" ] && [ -z "$systemd" ] && "$R$f" status >/dev/null 2>&1; then
 				"$R$f" stop >/dev/null 2>&1 || true
 				say "$n: started by the install of $p; stopped again"
 			fi
