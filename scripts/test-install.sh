@@ -64,7 +64,13 @@ fresh() { # fresh: r becomes a new root from the cached minbase, mounted for use
 	mount --bind /dev/pts "$r/dev/pts"
 }
 installed() { chroot "$1" dpkg-query -W -f='${Package} ${Status}\n' | awk '$NF == "installed" {print $1}' | sort; }
-enabled() { (cd "$1" && find etc/systemd/system -path '*.wants/*' 2>/dev/null; ls etc/rc[2-5].d 2>/dev/null) | sort; }
+# The services, timers and sockets enabled for a boot (systemd's wants links, sysv start links). systemd's own
+# template and target links (getty@tty1, remote-fs.target), made when a package pulls systemd itself into a root
+# without it, start no service of a package's: the installer leaves them, and so does this check.
+enabled() {
+	(cd "$1" && find etc/systemd/system -path '*.wants/*' \( -name '*.service' -o -name '*.timer' -o -name '*.socket' \) \
+		! -name '*@*' 2>/dev/null; for l in etc/rc[2-5].d/S*; do [ -e "$l" ] && echo "$l"; done) | sort
+}
 running() { for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" = "$1" ] && cat "$p/comm"; done; true; }
 
 echo "== 1. make demo's install in a fresh bookworm"
