@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -28,12 +29,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	headers, inis, knobs, skip, only, phpFPM, build                             []string
-	mix                                                                         mixFlags
-	budget, p99, timeout                                                        time.Duration
-	rate, minEffect, alpha                                                      float64
-	json, noScreen, screen, profile, builds                                     bool
+	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                     []string
+	mix                                                                                 mixFlags
+	budget, p99, timeout                                                                time.Duration
+	rate, minEffect, alpha                                                              float64
+	json, noScreen, screen, profile, builds                                             bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -93,12 +94,15 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.StringSliceVar(&f.only, "only", nil, "decide only these `KNOBS` (and any --knob), e.g. opcache,jit; none: the pool size alone")
 	fl.StringSliceVar(&f.build, "build", nil, "first build PHP trained on this mix (outside the budget) and race it as the knob php: "+
 		"`VARIANTS` of pgo, pgo+lto, pgo+bolt")
-	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, a `SIZE` such as 4GiB (default: MemAvailable less a reserve)")
+	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, a `SIZE` such as 4GiB (default: the cgroup's limit or "+
+		"MemAvailable, less what is in use and a reserve)")
+	fl.StringVar(&f.cgroup, "cgroup", "", "size for this `CGROUP`'s memory and CPU limits (a path as /proc/PID/cgroup shows it, "+
+		"or its directory under /sys/fs/cgroup; default: the one phptune runs in)")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal judged open-loop at --rate: exit 3 unless the p99 is shown below it")
 	fl.Float64Var(&f.rate, "rate", 0, "open model: requests/s at which --p99 is judged")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
-	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "p99", "rate", "screen", "no-screen")
+	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "p99", "rate", "screen", "no-screen")
 
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
@@ -300,12 +304,8 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
 		}
 	}
-	if f.memory != "" {
-		if o.Memory, err = parseMemory(f.memory); err != nil {
-			return o, err
-		}
-	} else if avail, err := measure.MemAvailable(); err == nil {
-		o.Memory = avail - max(avail/10, 512<<20)
+	if err := f.limits(&o); err != nil {
+		return o, err
 	}
 	// Prerequisites before anything starts.
 	if _, err := stack.FindPHPFPM(sc.PHPFPM); err != nil {
@@ -315,6 +315,36 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 		return o, err
 	}
 	return o, nil
+}
+
+// limits reads the place the pool is sized for (--cgroup, or the cgroup phptune runs in) and sets the memory the
+// pool may use (--memory wins) and nginx's workers from its CPUs.
+func (f tuneFlags) limits(o *tune.Options) error {
+	lim, err := measure.ReadLimits(f.cgroup)
+	if err != nil {
+		if f.cgroup != "" {
+			return exitcode.UsageErrorf("--cgroup: %v", err)
+		}
+		// No cgroup to read (not Linux's /proc): the host's memory alone.
+		lim = measure.Limits{HostCPUs: runtime.NumCPU()}
+		lim.HostMemAvailable, _ = measure.MemAvailable()
+	}
+	o.Limits = &lim
+	if o.Stack.NginxWorkers == 0 {
+		o.Stack.NginxWorkers = lim.WholeCPUs()
+	}
+	if f.memory != "" {
+		if o.Memory, err = parseMemory(f.memory); err != nil {
+			return err
+		}
+		o.MemoryFrom = "--memory " + f.memory
+		return nil
+	}
+	o.Memory, o.MemoryFrom = lim.Memory()
+	if o.Memory <= 0 {
+		return exitcode.UsageErrorf("no memory is left for a pool: %s; free some or give --memory", o.MemoryFrom)
+	}
+	return nil
 }
 
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
@@ -535,6 +565,9 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
 	t := knob.Target{Workers: res.Environment.Host.CPUs}
+	if l := res.Environment.Limits; l != nil {
+		t.Workers = l.WholeCPUs()
+	}
 	if sc.App != "" {
 		t.Docroot, _ = filepath.Abs(sc.App)
 	}
