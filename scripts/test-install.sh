@@ -101,7 +101,7 @@ cp "$deb" "$r/tmp/"
 printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d" && chmod 755 "$r/usr/sbin/policy-rc.d"
 chroot "$r" sh -c 'apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./tmp/'"$(basename "$deb")"' >/tmp/apt.log 2>&1' ||
 	{ tail -5 "$r/tmp/apt.log"; }
-check "the package installs with apt" chroot "$r" dpkg-query -W -f='${Status}' phptune
+check "the package installs with apt" sh -c "chroot '$r' dpkg-query -W -f='\${Status}' phptune | grep -q 'ok installed'"
 check "it pulls php-fpm and nginx" sh -c "chroot '$r' dpkg-query -W php8.2-fpm nginx >/dev/null"
 check "its man page" test -f "$r/usr/share/man/man1/phptune-tune.1.gz"
 start=$(date +%s)
