@@ -29,22 +29,18 @@ func newCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [TARGET...]",
 		Short: "Read a live php-fpm pool, read-only, and say what is wrong with it, with the numbers",
-		Long: `Read running php-fpm pools for --for, read-only and sending no load, and say what is wrong with each, with the
-numbers behind every finding: max_children reached and how long requests waited (the socket's accept queue
-against its backlog), busy workers against max_children, slow requests, workers' memory and its growth per
-request, the memory the pool may take at max_children against what its cgroup or the host has, and opcache's
-memory, keys, interned strings, hit rate, restarts and JIT buffer. Each change it would make comes with the
-numbers behind it and the phptune tune command line that would verify it: a suggestion, not a verdict.
+		Long: `Reads running php-fpm pools for --for, read-only and sending no load, and says what is wrong with each, with the
+numbers behind every finding: max_children reached and how long requests waited, busy workers, slow requests,
+workers' memory and its growth per request, the memory the pool may take at max_children against what its
+cgroup or the host has, opcache full or restarting. Each change it would make comes with its numbers and the
+phptune tune command that would verify it.
 
-TARGET is a pool file or php-fpm.conf (listen and pm.status_path read from it, include= followed), a unix
-socket (PATH or unix:PATH), an address (tcp:HOST:PORT or HOST:PORT) with --status-path, or a running pool's
-name. Without TARGET every pool running on this host is checked (phptune's own are left out).
+TARGET is a pool file or php-fpm.conf (listen and pm.status_path read from it), a unix socket (PATH or
+unix:PATH), tcp:HOST:PORT or HOST:PORT (with --status-path), or a running pool's name; without TARGET, every
+pool running on this host. A pool without pm.status_path cannot be sampled: check says what to add.
 
-It samples each pool's status page (?json&full) every --interval, its workers' memory from /proc, the accept
-queue from the kernel and opcache's state through one FastCGI request for phptune's script, placed in a private
-directory (/run/phptune-check-GID, 0750 to the workers' group, as root) for that request and removed after.
-It changes nothing else: not the pool's settings, its workers or its socket. A pool without pm.status_path
-cannot be sampled: check says what to add.
+The one thing it asks of a pool beyond its status page is to run phptune's opcache script, placed for that
+request in a private directory (/run/phptune-check-GID, 0750 to the workers' group) and removed after.
 
 Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot be read), 1 failure,
 130 interrupted (what was sampled is reported, marked partial).`,
@@ -53,16 +49,20 @@ Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot 
   phptune check /run/php/php8.2-fpm.sock --status-path /status
   phptune check tcp:127.0.0.1:9000 --json > check.json
   phptune check www --out /var/tmp/check               # result.json and report.html`,
+		Args: args(0, -1, "TARGET, a pool file, socket, tcp:HOST:PORT or running pool's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd.Context(), f, args, cmd.Flags().Changed("status-path"))
 		}),
 	}
+	learnMore(cmd, `README.md "Checking a live pool" (each finding's rule, what check does to the pool)`)
 	fl := cmd.Flags()
-	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "pm.status_path of a socket or address (a pool file's is read from it)")
-	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "how long to sample")
-	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "time between samples")
+	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "sample for this `DURATION`")
+	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "`DURATION` between samples")
+	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "the pm.status_path `PATH` of a socket or address (a pool file's is read from it)")
+	flagGroup(fl, "SAMPLING", "for", "interval", "status-path")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/check/v1) instead of the summary")
-	fl.StringVar(&f.out, "out", "", "also write result.json and report.html into this directory")
+	fl.StringVar(&f.out, "out", "", "also write result.json and report.html into this `DIR`")
+	flagGroup(fl, "OUTPUT", "json", "out")
 	return cmd
 }
 
@@ -82,6 +82,9 @@ func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) 
 	}
 	if len(targets) == 0 {
 		return nothingToSample(skipped)
+	}
+	if targets, err = check.Preflight(ctx, targets); err != nil {
+		return err
 	}
 	if f.out != "" {
 		release, err := openOut(f.out)

@@ -222,10 +222,10 @@ echo 'ok';
 }
 
 // TestCheckMemoryOverCgroupLimit: a pool whose max_children x worker memory exceeds its memory cgroup's limit
-// (a real v1 cgroup, the php-fpm master and its workers moved into it, moved back and removed after).
+// (a real v1 cgroup, the php-fpm master and its workers moved into it, moved out and removed after).
 func TestCheckMemoryOverCgroupLimit(t *testing.T) {
 	s := checkStack(t, "", stack.Pool{Name: "big", Listen: stack.ListenUnix, PM: "dynamic", MaxChildren: 64}, nil)
-	memoryCgroup(t, s.PID("php-fpm"), 96<<20)
+	intoCgroup(t, memoryCgroup(t, 96<<20), s.PID("php-fpm"))
 	loadFor(t, s, "/articles", 2, 20)
 	time.Sleep(time.Second)
 	res, r := checkJSON(t, confOf(s), "--for", "3s", "--interval", "250ms")
@@ -242,46 +242,9 @@ func TestCheckMemoryOverCgroupLimit(t *testing.T) {
 	}
 }
 
-// memoryCgroup makes a v1 memory cgroup limited to limit bytes and moves php-fpm's master and workers (its
-// process group) into it; the test's cleanup moves them back to where they were and removes the cgroup.
-func memoryCgroup(t *testing.T, master int, limit int64) {
+// intoCgroup moves php-fpm's master and workers (its process group) into the cgroup dir.
+func intoCgroup(t *testing.T, dir string, master int) {
 	t.Helper()
-	const root = "/sys/fs/cgroup/memory"
-	if os.Geteuid() != 0 {
-		t.Fatal("the cgroup test needs root (it makes a memory cgroup): run make test as root")
-	}
-	if _, err := os.Stat(filepath.Join(root, "memory.limit_in_bytes")); err != nil {
-		t.Skipf("no cgroup v1 memory hierarchy at %s (%v): this test puts the pool in a v1 memory cgroup", root, err)
-	}
-	origin := ""
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", master)); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.SplitN(line, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), "memory") {
-				origin = filepath.Join(root, f[2])
-			}
-		}
-	}
-	if origin == "" {
-		t.Fatalf("the master's memory cgroup is unknown")
-	}
-	dir := filepath.Join(root, fmt.Sprintf("phptune-check-test-%d", os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// Back where they came from, then the empty cgroup goes.
-		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil {
-			for _, pid := range strings.Fields(string(b)) {
-				os.WriteFile(filepath.Join(origin, "cgroup.procs"), []byte(pid), 0o644)
-			}
-		}
-		if err := os.Remove(dir); err != nil {
-			t.Errorf("remove the test's cgroup: %v", err)
-		}
-	})
-	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	pids, err := measure.ProcessGroup(master)
 	if err != nil {
 		t.Fatal(err)

@@ -42,9 +42,22 @@ type PoolProgress struct {
 	Queue   int // -1 unknown
 }
 
-// Run checks the pools: it reads each one's status page once (a pool that does not answer is bad input, exit
-// 2, before anything else), then samples them all for o.For, then sums up. Interrupted (ctx done), it returns
-// what it has, marked partial, with ctx's error.
+// Preflight reads each pool's status page once: a pool that does not answer is bad input (exit 2), found before
+// anything is written. It fills in what the page tells of each pool (its name, its master through a worker).
+func Preflight(ctx context.Context, targets []Target) ([]Target, error) {
+	running, _ := measure.RunningPools()
+	out := make([]Target, len(targets))
+	for i, t := range targets {
+		if err := preflight(ctx, &t, running); err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// Run samples the pools (Preflight's targets) for o.For, then sums up. Interrupted (ctx done), it returns what it
+// has, marked partial, with ctx's error.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.For <= 0 || o.Interval <= 0 {
 		return nil, exitcode.UsageErrorf("--for and --interval must be positive")
@@ -56,14 +69,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Targets) == 0 {
 		return res, nil
 	}
-	running, _ := measure.RunningPools()
-	targets := make([]Target, len(o.Targets))
-	for i, t := range o.Targets {
-		if err := preflight(ctx, &t, running); err != nil {
-			return nil, err
-		}
-		targets[i] = t
-	}
+	targets := o.Targets
 	if l, err := measure.ReadLimits(""); err == nil {
 		res.Host = Host{CPUs: l.HostCPUs, MemTotal: l.HostMemTotal, MemAvailable: l.HostMemAvailable}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/suggest"
 )
 
 // DefaultStatusPath is the status path tried on a socket or an address given without a pool file.
@@ -105,8 +106,8 @@ func resolveOne(a string, running []measure.RunningPool, statusPath string, stat
 	if strings.ContainsAny(a, "/.") || !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, exitcode.UsageErrorf("target %s: %v: give a pool file, a socket, tcp:HOST:PORT or a running pool's name", a, errors.Unwrap(err))
 	}
-	if near := nearest(a, names); near != "" {
-		return nil, nil, exitcode.UsageErrorf("target %s: no running pool of that name: did you mean %s?", a, near)
+	if near := suggest.Phrase(a, names); near != "" {
+		return nil, nil, exitcode.UsageErrorf("target %s: no such file, and no running pool of that name%s", a, near)
 	}
 	return nil, nil, exitcode.UsageErrorf("target %s: no such file and no running pool of that name (running: %s)", a, orNone(names))
 }
@@ -247,37 +248,6 @@ func isHostPort(s string) bool {
 	}
 	n, err := strconv.Atoi(port)
 	return err == nil && n > 0 && n < 65536
-}
-
-// nearest is the name closest to s by edit distance, when close enough to be a typo.
-func nearest(s string, names []string) string {
-	best, bestD := "", len(s)/2+2
-	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 func orNone(names []string) string {

@@ -45,12 +45,3 @@ func TestResolveTargets(t *testing.T) {
 		}
 	}
 }
-
-func TestNearest(t *testing.T) {
-	if got := nearest("wwww", []string{"api", "www", "admin"}); got != "www" {
-		t.Errorf("nearest: %q", got)
-	}
-	if got := nearest("zzzzzz", []string{"api", "www"}); got != "" {
-		t.Errorf("nothing near: %q", got)
-	}
-}
