@@ -92,3 +92,48 @@ func TestHealthyWindowHasNoFinding(t *testing.T) {
 		t.Fatalf("saturated pool: findings %+v suggestions %+v", p.Findings, p.Suggestions)
 	}
 }
+
+// TestOpcacheFindings: each of opcache's limits makes its finding from the reads alone, and a read just after a
+// restart (an emptied cache) neither hides the full cache seen before nor sizes the suggestion.
+func TestOpcacheFindings(t *testing.T) {
+	ini := map[string]string{"opcache.memory_consumption": "64", "opcache.interned_strings_buffer": "8", "opcache.max_accelerated_files": "4000",
+		"opcache.jit": "tracing", "opcache.jit_buffer_size": "64M"}
+	roomy := func() *measure.Opcache {
+		return &measure.Opcache{Loaded: true, Enabled: true, MemoryUsed: 20 << 20, MemoryFree: 44 << 20, InternedBuffer: 8 << 20,
+			InternedUsed: 2 << 20, InternedFree: 6 << 20, CachedKeys: 500, MaxCachedKeys: 7963, Hits: 1000, Misses: 10, INI: ini,
+			JITBufferSize: 64 << 20, JITBufferFree: 40 << 20}
+	}
+	ids := func(c OpcacheCheck) []string {
+		var out []string
+		for _, f := range opcacheFindings(&Pool{Opcache: c, ElapsedS: 60}, tuneCmd{base: "phptune tune /srv/app"}) {
+			out = append(out, f.f.ID)
+		}
+		return out
+	}
+	a, b := roomy(), roomy()
+	b.Hits, b.Misses = 200000, 20
+	if got := ids(opcacheOf(window{opcache: []*measure.Opcache{a, b}})); len(got) != 0 {
+		t.Errorf("a roomy opcache: %v", got)
+	}
+	full := roomy()
+	full.MemoryUsed, full.MemoryFree, full.MemoryWasted, full.CacheFull, full.OOMRestarts = 60<<20, 1<<20, 3<<20, true, 1
+	emptied := roomy()
+	emptied.MemoryUsed, emptied.MemoryFree, emptied.OOMRestarts, emptied.Hits, emptied.Misses = 2<<20, 62<<20, 2, 100, 1000
+	c := opcacheOf(window{opcache: []*measure.Opcache{roomy(), full, emptied}})
+	got := ids(c)
+	if len(got) != 3 || got[0] != FindOpcacheFull || got[1] != FindOpcacheRst || got[2] != FindOpcacheHits || c.Full != full {
+		t.Errorf("full, then restarted: %v (full read %v)", got, c.Full == full)
+	}
+	s := opcacheSuggestion(c.Full, tuneCmd{base: "phptune tune /srv/app"})
+	if s.Current != "64/8/4000" || s.Suggested != "128/8/10000" || s.Verify != "phptune tune /srv/app --only opcache_memory --knob opcache_memory=64/8/4000,128/8/10000" {
+		t.Errorf("suggestion %+v", s)
+	}
+	jit := roomy()
+	jit.JITBufferFree = 1 << 20
+	if got := ids(opcacheOf(window{opcache: []*measure.Opcache{jit}})); len(got) != 1 || got[0] != FindJITBuffer {
+		t.Errorf("a full JIT buffer: %v", got)
+	}
+	if got := ids(opcacheOf(window{opcache: []*measure.Opcache{{Loaded: true, INI: ini}}})); len(got) != 1 || got[0] != FindOpcacheOff {
+		t.Errorf("opcache off: %v", got)
+	}
+}

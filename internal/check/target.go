@@ -52,7 +52,15 @@ func Resolve(args []string, statusPath string, statusSet bool) (targets []Target
 		if runErr != nil {
 			return nil, nil, fmt.Errorf("find running php-fpm pools: %w", runErr)
 		}
-		return discovered(running, statusPath, statusSet)
+		ts, sk, err := discovered(running, statusPath, statusSet)
+		if err == nil && len(ts) == 0 && len(sk) == 0 {
+			own := ""
+			if n := len(running); n > 0 {
+				own = fmt.Sprintf(" but phptune's own (%d pool(s) of its runs, left out)", n)
+			}
+			return nil, nil, exitcode.UsageErrorf("no php-fpm pool is running here%s: give a pool file, a socket or tcp:HOST:PORT as TARGET", own)
+		}
+		return ts, sk, err
 	}
 	for _, a := range args {
 		ts, sk, err := resolveOne(a, running, statusPath, statusSet)
