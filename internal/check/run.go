@@ -79,7 +79,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	runs := make([]*poolRun, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
-		runs[i] = newPoolRun(t, o.Interval)
+		runs[i] = newPoolRun(t, o.Interval, o.For)
 		runs[i].before()
 		wg.Add(1)
 		go func(r *poolRun) {
@@ -177,9 +177,9 @@ type poolRun struct {
 	w     window
 }
 
-func newPoolRun(t Target, interval time.Duration) *poolRun {
+func newPoolRun(t Target, interval, window time.Duration) *poolRun {
 	probe, why := newOpcacheProbe(t)
-	return &poolRun{t: t, s: newSampler(t, interval, probe), opWhy: why}
+	return &poolRun{t: t, s: newSampler(t, interval, window, probe), opWhy: why}
 }
 
 // before reads what frames the window: the master's memory, its cgroup's limits and OOM count, the pool's

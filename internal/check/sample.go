@@ -13,8 +13,10 @@ const (
 	// statusTimeout bounds one status read: a pool whose every worker is held (kept connections, long
 	// requests) may not answer at all, and that is itself a finding.
 	statusTimeout = 10 * time.Second
-	// opcacheEvery spaces opcache reads; the first and the last read frame the window.
-	opcacheEvery = 30 * time.Second
+	// opcacheReads is how many times opcache is read over a window (the first and the last frame it), at most
+	// every opcacheMaxEvery: a cache that fills and restarts is full only part of the time.
+	opcacheReads    = 10
+	opcacheMaxEvery = 30 * time.Second
 )
 
 // observation is one status read and the workers' memory read right after it.
@@ -42,6 +44,8 @@ type sampler struct {
 	t        Target
 	interval time.Duration
 	probe    *opcacheProbe
+	// opcacheEvery spaces opcache reads: a tenth of the window, at least an interval, at most opcacheMaxEvery.
+	opcacheEvery time.Duration
 
 	mu       sync.Mutex
 	obs      []observation
@@ -55,12 +59,13 @@ type sampler struct {
 	lastOp   time.Time
 }
 
-func newSampler(t Target, interval time.Duration, probe *opcacheProbe) *sampler {
-	return &sampler{t: t, interval: interval, probe: probe}
+func newSampler(t Target, interval, window time.Duration, probe *opcacheProbe) *sampler {
+	every := min(max(window/opcacheReads, interval), opcacheMaxEvery)
+	return &sampler{t: t, interval: interval, probe: probe, opcacheEvery: every}
 }
 
 // run samples until end or until ctx is done: the accept queue every interval, the status page (with the
-// workers' memory) every interval when the last read has answered, opcache every opcacheEvery. final adds a
+// workers' memory) every interval when the last read has answered, opcache opcacheReads times. final adds a
 // last status and opcache read once the window is over (not after an interrupt: nothing more is sent then).
 func (s *sampler) run(ctx context.Context, end time.Time) {
 	tick := time.NewTicker(s.interval)
@@ -111,7 +116,7 @@ func (s *sampler) opcacheWorks() bool {
 func (s *sampler) opcacheDue() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.probe != nil && s.opErr == nil && time.Since(s.lastOp) >= opcacheEvery
+	return s.probe != nil && s.opErr == nil && time.Since(s.lastOp) >= s.opcacheEvery
 }
 
 // readStatus reads the status page, then the memory of the workers it lists, then (when due) opcache.
