@@ -31,34 +31,28 @@ const (
 // pool's size a finding without php-fpm's own "reached max_children" count (static pools keep none).
 const saturatedShare = 0.05
 
-// findings says what is wrong with the pool, each with its evidence, and what check would change.
+// finder makes one finding with its suggestion (nil: nothing found; a Suggestion without Setting: none).
+type finder func(p *Pool, tn tuneCmd) (*Finding, Suggestion)
+
+// findings says what is wrong with the pool, each with its evidence, and what check would change. When memory
+// bounds the pool, maxChildren suggests nothing (memory allows no more) and memoryLimit suggests the size that fits.
 func findings(p *Pool, t Target) ([]Finding, []Suggestion) {
+	tn := tuneLine(p, t)
 	var fs []Finding
 	var ss []Suggestion
-	add := func(f *Finding, s ...Suggestion) {
-		if f != nil {
-			fs = append(fs, *f)
-			for _, x := range s {
-				if x.Setting != "" {
-					x.Finding = f.ID
-					ss = append(ss, x)
-				}
-			}
+	add := func(f *Finding, s Suggestion) {
+		if f == nil {
+			return
+		}
+		fs = append(fs, *f)
+		if s.Setting != "" {
+			s.Finding = f.ID
+			ss = append(ss, s)
 		}
 	}
-	tn := tuneLine(p, t)
-	f, s := maxChildren(p, tn)
-	add(f, s)
-	add(backlog(p, tn))
-	add(unanswered(p), Suggestion{})
-	add(slowRequests(p), Suggestion{})
-	memF, memS := memoryLimit(p, tn)
-	if memF != nil && len(ss) > 0 && ss[0].Setting == "pm.max_children" {
-		ss = ss[1:] // memory bounds the pool: its suggestion replaces the one from the traffic
+	for _, find := range []finder{maxChildren, backlog, unanswered, slowRequests, memoryLimit, oomKills, growth} {
+		add(find(p, tn))
 	}
-	add(memF, memS)
-	add(oomKills(p), Suggestion{})
-	add(growth(p, tn))
 	for _, of := range opcacheFindings(p, tn) {
 		add(of.f, of.s)
 	}
@@ -134,19 +128,19 @@ func backlog(p *Pool, tn tuneCmd) (*Finding, Suggestion) {
 	return f, s
 }
 
-func unanswered(p *Pool) *Finding {
+func unanswered(p *Pool, _ tuneCmd) (*Finding, Suggestion) {
 	if p.StatusMissed == 0 {
-		return nil
+		return nil, Suggestion{}
 	}
 	return &Finding{ID: FindUnanswered,
 		Title: fmt.Sprintf("the status page went unanswered for %s, %d time(s): every worker was held", statusTimeout, p.StatusMissed),
 		Evidence: []string{fmt.Sprintf("%d of %d status reads got no worker within %s: long requests, or kept connections (nginx's keepalive to "+
-			"php-fpm) holding every worker", p.StatusMissed, p.StatusMissed+p.Samples, statusTimeout)}}
+			"php-fpm) holding every worker", p.StatusMissed, p.StatusMissed+p.Samples, statusTimeout)}}, Suggestion{}
 }
 
-func slowRequests(p *Pool) *Finding {
+func slowRequests(p *Pool, _ tuneCmd) (*Finding, Suggestion) {
 	if p.Traffic.SlowRequests == 0 && len(p.Slow.Seen) == 0 {
-		return nil
+		return nil, Suggestion{}
 	}
 	f := &Finding{ID: FindSlow}
 	if p.Traffic.SlowRequests > 0 {
@@ -157,7 +151,7 @@ func slowRequests(p *Pool) *Finding {
 	for _, r := range p.Slow.Seen {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s ran %s s or more (pid %d, %s)", r.URI, num(r.DurationS), r.PID, r.Script))
 	}
-	return f
+	return f, Suggestion{}
 }
 
 func memoryLimit(p *Pool, tn tuneCmd) (*Finding, Suggestion) {
@@ -180,12 +174,12 @@ func memoryLimit(p *Pool, tn tuneCmd) (*Finding, Suggestion) {
 	return f, s
 }
 
-func oomKills(p *Pool) *Finding {
+func oomKills(p *Pool, _ tuneCmd) (*Finding, Suggestion) {
 	if p.Memory.OOMKills <= 0 {
-		return nil
+		return nil, Suggestion{}
 	}
 	return &Finding{ID: FindOOMKills, Title: fmt.Sprintf("the OOM killer killed %d process(es) in the pool's cgroup during the check", p.Memory.OOMKills),
-		Evidence: []string{"the pool's memory: " + p.Memory.LimitSource}}
+		Evidence: []string{"the pool's memory: " + p.Memory.LimitSource}}, Suggestion{}
 }
 
 func growth(p *Pool, tn tuneCmd) (*Finding, Suggestion) {
