@@ -28,6 +28,7 @@ type window struct {
 	queue      []queueObs
 	backlog    int
 	queueErr   error
+	memErr     error
 	missed     int
 	own        int
 	opcache    []*measure.Opcache

@@ -346,6 +346,9 @@ func notes(t Target, w window, p *Pool) []string {
 	if p.Traffic.Restarts > 0 {
 		n = append(n, fmt.Sprintf("the pool's counters went back %d time(s): it was reloaded or restarted during the check", p.Traffic.Restarts))
 	}
+	if w.memErr != nil {
+		n = append(n, fmt.Sprintf("workers' memory not read (%v): run check as root, or as the pool's user", w.memErr))
+	}
 	if p.Memory.Error != "" {
 		n = append(n, "memory limit not read: "+p.Memory.Error)
 	}

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"time"
 
@@ -52,6 +53,7 @@ type sampler struct {
 	queue    []queueObs
 	backlog  int
 	queueErr error
+	memErr   error // the first worker whose memory could not be read
 	missed   int
 	own      int // requests sent to the pool, answered or not
 	opcache  []*measure.Opcache
@@ -139,9 +141,13 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache bool) {
 		return
 	}
 	o := observation{at: time.Now(), wait: wait, status: st, mem: make(map[int]procMem, len(st.Processes)), queue: -1, ownBefore: ownBefore}
+	var memErr error
 	for _, p := range st.Processes {
-		if ps, err := measure.ReadProc(p.PID); err == nil {
+		ps, err := measure.ReadProc(p.PID)
+		if err == nil {
 			o.mem[p.PID] = procMem{uss: ps.USS, rss: ps.RSS}
+		} else if !errors.Is(err, os.ErrNotExist) && memErr == nil {
+			memErr = err // another user's workers, when check is not root
 		}
 	}
 	if q, err := measure.ReadListenQueue(s.t.Network, s.t.Address); err == nil {
@@ -151,6 +157,9 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache bool) {
 	}
 	s.mu.Lock()
 	s.obs = append(s.obs, o)
+	if memErr != nil && s.memErr == nil {
+		s.memErr = memErr
+	}
 	s.mu.Unlock()
 	if withOpcache && ctx.Err() == nil {
 		s.readOpcache(ctx)
