@@ -188,13 +188,23 @@ func discovered(running []measure.RunningPool, statusPath string, statusSet bool
 
 // noStatusPath says what to add to a pool without a status page.
 func noStatusPath(pc measure.FPMPoolConfig, master int) Skipped {
-	reload := "reload php-fpm (systemctl reload php8.x-fpm"
-	if master > 0 {
-		reload += fmt.Sprintf(", or kill -USR2 %d", master)
-	}
-	reload += ")"
 	return Skipped{Pool: pc.Name, Target: pc.Listen, Why: "the pool has no pm.status_path, so its status cannot be read",
-		Fix: fmt.Sprintf("add pm.status_path = %s to [%s] in %s, then %s", DefaultStatusPath, pc.Name, pc.File, reload)}
+		Fix: fmt.Sprintf("add pm.status_path = %s to [%s] in %s, then %s", DefaultStatusPath, pc.Name, pc.File, reloadHint(master))}
+}
+
+// reloadHint says how to make a master read its configuration again: Debian's service for its version (its
+// binary is php-fpmX.Y, its unit phpX.Y-fpm), or SIGUSR2.
+func reloadHint(master int) string {
+	service := "php8.x-fpm"
+	if master <= 0 {
+		return "reload php-fpm (systemctl reload " + service + ")"
+	}
+	if st, err := measure.ReadProc(master); err == nil {
+		if v, ok := strings.CutPrefix(st.Comm, "php-fpm"); ok && v != "" {
+			service = "php" + v + "-fpm"
+		}
+	}
+	return fmt.Sprintf("reload php-fpm (systemctl reload %s, or kill -USR2 %d)", service, master)
 }
 
 // ownPool tells a pool that a phptune run started (tune, serve, profile: its master is phptune's child) from
