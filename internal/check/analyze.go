@@ -64,7 +64,7 @@ func analyze(t Target, w window) *Pool {
 	p.Settings.Backlog = p.Queue.Backlog
 	p.Slow = slow(w, t.StatusPath, p.Settings.SlowlogTimeoutS)
 	p.Memory, p.Series.Memory = memory(w, p.Settings.MaxChildren)
-	p.Growth = growthOf(w, p.Settings.MaxRequests)
+	p.Growth = growthOf(w, t.StatusPath, p.Settings.MaxRequests)
 	p.Opcache = opcacheOf(w)
 	if w.cpuOK && p.ElapsedS > 0 {
 		p.CPU = &CPU{UsedS: w.cpuUsed.Seconds(), Cores: w.cpuUsed.Seconds() / p.ElapsedS, Of: cpusOf(w)}

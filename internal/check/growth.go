@@ -33,36 +33,45 @@ const (
 // memPoint is one worker's requests and USS at one read.
 type memPoint struct {
 	at  time.Time
-	req int64
+	req int64 // the app's requests served
+	raw int64 // php-fpm's count, check's own included
 	uss int64
 }
 
 // workerSeries splits the reads into one series per worker life: by pid, restarted when its request count goes
-// back (a recycled worker given the same pid); the first warmupRequests of a life are left out.
-func workerSeries(obs []observation) [][]memPoint {
-	open := map[int]int{} // pid -> index in out
+// back (a recycled worker given the same pid); the first warmupRequests of a life are left out. A worker's
+// count includes check's own status requests it served (each counts twice, as in accepted conn: the request and
+// its kept connection's close); those are taken out, so that growth is per request of the app's.
+func workerSeries(obs []observation, statusPath string) [][]memPoint {
+	open := map[int]int{}  // pid -> index in out
+	own := map[int]int64{} // pid -> check's requests it served before this read
 	var out [][]memPoint
 	for _, o := range obs {
 		for _, p := range o.status.Processes {
+			if i, seen := open[p.PID]; seen && len(out[i]) > 0 && p.Requests < out[i][len(out[i])-1].raw {
+				delete(open, p.PID) // recycled: a new life
+				own[p.PID] = 0
+			}
+			served := own[p.PID]
+			if ownRequest(p, statusPath) {
+				own[p.PID] += ownAccepted
+				served++ // this read is counted already, its close not yet
+			}
 			m, ok := o.mem[p.PID]
-			if !ok || p.Requests < warmupRequests {
+			req := p.Requests - served
+			if !ok || req < warmupRequests {
 				continue
 			}
 			i, seen := open[p.PID]
-			if seen {
-				s := out[i]
-				if p.Requests < s[len(s)-1].req {
-					seen = false
-				} else if p.Requests == s[len(s)-1].req {
-					continue // no request since: the same point again
-				}
+			if seen && req == out[i][len(out[i])-1].req {
+				continue // no request since: the same point again
 			}
 			if !seen {
 				open[p.PID] = len(out)
 				out = append(out, nil)
 				i = len(out) - 1
 			}
-			out[i] = append(out[i], memPoint{at: o.at, req: p.Requests, uss: m.uss})
+			out[i] = append(out[i], memPoint{at: o.at, req: req, raw: p.Requests, uss: m.uss})
 		}
 	}
 	return out
@@ -146,8 +155,8 @@ func halfSlope(series [][]memPoint) float64 {
 }
 
 // growthOf measures the workers' growth per request; nil when no worker served enough requests to tell.
-func growthOf(w window, maxRequests int) *Growth {
-	series := workerSeries(w.obs)
+func growthOf(w window, statusPath string, maxRequests int) *Growth {
+	series := workerSeries(w.obs, statusPath)
 	b, se, n, growing, reqs := pooled(series, minSeriesPoints, minSeriesRequests)
 	if n == 0 {
 		return nil

@@ -3,6 +3,7 @@ package check
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,7 +123,7 @@ func TestGrowthErrorRates(t *testing.T) {
 		leaking := 0
 		for i := 0; i < runs; i++ {
 			w := c.pool.window(r)
-			g := growthOf(w, c.maxReq)
+			g := growthOf(w, "/status", c.maxReq)
 			if g.Leaking(8 * mb) {
 				leaking++
 			}
@@ -148,8 +149,28 @@ func TestWorkerSeriesRestartsOnRecycle(t *testing.T) {
 			status: &measure.FPMStatus{Processes: []measure.FPMProcess{{PID: 7, Requests: req}}},
 			mem:    map[int]procMem{7: {uss: 1000 * req}}})
 	}
-	s := workerSeries(obs)
+	s := workerSeries(obs, "/status")
 	if len(s) != 2 || len(s[0]) != 3 || len(s[1]) != 2 || s[1][0].req != 25 {
 		t.Fatalf("series %+v", s)
+	}
+}
+
+// TestWorkerSeriesLeavesOutCheck: the requests check itself sent a worker (twice each in its count) are not the
+// app's.
+func TestWorkerSeriesLeavesOutCheck(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var obs []observation
+	for k, p := range []measure.FPMProcess{{PID: 7, Requests: 30, State: "Idle"}, {PID: 7, Requests: 41, State: "Running", RequestURI: "/status?json&full"},
+		{PID: 7, Requests: 52, State: "Idle"}, {PID: 7, Requests: 60, State: "Idle"}} {
+		obs = append(obs, observation{at: t0.Add(time.Duration(k) * time.Second), status: &measure.FPMStatus{Processes: []measure.FPMProcess{p}},
+			mem: map[int]procMem{7: {uss: 1000}}})
+	}
+	s := workerSeries(obs, "/status")
+	var reqs []int64
+	for _, p := range s[0] {
+		reqs = append(reqs, p.req)
+	}
+	if len(s) != 1 || !slices.Equal(reqs, []int64{30, 40, 50, 58}) {
+		t.Errorf("the app's requests %v, want 30 40 50 58", reqs)
 	}
 }
