@@ -368,8 +368,8 @@ func opcacheOf(w window) OpcacheCheck {
 	}
 	c.First, c.Last = w.opcache[0], w.opcache[len(w.opcache)-1]
 	for _, o := range w.opcache {
-		if u := opcacheUse(o); o.Enabled && u.Full() != "" {
-			c.Full = o
+		if c.Fullest == nil || fill(o) >= fill(c.Fullest) {
+			c.Fullest = o
 		}
 	}
 	var hits, misses int64
@@ -391,6 +391,18 @@ func opcacheOf(w window) OpcacheCheck {
 		c.WindowHitRate = round(100*float64(hits)/float64(c.WindowLookups), 3)
 	}
 	return c
+}
+
+// fill is how full opcache is: the larger of its memory's and its keys' shares in use.
+func fill(o *measure.Opcache) float64 {
+	f := 0.0
+	if total := o.MemoryUsed + o.MemoryFree + o.MemoryWasted; total > 0 {
+		f = float64(o.MemoryUsed+o.MemoryWasted) / float64(total)
+	}
+	if o.MaxCachedKeys > 0 {
+		f = math.Max(f, float64(o.CachedKeys)/float64(o.MaxCachedKeys))
+	}
+	return f
 }
 
 // minLookups is the fewest script lookups in the window that make its hit rate worth a finding.

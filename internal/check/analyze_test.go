@@ -121,10 +121,10 @@ func TestOpcacheFindings(t *testing.T) {
 	emptied.MemoryUsed, emptied.MemoryFree, emptied.OOMRestarts, emptied.Hits, emptied.Misses = 2<<20, 62<<20, 2, 100, 1000
 	c := opcacheOf(window{opcache: []*measure.Opcache{roomy(), full, emptied}})
 	got := ids(c)
-	if len(got) != 3 || got[0] != FindOpcacheFull || got[1] != FindOpcacheRst || got[2] != FindOpcacheHits || c.Full != full {
-		t.Errorf("full, then restarted: %v (full read %v)", got, c.Full == full)
+	if len(got) != 3 || got[0] != FindOpcacheFull || got[1] != FindOpcacheRst || got[2] != FindOpcacheHits || c.Fullest != full {
+		t.Errorf("full, then restarted: %v (fullest read %v)", got, c.Fullest == full)
 	}
-	s := opcacheSuggestion(c.Full, tuneCmd{base: "phptune tune /srv/app"})
+	s := opcacheSuggestion(c.Fullest, tuneCmd{base: "phptune tune /srv/app"})
 	if s.Current != "64/8/4000" || s.Suggested != "128/8/10000" || s.Verify != "phptune tune /srv/app --only opcache_memory --knob opcache_memory=64/8/4000,128/8/10000" {
 		t.Errorf("suggestion %+v", s)
 	}

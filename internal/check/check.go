@@ -223,9 +223,9 @@ type CPU struct {
 type OpcacheCheck struct {
 	First *measure.Opcache `json:"first,omitempty"`
 	Last  *measure.Opcache `json:"last,omitempty"`
-	// Full is the last read that found opcache full (a restart empties it: the last read may not be).
-	Full  *measure.Opcache `json:"full,omitempty"`
-	Reads int              `json:"reads"`
+	// Fullest is the read that found opcache at its fullest (a restart empties it: the last read may not be).
+	Fullest *measure.Opcache `json:"fullest,omitempty"`
+	Reads   int              `json:"reads"`
 	// Restarts in the window (out of memory, out of keys) and the hit rate of the window's lookups.
 	OOMRestarts   int64   `json:"oom_restarts"`
 	HashRestarts  int64   `json:"hash_restarts"`

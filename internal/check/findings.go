@@ -249,28 +249,24 @@ func opcacheFindings(p *Pool, tn tuneCmd) []opcacheFinding {
 				Verify: tn.with("--only opcache")}}}
 	}
 	var out []opcacheFinding
-	// Sized from the read that found it full, or the last: a read just after a restart sees an empty cache.
-	sized := o
-	if c.Full != nil {
-		sized = c.Full
-	}
+	// Sized from the fullest read: a read just after a restart sees an emptied cache.
+	sized := c.Fullest
 	sizes := opcacheSuggestion(sized, tn)
 	evidence := opcacheEvidence(sized)
-	if c.Full != nil && c.Full != o {
-		evidence = append(evidence, "the last read found it emptied by a restart")
-	}
-	full := ""
-	if c.Full != nil {
-		u := opcacheUse(c.Full)
-		full = u.Full()
-		out = append(out, opcacheFinding{f: &Finding{ID: FindOpcacheFull, Title: "opcache is full: " + full, Evidence: evidence}, s: sizes})
+	full := opcacheUse(sized)
+	if why := full.Full(); why != "" {
+		if sized != o {
+			evidence = append(evidence, "the last read found it emptied by a restart")
+		}
+		out = append(out, opcacheFinding{f: &Finding{ID: FindOpcacheFull, Title: "opcache is full: " + why, Evidence: evidence}, s: sizes})
 	}
 	if n := c.OOMRestarts + c.HashRestarts; n > 0 {
-		f := &Finding{ID: FindOpcacheRst, Title: fmt.Sprintf("opcache restarted %d time(s) in %s, emptying the cache for every worker", n, dur(p.ElapsedS)),
+		f := &Finding{ID: FindOpcacheRst, Title: fmt.Sprintf("opcache filled up and restarted %d time(s) in %s, emptying the cache for every worker",
+			n, dur(p.ElapsedS)),
 			Evidence: append([]string{fmt.Sprintf("%d for lack of memory, %d for lack of keys; %d and %d since the pool started", c.OOMRestarts, c.HashRestarts,
 				o.OOMRestarts, o.HashRestarts)}, evidence...)}
 		s := Suggestion{}
-		if full == "" {
+		if full.Full() == "" {
 			s = sizes
 		}
 		out = append(out, opcacheFinding{f: f, s: s})
