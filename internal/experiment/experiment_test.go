@@ -106,9 +106,11 @@ func TestFailedRequestsMakeAnArmWorse(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := out.Arms[1]
-	// 3 failures a trial from the second: shown B's own once 9 have fallen on it (1/2^9 below half the alpha).
-	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !r.Vs.OnErrors || !strings.Contains(r.Note, "B: 9 of 2009 requests failed, none with A") {
-		t.Fatalf("winner %d, %+v, note %q", out.Winner, r.Vs, r.Note)
+	// Failures in every trial from the second: B's better figure is held while it fails more, and the failing
+	// trials show B worse once 13 rounds have them (the mixture reaches 2 over a quarter of the pair's 0.01).
+	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !r.Vs.OnErrors || out.Rounds != 14 ||
+		!strings.Contains(r.Note, "B: requests failed in 13 rounds where A's did not, the other way round in 0 (39 of 7000 requests failed)") {
+		t.Fatalf("winner %d after %d rounds, %+v, note %q", out.Winner, out.Rounds, r.Vs, r.Note)
 	}
 }
 

@@ -22,6 +22,11 @@ type fakeArm struct {
 	stops     int
 	onTrial   func()
 	lowerBest bool // the value is a time: effect makes it smaller
+	// burstRate is the chance that a trial has a burst of failures, of burstMean requests on average
+	// (geometric); broken: every request of every trial fails. requests is a trial's (0: 500).
+	burstRate, burstMean float64
+	broken               bool
+	requests             int64
 }
 
 func (a *fakeArm) Name() string                    { return a.name }
@@ -42,11 +47,30 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	if a.lowerBest {
 		x = -x
 	}
-	o := Observation{Value: 1000 * math.Exp(x), Requests: 500}
+	n := a.requests
+	if n == 0 {
+		n = 500
+	}
+	o := Observation{Value: 1000 * math.Exp(x), Requests: n}
 	if a.errorsAt > 0 && a.trials >= a.errorsAt && (a.errorsFor == 0 || a.trials < a.errorsAt+a.errorsFor) {
 		o.Errors = 3
 	}
+	if a.burstRate > 0 && a.rng.Float64() < a.burstRate {
+		o.Errors = min(burst(a.rng, a.burstMean), n)
+	}
+	if a.broken {
+		o.Errors = n
+	}
+	o.Requests -= o.Errors
 	return o, nil
+}
+
+// burst is a burst's size: geometric on 1, 2, ... with mean m.
+func burst(rng *rand.Rand, m float64) int64 {
+	if m <= 1 {
+		return 1
+	}
+	return 1 + int64(math.Floor(math.Log(1-rng.Float64())/math.Log(1-1/m)))
 }
 
 func arms(rng *rand.Rand, sigma float64, effects ...float64) []*fakeArm {

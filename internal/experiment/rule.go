@@ -24,7 +24,7 @@ var Unbounded = math.Log(1000)
 
 // Judge is what s shows about the second arm: Better, Worse, NoDifference, or "" (undecided).
 func (r Rule) Judge(s *Sequence) stats.Verdict {
-	if s.N() < 2 {
+	if s.N() < 2 || s.Identical() {
 		return ""
 	}
 	lo, hi := s.Interval(r.Alpha)
@@ -74,7 +74,7 @@ func (r Rule) Bounded(s *Sequence, higherIsBetter bool, b *Bound) *stats.Compari
 		est = min(max(est, lo), hi)
 	}
 	verdict := stats.Verdict("")
-	if s.N() >= 2 {
+	if s.N() >= 2 && !s.Identical() {
 		verdict = r.judge(lo, hi, est)
 	}
 	if !higherIsBetter {

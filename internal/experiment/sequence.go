@@ -13,6 +13,8 @@ type Sequence struct {
 	maxBF0   float64 // the largest Bayes factor against a zero mean seen at any look: the anytime p-value's
 	values   []float64
 	mixture  float64 // g: the prior variance of the standardised effect
+	// quant is the sum over the differences of the variance their figures' rounding adds (AddQuantized).
+	quant float64
 }
 
 // DefaultMixture is g, the variance of the normal prior on the standardised effect (mean / sd of the log
@@ -33,16 +35,28 @@ func NewSequence(g float64) *Sequence {
 }
 
 // Add records one round's difference.
-func (s *Sequence) Add(d float64) {
+func (s *Sequence) Add(d float64) { s.AddQuantized(d, 0, 0) }
+
+// AddQuantized records one round's difference, the log ratio of two figures that move in relative steps stepA
+// and stepB (1/count for a count, a timer's tick over the time it read; 0: finer than matters). Rounding a
+// figure to its step adds noise of variance step²/12 (Sheppard), which the rounds' own spread may not show: a
+// goodput trial of 30 requests moves in steps of 3%, and three rounds of such counts can all give the same
+// ratio. The spread the sequence uses is never below what the steps imply (SD).
+func (s *Sequence) AddQuantized(d, stepA, stepB float64) {
 	s.n++
 	delta := d - s.mean
 	s.mean += delta / float64(s.n)
 	s.m2 += delta * (d - s.mean)
 	s.values = append(s.values, d)
-	if s.n >= 2 {
+	s.quant += (stepA*stepA + stepB*stepB) / 12
+	if s.n >= 2 && !s.Identical() {
 		s.maxBF0 = math.Max(s.maxBF0, s.bayesFactor(0))
 	}
 }
+
+// Identical says that there are differences and all of them are the same: a spread of zero is no evidence of
+// anything (figures that move in steps all rounded alike), so no verdict rests on such rounds.
+func (s *Sequence) Identical() bool { return s.n >= 1 && s.m2 == 0 }
 
 // N is the number of differences.
 func (s *Sequence) N() int { return s.n }
@@ -50,12 +64,13 @@ func (s *Sequence) N() int { return s.n }
 // Mean is the mean difference (0 when empty).
 func (s *Sequence) Mean() float64 { return s.mean }
 
-// SD is the sample standard deviation (n-1 in the denominator; 0 with fewer than 2).
+// SD is the spread the sequence decides with: the sample standard deviation (n-1 in the denominator; 0 with
+// fewer than 2), or what the figures' steps imply when that is more.
 func (s *Sequence) SD() float64 {
 	if s.n < 2 {
 		return 0
 	}
-	return math.Sqrt(s.m2 / float64(s.n-1))
+	return math.Sqrt(max(s.m2/float64(s.n-1), s.quant/float64(s.n)))
 }
 
 // Values are the differences in the order added.
