@@ -21,7 +21,7 @@ type Observation struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Step is Value's resolution, relative: the step it moves in (1/count for a count of requests in a window, a
 	// timer's tick over the time it read); 0 when finer than anything that matters. A decision's spread is never
-	// taken below what the steps imply (Sequence.AddQuantized).
+	// taken below what the steps imply, and its interval allows for what they may hide (quantize.go).
 	Step float64 `json:"step,omitempty"`
 	// Second is a second figure of the same trial, positive, when the Spec decides on one (Spec.Second);
 	// SecondStep is its resolution.

@@ -115,9 +115,10 @@ func (e *run) round(ctx context.Context) error {
 	for x, i := range e.live {
 		for _, j := range e.live[x+1:] {
 			a, b := obs[i], obs[j]
-			e.seq[i][j].AddQuantized(orient(math.Log(b.Value/a.Value), e.s.HigherIsBetter), a.Step, b.Step)
+			addRound(e.seq[i][j], reading{math.Log(a.Value), a.Step}, reading{math.Log(b.Value), b.Step}, e.s.HigherIsBetter)
 			if e.seq2 != nil {
-				e.seq2[i][j].AddQuantized(orient(math.Log(b.Second/a.Second), e.s.Second.HigherIsBetter), a.SecondStep, b.SecondStep)
+				addRound(e.seq2[i][j], reading{math.Log(a.Second), a.SecondStep}, reading{math.Log(b.Second), b.SecondStep},
+					e.s.Second.HigherIsBetter)
 			}
 			e.fails[i][j].add(a, b)
 		}
@@ -137,12 +138,13 @@ func (e *run) check(o Observation) error {
 	return nil
 }
 
-// orient turns a log ratio so that positive means better.
-func orient(d float64, higherIsBetter bool) float64 {
-	if higherIsBetter {
-		return d
+// addRound adds b against a to s, oriented so that positive means b is better.
+func addRound(s *Sequence, a, b reading, higherIsBetter bool) {
+	d := b.log - a.log
+	if !higherIsBetter {
+		d = -d
 	}
-	return -d
+	s.add(d, a, b)
 }
 
 // fail takes arm i out with the status error.
