@@ -375,45 +375,82 @@ func (e *run) bestLive() int {
 }
 
 // chain bounds arm j against Arms[0] through a third arm k of a race, shown better than Arms[0] and j better
-// than k (or worse and worse): all of a race's pairs hold at once within its alpha, so j against Arms[0] lies
-// within the sum of the two links' intervals. A race drops an arm once it is shown worse than another, so its
-// winner may have been compared with the incumbent for only a few rounds: on the demo, the JIT's off was
-// shown worse than function in 4 rounds and function worse than tracing in 7, while tracing against off,
-// stopped at 4 rounds, was undecided. The tightest such bound, or nil.
+// than k (or worse and worse): the sum of the two links' intervals bounds j against Arms[0] whenever both hold.
+// A race drops an arm once it is shown worse than another, so its winner may have been compared with the
+// incumbent for only a few rounds: on the demo, the JIT's off was shown worse than function in 4 rounds and
+// function worse than tracing in 7, while tracing against off, stopped at 4 rounds, was undecided. The
+// tightest such bound, or nil.
+//
+// What holds for it is what three sequences hold at once, the direct one and the two links: its level is
+// three times a sequence's alpha (within the race's, which covers all its pairs), and its p-value is three
+// times the least per-sequence alpha at which the direct interval or the chain excludes zero. Under no
+// difference each of the three misses at that level with chance at most that alpha, so it is a p-value at the
+// stated level, valid at any look like the sequences it comes from.
 func (e *run) chain(j int) *Bound {
 	if e.s.Mode != Race {
 		return nil
 	}
+	alpha := e.rule().Alpha
 	var best *Bound
+	via := 0
 	for k := 1; k < len(e.seq); k++ {
 		if k == j || e.out.Arms[k].Status == StatusError {
 			continue
 		}
-		lo1, hi1, p1, ok1 := e.link(0, k)
-		lo2, hi2, p2, ok2 := e.link(k, j)
+		lo1, hi1, ok1 := e.link(0, k, alpha)
+		lo2, hi2, ok2 := e.link(k, j, alpha)
 		if !ok1 || !ok2 || !(lo1 > 0 && lo2 > 0 || hi1 < 0 && hi2 < 0) {
 			continue
 		}
-		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, P: max(p1, p2), Via: e.out.Arms[k].Name}
+		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, Via: e.out.Arms[k].Name, Alpha: 3 * alpha}
 		if best == nil || b.Hi-b.Lo < best.Hi-best.Lo {
-			best = b
+			best, via = b, k
 		}
+	}
+	if best != nil {
+		best.P = min(1, 3*min(e.seq[0][j].P(), e.chainLevel(via, j, best.Lo > 0)))
 	}
 	return best
 }
 
-// link is arm j against arm i (positive: j better): its interval at the pair's level and its p-value; ok is
-// false before two shared rounds.
-func (e *run) link(i, j int) (lo, hi, p float64, ok bool) {
+// chainLevel is the least alpha at which the chain from Arms[0] through k to j, each link's interval at that
+// level, excludes zero on the side better says (found by bisection on its log: intervals widen as alpha shrinks).
+func (e *run) chainLevel(k, j int, better bool) float64 {
+	excludes := func(a float64) bool {
+		lo1, hi1, _ := e.link(0, k, a)
+		lo2, hi2, _ := e.link(k, j, a)
+		if better {
+			return lo1+lo2 > 0
+		}
+		return hi1+hi2 < 0
+	}
+	lo, hi := math.Log(1e-300), 0.0
+	if !excludes(1) {
+		return 1
+	}
+	for i := 0; i < 60; i++ {
+		mid := (lo + hi) / 2
+		if excludes(math.Exp(mid)) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Exp(hi)
+}
+
+// link is arm j against arm i (positive: j better): its interval at level 1 - alpha; ok is false before two
+// shared rounds.
+func (e *run) link(i, j int, alpha float64) (lo, hi float64, ok bool) {
 	s, flip := e.seq[min(i, j)][max(i, j)], j < i
 	if s.N() < 2 {
-		return 0, 0, 1, false
+		return math.Inf(-1), math.Inf(1), false
 	}
-	lo, hi = s.Interval(e.rule().Alpha)
+	lo, hi = s.Interval(alpha)
 	if flip {
 		lo, hi = -hi, -lo
 	}
-	return lo, hi, s.P(), true
+	return lo, hi, true
 }
 
 // finish picks the winner and states every arm's comparison with Arms[0].
