@@ -27,6 +27,8 @@ type fakeArm struct {
 	burstRate, burstMean float64
 	broken               bool
 	requests             int64
+	// second, when set, gives a second figure of effect second[0] and noise second[1] (log scale).
+	second []float64
 }
 
 func (a *fakeArm) Name() string                    { return a.name }
@@ -52,6 +54,9 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 		n = 500
 	}
 	o := Observation{Value: 1000 * math.Exp(x), Requests: n}
+	if a.second != nil {
+		o.Second = 50 * math.Exp(a.second[0]+a.second[1]*a.rng.NormFloat64())
+	}
 	if a.errorsAt > 0 && a.trials >= a.errorsAt && (a.errorsFor == 0 || a.trials < a.errorsAt+a.errorsFor) {
 		o.Errors = 3
 	}
