@@ -61,21 +61,13 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 		o.Errors = 3
 	}
 	if a.burstRate > 0 && a.rng.Float64() < a.burstRate {
-		o.Errors = min(burst(a.rng, a.burstMean), n)
+		o.Errors = min(geometric(a.rng, a.burstMean), n)
 	}
 	if a.broken {
 		o.Errors = n
 	}
 	o.Requests -= o.Errors
 	return o, nil
-}
-
-// burst is a burst's size: geometric on 1, 2, ... with mean m.
-func burst(rng *rand.Rand, m float64) int64 {
-	if m <= 1 {
-		return 1
-	}
-	return 1 + int64(math.Floor(math.Log(1-rng.Float64())/math.Log(1-1/m)))
 }
 
 func arms(rng *rand.Rand, sigma float64, effects ...float64) []*fakeArm {
