@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,10 @@ type decider struct {
 	progress  func(phase, detail string)
 	// hold keeps a race's winner warm before its arms let go of it (nil: nothing to keep warm).
 	hold func(knob.Config)
+	// mixture is the confidence sequences' g (0: the engine's default) and minRounds the fewest rounds a race
+	// is given (0: minRounds): a simulation may choose others (bench/engine chooses them on recorded runs).
+	mixture   float64
+	minRounds int
 }
 
 // race is one knob's race: its candidate values against the incumbent configuration.
@@ -63,8 +68,11 @@ const minRounds = 4
 
 // cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
 func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
-	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(minRounds*k)*d.costs.trial(spec.Metric)
+	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
 }
+
+// least is the fewest rounds a race is given.
+func (d *decider) least() int { return cmp.Or(d.minRounds, minRounds) }
 
 // startsCost is what starting cold arms side by side takes: about one start (settling is waiting for php-fpm).
 func startsCost(cold int, start time.Duration) time.Duration {
@@ -86,7 +94,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(metric)))
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
-		ParallelStart: true, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
+		Mixture: d.mixture, ParallelStart: true, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
 		Progress: func(p experiment.Progress) {
 			if d.progress != nil {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
@@ -122,7 +130,7 @@ func (d *decider) within(began time.Time, limit, stretch time.Duration, n int, m
 	return func(l experiment.Look) bool {
 		round := time.Duration(n) * d.costs.trial(metric)
 		next := d.clock.Now().Add(round)
-		if l.Rounds < minRounds {
+		if l.Rounds < d.least() {
 			return next.Before(d.end)
 		}
 		lim := limit
