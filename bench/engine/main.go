@@ -117,7 +117,7 @@ func pairwise(noise map[string]experiment.Noise, runs int) {
 			var better, worse, nodiff, covered int
 			var rounds []float64
 			for i := 0; i < runs; i++ {
-				rep := experiment.NewReplay(noise[m], rng, 2)
+				rep := experiment.NewReplay(noise[m], rng)
 				a, b := rep.Arm("a", 0), rep.Arm("b", math.Log1p(eff))
 				out, _ := experiment.Run(context.Background(), experiment.Spec{Arms: []experiment.Arm{a, b}, Mode: experiment.Race,
 					HigherIsBetter: true, MinEffect: minEffect, Alpha: alpha, MaxRounds: 200})
@@ -226,7 +226,7 @@ func tuneRuns(noise map[string]experiment.Noise, runs int, budget time.Duration)
 func replays(noise map[string]experiment.Noise, rng *rand.Rand) map[string]*experiment.Replay {
 	out := map[string]*experiment.Replay{}
 	for k, n := range noise {
-		out[k] = experiment.NewReplay(n, rng, 4)
+		out[k] = experiment.NewReplay(n, rng)
 	}
 	return out
 }

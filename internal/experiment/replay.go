@@ -179,71 +179,91 @@ type Replay struct {
 	noise Noise
 	rng   *rand.Rand
 	o     ReplayOptions
-	width int
+	wide  int // the most trials a recorded round has
 	draws [][]float64
 	taken []int // trials drawn from each replayed round so far: the next one's place
-	// streams are the cursors that fill a replayed round: a round narrower than the experiment is joined by
-	// the next stream's, each running through the record in its own blocks.
-	streams []cursor
+	at    cursor
 	// next is the first round no arm has used: arms made together (one experiment's, before any of them runs
-	// a trial) share rounds, later ones start on fresh rounds.
-	next int
-	mu   sync.Mutex // Start may be called side by side
+	// a trial) share rounds, later ones start on fresh rounds; batch counts them.
+	next  int
+	batch *int
+	mu    sync.Mutex // Start may be called side by side
 }
 
 // cursor is a place in the record and the rounds left in its block.
 type cursor struct{ at, left int }
 
-// NewReplay replays n with rng for experiments of up to width arms, in blocks of DefaultBlock rounds, with no
-// stack offsets or failures planted.
-func NewReplay(n Noise, rng *rand.Rand, width int) *Replay {
-	return NewReplayWith(n, rng, width, ReplayOptions{})
+// NewReplay replays n with rng, in blocks of DefaultBlock rounds, with no stack offsets or failures planted.
+func NewReplay(n Noise, rng *rand.Rand) *Replay {
+	return NewReplayWith(n, rng, ReplayOptions{})
 }
 
-// NewReplayWith replays n with rng for experiments of up to width arms, as o says.
-func NewReplayWith(n Noise, rng *rand.Rand, width int, o ReplayOptions) *Replay {
+// NewReplayWith replays n with rng as o says.
+func NewReplayWith(n Noise, rng *rand.Rand, o ReplayOptions) *Replay {
 	if !(o.Block >= 1) {
 		o.Block = DefaultBlock
 	}
-	return &Replay{noise: n, rng: rng, width: width, o: o}
+	r := &Replay{noise: n, rng: rng, o: o}
+	for _, round := range n.Rounds {
+		r.wide = max(r.wide, len(round))
+	}
+	return r
 }
 
-// draw is the t-th replayed round's residuals (0-based), one a place.
-func (r *Replay) draw(t int) []float64 {
+// draw is the t-th replayed round's residuals (0-based), one a place, for an experiment of k arms. Its trials
+// ran together: a block starts only on a recorded round of k trials or more, and an experiment wider than any
+// recorded round takes its other places from the rounds that followed (seconds later, sharing most of the
+// machine's drift), where a round from elsewhere in the record would share none.
+func (r *Replay) draw(t, k int) []float64 {
 	for len(r.draws) <= t {
 		var row []float64
-		for s := 0; len(row) < r.width; s++ {
-			if s == len(r.streams) {
-				r.streams = append(r.streams, cursor{})
-			}
-			row = append(row, r.noise.Rounds[r.advance(&r.streams[s])]...)
+		for len(row) < k {
+			row = append(row, r.noise.Rounds[r.advance(k-len(row), len(row) == 0)]...)
 		}
-		r.draws, r.taken = append(r.draws, row[:r.width]), append(r.taken, 0)
+		r.draws, r.taken = append(r.draws, row), append(r.taken, 0)
 	}
 	return r.draws[t]
 }
 
-// advance is c's recorded round, moving c on: a new block starts at a random round when the last one ends (or
-// the record does).
-func (r *Replay) advance(c *cursor) int {
-	if c.left <= 0 || c.at >= len(r.noise.Rounds) {
-		c.at = r.rng.Intn(len(r.noise.Rounds))
+// advance is the next recorded round, for k places: a new block starts at a random round of k trials or more
+// (of the most there are when none has k) when the last one ends, the record does, or its next round is
+// narrower; join continues the block regardless (places of a round already begun).
+func (r *Replay) advance(k int, fresh bool) int {
+	c := &r.at
+	if fresh && (c.left <= 0 || c.at >= len(r.noise.Rounds) || len(r.noise.Rounds[c.at]) < min(k, r.wide)) {
+		c.at = r.start(k)
 		c.left = 1
 		if p := 1 / r.o.Block; p < 1 {
 			c.left += int(math.Log(1-r.rng.Float64()) / math.Log(1-p))
 		}
 	}
-	at := c.at
+	at := min(c.at, len(r.noise.Rounds)-1)
 	c.at++
-	c.left--
+	if fresh {
+		c.left--
+	}
 	return at
+}
+
+// start is a random recorded round with k trials or more (with the most there are, when none has k).
+func (r *Replay) start(k int) int {
+	k = min(k, r.wide)
+	for {
+		if i := r.rng.Intn(len(r.noise.Rounds)); len(r.noise.Rounds[i]) >= k {
+			return i
+		}
+	}
 }
 
 // Arm is a replayed arm whose figures are exp(effect) times the recorded ones': effect is the true log ratio
 // against an arm with effect 0. Arms made one after another, before any of them runs a trial, belong to one
 // experiment: they replay the same recorded rounds.
 func (r *Replay) Arm(name string, effect float64) *ReplayArm {
-	return &ReplayArm{name: name, r: r, effect: effect, first: r.next}
+	if r.batch == nil {
+		r.batch = new(int)
+	}
+	*r.batch++
+	return &ReplayArm{name: name, r: r, effect: effect, first: r.next, batch: r.batch}
 }
 
 // ReplayArm is one arm of a Replay.
@@ -256,6 +276,7 @@ type ReplayArm struct {
 	// experiment, since they start again together.
 	first  int
 	trials int
+	batch  *int // the arms of its experiment
 	// stacks are the offsets of the stacks its trials ran on, by NewStackEvery's turn.
 	stacks []float64
 	// Stack, when set, gives the offset of the stack trial i (0-based) runs on, in place of the replay's own
@@ -289,12 +310,13 @@ func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	}
 	r := a.r
 	t := a.first + a.trials
-	row := r.draw(t)
+	row := r.draw(t, *a.batch)
 	x := row[min(r.taken[t], len(row)-1)]
 	r.taken[t]++
 	x += a.offset(a.trials)
 	a.trials++
 	r.next = max(r.next, t+1)
+	r.batch = nil
 	o := Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1}
 	if b := r.o.Bursts; b.Requests > 0 {
 		o.Requests = b.Requests

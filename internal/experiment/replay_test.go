@@ -24,7 +24,7 @@ func TestReplayedErrorRates(t *testing.T) {
 			false_, covered := 0, 0
 			var rounds []float64
 			for i := 0; i < runs; i++ {
-				rep := NewReplay(noise, rng, 2)
+				rep := NewReplay(noise, rng)
 				out, err := Run(context.Background(), Spec{Arms: []Arm{rep.Arm("a", 0), rep.Arm("b", math.Log1p(effect))},
 					Mode: Race, HigherIsBetter: true, MinEffect: 0.03, Alpha: alpha, MaxRounds: 60})
 				if err != nil {
@@ -66,7 +66,7 @@ func TestReplayKeepsWhatRealRunsHave(t *testing.T) {
 		t.Fatalf("held %d rounds from %v (%s), tuning %d: want 400 from round 600, 600", len(h.Rounds), h.Rounds[0], h.Source, len(tu.Rounds))
 	}
 	rng := rand.New(rand.NewSource(1))
-	rep := NewReplay(n, rng, 3)
+	rep := NewReplay(n, rng)
 	a, b := rep.Arm("a", 0), rep.Arm("b", 0)
 	out, err := Run(context.Background(), Spec{Arms: []Arm{a, b}, Mode: Race, HigherIsBetter: true, MaxRounds: 400})
 	if err != nil {
@@ -93,7 +93,7 @@ func TestReplayKeepsWhatRealRunsHave(t *testing.T) {
 		t.Errorf("%d replayed rounds in %d blocks: want blocks of about %d", len(rep.draws), breaks+1, DefaultBlock)
 	}
 	// Stacks' offsets: one an arm for its life, spread as asked; bursts as asked.
-	rep = NewReplayWith(Noise{Rounds: [][]float64{{0, 0}}}, rng, 2, ReplayOptions{StackSD: 0.02, Bursts: Bursts{Rate: 0.1, Mean: 8, Requests: 180}})
+	rep = NewReplayWith(Noise{Rounds: [][]float64{{0, 0}}}, rng, ReplayOptions{StackSD: 0.02, Bursts: Bursts{Rate: 0.1, Mean: 8, Requests: 180}})
 	offsets := NewSequence(0)
 	trials, failing, failed := 0, 0, int64(0)
 	for i := 0; i < 2000; i++ {

@@ -114,7 +114,14 @@ func (s *simSource) hold(cfg knob.Config) {
 func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	effect := s.o.Effect(cfg, spec.Metric)
 	run := runsOn(cfg, spec) // as stacks.Arm runs it: a twin is not the configuration held warm
-	noise := s.noiseKey(spec.Metric, run.PM)
+	// Every arm of an experiment replays one record, so that they share its rounds (the machine's drift, a
+	// neighbour's burst), as arms that run in the same rounds do: twins' static pools, or the pools as written
+	// (the pm race's arms too, whose incumbent is the dynamic pool the noise was recorded on).
+	pm := ""
+	if spec.twin() {
+		pm = "static"
+	}
+	noise := s.noiseKey(spec.Metric, pm)
 	start := s.o.StartCost
 	if spec.twin() && s.o.TwinStartCost > 0 {
 		start = s.o.TwinStartCost
