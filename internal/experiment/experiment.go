@@ -27,12 +27,17 @@ type Observation struct {
 	// SecondStep is its resolution.
 	Second     float64 `json:"second,omitempty"`
 	SecondStep float64 `json:"second_step,omitempty"`
+	// Stack says which of the arm's stacks ran the trial (any number, the same for the same stack), for
+	// Spec.StackSD: an arm whose trials all say 0 ran on one stack.
+	Stack int `json:"stack,omitempty"`
 }
 
 // Figure is a second figure an experiment judges (Spec.Second).
 type Figure struct {
 	Name           string
 	HigherIsBetter bool
+	// StackSD is Spec.StackSD for this figure.
+	StackSD float64
 }
 
 // Arm is one configuration under test.
@@ -66,6 +71,10 @@ type Spec struct {
 	Mode Mode
 	// HigherIsBetter says which way Value points.
 	HigherIsBetter bool
+	// StackSD is the spread of a stack's own offset on Value (log scale; measured with replicated stacks): each
+	// pair's interval allows for the offsets of the stacks its rounds ran on (Observation.Stack), so that an
+	// offset that lasts a stack's life is not read as the configuration's effect (offsets.go). 0: none.
+	StackSD float64
 	// Second, when set, is a second figure every trial gives (Observation.Second), judged on the same rounds by
 	// the same rule: each arm's comparison with Arms[0] on it is ArmResult.Vs2. The pair's alpha is split evenly
 	// between the two figures, so one error budget covers both. Versus decides an arm once both of its

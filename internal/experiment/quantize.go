@@ -11,8 +11,12 @@ import "math"
 // sigma = step/2 on). A sequence's spread is never taken below the first, and its interval is widened by the
 // second, bounded from each figure's own variation over the rounds.
 
-// reading is one figure of a round: its log and its relative step (0: finer than matters).
-type reading struct{ log, step float64 }
+// reading is one figure of a round: its log, its relative step (0: finer than matters) and the stack it was
+// read on (offsets.go).
+type reading struct {
+	log, step float64
+	stack     int
+}
 
 // resolution is what a sequence knows of its figures' steps.
 type resolution struct {

@@ -40,7 +40,7 @@ func TestIdenticalRoundsShowNothing(t *testing.T) {
 	rule := Rule{MinEffect: 0.03, Alpha: 0.01}
 	s := NewSequence(0)
 	for i := 0; i < 3; i++ {
-		s.add(0, reading{math.Log(28), 1 / 28.0}, reading{math.Log(28), 1 / 28.0})
+		s.add(0, reading{log: math.Log(28), step: 1 / 28.0}, reading{log: math.Log(28), step: 1 / 28.0})
 	}
 	if v := rule.Judge(s); v != "" {
 		t.Errorf("three identical ratios of counts of 28: %s, want no verdict", v)

@@ -279,9 +279,9 @@ type ReplayArm struct {
 	batch  *int // the arms of its experiment
 	// stacks are the offsets of the stacks its trials ran on, by NewStackEvery's turn.
 	stacks []float64
-	// Stack, when set, gives the offset of the stack trial i (0-based) runs on, in place of the replay's own
+	// Stack, when set, gives the stack trial i (0-based) runs on and its offset, in place of the replay's own
 	// draws: a caller that keeps stacks across experiments (tune holds its best configuration's) says which.
-	Stack func(i int) float64
+	Stack func(i int) (id int, offset float64)
 	// Started and Stopped count the engine's calls.
 	Started, Stopped int
 }
@@ -313,11 +313,12 @@ func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	row := r.draw(t, *a.batch)
 	x := row[min(r.taken[t], len(row)-1)]
 	r.taken[t]++
-	x += a.offset(a.trials)
+	stack, offset := a.stack(a.trials)
+	x += offset
 	a.trials++
 	r.next = max(r.next, t+1)
 	r.batch = nil
-	o := Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1}
+	o := Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1, Stack: stack}
 	if b := r.o.Bursts; b.Requests > 0 {
 		o.Requests = b.Requests
 		if b.Rate > 0 && r.rng.Float64() < b.Rate {
@@ -329,22 +330,27 @@ func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	return o, nil
 }
 
-// offset is the offset of the stack trial i runs on.
-func (a *ReplayArm) offset(i int) float64 {
+// stack is the stack trial i runs on and its offset.
+func (a *ReplayArm) stack(i int) (int, float64) {
 	if a.Stack != nil {
 		return a.Stack(i)
 	}
+	k := a.r.o.StackOf(i)
 	if a.r.o.StackSD == 0 {
-		return 0
-	}
-	k := 0
-	if n := a.r.o.NewStackEvery; n > 0 {
-		k = i / n
+		return k, 0
 	}
 	for len(a.stacks) <= k {
 		a.stacks = append(a.stacks, a.r.o.StackSD*a.r.rng.NormFloat64())
 	}
-	return a.stacks[k]
+	return k, a.stacks[k]
+}
+
+// StackOf is the stack an arm's trial i (0-based) runs on: a fresh one every NewStackEvery trials.
+func (o ReplayOptions) StackOf(i int) int {
+	if o.NewStackEvery > 0 {
+		return i / o.NewStackEvery
+	}
+	return 0
 }
 
 // geometric is a draw on 1, 2, ... with mean m.

@@ -39,9 +39,9 @@ func newRun(s Spec) *run {
 	k := len(s.Arms)
 	e := &run{s: s, out: &Outcome{Name: s.Name, HigherIsBetter: s.HigherIsBetter}}
 	e.pairAlpha = s.Alpha / float64(Pairs(s.Mode, k))
-	e.seq = sequences(k, s.Mixture)
+	e.seq = sequences(k, s.Mixture, s.StackSD)
 	if s.Second != nil {
-		e.seq2 = sequences(k, s.Mixture)
+		e.seq2 = sequences(k, s.Mixture, s.Second.StackSD)
 	}
 	e.fails = make([][]failTally, k)
 	for i := range e.fails {
@@ -54,13 +54,14 @@ func newRun(s Spec) *run {
 	return e
 }
 
-// sequences are the pairs' sequences of k arms: [i][j] for i < j.
-func sequences(k int, g float64) [][]*Sequence {
+// sequences are the pairs' sequences of k arms: [i][j] for i < j, allowing for stacks' offsets of spread sd.
+func sequences(k int, g, sd float64) [][]*Sequence {
 	seq := make([][]*Sequence, k)
 	for i := range seq {
 		seq[i] = make([]*Sequence, k)
 		for j := i + 1; j < k; j++ {
 			seq[i][j] = NewSequence(g)
+			seq[i][j].stacks.sd = sd
 		}
 	}
 	return seq
@@ -115,9 +116,9 @@ func (e *run) round(ctx context.Context) error {
 	for x, i := range e.live {
 		for _, j := range e.live[x+1:] {
 			a, b := obs[i], obs[j]
-			addRound(e.seq[i][j], reading{math.Log(a.Value), a.Step}, reading{math.Log(b.Value), b.Step}, e.s.HigherIsBetter)
+			addRound(e.seq[i][j], reading{math.Log(a.Value), a.Step, a.Stack}, reading{math.Log(b.Value), b.Step, b.Stack}, e.s.HigherIsBetter)
 			if e.seq2 != nil {
-				addRound(e.seq2[i][j], reading{math.Log(a.Second), a.SecondStep}, reading{math.Log(b.Second), b.SecondStep},
+				addRound(e.seq2[i][j], reading{math.Log(a.Second), a.SecondStep, a.Stack}, reading{math.Log(b.Second), b.SecondStep, b.Stack},
 					e.s.Second.HigherIsBetter)
 			}
 			e.fails[i][j].add(a, b)

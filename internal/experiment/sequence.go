@@ -15,6 +15,8 @@ type Sequence struct {
 	mixture  float64 // g: the prior variance of the standardised effect
 	// res is what the figures' steps imply (quantize.go): a floor under the spread, a bias the interval allows.
 	res resolution
+	// stacks are the stacks the rounds ran on, and what their offsets add (offsets.go).
+	stacks offsets
 }
 
 // DefaultMixture is g, the variance of the normal prior on the standardised effect (mean / sd of the log
@@ -46,6 +48,7 @@ func (s *Sequence) add(d float64, a, b reading) {
 	s.m2 += delta * (d - s.mean)
 	s.values = append(s.values, d)
 	s.res.add(a, b)
+	s.stacks.add(a.stack, b.stack)
 	if s.n >= 2 && !s.Identical() {
 		s.maxBF0 = math.Max(s.maxBF0, s.bayesFactor(0))
 	}
@@ -62,12 +65,12 @@ func (s *Sequence) N() int { return s.n }
 func (s *Sequence) Mean() float64 { return s.mean }
 
 // SD is the spread the sequence decides with: the sample standard deviation (n-1 in the denominator; 0 with
-// fewer than 2), or what the figures' steps imply when that is more.
+// fewer than 2), or what the figures' steps imply when that is more, and what the stacks' offsets add.
 func (s *Sequence) SD() float64 {
 	if s.n < 2 {
 		return 0
 	}
-	return math.Sqrt(max(s.m2/float64(s.n-1), s.res.floor(s.n)))
+	return math.Sqrt(max(s.m2/float64(s.n-1), s.res.floor(s.n)) + s.stacks.variance(s.n))
 }
 
 // Values are the differences in the order added.

@@ -33,7 +33,8 @@ func (t *tuner) final(ctx context.Context) error {
 	}
 	defer stopAll(arms)
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
-		Second: &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true}, Mixture: t.d.mixture,
+		Second:  &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
+		Mixture: t.d.mixture, StackSD: t.d.stackSD[MetricGoodput],
 		Alpha: t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {
 			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)

@@ -37,6 +37,9 @@ type SimOptions struct {
 	// the fewest rounds a race is given.
 	Mixture   float64
 	MinRounds int
+	// StackSD is the spread of stacks' offsets the engine is told, by metric (Spec.StackSD); the replays
+	// plant their own (ReplayOptions.StackSD).
+	StackSD map[string]float64
 }
 
 // Simulate runs the decisions of a tune run on replayed arms.
@@ -47,7 +50,7 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	}
 	clock := &simClock{now: time.Unix(0, 0)}
 	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
-	t.mixture, t.minRounds = so.Mixture, so.MinRounds
+	t.mixture, t.minRounds, t.stackSD = so.Mixture, so.MinRounds, so.StackSD
 	src := &simSource{o: so, clock: clock, warm: map[string]int{}, stacks: map[string]map[string][]float64{}}
 	t.src = src
 	src.hold(t.best) // the first stack, started before any decision
@@ -149,18 +152,15 @@ func (s *simSource) noiseKey(metric, pm string) string {
 
 // stack is the offset of the stack a warm configuration's trial i runs on, in noise's replay: drawn when the
 // configuration starts cold, kept while it is warm, a fresh one every NewStackEvery trials.
-func (s *simSource) stack(key, noise string) func(i int) float64 {
+func (s *simSource) stack(key, noise string) func(i int) (int, float64) {
 	r := s.o.Noise[noise]
 	o := r.Options()
-	return func(i int) float64 {
+	return func(i int) (int, float64) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		k := o.StackOf(i)
 		if o.StackSD == 0 {
-			return 0
-		}
-		k := 0
-		if o.NewStackEvery > 0 {
-			k = i / o.NewStackEvery
+			return k, 0
 		}
 		if s.stacks[key] == nil {
 			s.stacks[key] = map[string][]float64{}
@@ -168,7 +168,7 @@ func (s *simSource) stack(key, noise string) func(i int) float64 {
 		for len(s.stacks[key][noise]) <= k {
 			s.stacks[key][noise] = append(s.stacks[key][noise], o.StackSD*r.Rand().NormFloat64())
 		}
-		return s.stacks[key][noise][k]
+		return k, s.stacks[key][noise][k]
 	}
 }
 
