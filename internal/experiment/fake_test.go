@@ -29,6 +29,10 @@ type fakeArm struct {
 	requests             int64
 	// second, when set, gives a second figure of effect second[0] and noise second[1] (log scale).
 	second []float64
+	// stackSD is the spread of its stacks' offsets, a fresh stack every trials (0: one for its life).
+	stackSD float64
+	every   int
+	stacks  []float64
 }
 
 func (a *fakeArm) Name() string                    { return a.name }
@@ -45,7 +49,17 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	if a.failAt > 0 && a.trials >= a.failAt {
 		return Observation{}, errors.New("php-fpm exited")
 	}
+	stack := 0
+	if a.every > 0 {
+		stack = (a.trials - 1) / a.every
+	}
+	for a.stackSD > 0 && len(a.stacks) <= stack {
+		a.stacks = append(a.stacks, a.stackSD*a.rng.NormFloat64())
+	}
 	x := a.effect + a.sigma*a.rng.NormFloat64()
+	if a.stackSD > 0 {
+		x += a.stacks[stack]
+	}
 	if a.lowerBest {
 		x = -x
 	}
@@ -53,7 +67,7 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	if n == 0 {
 		n = 500
 	}
-	o := Observation{Value: 1000 * math.Exp(x), Requests: n}
+	o := Observation{Value: 1000 * math.Exp(x), Requests: n, Stack: stack}
 	if a.second != nil {
 		o.Second = 50 * math.Exp(a.second[0]+a.second[1]*a.rng.NormFloat64())
 	}
