@@ -17,7 +17,7 @@ import (
 // two figures share the comparison's alpha: one error budget over both. Goodput varies by 10 to 20% a round on
 // a busy machine, the CPU a request by about 5%: capacity decides where goodput cannot.
 func (t *tuner) final(ctx context.Context) error {
-	rule := knob.RuleOfThumb()
+	rule := knob.RuleOfThumb(t.cpus())
 	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
 	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
 	if h.Baseline == "" {
