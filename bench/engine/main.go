@@ -321,7 +321,7 @@ func (sc *score) add(res *tune.Result, so tune.SimOptions) {
 		vs = append(vs, verdict{c: &c.Stats, truth: planted[c.Knob][c.B] - planted[c.Knob][c.A], null: !effect})
 	}
 	if h := res.Headline; h != nil {
-		rule := knob.RuleOfThumb()
+		rule := knob.RuleOfThumb(0) // its planted effects do not depend on its size
 		rule.INI, rule.Defines = so.Base.INI, so.Base.Defines
 		rec := so.Effect(res.Recommendation, tune.MetricGoodput)
 		for _, c := range []struct {
