@@ -109,7 +109,8 @@ func TestFailedRequestsMakeAnArmWorse(t *testing.T) {
 	// Failures in every trial from the second: B's better figure is held while it fails more, and the failing
 	// trials show B worse once 13 rounds have them (the mixture reaches 2 over a quarter of the pair's 0.01).
 	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !r.Vs.OnErrors || out.Rounds != 14 ||
-		!strings.Contains(r.Note, "B: requests failed in 13 rounds where A's did not, the other way round in 0 (39 of 7000 requests failed)") {
+		!strings.Contains(r.Note, "B: requests failed in 13 rounds where A's did not, the other way round in 0 "+
+			"(39 of 7000 requests failed)") {
 		t.Fatalf("winner %d after %d rounds, %+v, note %q", out.Winner, out.Rounds, r.Vs, r.Note)
 	}
 }

@@ -155,8 +155,8 @@ func (e *run) failNote(bad, good int) string {
 	if bad > good {
 		mine, theirs = t.onlyB, t.onlyA
 	}
-	return fmt.Sprintf("%s: requests failed in %d rounds where %s's did not, the other way round in %d (%d of %d requests failed)",
-		r.Name, mine, e.s.Arms[good].Name(), theirs, r.Errors, r.Errors+r.Requests)
+	const note = "%s: requests failed in %d rounds where %s's did not, the other way round in %d (%d of %d requests failed)"
+	return fmt.Sprintf(note, r.Name, mine, e.s.Arms[good].Name(), theirs, r.Errors, r.Errors+r.Requests)
 }
 
 func plural(n int, one, many string) string {

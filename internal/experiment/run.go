@@ -116,10 +116,9 @@ func (e *run) round(ctx context.Context) error {
 	for x, i := range e.live {
 		for _, j := range e.live[x+1:] {
 			a, b := obs[i], obs[j]
-			addRound(e.seq[i][j], reading{math.Log(a.Value), a.Step, a.Stack}, reading{math.Log(b.Value), b.Step, b.Stack}, e.s.HigherIsBetter)
+			addRound(e.seq[i][j], a.first(), b.first(), e.s.HigherIsBetter)
 			if e.seq2 != nil {
-				addRound(e.seq2[i][j], reading{math.Log(a.Second), a.SecondStep, a.Stack}, reading{math.Log(b.Second), b.SecondStep, b.Stack},
-					e.s.Second.HigherIsBetter)
+				addRound(e.seq2[i][j], a.second(), b.second(), e.s.Second.HigherIsBetter)
 			}
 			e.fails[i][j].add(a, b)
 		}
@@ -138,6 +137,10 @@ func (e *run) check(o Observation) error {
 	}
 	return nil
 }
+
+// first and second are the trial's figures as a sequence reads them.
+func (o Observation) first() reading  { return reading{math.Log(o.Value), o.Step, o.Stack} }
+func (o Observation) second() reading { return reading{math.Log(o.Second), o.SecondStep, o.Stack} }
 
 // addRound adds b against a to s, oriented so that positive means b is better.
 func addRound(s *Sequence, a, b reading, higherIsBetter bool) {
