@@ -73,6 +73,13 @@ func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
 	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
 }
 
+// tuned is es with the engine's parameters the decider was given for trials of metric (a simulation may try
+// others; the spread of stacks' offsets is not measured yet, so real runs allow for none).
+func (d *decider) tuned(es experiment.Spec, metric string) experiment.Spec {
+	es.Mixture, es.StackSD = d.mixture, d.stackSD[metric]
+	return es
+}
+
 // least is the fewest rounds a race is given.
 func (d *decider) least() int { return cmp.Or(d.minRounds, minRounds) }
 
@@ -96,13 +103,13 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(metric)))
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
-		Mixture: d.mixture, StackSD: d.stackSD[metric], ParallelStart: true, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
+		ParallelStart: true, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
 		Progress: func(p experiment.Progress) {
 			if d.progress != nil {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
 			}
 		}}
-	if rc.x, err = experiment.New(es); err != nil {
+	if rc.x, err = experiment.New(d.tuned(es, metric)); err != nil {
 		return nil, err
 	}
 	out, err := rc.x.Run(ctx)

@@ -33,9 +33,8 @@ func (t *tuner) final(ctx context.Context) error {
 	}
 	defer stopAll(arms)
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
-		Second:  &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
-		Mixture: t.d.mixture, StackSD: t.d.stackSD[MetricGoodput],
-		Alpha: t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(), ParallelStart: true,
+		Second: &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
+		Alpha:  t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {
 			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)
 		},
@@ -43,7 +42,7 @@ func (t *tuner) final(ctx context.Context) error {
 			t.status("final", fmt.Sprintf("recommendation vs %s vs rule of thumb, round %d", h.Baseline, p.Round))
 		}}
 	began := t.clock.Now()
-	out, err := experiment.Run(ctx, es)
+	out, err := experiment.Run(ctx, t.d.tuned(es, MetricGoodput))
 	if out == nil {
 		return err
 	}
