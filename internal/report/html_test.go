@@ -100,8 +100,9 @@ func expectedMarks(r *tune.Result) map[string]int {
 	}
 	lat, mem := map[string]bool{}, map[string]bool{}
 	for _, tr := range r.Trials {
-		if tr.Phase != "saturation" && tr.Requests > 0 {
-			lat[tr.Config] = true
+		// A latency row a configuration and load of throughput trials.
+		if tr.Phase != "saturation" && tr.Metric != tune.MetricCPU && tr.Requests > 0 {
+			lat[fmt.Sprint(tr.Config, tr.Concurrency)] = true
 		}
 		if tr.WorkerUSS > 0 {
 			mem[fmt.Sprint(tr.Phase == "saturation", tr.Config)] = true
@@ -163,25 +164,18 @@ func TestTuneHTMLFromRecordedRun(t *testing.T) {
 	}
 	page := html.UnescapeString(b.String())
 	h := r.Headline
-	// The headline first: the recommendation's change against Debian's defaults, with its CI.
-	head := signedPct(100*h.VsDebian.Estimate) + "</div>\n<div class=\"label\">throughput vs Debian's defaults"
+	// The headline first: the recommendation's change against Debian's defaults, with its interval at the
+	// level it was decided at.
+	head := changeHTML(100*h.VsDebian.Estimate) + "</div>\n<div class=\"label\">req/s against Debian's defaults"
 	if i := strings.Index(page, head); i < 0 || i > strings.Index(page, `id="settings"`) {
 		t.Errorf("headline %q missing or not first", head)
 	}
-	if ci := fmt.Sprintf("95%% CI [%s, %s]", signedPct(100*h.VsDebian.Lo), signedPct(100*h.VsDebian.Hi)); !strings.Contains(page, ci) {
+	if ci := fmt.Sprintf("%s CI [%s, %s]", levelText(h.VsDebian.Conf), changeHTML(100*h.VsDebian.Lo), changeHTML(100*h.VsDebian.Hi)); !strings.Contains(page, ci) {
 		t.Errorf("headline CI %q missing", ci)
 	}
-	// Every knob with its value, effect and verdict badge.
-	for _, k := range r.Knobs {
-		row := fmt.Sprintf("<td><b>%s</b></td>\n<td class=\"mono\">%s", k.Name, k.Value)
-		if !strings.Contains(page, row) {
-			t.Errorf("settings table lacks %s = %s", k.Name, k.Value)
-		}
-		if k.Compared != "" && !strings.Contains(page, fmt.Sprintf(`<td class="num">%s</td>
-<td class="num">[%s, %s]</td>
-<td><span class="badge %s">`, signedPct(k.EffectPct), signedPct(k.CILowPct), signedPct(k.CIHighPct), k.Verdict)) {
-			t.Errorf("settings table lacks %s's effect, CI and verdict", k.Name)
-		}
+	// Every knob a row (TestRowsReadRight reads them).
+	if rows := readHTMLRows(t, b.String()); len(rows) != len(r.Knobs) {
+		t.Errorf("%d rows in the settings table, %d knobs", len(rows), len(r.Knobs))
 	}
 	// The config files, whole, escaped.
 	for name, text := range recordedFiles(t) {

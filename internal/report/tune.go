@@ -58,7 +58,7 @@ func Tune(w io.Writer, r *tune.Result) {
 	if h != nil {
 		fmt.Fprintln(w)
 		say("  ", "    ", "Recommendation: "+shownConfig(r.Recommendation.String()))
-		say("  ", "    ", fmt.Sprintf("The final comparison, %d round%s interleaved at %d connections:", h.Rounds, plural(h.Rounds), h.Load))
+		say("  ", "    ", fmt.Sprintf("The final comparison, %d round%s interleaved%s:", h.Rounds, plural(h.Rounds), atConns(h.Load)))
 		for _, f := range h.Figures {
 			headlineTable(h, f).write(w, 4, termWidth)
 		}

@@ -61,9 +61,9 @@ func (n configNamer) name(cfg string) string {
 		return strings.Join(names, " = ")
 	}
 	if d := diffTokens(cfg, n.rec); len(d) > 0 {
-		return strings.Join(d, " ")
+		return shownConfig(strings.Join(d, " "))
 	}
-	return cfg
+	return shownConfig(cfg)
 }
 
 // rank puts the final comparison's configurations first.
@@ -113,7 +113,20 @@ func configRows(r *tune.Result) []configRow {
 			a.races = append(a.races, t)
 		}
 	}
-	sort.SliceStable(order, func(i, j int) bool { return n.rank(order[i].cfg) < n.rank(order[j].cfg) })
+	// The final comparison's first, each at the final's load before any other it ran at.
+	final := func(k key) int {
+		if len(byKey[k].final) > 0 {
+			return 0
+		}
+		return 1
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		ri, rj := n.rank(order[i].cfg), n.rank(order[j].cfg)
+		if ri != rj {
+			return ri < rj
+		}
+		return final(order[i]) < final(order[j])
+	})
 	out := make([]configRow, 0, len(order))
 	for _, k := range order {
 		a := byKey[k]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
 	"math"
 	"math/rand"
 	"os"
@@ -123,9 +124,24 @@ func checkRowsReadRight(t *testing.T, name string, r *tune.Result) {
 	t.Helper()
 	var b bytes.Buffer
 	Tune(&b, r)
-	rows := readRows(t, b.String())
+	checkRows(t, name+" (terminal)", r, readRows(t, b.String()))
+	for i, line := range strings.Split(b.String(), "\n") {
+		if textLen(line) > termWidth {
+			t.Errorf("%s: line %d is %d columns: %q", name, i+1, textLen(line), line)
+		}
+	}
+	var page bytes.Buffer
+	if err := TuneHTML(&page, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, name+" (report.html)", r, readHTMLRows(t, page.String()))
+}
+
+// checkRows checks rows read off a rendering against the run's records.
+func checkRows(t *testing.T, name string, r *tune.Result, rows []renderedRow) {
+	t.Helper()
 	if len(rows) != len(r.Knobs) {
-		t.Fatalf("%s: %d rows read, %d knobs:\n%s", name, len(rows), len(r.Knobs), b.String())
+		t.Fatalf("%s: %d rows read, %d knobs", name, len(rows), len(r.Knobs))
 	}
 	for _, row := range rows {
 		k, ok := knob.ByName(row.name)
@@ -160,11 +176,44 @@ func checkRowsReadRight(t *testing.T, name string, r *tune.Result) {
 			t.Errorf("%s: %s's change %+.1f%% lies outside its interval [%+.1f%%, %+.1f%%]", name, row.name, row.change, row.lo, row.hi)
 		}
 	}
-	for i, line := range strings.Split(b.String(), "\n") {
-		if textLen(line) > termWidth {
-			t.Errorf("%s: line %d is %d columns: %q", name, i+1, textLen(line), line)
-		}
+}
+
+var (
+	htmlRow  = regexp.MustCompile(`(?s)<tr class="knob" data-knob="([^"]+)">(.*?)</tr>`)
+	htmlCell = regexp.MustCompile(`(?s)<td class="[^"]*\b(kept|against|change|interval)\b[^"]*">(.*?)</td>`)
+	htmlTag  = regexp.MustCompile(`<[^>]+>`)
+	badge    = regexp.MustCompile(`<span class="badge [^"]*">([^<]*)</span>`)
+)
+
+// readHTMLRows reads the settings table back from report.html, as the browser shows its cells' text.
+func readHTMLRows(t *testing.T, page string) []renderedRow {
+	t.Helper()
+	text := func(s string) string {
+		s = html.UnescapeString(htmlTag.ReplaceAllString(s, ""))
+		return strings.TrimSpace(strings.NewReplacer("−", "-", "∞", "inf").Replace(s))
 	}
+	var rows []renderedRow
+	for _, m := range htmlRow.FindAllStringSubmatch(page, -1) {
+		row := renderedRow{name: html.UnescapeString(m[1])}
+		cells := map[string]string{}
+		for _, c := range htmlCell.FindAllStringSubmatch(m[2], -1) {
+			cells[c[1]] = text(c[2])
+		}
+		row.kept = cells["kept"]
+		if from, to, ok := strings.Cut(row.kept, " → "); ok {
+			row.start, row.kept = from, to
+		}
+		if b := badge.FindStringSubmatch(m[2]); b != nil {
+			row.verdict = html.UnescapeString(b[1])
+		}
+		if cells["change"] != "" {
+			row.compared, row.against, row.change = true, cells["against"], parsePct(t, cells["change"])
+			lo, hi, _ := strings.Cut(strings.Trim(cells["interval"], "[]"), ", ")
+			row.lo, row.hi = parsePct(t, lo), parsePct(t, hi)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // keptAgainst finds the engine's comparison of the row's two values and states it as the kept value's: its
