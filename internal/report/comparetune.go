@@ -7,6 +7,7 @@ import (
 
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -108,9 +109,40 @@ func runCell(k compare.KnobAgreement, i int) string {
 		}
 		return "not compared"
 	}
-	against, _, v, _, _ := keptSide(tune.KnobRow{Name: k.Name, Value: k.Values[i], Compared: k.Compared[i], Verdict: k.Verdicts[i]})
+	against, v := runVerdict(k, i)
 	if against == "" {
 		return verdictWord(v)
 	}
 	return keptPhrase(v, against)
+}
+
+// runVerdict is run i's verdict on the value it kept, and what that value was compared with.
+func runVerdict(k compare.KnobAgreement, i int) (against string, v stats.Verdict) {
+	against, _, v, _, _ = keptSide(tune.KnobRow{Name: k.Name, Value: k.Values[i], Compared: k.Compared[i], Verdict: k.Verdicts[i]})
+	return against, v
+}
+
+// tuneCell is one run's value of a knob on the comparison page.
+type tuneCell struct {
+	Present, Decided bool
+	Value, Word      string
+	Verdict          stats.Verdict
+}
+
+// tuneCells are the page's cells: a row a knob, a cell a run, each about the value the run kept.
+func tuneCells(r *compare.TuneReport) [][]tuneCell {
+	var out [][]tuneCell
+	for _, k := range r.Knobs {
+		var row []tuneCell
+		for i := range r.Runs {
+			c := tuneCell{Present: k.Present[i], Decided: k.Decided[i], Value: knob.Shown(k.Name, k.Values[i])}
+			if c.Present {
+				c.Word = runCell(k, i)
+				_, c.Verdict = runVerdict(k, i)
+			}
+			row = append(row, c)
+		}
+		out = append(out, row)
+	}
+	return out
 }

@@ -292,6 +292,14 @@ func TestCompareHTML(t *testing.T) {
 			t.Errorf("knob %s missing", k.Name)
 		}
 	}
+	// Each run's cell is about the value it kept: both kept opcache on, off shown worse than it.
+	if n := strings.Count(page, `<span class="mono">on</span>
+<span class="badge better">better than off</span>`); n != 2 {
+		t.Errorf("opcache on reads better than off in %d runs, want 2", n)
+	}
+	if strings.Contains(page, "off vs on") {
+		t.Error("a cell states the rejected value's comparison")
+	}
 	if strings.Contains(page, "agree on every knob") == !tr.Agree {
 		t.Errorf("the page's agreement does not match the report's (%v)", tr.Agree)
 	}
