@@ -7,10 +7,12 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
@@ -54,6 +56,7 @@ type tunePage struct {
 	Configs  []configRow
 	Head     *headlineModel
 	Files    []configFile
+	Apply    *applyView
 	Env      [][2]string
 	Plan     [][2]string
 	Screens  []screenRow
@@ -89,6 +92,45 @@ type heroCard struct {
 type heroFigure struct{ Text, Row, Metric string }
 
 type configFile struct{ Name, Text string }
+
+// applyView is the plan's steps and diffs as the page shows them.
+type applyView struct {
+	Steps []apply.Step
+	Patch string
+	Notes []string
+	Diffs []fileDiff
+}
+
+// fileDiff is one file's diff against the start, a line at a time, each with its class (add, del, hunk).
+type fileDiff struct {
+	Name, Dest, From string
+	Lines            []diffLine
+}
+
+type diffLine struct{ Class, Text string }
+
+func viewApply(p *apply.Plan, dir string) *applyView {
+	v := &applyView{Steps: p.Steps(dir), Patch: p.Patch(dir), Notes: p.Notes}
+	for _, f := range p.Files {
+		d := fileDiff{Name: f.Name, Dest: f.Dest, From: f.From}
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(f.Diff, "\n"), "\n") {
+			class := ""
+			switch {
+			case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+				class = "head"
+			case strings.HasPrefix(l, "@@"):
+				class = "hunk"
+			case strings.HasPrefix(l, "+"):
+				class = "add"
+			case strings.HasPrefix(l, "-"):
+				class = "del"
+			}
+			d.Lines = append(d.Lines, diffLine{class, l})
+		}
+		v.Diffs = append(v.Diffs, d)
+	}
+	return v
+}
 
 // TuneHTML writes report.html for a tune result. files are the recommended configuration files by name
 // (php-fpm-pool.conf, php.ini, nginx-upstream.conf) with their contents; a partial run has none. Sections
@@ -133,10 +175,11 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	for _, c := range p.Charts {
 		c.Caption = captions[c.ID]
 	}
-	known := []string{"php-fpm-pool.conf", "php.ini", "nginx-upstream.conf"}
+	known := []string{apply.PoolName, apply.ININame, apply.NginxName}
 	var extra []string
 	for name := range files {
-		if !contains(known, name) {
+		// How to apply them and their diffs are shown as steps and diffs, not as files.
+		if !contains(known, name) && name != apply.DiffName && name != "apply.txt" {
 			extra = append(extra, name)
 		}
 	}
@@ -145,6 +188,9 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 		if t, ok := files[name]; ok {
 			p.Files = append(p.Files, configFile{name, t})
 		}
+	}
+	if r.Apply != nil && len(p.Files) > 0 {
+		p.Apply = viewApply(r.Apply, filepath.Dir(r.Files[apply.PoolName]))
 	}
 	h := r.Environment.Host
 	cpu, started := "", ""

@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
+	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -69,6 +71,10 @@ func Tune(w io.Writer, r *tune.Result) {
 	}
 	for _, warn := range r.Warnings {
 		say("  ", "    ", "warning: "+warn)
+	}
+	if p := r.Apply; p != nil {
+		fmt.Fprintln(w)
+		applyText(w, p, filepath.Dir(r.Files[apply.PoolName]), "  ")
 	}
 	if r.Note != "" {
 		fmt.Fprintln(w)
