@@ -21,7 +21,7 @@ func applyText(w io.Writer, p *apply.Plan, dir, indent string) {
 			writeCommand(w, indent+"     ", c)
 		}
 		for _, l := range s.Lines {
-			fmt.Fprintf(w, "%s       %s\n", indent, l)
+			fmt.Fprintf(w, "%s     %s\n", indent, l)
 		}
 	}
 	say("", "  ", fmt.Sprintf("Or the files of steps 1 to %d at once, each file replaced kept as FILE.orig:", len(p.Files)))

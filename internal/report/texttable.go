@@ -76,6 +76,9 @@ func (t textTable) write(w io.Writer, indent, width int) {
 	}
 }
 
+// Line writes text for a terminal within its width: the first line after first, the others after rest.
+func Line(w io.Writer, first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
+
 // writeWrapped prints text within width columns: the first line after first, the others after rest.
 func writeWrapped(w io.Writer, first, rest, text string, width int) {
 	for i, l := range wrap(text, width-textLen(first), width-textLen(rest)) {
