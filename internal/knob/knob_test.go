@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
 )
 
 func TestKnobsSetAndGet(t *testing.T) {

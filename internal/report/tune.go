@@ -49,7 +49,13 @@ func Tune(w io.Writer, r *tune.Result) {
 		say("    ", "    ", kneeText(r))
 	}
 	if p := r.PoolSize; p != nil {
-		say("  ", "    ", poolSizeText(p))
+		for i, line := range poolSizeText(p, r.Plan.MinEffect) {
+			if i == 0 {
+				say("  ", "    ", line)
+			} else {
+				say("    ", "    ", line)
+			}
+		}
 	}
 	fmt.Fprintln(w)
 	knobTable(lines).write(w, 2, termWidth)
@@ -200,21 +206,36 @@ func kneeText(r *tune.Result) string {
 	return text
 }
 
-// poolSizeText says what limited the pool size and what was chosen.
-func poolSizeText(p *tune.PoolSize) string {
+// poolSizeText says what limited the pool size and how it was chosen: a line, then where its memory came from
+// and the sizes that serve within the margin of the best, when the result has them.
+func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 	mem := "memory not limiting"
 	if p.MemoryLimit > 0 {
 		mem = fmt.Sprintf("memory allows %d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory),
 			float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
 	}
-	how := "after re-measuring its neighbours"
-	switch p.Note {
-	case "pinned":
+	how := "from the knee"
+	switch {
+	case p.Note == "pinned":
 		how = "(pinned)"
-	case tune.NotRemeasured:
+	case p.Note == tune.NotRemeasured:
 		how = "from the knee (" + p.Note + ")"
+	case len(p.Sizes) == 0 && p.Note != "":
+		how = "(" + p.Note + ")"
+	case len(p.Sizes) > 0 && p.Decided:
+		how = fmt.Sprintf("(the smallest of %s shown within %.0f%% of the best, at %d connections)", sizeList(p.Sizes), 100*minEffect, p.Load)
+	case len(p.Sizes) > 0:
+		how = fmt.Sprintf("(of %s at %d connections: the smallest whose estimate is within %.1f%% of the best; not yet shown)",
+			sizeList(p.Sizes), p.Load, 50*minEffect)
 	}
-	return fmt.Sprintf("Pool size: CPU knee %d; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)
+	out := []string{fmt.Sprintf("Pool size: CPU knee %d; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)}
+	if p.MemoryFrom != "" {
+		out = append(out, fmt.Sprintf("%s for the pool: %s", mib(p.Memory), p.MemoryFrom))
+	}
+	if p.RangeLo > 0 {
+		out = append(out, sizeRange(p, minEffect))
+	}
+	return out
 }
 
 func unset(v string) string {
@@ -259,4 +280,31 @@ func p99Verdict(c *tune.P99Check) string {
 		return "met"
 	}
 	return "NOT met"
+}
+
+// sizeList names the pool sizes raced: "4, 8, 16".
+func sizeList(sizes []tune.SizeResult) string {
+	var out []string
+	for _, s := range sizes {
+		out = append(out, fmt.Sprint(s.Size))
+	}
+	return strings.Join(out, ", ")
+}
+
+// sizeRange says which pool sizes serve within the margin of the best: shown, or not yet shown worse.
+func sizeRange(p *tune.PoolSize, minEffect float64) string {
+	r := fmt.Sprintf("sizes %d to %d serve within %.0f%% of the best", p.RangeLo, p.RangeHi, 100*minEffect)
+	if p.RangeLo == p.RangeHi {
+		r = fmt.Sprintf("only size %d serves within %.0f%% of the best", p.RangeLo, 100*minEffect)
+	}
+	var worse []string
+	for _, s := range p.Sizes {
+		if s.Status == "dropped" {
+			worse = append(worse, fmt.Sprint(s.Size))
+		}
+	}
+	if len(worse) > 0 {
+		r += "; shown worse by more: " + strings.Join(worse, ", ")
+	}
+	return r
 }
