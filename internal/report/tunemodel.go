@@ -28,8 +28,8 @@ type knobLine struct {
 	Change *change
 	// Verdict is the kept value's against Against: better means the kept value was shown the better.
 	Verdict stats.Verdict
-	// Word is the verdict in the table's words, the same in every renderer; Kind is "" when compared, else why
-	// not: "not tried", "pinned", "not compared".
+	// Word is the verdict in the table's words, the same in every renderer: the verdict when compared, else
+	// why not ("not tried", "pinned", "not compared", "others failed").
 	Word   string
 	Metric string
 	Rounds int
