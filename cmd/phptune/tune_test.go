@@ -177,7 +177,8 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 		t.Errorf("opcache.enable not changed in --from-ini's file alone:\n%s", ini2)
 	}
 	diff, _ := os.ReadFile(filepath.Join(out, "changes.diff"))
-	if !strings.Contains(string(diff), "--- a"+ini+"\n") || !strings.Contains(string(diff), "\n-opcache.enable = 0\n+opcache.enable = 1\n") {
+	if !strings.Contains(string(diff), "--- a"+ini+"\n") || !strings.Contains(string(diff), "\n-opcache.enable = 0\n") ||
+		!strings.Contains(string(diff), "\n+opcache.enable = 1\n") {
 		t.Errorf("changes.diff lacks the ini file's change:\n%s", diff)
 	}
 	steps, _ := os.ReadFile(filepath.Join(out, "apply.txt"))
