@@ -139,6 +139,9 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	p := tunePage{R: r, Title: "phptune tune: " + r.App, Lines: knobLines(r), Configs: configRows(r)}
 	p.Head = headlineOf(r, p.Configs)
 	p.Legend = legend(r, p.Lines, p.Head)
+	if p.Head != nil {
+		p.Legend = append(p.Legend, finalNote)
+	}
 	p.Hero = hero(p.Head)
 	p.Lede = lede(p.Head)
 	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r), latencyChart(p.Configs, r.Plan.Concurrency), memoryChart(memRows(r), r.PoolSize)} {

@@ -70,6 +70,7 @@ func Tune(w io.Writer, r *tune.Result) {
 		for _, f := range h.Figures {
 			headlineTable(h, f).write(w, 4, termWidth)
 		}
+		say("  ", "  ", finalNote)
 	}
 	if c := r.P99Check; c != nil {
 		say("  ", "    ", fmt.Sprintf("Latency goal: p99 %s [%s, %s] (95%% interval) at %s req/s open loop, goal %s: %s", us(c.P99Us), us(c.P99LoUs), us(c.P99HiUs),
@@ -143,6 +144,10 @@ func legend(r *tune.Result, lines []knobLine, h *headlineModel) []string {
 	}
 	return out
 }
+
+// finalNote says how the final comparison's figures and changes relate.
+const finalNote = "The final comparison's figures are each configuration's median over its rounds; its changes are estimated " +
+	"from the rounds' pairs (Hodges-Lehmann, on the ratio within each round), so a change need not equal the ratio of the medians."
 
 // headlineTable is one metric of the final comparison: each configuration's figure (the table's) and the
 // recommendation against it.
