@@ -303,8 +303,9 @@ func TestReportedRowsReadRight(t *testing.T) {
 	}
 }
 
-// recordedTune3 is a real run on the code of the rows' model (phptune tune --budget 3m on the demo app, on a
-// 2-CPU machine shared with other work): CPU-only knobs on requests per CPU-second, races with rounds.
+// recordedTune3 is a real run on the code of the rows' model (phptune tune --budget 3m --out /tmp/demo on the
+// demo app, on a 2-CPU machine shared with other work): CPU-only knobs on requests per CPU-second, races with
+// rounds, the pool sized among sizes within the margin, the apply plan.
 func recordedTune3(t testing.TB) *tune.Result {
 	t.Helper()
 	data, err := os.ReadFile("testdata/tune-result-3.json")
