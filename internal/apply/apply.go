@@ -103,6 +103,9 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 		poolPath = DebianPool(t.Version)
 		poolText = fmt.Sprintf("[www]\nuser = %s\ngroup = %s\nlisten = %s\nlisten.owner = %s\nlisten.group = %s\n", t.User, t.User,
 			DebianSocket(t.Version), t.User, t.User)
+		for _, kv := range directives(base) { // Debian's pool, which the changes apply to
+			poolText += kv[0] + " = " + kv[1] + "\n"
+		}
 	}
 	pool, name := poolConf(poolText)
 	if name == "" {

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stack"
 )
 
 const version = "8.2"
@@ -437,5 +439,43 @@ func set(t *testing.T, c *knob.Config, name, v string) {
 	}
 	if err := k.Set(c, v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The files pass the checks tune runs before it writes them (php-fpm -t on the pool, nginx -t on the upstream
+// with the location's lines), for configurations that change every part; and the checks can fail.
+func TestFilesPassTheServersChecks(t *testing.T) {
+	fpm, err := stack.FindPHPFPM("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ngx, err := stack.FindNginx("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []knob.Config{knob.Debian(), knob.RuleOfThumb(2),
+		{PM: "ondemand", MaxChildren: 32, Listen: "tcp", Keepalive: true, MaxRequests: 500, Backlog: 4096, INI: map[string]string{"opcache.enable": "1", "opcache.jit": "tracing"},
+			Defines:        map[string]string{"opcache.memory_consumption": "256", "opcache.preload": stack.DocrootVar + "/preload.php"},
+			FastCGIBuffers: "16 16k", PHPFPM: "/usr/sbin/php-fpm8.2"}} {
+		p, err := Make(c, Start{}, Target{Version: version, Workers: 2}, []string{"phptune test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, ini, ngxConf := p.Files[0].Text, p.Files[1].Text, p.Files[2].Text
+		if err := stack.CheckFPMPool(context.Background(), fpm, pool); err != nil {
+			t.Errorf("%s: %v\n%s", c, err, pool)
+		}
+		if err := stack.CheckNginxUpstream(context.Background(), ngx, ngxConf, c.Location()); err != nil {
+			t.Errorf("%s: %v\n%s", c, err, ngxConf)
+		}
+		if !strings.Contains(pool, "pm.max_children = ") || !strings.HasPrefix(ini, "; phptune test") {
+			t.Errorf("files:\n%s\n%s", pool, ini)
+		}
+	}
+	if err := stack.CheckFPMPool(context.Background(), fpm, "[www]\npm = lazy\n"); err == nil {
+		t.Error("php-fpm -t accepted pm = lazy")
+	}
+	if err := stack.CheckNginxUpstream(context.Background(), ngx, "upstream php { server; }", nil); err == nil {
+		t.Error("nginx -t accepted a broken upstream")
 	}
 }
