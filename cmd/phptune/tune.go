@@ -64,8 +64,9 @@ KNOBS, IN THE ORDER TRIED
 you name with --knob are tried.
 
 FILES WRITTEN
-php-fpm-pool.conf, php.ini and nginx-upstream.conf (each checked by php-fpm -t and nginx -t), report.html and
-result.json, in the run dir (--out).`,
+php-fpm-pool.conf, php.ini and nginx-upstream.conf: Debian's pool (or --from-pool's, --from-ini's files) with the
+changes made in place, each checked by php-fpm -t and nginx -t; changes.diff (their diffs) and apply.txt (where each
+goes, the commands); report.html and result.json; in the run dir (--out).`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
