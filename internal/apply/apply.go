@@ -285,10 +285,7 @@ func nginxUpstream(p *Plan, rec knob.Config, t Target, header []string) Out {
 	for _, l := range comment("#", header) {
 		b.WriteString(l + "\n")
 	}
-	server := p.Listen
-	if strings.Contains(server, "/") {
-		server = "unix:" + server
-	}
+	server := upstreamAddr(p.Listen, p.Pool)
 	fmt.Fprintf(&b, "# The pool [%s]; the site's PHP location passes to it: fastcgi_pass %s;\n", p.Pool, p.Upstream)
 	fmt.Fprintf(&b, "upstream %s {\n    server %s;\n", p.Upstream, server)
 	if rec.Keepalive {
@@ -299,6 +296,23 @@ func nginxUpstream(p *Plan, rec knob.Config, t Target, header []string) Out {
 	}
 	b.WriteString("}\n")
 	return Out{Name: NginxName, Dest: "/etc/nginx/conf.d/php-fpm-" + p.Pool + ".conf", Text: b.String(), What: "nginx's upstream " + p.Upstream + ", the pool's address"}
+}
+
+// upstreamAddr is where nginx reaches a pool that listens on listen: its socket, or its port on loopback when
+// php-fpm listens on every address ("9000", "0.0.0.0:9000", "[::]:9000"); $pool stands for the pool's name.
+func upstreamAddr(listen, pool string) string {
+	listen = strings.ReplaceAll(listen, "$pool", pool)
+	switch {
+	case strings.Contains(listen, "/"):
+		return "unix:" + listen
+	case !strings.Contains(listen, ":"):
+		return "127.0.0.1:" + listen
+	case strings.HasPrefix(listen, "0.0.0.0:"):
+		return "127.0.0.1:" + strings.TrimPrefix(listen, "0.0.0.0:")
+	case strings.HasPrefix(listen, "[::]:"):
+		return "[::1]:" + strings.TrimPrefix(listen, "[::]:")
+	}
+	return listen
 }
 
 // comment makes header lines comments, with a blank line after them.

@@ -479,3 +479,14 @@ func TestFilesPassTheServersChecks(t *testing.T) {
 		t.Error("nginx -t accepted a broken upstream")
 	}
 }
+
+// nginx reaches a pool where php-fpm listens: a socket (its $pool named), or a port on every address by loopback.
+func TestUpstreamAddr(t *testing.T) {
+	for listen, want := range map[string]string{"/run/php/php8.2-fpm.sock": "unix:/run/php/php8.2-fpm.sock",
+		"/run/php/php8.2-fpm-$pool.sock": "unix:/run/php/php8.2-fpm-app.sock", "9000": "127.0.0.1:9000",
+		"0.0.0.0:9001": "127.0.0.1:9001", "[::]:9002": "[::1]:9002", "127.0.0.1:9003": "127.0.0.1:9003"} {
+		if got := upstreamAddr(listen, "app"); got != want {
+			t.Errorf("listen = %s: nginx passes to %s, want %s", listen, got, want)
+		}
+	}
+}

@@ -133,8 +133,9 @@ func legend(r *tune.Result, lines []knobLine, h *headlineModel) []string {
 	} else if r.Headline != nil && r.Headline.Baseline != "" {
 		start = r.Headline.Baseline
 	}
-	out := []string{fmt.Sprintf("kept: the value recommended (A -> B where %s have A); change: the kept value against the one "+
-		"under against, positive when the kept value is the better; verdict: the kept value's.", start)}
+	out := []string{fmt.Sprintf("kept: the value recommended, as START -> KEPT where the starting configuration (%s) has "+
+		"another; change: the kept value against the one under against, positive when the kept value is the better; verdict: "+
+		"the kept value's.", start)}
 	for _, m := range metricsUsed(lines, h) {
 		short, words := metricWords(m)
 		out = append(out, short+": "+words+".")
