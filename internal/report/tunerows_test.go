@@ -39,7 +39,7 @@ func simulatedTunes(t *testing.T, seeds int) []*tune.Result {
 				"jit":     {"tracing": tune.LogEffect(0.20), "function": tune.LogEffect(0.10)},
 				"preload": {"on": tune.LogEffect(-0.15)},
 			}),
-			Noise:     map[string]*experiment.Replay{tune.MetricGoodput: experiment.NewReplay(noise, rng, 4)},
+			Noise:     map[string]*experiment.Replay{tune.MetricGoodput: experiment.NewReplay(noise, rng)},
 			TrialCost: map[string]time.Duration{tune.MetricGoodput: 450 * time.Millisecond, tune.MetricCPU: 400 * time.Millisecond},
 			StartCost: time.Second, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 8, Pool: 8,
 			Facts: knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 8, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10}}
