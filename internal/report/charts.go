@@ -284,6 +284,8 @@ func metricLabel(m string) string {
 		return "requests per CPU-second"
 	case tune.MetricWork:
 		return "work per request"
+	case tune.MetricCapacity:
+		return "requests per CPU-second of php-fpm and nginx"
 	}
 	return "requests/s"
 }

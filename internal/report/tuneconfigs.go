@@ -22,6 +22,8 @@ type configRow struct {
 	// PerCPU is the median of the CPU trials' requests per CPU-second; CPUTrials how many.
 	PerCPU    float64
 	CPUTrials int
+	// Capacity is the median of the throughput trials' requests per CPU-second of php-fpm and nginx.
+	Capacity float64
 	// Latency percentiles: medians of the throughput trials' own (closed loop at Load).
 	P50, P90, P99, P999 float64
 	NginxCPU            float64 // µs a request, sampled in the throughput trials
@@ -143,9 +145,12 @@ func configRows(r *tune.Result) []configRow {
 		}
 		row.PerCPU, row.CPUTrials = med(cpu), len(cpu)
 		row.GoodputTrials = len(tp)
-		var good, p50, p90, p99, p999, ngx []float64
+		var good, p50, p90, p99, p999, ngx, capa []float64
 		for _, t := range tp {
 			good = append(good, t.Goodput)
+			if t.ReqPerCPUS > 0 {
+				capa = append(capa, t.ReqPerCPUS)
+			}
 			row.Requests += t.Requests
 			row.Errors += t.Errors
 			if t.Requests > 0 {
@@ -156,6 +161,7 @@ func configRows(r *tune.Result) []configRow {
 			}
 		}
 		row.Goodput, row.P50, row.P90, row.P99, row.P999, row.NginxCPU = med(good), med(p50), med(p90), med(p99), med(p999), med(ngx)
+		row.Capacity = med(capa)
 		out = append(out, row)
 	}
 	return out
@@ -283,8 +289,12 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		return configRow{Name: n.name(cfg), Config: cfg, Load: m.Load, Goodput: fallback, Final: true}
 	}
 	m.Rec, m.Base, m.Rule = find(n.rec, h.RecommendationRPS), find(n.base, h.DebianRPS), find(n.rule, h.RuleOfThumbRPS)
-	// A second metric the final compares (requests per CPU-second) is one more figure, with the rows' PerCPU.
 	m.Figures = []headlineFigure{{Metric: tune.MetricGoodput, Rec: m.Rec.Goodput, Base: m.Base.Goodput, Rule: m.Rule.Goodput,
 		VsBase: h.VsDebian, VsRule: h.VsRuleOfThumb}}
+	// Capacity, decided on the same rounds: requests per CPU-second of php-fpm and nginx, the rows' Capacity.
+	if h.CapacityVsDebian != nil || h.CapacityVsRuleOfThumb != nil {
+		m.Figures = append(m.Figures, headlineFigure{Metric: tune.MetricCapacity, Rec: m.Rec.Capacity, Base: m.Base.Capacity,
+			Rule: m.Rule.Capacity, VsBase: h.CapacityVsDebian, VsRule: h.CapacityVsRuleOfThumb})
+	}
 	return m
 }

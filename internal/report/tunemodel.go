@@ -210,6 +210,9 @@ func metricWords(m string) (short, words string) {
 			"from their CPU clocks around a fixed set of requests, so a busy neighbour does not change it)"
 	case tune.MetricWork:
 		return "work", "instructions and system calls counted per request (a screen before any timed trial)"
+	case tune.MetricCapacity:
+		return "req/CPU-s (fpm+nginx)", "capacity: requests served per second of php-fpm's and nginx's CPU time in the " +
+			"same throughput trials (fewer servers for the same traffic)"
 	case "":
 		return "", ""
 	}

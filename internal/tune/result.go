@@ -105,6 +105,9 @@ const (
 	MetricCPU = "req_per_cpu_s"
 	// MetricWork is the screen's counts: instructions and system calls per request.
 	MetricWork = "work"
+	// MetricCapacity is requests served per second of php-fpm's and nginx's CPU time, read from the same
+	// goodput trials: fewer servers for the same traffic. The final comparison decides on it beside goodput.
+	MetricCapacity = "capacity"
 )
 
 // KnobRow is one line of the answer: a knob, the value chosen and what the decisive comparison showed.
