@@ -13,10 +13,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 	"github.com/phptune/phptune/workloads"
 )
@@ -36,6 +38,11 @@ type tuneJSON struct {
 		RecommendationRPS float64 `json:"recommendation_rps"`
 		DebianRPS         float64 `json:"debian_rps"`
 		RuleOfThumbRPS    float64 `json:"rule_of_thumb_rps"`
+
+		RecommendationReqPerCPUS float64           `json:"recommendation_req_per_cpu_s"`
+		DebianReqPerCPUS         float64           `json:"debian_req_per_cpu_s"`
+		VsDebian                 *stats.Comparison `json:"vs_debian"`
+		CapacityVsDebian         *stats.Comparison `json:"capacity_vs_debian"`
 	} `json:"headline"`
 	Plan struct {
 		Concurrency int     `json:"concurrency"`
@@ -152,6 +159,11 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	if res.Headline == nil || res.Headline.RecommendationRPS <= 0 || res.Headline.DebianRPS <= 0 || res.Headline.RuleOfThumbRPS <= 0 {
 		t.Errorf("headline %+v", res.Headline)
 	}
+	// Capacity from the same trials: requests per CPU-second of php-fpm and nginx, compared as goodput is.
+	if h := res.Headline; h == nil || h.RecommendationReqPerCPUS <= 0 || h.DebianReqPerCPUS <= 0 || h.CapacityVsDebian == nil ||
+		h.VsDebian == nil || h.CapacityVsDebian.N != h.VsDebian.N || h.CapacityVsDebian.Verdict == "" {
+		t.Errorf("headline's capacity %+v", res.Headline)
+	}
 	if res.Recommendation.INI["opcache.enable"] != "1" {
 		t.Errorf("recommendation %s keeps opcache off", res.Recommendation)
 	}
@@ -170,8 +182,24 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	if err := stack.CheckNginxUpstream(context.Background(), ngx, string(up), res.Recommendation.Location()); err != nil {
 		t.Error(err)
 	}
-	if !strings.Contains(string(pool), "php_admin_value[opcache.enable] = 1") {
-		t.Errorf("pool file:\n%s", pool)
+	// opcache.enable was --from-ini's: it is changed there, in place, and nowhere else.
+	ini2, _ := os.ReadFile(filepath.Join(out, "php.ini"))
+	if !strings.Contains(string(ini2), "\nopcache.enable = 1\n") || strings.Contains(string(pool), "opcache.enable") {
+		t.Errorf("opcache.enable not changed in --from-ini's file alone:\n%s", ini2)
+	}
+	diff, _ := os.ReadFile(filepath.Join(out, "changes.diff"))
+	if !strings.Contains(string(diff), "--- a"+ini+"\n") || !strings.Contains(string(diff), "\n-opcache.enable = 0\n") ||
+		!strings.Contains(string(diff), "\n+opcache.enable = 1\n") {
+		t.Errorf("changes.diff lacks the ini file's change:\n%s", diff)
+	}
+	steps, _ := os.ReadFile(filepath.Join(out, "apply.txt"))
+	if !strings.Contains(string(steps), "php.ini replaces "+ini) || !strings.Contains(r.stdout, "To apply it on a Debian server") {
+		t.Errorf("apply.txt and the summary do not say where php.ini goes:\n%s", steps)
+	}
+	for i, line := range strings.Split(r.stdout, "\n") {
+		if n := utf8.RuneCountInString(line); n > 120 {
+			t.Errorf("summary line %d is %d columns: %q", i+1, n, line)
+		}
 	}
 }
 
@@ -554,7 +582,8 @@ func TestTuneKeepsMemoryForOtherPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	others := res.PoolSize.OtherPools
-	if len(others) == 0 || !strings.Contains(r.stdout, "other php-fpm pools here: ") {
+	// The summary wraps its lines at 120 columns: the words are looked for as a person reads them.
+	if len(others) == 0 || !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "other php-fpm pools here: ") {
 		t.Fatalf("the running pools were not found or not named:\n%s", r.stdout)
 	}
 	for _, o := range others {

@@ -43,7 +43,7 @@ func CheckHTML(w io.Writer, r *check.Result) error {
 				v.Charts = append(v.Charts, c)
 			}
 		}
-		v.Rows = checkRows(pool)
+		v.Rows = checkFigureRows(pool)
 		p.Pools = append(p.Pools, v)
 	}
 	if len(names) > 0 {
@@ -87,8 +87,8 @@ func checkHero(p *check.Pool) []heroCard {
 	return cards
 }
 
-// checkRows are the figures, one row a measure.
-func checkRows(p *check.Pool) [][2]string {
+// checkFigureRows are check's figures, one row a measure.
+func checkFigureRows(p *check.Pool) [][2]string {
 	t, q, m := p.Traffic, p.Queue, p.Memory
 	rows := [][2]string{
 		{"settings", fmt.Sprintf("pm %s, max_children %d, max_requests %d, request_slowlog_timeout %s", p.Settings.PM, p.Settings.MaxChildren,

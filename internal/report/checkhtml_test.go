@@ -103,10 +103,11 @@ func TestCheckReportRendersInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		seen, title, _ := openPage(t, ctx, path)
+		seen, title, _, layout := openPage(t, ctx, path)
 		if !strings.Contains(title, r.Pools[0].Name) {
 			t.Errorf("title %q lacks the pool", title)
 		}
 		checkCharts(t, "check", seen, expectedCheckMarks(r))
+		checkLayout(t, path, layout, false)
 	}
 }

@@ -2,6 +2,8 @@ package tune
 
 import (
 	"os/exec"
+
+	"github.com/phptune/phptune/internal/apply"
 	"strings"
 	"time"
 
@@ -40,11 +42,14 @@ type Result struct {
 	P99Check       *P99Check    `json:"p99_check,omitempty"`
 	Facts          knob.Facts   `json:"facts"`
 	// Profile is why, per request: the baseline and the recommendation profiled side by side (tune --profile).
-	Profile  *profile.Result   `json:"profile,omitempty"`
-	Screens  []Screen          `json:"screens,omitempty"`
-	Trials   []TrialRecord     `json:"trials"`
-	Files    map[string]string `json:"files,omitempty"`
-	Warnings []string          `json:"warnings,omitempty"`
+	Profile *profile.Result   `json:"profile,omitempty"`
+	Screens []Screen          `json:"screens,omitempty"`
+	Trials  []TrialRecord     `json:"trials"`
+	Files   map[string]string `json:"files,omitempty"`
+	// Apply is how the files go onto a Debian server: where each goes, its diff against the starting
+	// configuration, the commands that check and reload.
+	Apply    *apply.Plan `json:"apply,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 	// Builds are the PHP builds made (or taken from the cache) for this run's mix before it (tune --build),
 	// outside its budget; each races as a value of the knob php.
 	Builds []Build `json:"builds,omitempty"`
@@ -100,6 +105,9 @@ const (
 	MetricCPU = "req_per_cpu_s"
 	// MetricWork is the screen's counts: instructions and system calls per request.
 	MetricWork = "work"
+	// MetricCapacity is requests served per second of php-fpm's and nginx's CPU time, read from the same
+	// goodput trials: fewer servers for the same traffic. The final comparison decides on it beside goodput.
+	MetricCapacity = "capacity"
 )
 
 // KnobRow is one line of the answer: a knob, the value chosen and what the decisive comparison showed.
@@ -140,7 +148,8 @@ type Comparison struct {
 	Note     string  `json:"note,omitempty"`
 }
 
-// Headline is the recommendation against the defaults.
+// Headline is the recommendation against the defaults, on goodput at the load measured and on capacity
+// (requests per CPU-second of php-fpm and nginx) from the same trials, one error budget over both.
 type Headline struct {
 	RecommendationRPS float64           `json:"recommendation_rps"`
 	DebianRPS         float64           `json:"debian_rps"`
@@ -150,6 +159,14 @@ type Headline struct {
 	RuleOfThumb       string            `json:"rule_of_thumb"`
 	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
 	Rounds            int               `json:"rounds,omitempty"`
+
+	// Capacity: the medians of requests per CPU-second and the recommendation's comparisons on it (nil when the
+	// servers' CPU could not be read).
+	RecommendationReqPerCPUS float64           `json:"recommendation_req_per_cpu_s,omitempty"`
+	DebianReqPerCPUS         float64           `json:"debian_req_per_cpu_s,omitempty"`
+	RuleOfThumbReqPerCPUS    float64           `json:"rule_of_thumb_req_per_cpu_s,omitempty"`
+	CapacityVsDebian         *stats.Comparison `json:"capacity_vs_debian,omitempty"`
+	CapacityVsRuleOfThumb    *stats.Comparison `json:"capacity_vs_rule_of_thumb,omitempty"`
 }
 
 // P99Check is the latency goal judged open-loop at the user's rate.
@@ -194,6 +211,9 @@ type TrialRecord struct {
 	Workers      int                `json:"workers_seen,omitempty"`
 	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
 	WallS        float64            `json:"wall_s,omitempty"`
+	// ReqPerCPUS, in goodput trials, is requests served per second of php-fpm's and nginx's CPU time over the
+	// window (capacity: fewer servers for the same traffic).
+	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
 	// AtS is when the trial began, in seconds from the run's start: the run's timeline.
 	AtS float64 `json:"at_s"`
 }
