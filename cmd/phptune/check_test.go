@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -30,8 +28,14 @@ import (
 // end of the test.
 func checkStack(t *testing.T, app string, pool stack.Pool, defines map[string]string, writable ...string) *stack.Stack {
 	t.Helper()
-	cfg := stack.Config{App: app, Pools: []stack.Pool{pool}, Defines: defines, Writable: writable, NginxWorkers: 1}
-	if app == "" {
+	return startCheckStack(t, stack.Config{App: app, Pools: []stack.Pool{pool}, Defines: defines, Writable: writable, NginxWorkers: 1})
+}
+
+// startCheckStack starts cfg (the demo app when it names none), stopped at the end of the test; nginx passes to
+// its first pool.
+func startCheckStack(t *testing.T, cfg stack.Config) *stack.Stack {
+	t.Helper()
+	if cfg.App == "" {
 		cfg.AppFS = workloads.Demo()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -85,18 +89,24 @@ func loadFor(t *testing.T, s *stack.Stack, path string, conns int, rate float64)
 	return stop
 }
 
-// checkJSON runs phptune check with args and --json, and returns its result and exit code.
+// checkJSON runs phptune check with args and --json on one pool, and returns its result and exit code.
 func checkJSON(t *testing.T, args ...string) (*check.Result, runOut) {
 	t.Helper()
 	r := phptune(t, append([]string{"check", "--json"}, args...)...)
+	return checkResult(t, args, r, []byte(r.stdout), 1), r
+}
+
+// checkResult reads data, the JSON that phptune check args wrote with r as its run, holding pools pools.
+func checkResult(t *testing.T, args []string, r runOut, data []byte, pools int) *check.Result {
+	t.Helper()
 	var res check.Result
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
-		t.Fatalf("phptune check %v: exit %d, not JSON (%v):\n%s\nstderr:\n%s", args, r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatalf("phptune check %v: exit %d, not JSON (%v):\n%s\nstderr:\n%s", args, r.code, err, data, r.stderr)
 	}
-	if res.Schema != check.Schema || len(res.Pools) != 1 {
-		t.Fatalf("phptune check %v: %+v", args, res)
+	if res.Schema != check.Schema || len(res.Pools) != pools {
+		t.Fatalf("phptune check %v: %d pool(s), want %d: %+v", args, len(res.Pools), pools, res)
 	}
-	return &res, r
+	return &res
 }
 
 func findingIDs(p *check.Pool) []string {
@@ -119,16 +129,32 @@ func suggestion(p *check.Pool, setting string) (check.Suggestion, bool) {
 func confOf(s *stack.Stack) string { return filepath.Join(s.RunDir, "php-fpm.conf") }
 
 // TestCheckPoolTooSmall: a pool of 2 under 8 connections is found at its limit, with a queue, and a larger
-// pm.max_children is suggested with the numbers behind it.
+// pm.max_children is suggested with the numbers behind it; an idle pool of the same master, read in the same
+// check, has nothing wrong. One run gives the summary (stdout) and the result (--out).
 func TestCheckPoolTooSmall(t *testing.T) {
 	app := writeApp(t, map[string]string{"index.php": "<?php usleep(20000); echo 'ok';\n"})
-	s := checkStack(t, app, stack.Pool{Name: "small", Listen: stack.ListenUnix, PM: "dynamic", MaxChildren: 2}, nil)
+	s := startCheckStack(t, stack.Config{App: app, NginxWorkers: 1, Pools: []stack.Pool{
+		{Name: "small", Listen: stack.ListenUnix, PM: "dynamic", MaxChildren: 2},
+		{Name: "idle", Listen: stack.ListenTCP, PM: "static", MaxChildren: 2}}})
 	loadFor(t, s, "/index.php", 8, 0)
 	time.Sleep(time.Second)
-	res, r := checkJSON(t, confOf(s), "--for", "5s", "--interval", "250ms")
-	p := res.Pools[0]
+	out := t.TempDir()
+	args := []string{"check", confOf(s), "--for", "5s", "--interval", "250ms", "--out", out}
+	r := phptune(t, args...)
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", r.code, err, r.stderr)
+	}
+	res := checkResult(t, args, r, data, 2)
+	p, idle := res.Pools[0], res.Pools[1]
+	if p.Name != "small" {
+		p, idle = idle, p
+	}
 	if r.code != 3 || !slices.Contains(findingIDs(p), check.FindMaxChildren) {
 		t.Fatalf("exit %d, findings %v; want exit 3 and %s\n%s", r.code, findingIDs(p), check.FindMaxChildren, r.stderr)
+	}
+	if idle.Name != "idle" || len(idle.Findings) != 0 || len(idle.Suggestions) != 0 || idle.Samples < 8 {
+		t.Errorf("the idle pool: %s, %d samples, findings %+v, suggestions %+v", idle.Name, idle.Samples, idle.Findings, idle.Suggestions)
 	}
 	if p.Busy.Peak != 2 || p.Busy.MaxChildren != 2 || p.Queue.Peak < 3 || p.Queue.NonZero < 0.5 || p.Queue.Source != "kernel" {
 		t.Errorf("busy %+v queue %+v: want every worker busy and connections waiting", p.Busy, p.Queue)
@@ -138,13 +164,12 @@ func TestCheckPoolTooSmall(t *testing.T) {
 		t.Errorf("suggestion %+v", sg)
 	}
 	// The summary for people: the finding, its evidence and the suggestion, within 120 columns.
-	text := phptune(t, "check", confOf(s), "--for", "2s", "--interval", "250ms")
 	for _, want := range []string{"PROBLEMS", "busy workers: peak 2", "pm.max_children 2 ->", "verify: phptune tune"} {
-		if !strings.Contains(text.stdout, want) {
-			t.Errorf("summary lacks %q:\n%s", want, text.stdout)
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	for _, line := range strings.Split(text.stdout, "\n") {
+	for _, line := range strings.Split(r.stdout, "\n") {
 		if len(line) > 120 {
 			t.Errorf("line of %d columns: %q", len(line), line)
 		}
@@ -257,22 +282,24 @@ func intoCgroup(t *testing.T, dir string, master int) {
 	}
 }
 
-// TestCheckHealthyPoolChangesNothing: a healthy pool under load gives exit 0 and no finding, run after run; and
-// the pool is as it was: its configuration, its workers, its socket; check's private directory is gone.
+// TestCheckHealthyPoolChangesNothing: a healthy pool under load gives exit 0 and no finding, run after run,
+// whether named by its file, its socket or its name (its settings then found from its running master); and the
+// pool is as it was: its configuration, its workers, its socket; check's private directory is gone.
 func TestCheckHealthyPoolChangesNothing(t *testing.T) {
-	s := checkStack(t, "", stack.Pool{Name: "ok", Listen: stack.ListenUnix, PM: "static", MaxChildren: 4}, nil)
+	s := checkStack(t, "", stack.Pool{Name: "checkhealthy", Listen: stack.ListenUnix, PM: "static", MaxChildren: 4}, nil)
 	loadFor(t, s, "/articles", 2, 40)
 	time.Sleep(2 * time.Second)
 	before := poolState(t, s)
-	for run := 1; run <= 3; run++ {
-		res, r := checkJSON(t, confOf(s), "--for", "3s", "--interval", "250ms")
+	ep := s.Pools[0]
+	for run, target := range [][]string{{confOf(s)}, {ep.Address, "--status-path", ep.StatusPath}, {"checkhealthy"}} {
+		res, r := checkJSON(t, append(target, "--for", "3s", "--interval", "250ms")...)
 		p := res.Pools[0]
 		if r.code != 0 || len(p.Findings) != 0 || len(p.Suggestions) != 0 {
-			t.Errorf("run %d: exit %d, findings %+v, suggestions %+v\n%s", run, r.code, p.Findings, p.Suggestions, r.stderr)
+			t.Errorf("run %d (%s): exit %d, findings %+v, suggestions %+v\n%s", run+1, target[0], r.code, p.Findings, p.Suggestions, r.stderr)
 		}
-		if p.Samples < 8 || p.Traffic.PerSecond < 20 || p.Opcache.Reads < 2 || p.Memory.Workers != 4 {
-			t.Errorf("run %d: %d samples, %.1f req/s, %d opcache reads, %d workers: not a real look at the pool", run, p.Samples,
-				p.Traffic.PerSecond, p.Opcache.Reads, p.Memory.Workers)
+		if p.Samples < 8 || p.Traffic.PerSecond < 20 || p.Opcache.Reads < 2 || p.Memory.Workers != 4 || p.Settings.MaxChildren != 4 {
+			t.Errorf("run %d (%s): %d samples, %.1f req/s, %d opcache reads, %d workers, max_children %d: not a real look at the pool",
+				run+1, target[0], p.Samples, p.Traffic.PerSecond, p.Opcache.Reads, p.Memory.Workers, p.Settings.MaxChildren)
 		}
 	}
 	if after := poolState(t, s); after != before {
@@ -335,23 +362,7 @@ func TestCheckInterruptKeepsWhatItSampled(t *testing.T) {
 	s := checkStack(t, "", stack.Pool{Name: "int", Listen: stack.ListenUnix, PM: "static", MaxChildren: 2}, nil)
 	loadFor(t, s, "/articles", 1, 20)
 	out := t.TempDir()
-	cmd := exec.Command(binPath, "check", confOf(s), "--for", "60s", "--interval", "250ms", "--out", out)
-	var so strings.Builder
-	cmd.Stdout = &so
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2 * time.Second)
-	cmd.Process.Signal(syscall.SIGINT)
-	start := time.Now()
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("check after SIGINT: %v, want exit 130", err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("check took %s to stop", d)
-	}
+	so := interrupted(t, 2*time.Second, 3*time.Second, "check", confOf(s), "--for", "60s", "--interval", "250ms", "--out", out)
 	var res check.Result
 	data, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil || json.Unmarshal(data, &res) != nil || !res.Partial || len(res.Pools) != 1 || res.Pools[0].Samples < 3 {
@@ -361,8 +372,8 @@ func TestCheckInterruptKeepsWhatItSampled(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), `id="partial"`) || !strings.Contains(string(page), `data-chart="busy-0"`) {
 		t.Errorf("report.html: %v", err)
 	}
-	if !strings.Contains(so.String(), "PARTIAL") {
-		t.Errorf("summary does not say partial:\n%s", so.String())
+	if !strings.Contains(so, "PARTIAL") {
+		t.Errorf("summary does not say partial:\n%s", so)
 	}
 	if left, _ := filepath.Glob("/run/phptune-check-*"); len(left) > 0 {
 		t.Errorf("left behind: %v", left)

@@ -206,23 +206,7 @@ func TestServeAndBenchEveryTransport(t *testing.T) {
 func TestBenchInterruptKeepsPartialResult(t *testing.T) {
 	_, info, _ := startServe(t)
 	out := t.TempDir()
-	cmd := exec.Command(binPath, "bench", info.HTTP, "-c", "2", "-d", "60s", "--warmup", "0s", "--out", out)
-	var so strings.Builder
-	cmd.Stdout = &so
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	start := time.Now()
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("bench after SIGINT: %v, want exit 130", err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("bench took %s to stop", time.Since(start))
-	}
+	so := interrupted(t, 1500*time.Millisecond, 2*time.Second, "bench", info.HTTP, "-c", "2", "-d", "60s", "--warmup", "0s", "--out", out)
 	var res struct {
 		Partial  bool  `json:"partial"`
 		Requests int64 `json:"requests"`
@@ -231,9 +215,33 @@ func TestBenchInterruptKeepsPartialResult(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &res) != nil || !res.Partial || res.Requests == 0 {
 		t.Fatalf("result.json: %v %s", err, data)
 	}
-	if !strings.Contains(so.String(), "PARTIAL") {
-		t.Errorf("summary does not say partial:\n%s", so.String())
+	if !strings.Contains(so, "PARTIAL") {
+		t.Errorf("summary does not say partial:\n%s", so)
 	}
+}
+
+// interrupted runs phptune with args, sends it SIGINT after a while, and fails the test unless it exits 130
+// within stop; it returns its stdout.
+func interrupted(t *testing.T, after, stop time.Duration, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(after)
+	cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("%s after SIGINT: %v, want exit 130; stderr %s", args[0], err, se.String())
+	}
+	if d := time.Since(start); d > stop {
+		t.Errorf("%s took %s to stop", args[0], d)
+	}
+	return so.String()
 }
 
 func TestExitCodesForBadInput(t *testing.T) {
