@@ -1,6 +1,7 @@
 #!/bin/sh
 # What `phptune check` costs the pool it reads: the demo's goodput with and without a check running beside it, in
-# interleaved (ABBA) trials on one stack, and the ratio with its 95% CI (target: within 1%). About 2 minutes;
+# interleaved (ABBA) trials on one stack, and the ratios with their 95% CIs (target: within 1%): goodput, and
+# capacity (requests per CPU-second of php-fpm, nginx and check itself, steadier on a shared machine). About 2 minutes;
 # ROUNDS=n for more, INTERVAL=250ms to sample 4 times as often as the default.
 set -eu
 cd "$(dirname "$0")/.."

@@ -1,9 +1,11 @@
 // Command checkcost measures what `phptune check` costs the pool it reads: the demo app on one stack (nginx and
 // a static pool), loaded through nginx at a fixed concurrency, in interleaved trials with and without a check
 // running beside it (the real binary, its default interval unless -interval says otherwise), in ABBA order so
-// that drift falls on both arms alike. It prints each arm's goodput, the ratio with check to without and its 95%
-// CI over the rounds' paired ratios, and the CPU the check process used a second. bench/checkcost.sh runs it
-// (about 2 minutes with the defaults).
+// that drift falls on both arms alike. It prints each arm's goodput and capacity (requests per CPU-second of
+// php-fpm, nginx and, in the arm with it, check itself), the ratios with check to without and their 95% CIs over
+// the rounds' paired ratios, and the CPU the check process used a second. Goodput moves with whatever else the
+// shared machine runs; capacity counts the CPU the requests and check took, whatever the neighbours do, so it is
+// the sharper figure of the two. bench/checkcost.sh runs it (about 2 minutes with the defaults).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"github.com/phptune/phptune/bench/internal/demostack"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -42,9 +45,13 @@ func main() {
 const warmup = time.Second
 
 type arm struct {
-	goodput []float64
-	cpu     []float64 // check's CPU seconds a second of its run
+	goodput  []float64
+	capacity []float64 // requests per CPU-second of php-fpm, nginx and check
+	cpu      []float64 // check's CPU seconds a second of the trial
 }
+
+// figures are one trial's.
+type figures struct{ goodput, capacity, checkCPU float64 }
 
 func run(bin string, rounds int, trialLen, interval time.Duration, children, conc int) error {
 	if _, err := os.Stat(bin); err != nil {
@@ -80,64 +87,100 @@ func run(bin string, rounds int, trialLen, interval time.Duration, children, con
 			order = []bool{true, false}
 		}
 		for _, checking := range order {
-			g, cpu, err := trial(ctx, r, st, bin, conf, checking, trialLen, interval)
+			f, err := trial(ctx, r, st, bin, conf, checking, interval)
 			if err != nil {
 				return err
 			}
 			a := &without
 			if checking {
 				a = &with
-				a.cpu = append(a.cpu, cpu)
+				a.cpu = append(a.cpu, f.checkCPU)
 			}
-			a.goodput = append(a.goodput, g)
+			a.goodput, a.capacity = append(a.goodput, f.goodput), append(a.capacity, f.capacity)
 		}
 	}
 	report(without, with, trialLen, interval, children, conc)
 	return nil
 }
 
-// trial loads the stack for one window, with a check running beside it when checking; it returns the goodput
-// and the check's CPU seconds a second.
-func trial(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, checking bool, trialLen, interval time.Duration) (float64, float64, error) {
+// trial loads the stack for one window, with a check running beside it when checking. The CPU is read around
+// the whole trial (warm-up included) and scaled to the window, as tune's trials do; check's own from its start,
+// so its start-up counts against it.
+func trial(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, checking bool, interval time.Duration) (figures, error) {
 	var cmd *exec.Cmd
-	var started time.Time
+	groups := []int{st.PID("php-fpm"), st.PID("nginx")}
 	if checking {
+		trialLen := r.Options().Duration
 		cmd = exec.CommandContext(ctx, bin, "check", conf, "--for", (trialLen + 2*warmup).String(), "--interval", interval.String(), "--json")
-		cmd.Stdout, cmd.Stderr = nil, nil
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
-			return 0, 0, err
+			return figures{}, err
 		}
-		started = time.Now()
+		defer cmd.Wait()
+		groups = append(groups, cmd.Process.Pid)
 	}
+	before, err := cpuOf(groups)
+	if err != nil {
+		return figures{}, err
+	}
+	began := time.Now()
 	res, err := r.Trial(ctx, 0, 0)
 	if err != nil {
-		return 0, 0, err
+		return figures{}, err
 	}
-	cpu := 0.0
+	wall := time.Since(began)
+	after, err := cpuOf(groups)
+	if err != nil {
+		return figures{}, err
+	}
 	if cmd != nil {
-		cmd.Process.Signal(syscall.SIGINT)
-		cmd.Wait() // exit 130 after an interrupt: expected
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		cpu = used.Seconds() / time.Since(started).Seconds()
+		cmd.Process.Signal(syscall.SIGINT) // exit 130 after an interrupt: expected
 	}
 	if res.Errors > 0 {
-		return 0, 0, fmt.Errorf("%d of %d requests failed", res.Errors, res.Requests)
+		return figures{}, fmt.Errorf("%d of %d requests failed", res.Errors, res.Requests)
 	}
-	return float64(res.Requests-res.Errors) / res.DurationS, cpu, nil
+	scale := res.DurationS / wall.Seconds()
+	var total time.Duration
+	for i := range groups {
+		total += after[i] - before[i]
+	}
+	f := figures{goodput: float64(res.Requests) / res.DurationS, capacity: float64(res.Requests) / (total.Seconds() * scale)}
+	if cmd != nil {
+		f.checkCPU = (after[2] - before[2]).Seconds() / wall.Seconds()
+	}
+	return f, nil
+}
+
+// cpuOf is each process group's CPU time so far.
+func cpuOf(groups []int) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, g := range groups {
+		d, err := measure.GroupCPU(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 func report(without, with arm, trialLen, interval time.Duration, children, conc int) {
+	fmt.Printf("%d rounds (ABBA), %s trials after %s warm-up; demo on a static pool of %d, %d connections through nginx; check every %s\n",
+		len(with.goodput), trialLen, warmup, children, conc, interval)
+	fmt.Printf("%-14s %10s %12s\n", "arm", "goodput", "req/CPU-s")
+	fmt.Printf("%-14s %10.1f %12.1f\n", "without check", stats.Median(without.goodput), stats.Median(without.capacity))
+	fmt.Printf("%-14s %10.1f %12.1f\n", "with check", stats.Median(with.goodput), stats.Median(with.capacity))
+	ratio("goodput", with.goodput, without.goodput)
+	ratio("capacity (php-fpm, nginx and check's CPU)", with.capacity, without.capacity)
+	fmt.Printf("check's own CPU: %.2f ms a second (median over its trials, start-up included)\n", 1000*stats.Median(with.cpu))
+}
+
+// ratio prints the geometric mean of the rounds' paired ratios a/b with its 95% CI.
+func ratio(what string, a, b []float64) {
 	var logs []float64
-	for i := range with.goodput {
-		logs = append(logs, math.Log(with.goodput[i]/without.goodput[i]))
+	for i := range a {
+		logs = append(logs, math.Log(a[i]/b[i]))
 	}
 	m, lo, hi := stats.MeanCI95(logs)
-	fmt.Printf("%d rounds (ABBA), %s trials after %s warm-up; demo on a static pool of %d, %d connections through nginx; check every %s\n",
-		len(logs), trialLen, warmup, children, conc, interval)
-	fmt.Printf("%-14s %10s\n", "arm", "goodput")
-	fmt.Printf("%-14s %10.1f\n", "without check", stats.Median(without.goodput))
-	fmt.Printf("%-14s %10.1f\n", "with check", stats.Median(with.goodput))
-	fmt.Printf("with / without: %.4f  95%% CI [%.4f, %.4f]  (target: within 1%%)\n", math.Exp(m), math.Exp(lo), math.Exp(hi))
-	fmt.Printf("check's own CPU: %.2f ms a second (median over its runs, start-up included)\n", 1000*stats.Median(with.cpu))
+	fmt.Printf("with / without, %s: %.4f  95%% CI [%.4f, %.4f]  (target: within 1%%)\n", what, math.Exp(m), math.Exp(lo), math.Exp(hi))
 }
