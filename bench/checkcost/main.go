@@ -103,21 +103,22 @@ func run(bin string, rounds int, trialLen, interval time.Duration, children, con
 	return nil
 }
 
-// trial loads the stack for one window, with a check running beside it when checking. The CPU is read around
-// the whole trial (warm-up included) and scaled to the window, as tune's trials do; check's own from its start,
-// so its start-up counts against it.
+// trial loads the stack for one window, with a check running beside it when checking. php-fpm's and nginx's CPU
+// (single-threaded processes: their schedstat is all of it) is read around the whole trial (warm-up included)
+// and scaled to the window, as tune's trials do. check's is its whole run's (every thread's, from the kernel's
+// account when it exits, start-up included) at its rate a second over the window.
 func trial(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, checking bool, interval time.Duration) (figures, error) {
 	var cmd *exec.Cmd
+	var started time.Time
 	groups := []int{st.PID("php-fpm"), st.PID("nginx")}
 	if checking {
 		trialLen := r.Options().Duration
 		cmd = exec.CommandContext(ctx, bin, "check", conf, "--for", (trialLen + 2*warmup).String(), "--interval", interval.String(), "--json")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			return figures{}, err
 		}
+		started = time.Now()
 		defer cmd.Wait()
-		groups = append(groups, cmd.Process.Pid)
 	}
 	before, err := cpuOf(groups)
 	if err != nil {
@@ -133,9 +134,6 @@ func trial(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf strin
 	if err != nil {
 		return figures{}, err
 	}
-	if cmd != nil {
-		cmd.Process.Signal(syscall.SIGINT) // exit 130 after an interrupt: expected
-	}
 	if res.Errors > 0 {
 		return figures{}, fmt.Errorf("%d of %d requests failed", res.Errors, res.Requests)
 	}
@@ -144,10 +142,17 @@ func trial(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf strin
 	for i := range groups {
 		total += after[i] - before[i]
 	}
-	f := figures{goodput: float64(res.Requests) / res.DurationS, capacity: float64(res.Requests) / (total.Seconds() * scale)}
+	f := figures{goodput: float64(res.Requests) / res.DurationS}
+	cpuS := total.Seconds() * scale
 	if cmd != nil {
-		f.checkCPU = (after[2] - before[2]).Seconds() / wall.Seconds()
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait() // exit 130 after an interrupt: expected
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		f.checkCPU = used.Seconds() / time.Since(started).Seconds()
+		cpuS += f.checkCPU * res.DurationS
 	}
+	f.capacity = float64(res.Requests) / cpuS
 	return f, nil
 }
 
