@@ -26,6 +26,10 @@ type PoolSize struct {
 	Note           string `json:"note,omitempty"`
 	// P99Checks are the open-loop checks of the latency goal that sized the pool, when there is a goal.
 	P99Checks []P99Check `json:"p99_checks,omitempty"`
+
+	// GrownPerWorkerBytes, when set, is what a worker grows to by pm.max_requests (the soak's growth per
+	// request): larger than PerWorkerBytes, it is what MemoryLimit counts each child at.
+	GrownPerWorkerBytes int64 `json:"grown_per_worker_bytes,omitempty"`
 }
 
 // poolSize sizes pm.max_children from the knee, capped by memory (shared memory plus children x peak private
