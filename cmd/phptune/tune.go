@@ -33,6 +33,8 @@ type tuneFlags struct {
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect, alpha                                                      float64
 	json, noScreen, screen, profile, builds                                     bool
+
+	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
 
 func newTuneCmd() *cobra.Command {
@@ -54,10 +56,14 @@ pool of the configuration's size (a dynamic pool churns between interleaved tria
 The knobs, in the order tried: max_children (the knee's neighbours), php (when --php-fpm is given twice or
 more, or --build: a PHP built first, outside the budget, trained on this run's mix), opcache, jit, pm, listen (unix or TCP), keepalive (nginx to php-fpm), preload (when the app ships
 preload.php), validate_timestamps, opcache_memory (when the app fills opcache), huge_code_pages (credited only
-when smaps shows PHP's text on huge pages), max_requests, fastcgi_buffers (when a response outgrows nginx's
+when smaps shows PHP's text on huge pages), fastcgi_buffers (when a response outgrows nginx's
 buffers), realpath_cache_size (when the app fills it) and backlog (when connections could overflow it), plus any
 --knob (values you name are tried whatever those conditions say). A knob that cannot matter here is reported as not tried, with the reason;
 when the budget cannot cover them all, the last are left out and the report says which budget would do.
+Memory over hours: after sizing the pool, a tenth of the budget (or --soak) serves the mix on it and reads each
+worker's private memory against its requests: growth per request; pm.max_requests is set to the requests after
+which a worker reaches the memory the pool was sized with (raced on throughput only with --knob max_requests=...),
+the pool's memory bound counts a worker at what it grows to by then, and the page that leaks is named.
 Finally the recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb.
 The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf (checked with php-fpm -t and nginx -t),
 result.json (schema phptune/tune/v1) and report.html (the results as one self-contained page; phptune report
@@ -99,6 +105,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
+	fl.StringVar(&f.soak, "soak", "", "measure memory growth per request this long, on top of --budget (default: a tenth of it), or off")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate: met when the p99's 95% interval (failed requests counted as the timeout) is below it, else exit 3")
 	fl.Float64Var(&f.rate, "rate", 0, "requests/s at which --p99 is judged")
 	fl.Float64Var(&f.minEffect, "min-effect", 100*tune.DefaultMinEffect, "smallest change in % that counts as better or worse; no_difference means within it")
@@ -287,6 +294,9 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 		if o.Screen, missing = screener(sc, func() []load.MixItem { return o.URLs }, o.Request); o.Screen == nil {
 			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
 		}
+	}
+	if o.Soak, err = parseSoak(f.soak); err != nil {
+		return o, err
 	}
 	if f.memory != "" {
 		if o.Memory, err = parseMemory(f.memory); err != nil {
@@ -524,4 +534,18 @@ func parseMemory(s string) (int64, error) {
 		return v, nil
 	}
 	return 0, exitcode.UsageErrorf("--memory %q: want a size such as 4GiB or 512MiB", s)
+}
+
+// parseSoak reads --soak: a duration, or off (-1); "" is 0, a tenth of the budget.
+func parseSoak(s string) (time.Duration, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, exitcode.UsageErrorf("--soak %q: want a duration such as 2m, or off", s)
 }

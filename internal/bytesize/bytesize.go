@@ -69,18 +69,23 @@ func Format(b float64) string {
 	if b < 0 {
 		sign, b = "-", -b
 	}
-	v, unit := b, "B"
+	unit, mult := Unit(b)
+	if v := b / mult; unit != "B" && v < 99.95 {
+		return fmt.Sprintf("%s%.1f %s", sign, v, unit)
+	}
+	return fmt.Sprintf("%s%.0f %s", sign, b/mult, unit)
+}
+
+// Unit is the binary unit Format writes b in, and its size in bytes.
+func Unit(b float64) (name string, mult float64) {
+	b = math.Abs(b)
 	for _, u := range []struct {
 		name string
 		mult float64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
 		if b >= u.mult*0.99995 {
-			v, unit = b/u.mult, u.name
-			break
+			return u.name, u.mult
 		}
 	}
-	if unit == "B" || v >= 99.95 {
-		return fmt.Sprintf("%s%.0f %s", sign, v, unit)
-	}
-	return fmt.Sprintf("%s%.1f %s", sign, v, unit)
+	return "B", 1
 }

@@ -36,6 +36,10 @@ type Knob struct {
 	Skip func(f Facts, cur Config) string
 	// Suggest, when set, gives the candidates from what was measured, in place of Candidates.
 	Suggest func(f Facts, cur Config) []string
+	// Soak knobs bound what a worker grows to over hours (pm.max_requests): tune decides them from the workers'
+	// memory growth per request in a long series of requests, not by a race on throughput, unless the user
+	// names values to race.
+	Soak bool
 }
 
 // Values are the candidates of k given the facts.
@@ -131,7 +135,7 @@ func FixedIn(known []Knob, name string, values []string) (Knob, error) {
 	k.Candidates = func(Config) []string { return vals }
 	// Values the user names are tried: neither a suggestion from what was measured nor a rule that the knob cannot
 	// matter here (backlog below 511 waiting connections) overrides them.
-	k.Suggest, k.Skip = nil, nil
+	k.Suggest, k.Skip, k.Soak = nil, nil, false
 	return k, nil
 }
 

@@ -84,6 +84,9 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 		row.Note = "pinned"
 		return row, true
 	}
+	if r, ok := t.decided[k.Name]; ok {
+		return r, true
+	}
 	why := t.skip[k.Name]
 	if why == "" && k.Skip != nil {
 		why = k.Skip(t.facts, t.best) // an earlier decision may have made it moot

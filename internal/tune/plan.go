@@ -120,6 +120,9 @@ func (t *tuner) planExperiments() {
 		if _, pinned := t.o.Pins[k.Name]; pinned {
 			continue
 		}
+		if _, ok := t.decided[k.Name]; ok {
+			continue
+		}
 		before := reach
 		for _, v := range k.Values(t.facts, t.best) {
 			c := t.best.Clone()
