@@ -1,8 +1,10 @@
 package measure
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/phptune/phptune/internal/bytesize"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -106,6 +108,15 @@ type Growth struct {
 	SecondHalf float64 `json:"second_half"`
 	// Shown says that steady growth is shown: the lower bound at z = 3 above zero, both halves growing.
 	Shown bool `json:"shown"`
+}
+
+// String is the growth a request with its interval, in the estimate's unit: +10.6 KiB [9.6, 11.6].
+func (g Growth) String() string {
+	unit, mult := bytesize.Unit(g.PerRequest)
+	if unit == "B" {
+		return fmt.Sprintf("%+.0f B [%.0f, %.0f]", g.PerRequest, g.Lo, g.Hi)
+	}
+	return fmt.Sprintf("%+.1f %s [%.1f, %.1f]", g.PerRequest/mult, unit, g.Lo/mult, g.Hi/mult)
 }
 
 // Known says whether any series had a slope.

@@ -85,7 +85,8 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	vs := variants(r)
 	p.Hero = hero(r)
 	p.Lede = lede(r)
-	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r.Comparisons), latencyChart(vs), memoryChart(vs, r.PoolSize)} {
+	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r.Comparisons), latencyChart(vs), memoryChart(vs, r.PoolSize),
+		soakChart(r.Soak)} {
 		if c != nil {
 			p.Charts = append(p.Charts, c)
 		}
@@ -118,6 +119,9 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 			text += "."
 		}
 		captions["memory"] = text
+	}
+	if r.Soak != nil {
+		captions["soak"] = soakCaption(r.Soak)
 	}
 	for _, c := range p.Charts {
 		c.Caption = captions[c.ID]

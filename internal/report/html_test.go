@@ -113,6 +113,11 @@ func expectedMarks(r *tune.Result) map[string]int {
 	if len(mem) > 0 {
 		want["memory"] = len(mem)
 	}
+	if r.Soak != nil {
+		for _, s := range r.Soak.Series {
+			want["soak"] += len(s.Points)
+		}
+	}
 	return want
 }
 

@@ -50,6 +50,7 @@ func Tune(w io.Writer, r *tune.Result) {
 		}
 		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d %s\n", p.Knee, mem, p.Chosen, how)
 	}
+	writeSoak(w, r)
 	fmt.Fprintf(w, "\n  %-19s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "CI", "verdict")
 	for _, k := range r.Knobs {
 		val := unset(k.Value)
@@ -70,17 +71,26 @@ func Tune(w io.Writer, r *tune.Result) {
 		case "":
 			verdict = "-"
 		}
-		fmt.Fprintf(w, "  %-19s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
+		row := fmt.Sprintf("  %-19s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
 		if k.Compared != "" {
-			fmt.Fprintf(w, "  (%s, %s, %d rounds)", k.Compared, metricShort(k.Metric), k.Rounds)
+			row += fmt.Sprintf("  (%s, %s, %d rounds)", k.Compared, metricShort(k.Metric), k.Rounds)
 		}
-		if k.Note != "" {
-			fmt.Fprintf(w, "  %s", k.Note)
-		}
+		note := k.Note
 		if k.Need != "" {
-			fmt.Fprintf(w, "  would need %s", k.Need)
+			note = strings.TrimSpace(note + "  would need " + k.Need)
 		}
-		fmt.Fprintln(w)
+		if note != "" && len(row)+2+len(note) > soakWidth && k.Name == "max_requests" {
+			// The soak's note runs long: on lines of its own under the row.
+			fmt.Fprintln(w, row)
+			for _, l := range wrapWords(note, soakWidth-6) {
+				fmt.Fprintln(w, "      "+l)
+			}
+			continue
+		}
+		if note != "" {
+			row += "  " + note
+		}
+		fmt.Fprintln(w, row)
 	}
 	if h := r.Headline; h != nil {
 		fmt.Fprintf(w, "\n  Recommendation: %s\n", r.Recommendation)

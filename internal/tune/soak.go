@@ -82,8 +82,8 @@ const (
 	// soakReads is how many reads the mix's soak aims at, each after a step of load between these bounds.
 	soakReads                = 30
 	minSoakStep, maxSoakStep = 200 * time.Millisecond, 2 * time.Second
-	// soakWarm leaves out a worker's first requests: its caches fill (realpath, compiled regular expressions).
-	soakWarm = 20
+	// SoakWarm leaves out a worker's first requests: its caches fill (realpath, compiled regular expressions).
+	SoakWarm = 20
 	// minMaxRequests is the fewest requests recommended: a restart costs a fork and the new worker's first
 	// requests' extra work (WordPress: about twice the CPU for its first few), a few percent at a hundred; a
 	// worker that outgrows its memory sooner has a leak to fix, and the pool is sized for what it grows to.
@@ -164,7 +164,7 @@ func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
 	o := t.stacks.loadOptions(w, t.conc)
 	o.Warmup, o.Duration = 0, clampDur(d/soakReads, minSoakStep, maxSoakStep)
 	rd := newWorkerReader(w.pool.StatusPath)
-	rd.tracker.Warm = soakWarm
+	rd.tracker.Warm = SoakWarm
 	guard := int64(soakGuardMax)
 	if t.o.Memory > 0 {
 		guard = min(guard, t.o.Memory/4)
@@ -216,40 +216,60 @@ func newWorkerReader(statusPath string) *workerReader {
 	return &workerReader{statusPath: statusPath, served: map[int]int64{}, first: map[int]int64{}, last: map[int]int64{}}
 }
 
-// statusReads is how often a read asks php-fpm's status again while workers are still finishing requests.
-const statusReads = 5
+// statusWaits is how often a read asks php-fpm's status again while workers are still finishing requests.
+const statusWaits = 5
 
-// read takes one read of every idle worker (one that is serving or finishing a request holds its memory).
+// read takes one read of every idle worker (one that is serving or finishing a request holds its memory). The
+// worker that serves the status page is read from the next status read, which another worker serves.
 func (r *workerReader) read(ctx context.Context, s *stacks, w *warmStack) error {
-	var st *measure.FPMStatus
-	for i := 0; i < statusReads; i++ {
-		if st = s.fpmStatus(ctx, w); st == nil {
-			return errors.New("php-fpm's status page did not answer")
+	seen := map[int]bool{}
+	for pass := 0; pass < 2; pass++ {
+		st, err := r.status(ctx, s, w)
+		if err != nil {
+			return err
 		}
-		if !r.busy(st) {
-			break
+		left := false
+		for _, p := range st.Processes {
+			if r.statusRead(p) {
+				r.served[p.PID]++ // this read: the worker's count has it, or will
+				left = left || !seen[p.PID]
+				continue
+			}
+			if p.State != "Idle" || seen[p.PID] {
+				continue
+			}
+			seen[p.PID] = true
+			if ps, err := measure.ReadProc(p.PID); err == nil { // else gone since
+				r.add(p.PID, p.Requests-r.served[p.PID], ps.USS)
+			}
+		}
+		if !left {
+			return nil
+		}
+	}
+	return nil
+}
+
+// status reads php-fpm's status once no worker but the one serving it is busy, or after statusWaits tries.
+func (r *workerReader) status(ctx context.Context, s *stacks, w *warmStack) (*measure.FPMStatus, error) {
+	for i := 0; ; i++ {
+		st := s.fpmStatus(ctx, w)
+		if st == nil {
+			return nil, errors.New("php-fpm's status page did not answer")
+		}
+		if !r.busy(st) || i == statusWaits-1 || ctx.Err() != nil {
+			return st, nil
 		}
 		time.Sleep(30 * time.Millisecond)
 	}
-	for _, p := range st.Processes {
-		if r.statusRead(p) {
-			r.served[p.PID]++ // this read: the worker's count has it, or will
-			continue
-		}
-		if p.State != "Idle" {
-			continue
-		}
-		ps, err := measure.ReadProc(p.PID)
-		if err != nil {
-			continue // gone since
-		}
-		if _, ok := r.first[p.PID]; !ok {
-			r.first[p.PID] = ps.USS
-		}
-		r.last[p.PID] = ps.USS
-		r.tracker.Add(p.PID, p.Requests-r.served[p.PID], ps.USS)
+}
+
+func (r *workerReader) add(pid int, requests, uss int64) {
+	if _, ok := r.first[pid]; !ok {
+		r.first[pid] = uss
 	}
-	return nil
+	r.last[pid] = uss
+	r.tracker.Add(pid, requests, uss)
 }
 
 func (r *workerReader) statusRead(p measure.FPMProcess) bool {
@@ -501,13 +521,13 @@ func soakNote(sk *Soak) string {
 	if !g.Known() {
 		return "not measured: " + cmp.Or(sk.Stopped, "no worker served enough requests to tell") + "; the starting value is kept"
 	}
-	over := fmt.Sprintf("%s a request (%s, %s)", growthText(g), plural(g.Workers, "worker", "workers"),
+	over := fmt.Sprintf("%s a request (%s, %s)", g.String(), plural(g.Workers, "worker", "workers"),
 		plural(int(g.Requests), "request", "requests"))
 	if !g.Shown {
 		return "soak: no growth shown, " + over + "; the starting value is kept"
 	}
 	s := fmt.Sprintf("soak: a worker grows %s; %d requests keep it within %s", over, sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))
-	if leaks := leakNames(sk.URLs); leaks != "" {
+	if leaks := LeakNames(sk.URLs); leaks != "" {
 		s += "; " + leaks
 	} else if len(sk.URLs) > 1 {
 		s += "; no page shown to grow it on its own"
@@ -515,9 +535,9 @@ func soakNote(sk *Soak) string {
 	return s
 }
 
-// leakNames names the pages shown to grow a worker, the most first: "/leak.php grows a worker by 1.0 MiB a
+// LeakNames names the pages shown to grow a worker, the most first: "/leak.php grows a worker by 1.0 MiB a
 // request".
-func leakNames(urls []URLGrowth) string {
+func LeakNames(urls []URLGrowth) string {
 	var leaks []URLGrowth
 	for _, u := range urls {
 		if u.Leaks() {
@@ -534,15 +554,6 @@ func leakNames(urls []URLGrowth) string {
 		out = append(out, fmt.Sprintf("%s %s %s a request", strings.TrimSpace(u.Method+" "+u.Path), what, bytesize.Format(u.Growth.PerRequest)))
 	}
 	return strings.Join(out, ", ")
-}
-
-// growthText is a growth with its interval, in the estimate's unit: +10.6 KiB [9.6, 11.6].
-func growthText(g measure.Growth) string {
-	unit, mult := bytesize.Unit(g.PerRequest)
-	if unit == "B" {
-		return fmt.Sprintf("%+.0f B [%.0f, %.0f]", g.PerRequest, g.Lo, g.Hi)
-	}
-	return fmt.Sprintf("%+.1f %s [%.1f, %.1f]", g.PerRequest/mult, unit, g.Lo/mult, g.Hi/mult)
 }
 
 func joinNotes(a, b string) string {
