@@ -122,18 +122,17 @@ func (g Growth) String() string {
 // Known says whether any series had a slope.
 func (g Growth) Known() bool { return g.Workers > 0 }
 
-// seriesFit is one series' least-squares slope with its standard error.
-type seriesFit struct {
+// fit is a least-squares slope of USS on requests with its standard error (from the residuals, widened for
+// their lag-one correlation when ar is set, never below a page over the span).
+type fit struct {
 	b, se float64
 	n     int
 	span  int64
 }
 
-// fitSeries fits p's slope; ok is false with fewer than minPoints reads or no request between the first and
-// the last.
-func fitSeries(p []MemPoint, minPoints int) (f seriesFit, ok bool) {
+func fitReads(p []MemPoint, ar bool) (f fit, ok bool) {
 	n := len(p)
-	if n < minPoints || p[n-1].Requests <= p[0].Requests {
+	if n < 2 || p[n-1].Requests <= p[0].Requests {
 		return f, false
 	}
 	var mx, my float64
@@ -148,96 +147,131 @@ func fitSeries(p []MemPoint, minPoints int) (f seriesFit, ok bool) {
 		sxx += dx * dx
 		sxy += dx * (float64(q.USS) - my)
 	}
-	f = seriesFit{b: sxy / sxx, n: n, span: p[n-1].Requests - p[0].Requests}
+	f = fit{b: sxy / sxx, n: n, span: p[n-1].Requests - p[0].Requests}
 	if n > 2 {
 		res := make([]float64, n)
-		var rss float64
+		var rss, lag float64
 		for i, q := range p {
 			res[i] = float64(q.USS) - my - f.b*(float64(q.Requests)-mx)
 			rss += res[i] * res[i]
+			if i > 0 {
+				lag += res[i] * res[i-1]
+			}
 		}
-		// Residuals that follow each other (a random walk about the line) carry less news than their number:
-		// widen by the AR(1) factor of their lag-one correlation.
-		var lag float64
-		for i := 1; i < n; i++ {
-			lag += res[i] * res[i-1]
+		f.se = math.Sqrt(rss / float64(n-2) / sxx)
+		if ar && rss > 0 {
+			// Residuals that follow each other (a random walk about the line) carry less news than their
+			// number: the AR(1) factor of their lag-one correlation.
+			rho := min(max(lag/rss, 0), 0.9)
+			f.se *= math.Sqrt((1 + rho) / (1 - rho))
 		}
-		rho := 0.0
-		if rss > 0 {
-			rho = min(max(lag/rss, 0), 0.9)
-		}
-		f.se = math.Sqrt(rss/float64(n-2)/sxx) * math.Sqrt((1+rho)/(1-rho))
 	}
 	f.se = math.Max(f.se, pageBytes/float64(f.span))
 	return f, true
 }
 
-// pool is the slope of the series pooled by the requests behind each, with its standard error (the larger of
-// the series' own and their spread) and the degrees of freedom of the one used.
-func pool(series []WorkerSeries, minPoints int) (b, se float64, df, workers int, requests int64) {
-	var fits []seriesFit
-	var sw float64
-	for _, s := range series {
-		if f, ok := fitSeries(s.Points, minPoints); ok {
-			fits = append(fits, f)
-			sw += float64(f.span)
-			b += float64(f.span) * f.b
-			requests += f.span
+// blockReads are the reads of a block: a series is cut into blocks of this many (the last takes what is left),
+// neighbours sharing their boundary read so that every step between reads falls in one block.
+const blockReads = 4
+
+func blocks(p []MemPoint) [][]MemPoint {
+	var out [][]MemPoint
+	for i := 0; i+blockReads <= len(p); i += blockReads - 1 {
+		end := i + blockReads
+		if len(p)-end < blockReads-1 {
+			end = len(p)
+		}
+		out = append(out, p[i:end])
+		if end == len(p) {
+			break
 		}
 	}
-	if len(fits) == 0 {
-		return 0, 0, 0, 0, 0
+	return out
+}
+
+// minBlocks are the fewest blocks whose spread is a standard error with their degrees of freedom: with fewer,
+// the larger of their spread and the residuals' (widened for their correlation) is taken at the reads'.
+const minBlocks = 5
+
+// pooled is the growth of the series: the blocks' slopes weighted by the requests behind each, with a standard
+// error from their spread (batch means: blocks of a series that follow each other are nearly independent
+// whatever its noise, where its reads are not), never below what the blocks' own residuals say; and the
+// degrees of freedom of that error.
+func pooled(series []WorkerSeries) (b, se float64, df int) {
+	var fs []fit
+	var sw float64
+	for _, s := range series {
+		for _, bl := range blocks(s.Points) {
+			if f, ok := fitReads(bl, len(series) == 1 && len(blocks(s.Points)) < minBlocks); ok {
+				fs = append(fs, f)
+				sw += float64(f.span)
+				b += float64(f.span) * f.b
+			}
+		}
+	}
+	if len(fs) == 0 {
+		return 0, 0, 0
 	}
 	b /= sw
 	var within, between float64
-	for _, f := range fits {
+	for _, f := range fs {
 		w := float64(f.span) / sw
 		within += w * w * f.se * f.se
 		between += w * w * (f.b - b) * (f.b - b)
-		df += max(f.n-2, 1)
+		df += f.n - 2
 	}
 	se = math.Sqrt(within)
-	if k := len(fits); k > 1 {
-		// The series' own errors lean on a model of their noise; the spread between workers does not, and its
-		// degrees of freedom are the workers'.
-		se, df = math.Max(se, math.Sqrt(between*float64(k)/float64(k-1))), k-1
-	}
-	return b, se, df, len(fits), requests
-}
-
-// halves cuts every series in two at its middle read, which both halves share.
-func halves(series []WorkerSeries) (first, second []WorkerSeries) {
-	for _, s := range series {
-		m := len(s.Points) / 2
-		first = append(first, WorkerSeries{PID: s.PID, Points: s.Points[:m+1]})
-		second = append(second, WorkerSeries{PID: s.PID, Points: s.Points[m:]})
-	}
-	return first, second
-}
-
-// EstimateGrowth is the workers' growth per request from their series.
-func EstimateGrowth(series []WorkerSeries) Growth {
-	b, se, df, n, reqs := pool(series, growthMinPoints)
-	if n == 0 {
-		return Growth{}
-	}
-	t := stats.TQuantile(0.975, df)
-	g := Growth{PerRequest: b, SE: se, Lo: b - t*se, Hi: b + t*se, Workers: n, Requests: reqs}
-	var fitted []WorkerSeries
-	for _, s := range series {
-		if _, ok := fitSeries(s.Points, growthMinPoints); ok {
-			fitted = append(fitted, s)
+	if k := len(fs); k > 1 {
+		se = math.Max(se, math.Sqrt(between*float64(k)/float64(k-1)))
+		if k >= minBlocks {
+			df = k - 1
 		}
 	}
-	first, second := halves(fitted)
-	g.FirstHalf, _, _, _, _ = pool(first, 2)
-	g.SecondHalf, _, _, _, _ = pool(second, 2)
+	return b, se, max(df, 1)
+}
+
+// halves cuts every series in two at its middle read, which both halves share, and gives each half's slope,
+// weighted by the requests behind each.
+func halves(series []WorkerSeries) (first, second float64) {
+	var w1, w2 float64
+	for _, s := range series {
+		m := len(s.Points) / 2
+		if f, ok := fitReads(s.Points[:m+1], false); ok {
+			first += float64(f.span) * f.b
+			w1 += float64(f.span)
+		}
+		if f, ok := fitReads(s.Points[m:], false); ok {
+			second += float64(f.span) * f.b
+			w2 += float64(f.span)
+		}
+	}
+	return first / max(w1, 1), second / max(w2, 1)
+}
+
+// EstimateGrowth is the workers' growth per request from their series; series of fewer than four reads are
+// left out.
+func EstimateGrowth(series []WorkerSeries) Growth {
+	var fitted []WorkerSeries
+	var g Growth
 	growing := 0
-	for _, s := range fitted {
-		if f, _ := fitSeries(s.Points, growthMinPoints); f.b > 0 {
+	for _, s := range series {
+		f, ok := fitReads(s.Points, false)
+		if !ok || len(s.Points) < growthMinPoints {
+			continue
+		}
+		fitted = append(fitted, s)
+		g.Requests += f.span
+		if f.b > 0 {
 			growing++
 		}
 	}
+	if len(fitted) == 0 {
+		return Growth{}
+	}
+	b, se, df := pooled(fitted)
+	t := stats.TQuantile(0.975, df)
+	g.PerRequest, g.SE, g.Lo, g.Hi, g.Workers = b, se, b-t*se, b+t*se, len(fitted)
+	g.FirstHalf, g.SecondHalf = halves(fitted)
 	g.Shown = b-stats.TQuantile(showP, df)*se > 0 && 3*g.FirstHalf >= b && 2*g.SecondHalf >= b && 3*growing >= 2*len(fitted)
 	return g
 }
