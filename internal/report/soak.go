@@ -50,8 +50,12 @@ func soakLines(r *tune.Result) []string {
 		out = append(out, "Alone on a worker of its own, a request: "+strings.Join(alone, "; ")+".")
 	}
 	for _, d := range sk.Day {
-		out = append(out, fmt.Sprintf("A worker starts at %s; after a day at %s req/s (%s) it would hold %s.",
-			bytesize.Format(float64(sk.StartBytes)), rate(d.Rate), dayFrom(d.From), bytesize.Format(float64(d.Bytes))))
+		hold := "at most " + bytesize.Format(float64(d.MaxBytes))
+		if g.Shown {
+			hold = fmt.Sprintf("about %s (%s)", bytesize.Format(float64(d.Bytes)), hold)
+		}
+		out = append(out, fmt.Sprintf("A worker starts at %s; after a day at %s req/s (%s), never recycled, it would hold %s.",
+			bytesize.Format(float64(sk.StartBytes)), rate(d.Rate), dayFrom(d.From), hold))
 	}
 	if g.Shown && sk.MaxRequests > 0 {
 		s := fmt.Sprintf("pm.max_requests %d keeps a worker within %s", sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))

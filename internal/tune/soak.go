@@ -58,7 +58,10 @@ type DayAt struct {
 	// From says where the rate is from: "measured" (the soak's own throughput, at the knee's load).
 	From     string `json:"from"`
 	Requests int64  `json:"requests_a_worker"`
-	Bytes    int64  `json:"bytes"` // its private memory then, at the growth's estimate
+	// Bytes is its private memory then at the growth's estimate (none when no growth is shown), MaxBytes at the
+	// interval's upper end.
+	Bytes    int64 `json:"bytes"`
+	MaxBytes int64 `json:"max_bytes"`
 }
 
 // URLGrowth is one page's growth per request, served alone on a worker of its own.
@@ -407,8 +410,12 @@ func (t *tuner) soakSizing(sk *Soak) {
 	sk.StartBytes = startBytes(sk.Series, g.PerRequest)
 	if sk.RPS > 0 && sk.Workers > 0 {
 		perWorker := int64(sk.RPS * 86400 / float64(sk.Workers))
-		sk.Day = append(sk.Day, DayAt{Rate: sk.RPS, From: "measured", Requests: perWorker,
-			Bytes: sk.StartBytes + int64(max(g.PerRequest, 0)*float64(perWorker))})
+		day := DayAt{Rate: sk.RPS, From: "measured", Requests: perWorker, Bytes: sk.StartBytes,
+			MaxBytes: sk.StartBytes + int64(max(g.Hi, 0)*float64(perWorker))}
+		if g.Shown {
+			day.Bytes += int64(g.PerRequest * float64(perWorker))
+		}
+		sk.Day = append(sk.Day, day)
 	}
 	if !g.Shown {
 		sk.Note = joinNotes(sk.Note, "no growth shown")
