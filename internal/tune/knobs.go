@@ -156,3 +156,16 @@ func (t *tuner) finalLeast() time.Duration {
 	}
 	return startsCost(cold, t.costs.start(MetricGoodput)) + time.Duration(rounds)*round
 }
+
+// Order is the order tune decides ks in (decideAll): the knobs decided on CPU per request, the pool size, then
+// the rest.
+func Order(ks []knob.Knob) []string {
+	var raced []knob.Knob
+	for _, k := range ks {
+		if !k.Soak { // decided by the soak, not raced
+			raced = append(raced, k)
+		}
+	}
+	cpu, rest := cpuFirst(raced)
+	return append(append(names(cpu), knob.MaxChildren().Name), names(rest)...)
+}
