@@ -162,6 +162,13 @@ func soakChart(sk *tune.Soak) *chart {
 		}
 		c.text(c.W-padRight-4, y-4, label, "end", "budget-label")
 	}
+	if n := float64(sk.MaxRequests); n > 0 && n <= xs.D1 {
+		x := xs.at(n)
+		c.line(x, padTop, x, bottom, "knee")
+		c.text(x+4, padTop+12, fmt.Sprintf("max_requests %d", sk.MaxRequests), "start", "knee-label")
+		// A fresh worker at the growth's upper end, up to where it is recycled.
+		c.line(xs.at(0), ys.at(float64(sk.StartBytes)/(1<<20)), x, ys.at(float64(sk.GrownBytes)/(1<<20)), "counted")
+	}
 	for _, s := range sk.Series {
 		var d strings.Builder
 		for i, p := range s.Points {
@@ -174,9 +181,13 @@ func soakChart(sk *tune.Soak) *chart {
 				Title: fmt.Sprintf("worker %d after %s requests: %s", s.PID, group(p.Requests), bytesLabel(float64(p.USS)))})
 		}
 	}
-	c.Legend = []legendItem{{"point", "a worker's read between requests"}, {"curve", "one worker"}}
+	c.Legend = []legendItem{{"point", "a worker's read between requests, joined by worker"}}
 	if ref > 0 {
 		c.Legend = append(c.Legend, legendItem{"budget", "what a worker may hold"})
+	}
+	if sk.MaxRequests > 0 && float64(sk.MaxRequests) <= xs.D1 {
+		c.Legend = append(c.Legend, legendItem{"knee", "where max_requests recycles it"},
+			legendItem{"counted", "a fresh worker, growing at the interval's upper end"})
 	}
 	return c
 }

@@ -348,7 +348,7 @@ func (t *tuner) urlGrowth(ctx context.Context, w *warmStack, u load.MixItem, end
 	tr := measure.SeriesTracker{Warm: 1} // the read after its first request is the series' start
 	var start int64
 	began := t.clock.Now()
-	for n := int64(1); t.clock.Now().Before(end) || ug.Requests == 0; {
+	for n, first := int64(1), true; first || t.clock.Now().Before(end); first = false {
 		o.Requests = n
 		res, err := unmeasured(ctx, o)
 		if err != nil {
