@@ -408,14 +408,9 @@ func (t *tuner) soakSizing(sk *Soak) {
 	}
 	g := sk.Growth
 	sk.StartBytes = startBytes(sk.Series, g.PerRequest)
-	if sk.RPS > 0 && sk.Workers > 0 {
-		perWorker := int64(sk.RPS * 86400 / float64(sk.Workers))
-		day := DayAt{Rate: sk.RPS, From: "measured", Requests: perWorker, Bytes: sk.StartBytes,
-			MaxBytes: sk.StartBytes + int64(max(g.Hi, 0)*float64(perWorker))}
-		if g.Shown {
-			day.Bytes += int64(g.PerRequest * float64(perWorker))
-		}
-		sk.Day = append(sk.Day, day)
+	// The access log's rate, when tune is given one, goes first: it is the load the pool serves.
+	if d, ok := sk.dayAt(sk.RPS, "measured"); ok {
+		sk.Day = append(sk.Day, d)
 	}
 	if !g.Shown {
 		sk.Note = joinNotes(sk.Note, "no growth shown")
@@ -434,6 +429,21 @@ func (t *tuner) soakSizing(sk *Soak) {
 		t.boundWithGrowth(ps, sk)
 	}
 	t.soakRow(sk, "")
+}
+
+// dayAt is a worker after a day at rate requests a second shared by the soak's workers.
+func (sk *Soak) dayAt(rate float64, from string) (DayAt, bool) {
+	if rate <= 0 || sk.Workers <= 0 {
+		return DayAt{}, false
+	}
+	g := sk.Growth
+	perWorker := int64(rate * 86400 / float64(sk.Workers))
+	d := DayAt{Rate: rate, From: from, Requests: perWorker, Bytes: sk.StartBytes,
+		MaxBytes: sk.StartBytes + int64(max(g.Hi, 0)*float64(perWorker))}
+	if g.Shown {
+		d.Bytes += int64(g.PerRequest * float64(perWorker))
+	}
+	return d, true
 }
 
 // startBytes is a fresh worker's private memory between requests: the largest of the workers' first reads,
