@@ -418,18 +418,35 @@ func (t *tuner) soakSizing(sk *Soak) {
 		return
 	}
 	n := maxRequestsFor(sk.SizedBytes-sk.StartBytes, g.Hi)
-	if v, pinned := t.o.Pins[knob.MaxRequests().Name]; pinned {
+	advice := fmt.Sprintf("%d would keep it within %s", n, bytesize.Format(float64(max(sk.SizedBytes, sk.grownAt(n)))))
+	_, decides := t.soakKnob()
+	v, pinned := t.o.Pins[knob.MaxRequests().Name]
+	switch {
+	case pinned:
 		fmt.Sscan(v, &n)
+		if n == 0 {
+			t.warn(fmt.Sprintf("a worker grows %s a request, and pm.max_requests is pinned at 0: nothing bounds it (%s)",
+				bytesize.Format(g.PerRequest), advice))
+		}
+	case !decides:
+		// Raced on the user's values, or left out of this run: the soak's figure is advice.
+		sk.MaxRequests = n
+		sk.Note = joinNotes(sk.Note, "max_requests is not set from the soak in this run (--knob, --only or --skip): "+advice)
+		t.warn(fmt.Sprintf("a worker grows %s a request; %s", bytesize.Format(g.PerRequest), sk.Note))
+		return
 	}
 	sk.MaxRequests = n
 	if n > 0 {
-		sk.GrownBytes = sk.StartBytes + int64(g.Hi*float64(n))
+		sk.GrownBytes = sk.grownAt(n)
 	}
 	if ps != nil && sk.GrownBytes > ps.PerWorkerBytes {
 		t.boundWithGrowth(ps, sk)
 	}
 	t.soakRow(sk, "")
 }
+
+// grownAt is a fresh worker's private memory after n requests, at the growth's upper end.
+func (sk *Soak) grownAt(n int) int64 { return sk.StartBytes + int64(max(sk.Growth.Hi, 0)*float64(n)) }
 
 // dayAt is a worker after a day at rate requests a second shared by the soak's workers.
 func (sk *Soak) dayAt(rate float64, from string) (DayAt, bool) {
@@ -486,7 +503,7 @@ func (t *tuner) boundWithGrowth(ps *PoolSize, sk *Soak) {
 		// Not one worker grown that far fits: recycle it sooner.
 		room := t.o.Memory - ps.SharedBytes - sk.StartBytes
 		sk.MaxRequests = max(1, int(float64(room)/sk.Growth.Hi))
-		sk.GrownBytes = sk.StartBytes + int64(sk.Growth.Hi*float64(sk.MaxRequests))
+		sk.GrownBytes = sk.grownAt(sk.MaxRequests)
 		ps.GrownPerWorkerBytes, limit = sk.GrownBytes, 1
 		t.warn(fmt.Sprintf("a worker grows %s a request: in --memory %s only max_requests %d keeps one worker within it; "+
 			"fix the leak", bytesize.Format(sk.Growth.PerRequest), bytesize.Format(float64(t.o.Memory)), sk.MaxRequests))

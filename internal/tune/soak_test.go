@@ -102,14 +102,21 @@ func TestSoakLeavesUsersValuesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	tu = soakTuner(t, []knob.Knob{fixed}, nil, 0, 14<<20)
-	tu.soakSizing(soakOf(g))
-	if _, ok := tu.decided["max_requests"]; ok || tu.best.MaxRequests != 0 {
-		t.Errorf("raced on the user's values: decided %v, best %s", tu.decided, tu.best)
+	sk = soakOf(g)
+	tu.soakSizing(sk)
+	if _, ok := tu.decided["max_requests"]; ok || tu.best.MaxRequests != 0 || tu.res.PoolSize.GrownPerWorkerBytes != 0 ||
+		len(tu.res.Warnings) != 1 || !strings.Contains(sk.Note, "100 would keep it within 102 MiB") {
+		t.Errorf("raced on the user's values: decided %v, best %s, soak %+v, warnings %q", tu.decided, tu.best, sk, tu.res.Warnings)
 	}
 	tu = soakTuner(t, []knob.Knob{knob.Opcache()}, nil, 0, 14<<20)
 	tu.soakSizing(soakOf(g))
-	if len(tu.decided) != 0 || tu.best.MaxRequests != 0 {
+	if len(tu.decided) != 0 || tu.best.MaxRequests != 0 || len(tu.res.Warnings) != 1 {
 		t.Errorf("--only opcache: decided %v, best %s", tu.decided, tu.best)
+	}
+	tu = soakTuner(t, knob.All("", nil), map[string]string{"max_requests": "0"}, 0, 14<<20)
+	tu.soakSizing(soakOf(g))
+	if len(tu.decided) != 0 || tu.best.MaxRequests != 0 || len(tu.res.Warnings) != 1 || !strings.Contains(tu.res.Warnings[0], "nothing bounds it") {
+		t.Errorf("pinned at 0: decided %v, warnings %q", tu.decided, tu.res.Warnings)
 	}
 }
 
