@@ -26,10 +26,17 @@ type soakResult struct {
 	Knobs          []tune.KnobRow `json:"knobs"`
 }
 
-// TestTuneSoakFindsALeak: on a mix where one page in a hundred leaks 1 MiB a request, tune's soak (a tenth of a
-// 30 s budget) shows the workers grow, names the page at about 1 MiB a request, and recommends a pm.max_requests
-// that keeps a worker within the memory the pool is sized with; the page that does not leak is not named. On an
-// app that does not leak, nothing grows and max_requests keeps its starting value. The two runs go side by side.
+// TestTuneSoakFindsALeak: on a mix where one page in fifty leaks 1 MiB a request, tune's soak (--soak 10s, on top
+// of a 30 s budget) shows the workers grow, names the page at about 1 MiB a request, and recommends a
+// pm.max_requests that keeps a worker within the memory the pool is sized with; the page that does not leak is
+// not named. On an app that does not leak, the default soak (a tenth of the budget) shows nothing and
+// max_requests keeps its starting value. The two runs go side by side.
+//
+// Margins: the mix's leak comes in 1 MiB steps at random, so whether its growth is shown depends on how many
+// steps a worker takes in the soak: simulated (measure's soakSim, two workers, 30 reads), a fiftieth of the mix
+// is shown in 99.9% of soaks at 55 requests a worker between reads (about 500 req/s; this page serves 1,500 to
+// 4,000 here) and 96% at 25. A page alone grows by exactly 1 MiB a request. The page that does not leak holds
+// its memory to the page.
 func TestTuneSoakFindsALeak(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php echo str_repeat("hello ", 50);`), 0o644)
@@ -37,8 +44,8 @@ func TestTuneSoakFindsALeak(t *testing.T) {
 	t.Run("leak", func(t *testing.T) {
 		t.Parallel()
 		out := t.TempDir()
-		r := phptune(t, "tune", app, "--url", "/=99", "--url", "/leak.php=1", "--ini", "ffi.enable=1", "--only", "max_requests",
-			"--budget", "30s", "--out", out)
+		r := phptune(t, "tune", app, "--url", "/=49", "--url", "/leak.php=1", "--ini", "ffi.enable=1", "--only", "max_requests",
+			"--budget", "30s", "--soak", "10s", "--out", out)
 		if r.code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -46,7 +53,7 @@ func TestTuneSoakFindsALeak(t *testing.T) {
 		res := readSoak(t, out)
 		sk, ps := res.Soak, res.PoolSize
 		if !sk.Growth.Shown || sk.Growth.PerRequest < 2<<10 {
-			t.Fatalf("the mix's growth %+v: want it shown, about 10 KiB a request", sk.Growth)
+			t.Fatalf("the mix's growth %+v: want it shown, about 20 KiB a request", sk.Growth)
 		}
 		var leak, plain *tune.URLGrowth
 		for i, u := range sk.URLs {
