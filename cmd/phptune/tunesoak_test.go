@@ -33,10 +33,10 @@ type soakResult struct {
 // max_requests keeps its starting value. The two runs go side by side.
 //
 // Margins: the mix's leak comes in 1 MiB steps at random, so whether its growth is shown depends on how many
-// steps a worker takes in the soak: simulated (measure's soakSim, two workers, 30 reads), a fiftieth of the mix
-// is shown in 99.9% of soaks at 55 requests a worker between reads (about 500 req/s; this page serves 1,500 to
-// 4,000 here) and 96% at 25. A page alone grows by exactly 1 MiB a request. The page that does not leak holds
-// its memory to the page.
+// steps a worker takes in the soak: simulated with the allocator's noise (measure's TestGrowthErrorRates), a
+// fiftieth of the mix on two workers read 30 times 55 requests apart (about 500 req/s; this page serves 1,500
+// to 4,000 here) is shown in 99.9% of soaks. A page alone grows by exactly 1 MiB a request. The page that does
+// not leak holds its memory to the page.
 func TestTuneSoakFindsALeak(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php echo str_repeat("hello ", 50);`), 0o644)

@@ -138,6 +138,15 @@ func TestGrowthErrorRates(t *testing.T) {
 	}
 	lumpyTwo := lumpy
 	lumpyTwo.workers, lumpyTwo.steps, lumpyTwo.perStep = 2, 12, 100
+	// cmd/phptune's TestTuneSoakFindsALeak: a fiftieth of the mix, two workers read 30 times, 55 requests apart.
+	fiftieth := lumpy
+	fiftieth.workers, fiftieth.perStep, fiftieth.settled = 2, 55, 200
+	fiftieth.leak = func(r *rand.Rand) int64 {
+		if r.IntN(50) == 0 {
+			return miB
+		}
+		return 0
+	}
 	steady := churn
 	steady.leak = func(*rand.Rand) int64 { return 16 << 10 }
 	alone := soakSim{workers: 1, steps: 12, perStep: 4, warm: 1, cached: 1, churn: 0.3, leak: func(*rand.Rand) int64 { return miB }}
@@ -146,6 +155,7 @@ func TestGrowthErrorRates(t *testing.T) {
 		sim  soakSim
 		want float64
 	}{{"1 MiB on a twentieth of the mix", lumpy, miB / 20}, {"the same, 2 workers read 12 times", lumpyTwo, miB / 20},
+		{"1 MiB on a fiftieth, 2 workers read 30 times", fiftieth, miB / 50},
 		{"16 KiB a request", steady, 16 << 10}, {"1 MiB a request, one worker alone, 12 steps", alone, miB}}
 	for _, c := range leaks {
 		shown, covered := 0, 0
