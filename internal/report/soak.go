@@ -66,7 +66,7 @@ func soakLines(r *tune.Result) []string {
 		}
 		out = append(out, s+".")
 	}
-	if sk.Note != "" && sk.Note != "no growth shown" {
+	if sk.Note != "" {
 		out = append(out, sk.Note+".")
 	}
 	return out

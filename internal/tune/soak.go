@@ -192,8 +192,8 @@ func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
 			return err
 		}
 		if grown := rd.grown(); grown > guard {
-			sk.Stopped = fmt.Sprintf("the workers had grown by %s in all, the most the soak lets them (a quarter of --memory, "+
-				"1 GiB at most)", bytesize.Format(float64(grown)))
+			sk.Stopped = fmt.Sprintf("the workers had grown by %s in all, the most the soak lets them (a quarter of the memory "+
+				"the pool may use, 1 GiB at most)", bytesize.Format(float64(grown)))
 			return nil
 		}
 		// A growth already measured to a tenth of itself either way is known well enough for max_requests.
@@ -413,7 +413,6 @@ func (t *tuner) soakSizing(sk *Soak) {
 		sk.Day = append(sk.Day, d)
 	}
 	if !g.Shown {
-		sk.Note = joinNotes(sk.Note, "no growth shown")
 		t.soakRow(sk, "")
 		return
 	}
