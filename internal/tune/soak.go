@@ -231,26 +231,36 @@ func (r *workerReader) read(ctx context.Context, s *stacks, w *warmStack) error 
 		if err != nil {
 			return err
 		}
-		left := false
-		for _, p := range st.Processes {
-			if r.statusRead(p) {
-				r.served[p.PID]++ // this read: the worker's count has it, or will
-				left = left || !seen[p.PID]
-				continue
-			}
-			if p.State != "Idle" || seen[p.PID] {
-				continue
-			}
-			seen[p.PID] = true
-			if ps, err := measure.ReadProc(p.PID); err == nil { // else gone since
-				r.add(p.PID, p.Requests-r.served[p.PID], ps.USS)
-			}
-		}
-		if !left {
+		if !r.take(st, seen, ussOf) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// take records the idle workers of st not seen yet, each at its count less the status reads it served, and
+// says whether the worker serving this read is left to read.
+func (r *workerReader) take(st *measure.FPMStatus, seen map[int]bool, uss func(pid int) (int64, error)) (left bool) {
+	for _, p := range st.Processes {
+		if r.statusRead(p) {
+			r.served[p.PID]++ // this read: the worker's count has it, or will
+			left = left || !seen[p.PID]
+			continue
+		}
+		if p.State != "Idle" || seen[p.PID] {
+			continue
+		}
+		seen[p.PID] = true
+		if m, err := uss(p.PID); err == nil { // else gone since
+			r.add(p.PID, p.Requests-r.served[p.PID], m)
+		}
+	}
+	return left
+}
+
+func ussOf(pid int) (int64, error) {
+	ps, err := measure.ReadProc(pid)
+	return ps.USS, err
 }
 
 // status reads php-fpm's status once no worker but the one serving it is busy, or after statusWaits tries.

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,44 @@ func TestMaxRequestsFor(t *testing.T) {
 		{-5, 1, minMaxRequests}, {1 << 20, 0, 0}} {
 		if got := maxRequestsFor(c.headroom, c.growth); got != c.want {
 			t.Errorf("maxRequestsFor(%d, %g) = %d, want %d", c.headroom, c.growth, got, c.want)
+		}
+	}
+}
+
+// TestWorkerReader: a worker is read only when idle, at its count of requests less the status reads it served
+// (the one serving the read is read from the next, which another worker serves); a worker still serving is
+// left for the next step.
+func TestWorkerReader(t *testing.T) {
+	r := newWorkerReader("/fpm-status")
+	r.tracker.Warm = 0
+	mem := map[int]int64{1: 10 << 20, 2: 20 << 20, 3: 30 << 20}
+	uss := func(pid int) (int64, error) { return mem[pid], nil }
+	st := func(ps ...measure.FPMProcess) *measure.FPMStatus { return &measure.FPMStatus{Processes: ps} }
+	idle := func(pid int, n int64) measure.FPMProcess {
+		return measure.FPMProcess{PID: pid, State: "Idle", Requests: n, RequestURI: "/index.php"}
+	}
+	serving := func(pid int, n int64) measure.FPMProcess {
+		return measure.FPMProcess{PID: pid, State: "Running", Requests: n, RequestURI: "/fpm-status?json&full"}
+	}
+	busy := measure.FPMProcess{PID: 3, State: "Running", Requests: 7, RequestURI: "/leak.php"}
+	seen := map[int]bool{}
+	if left := r.take(st(serving(1, 101), idle(2, 50), busy), seen, uss); !left {
+		t.Error("the worker serving the read is left to read")
+	}
+	if left := r.take(st(idle(1, 101), serving(2, 51), busy), seen, uss); left {
+		t.Error("every worker but the busy one is read")
+	}
+	seen = map[int]bool{}
+	r.take(st(idle(1, 201), idle(2, 151), idle(3, 80)), seen, uss)
+	got := map[int][]measure.MemPoint{}
+	for _, s := range r.tracker.Series {
+		got[s.PID] = s.Points
+	}
+	want := map[int][]measure.MemPoint{1: {{Requests: 100, USS: 10 << 20}, {Requests: 200, USS: 10 << 20}},
+		2: {{Requests: 50, USS: 20 << 20}, {Requests: 150, USS: 20 << 20}}, 3: {{Requests: 80, USS: 30 << 20}}}
+	for pid, w := range want {
+		if !slices.Equal(got[pid], w) {
+			t.Errorf("worker %d: %+v, want %+v", pid, got[pid], w)
 		}
 	}
 }
