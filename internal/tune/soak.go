@@ -82,9 +82,11 @@ const (
 	// most of the budget.
 	soakShare = 10
 	minSoak   = 3 * time.Second
-	// soakReads is how many reads the mix's soak aims at, each after a step of load between these bounds.
-	soakReads                = 30
-	minSoakStep, maxSoakStep = 200 * time.Millisecond, 2 * time.Second
+	// soakReads is how many reads the mix's soak aims at: its steps of load grow from minSoakStep (a page that
+	// leaks fast meets the guard within a step) by a tenth of the time gone, to a soakReads-th of the soak (a
+	// soak of an hour is read about a hundred times).
+	soakReads   = 30
+	minSoakStep = 200 * time.Millisecond
 	// SoakWarm leaves out a worker's first requests: its caches fill (realpath, compiled regular expressions).
 	SoakWarm = 20
 	// minMaxRequests is the fewest requests recommended: a restart costs a fork and the new worker's first
@@ -163,9 +165,10 @@ func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
 		return err
 	}
 	defer t.stacks.release(w)
-	end := t.clock.Now().Add(d)
+	began := t.clock.Now()
+	end := began.Add(d)
 	o := t.stacks.loadOptions(w, t.conc)
-	o.Warmup, o.Duration = 0, clampDur(d/soakReads, minSoakStep, maxSoakStep)
+	o.Warmup = 0
 	rd := newWorkerReader(w.pool.StatusPath)
 	rd.tracker.Warm = SoakWarm
 	guard := int64(soakGuardMax)
@@ -174,6 +177,7 @@ func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
 	}
 	defer func() { sk.Series, sk.Growth = rd.tracker.Series, measure.EstimateGrowth(rd.tracker.Series) }()
 	for steps := 1; t.clock.Now().Before(end); steps++ {
+		o.Duration = clampDur(t.clock.Now().Sub(began)/10, minSoakStep, max(d/soakReads, minSoakStep))
 		res, err := unmeasured(ctx, o)
 		if err != nil {
 			return err
