@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -77,51 +76,6 @@ func dayFrom(from string) string {
 		return "the soak's own rate; tune has no access log's"
 	}
 	return from
-}
-
-// soakWidth is the widest line of the soak's section.
-const soakWidth = 120
-
-// writeSoak prints the soak's sentences under a heading, wrapped within soakWidth.
-func writeSoak(w io.Writer, r *tune.Result) {
-	width := soakWidth
-	lines := soakLines(r)
-	if len(lines) == 0 {
-		return
-	}
-	const lead = "  Memory        "
-	indent := strings.Repeat(" ", len(lead))
-	first := true
-	for _, s := range lines {
-		for _, l := range wrapWords(s, width-len(lead)) {
-			if first {
-				fmt.Fprintln(w, lead+l)
-				first = false
-			} else {
-				fmt.Fprintln(w, indent+l)
-			}
-		}
-	}
-}
-
-// wrapWords breaks s into lines of at most width characters, at spaces (a longer word has a line of its own).
-func wrapWords(s string, width int) []string {
-	var out []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		if line != "" && len(line)+1+len(word) > width {
-			out = append(out, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += word
-	}
-	if line != "" {
-		out = append(out, line)
-	}
-	return out
 }
 
 // soakChart is each worker's private memory against the requests it had served, with the memory the pool was

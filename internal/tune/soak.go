@@ -561,6 +561,9 @@ func (t *tuner) soakKnob() (knob.Knob, bool) {
 	return knob.Knob{}, false
 }
 
+// SoakNote begins the note of a row the soak decided.
+const SoakNote = "soak: "
+
 // soakNote is the max_requests row's note: the growth with its interval, the requests a worker may serve and
 // the pages that leak.
 func soakNote(sk *Soak) string {
@@ -571,9 +574,9 @@ func soakNote(sk *Soak) string {
 	over := fmt.Sprintf("%s a request (%s, %s)", g.String(), plural(g.Workers, "worker", "workers"),
 		plural(int(g.Requests), "request", "requests"))
 	if !g.Shown {
-		return "soak: no growth shown, " + over + "; the starting value is kept"
+		return SoakNote + "no growth shown, " + over + "; the starting value is kept"
 	}
-	s := fmt.Sprintf("soak: a worker grows %s; %d requests keep it within %s", over, sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))
+	s := fmt.Sprintf(SoakNote+"a worker grows %s; %d requests keep it within %s", over, sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))
 	if leaks := LeakNames(sk.URLs); leaks != "" {
 		s += "; " + leaks
 	} else if len(sk.URLs) > 1 {
