@@ -394,7 +394,8 @@ func (t *tuner) urlGrowth(ctx context.Context, w *warmStack, u load.MixItem, end
 	return ug, nil
 }
 
-// soleWorker is the pid and private memory of the one worker of w's pool.
+// soleWorker is the pid and private memory of the one worker of w's pool, read once it is back waiting for a
+// request (a worker still running has sent its response but may not have freed the request's memory yet).
 func soleWorker(w *warmStack) (pid int, uss int64, err error) {
 	master := w.st.PID("php-fpm")
 	pids, err := measure.ProcessGroup(master)
@@ -405,8 +406,15 @@ func soleWorker(w *warmStack) (pid int, uss int64, err error) {
 		if p == master {
 			continue
 		}
-		if ps, err := measure.ReadProc(p); err == nil && ps.State != "Z" {
-			return p, ps.USS, nil
+		for try := 0; ; try++ {
+			ps, err := measure.ReadProc(p)
+			if err != nil || ps.State == "Z" {
+				break
+			}
+			if ps.State != "R" || try == 20 {
+				return p, ps.USS, nil
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	return 0, 0, fmt.Errorf("%s: its worker is gone", w.cfg)
