@@ -51,7 +51,7 @@ func newTuneCmd() *cobra.Command {
   phptune tune wordpress                                     # a prepared preset (phptune workload list)
   phptune tune ./myapp --from-access-log /var/log/nginx/access.log --log-exclude '^/admin/'
   phptune tune ./myapp --url-file urls.yaml                  # logged-in pages, forms, APIs
-  phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
+  phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --soak 1h   # max_requests from an hour's growth
   phptune tune ./myapp --p99 200ms --rate 300                # and check a latency goal at that rate
   phptune tune ./myapp --url / --url /blog/ --build pgo      # a PHP trained on this mix competes`,
 		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
@@ -64,12 +64,6 @@ the results hold for this host.
 KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is reported as not tried, with the reason; values
 you name with --knob are tried.
-
-MEMORY OVER HOURS
-Once the pool is sized, a tenth of the budget (or --soak) serves the mix on it and reads each worker's private
-memory against the requests it served: growth per request. max_requests is set to the requests after which a
-worker reaches the memory the pool was sized with (raced on throughput only with --knob max_requests=0,500), the
-pool's memory bound counts a worker at what it grows to by then, and the page that leaks is named.
 
 FILES WRITTEN
 php-fpm-pool.conf, php.ini and nginx-upstream.conf: Debian's pool (or --from-pool's, --from-ini's files) with the
@@ -109,12 +103,12 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 		"MemAvailable, less what is in use and a reserve)")
 	fl.StringVar(&f.cgroup, "cgroup", "", "size for this `CGROUP`'s memory and CPU limits (a path as /proc/PID/cgroup shows it, "+
 		"or its directory under /sys/fs/cgroup; default: the one phptune runs in)")
+	fl.StringVar(&f.soak, "soak", "", "serve the mix for `DURATION` on top of --budget, reading each worker's memory growth per "+
+		"request for max_requests (default: a tenth of the budget, within it), or off")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal judged open-loop at --rate: exit 3 unless the p99 is shown below it")
 	fl.Float64Var(&f.rate, "rate", 0, "open model: requests/s at which --p99 is judged")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
-	fl.StringVar(&f.soak, "soak", "", "measure memory growth per request for this `DURATION`, on top of --budget (default: a tenth "+
-		"of the budget), or off")
 	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "soak", "p99", "rate", "screen", "no-screen")
 
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
@@ -564,7 +558,7 @@ func tuneKnobOrder() string {
 		}
 	}
 	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on goodput: %s; max_requests from "+
-		"memory over hours (below).", strings.Join(cpu, ", "), strings.Join(rest, ", "))
+		"workers' memory growth per request (--soak).", strings.Join(cpu, ", "), strings.Join(rest, ", "))
 }
 
 func knobNames(ks []knob.Knob) string {
