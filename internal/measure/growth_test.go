@@ -38,8 +38,11 @@ func noisyPool() soakSim {
 
 type simWorker struct {
 	req, leaked int64
-	need        float64
-	cache       int
+	// needZ is the largest of the heap's normal draws so far (needs is false before the first): exp is monotone,
+	// so the high-water mark is taken from it at a read, not at every request.
+	needZ float64
+	needs bool
+	cache int
 }
 
 func (s soakSim) serve(r *rand.Rand, w *simWorker) {
@@ -51,7 +54,9 @@ func (s soakSim) serve(r *rand.Rand, w *simWorker) {
 		w.leaked += s.leak(r)
 	}
 	if s.record > 0 {
-		w.need = math.Max(w.need, miB/4*math.Exp(s.record*r.NormFloat64()))
+		if z := r.NormFloat64(); !w.needs || z > w.needZ {
+			w.needZ, w.needs = z, true
+		}
 	}
 }
 
@@ -72,7 +77,10 @@ func (s soakSim) run(r *rand.Rand) []WorkerSeries {
 			if r.Float64() < s.churn {
 				w.cache = r.IntN(s.cached + 1)
 			}
-			uss := 12*miB + w.leaked + int64(w.need) + int64(float64(w.cache)*2*miB*(0.3+0.7*r.Float64()))
+			uss := 12*miB + w.leaked + int64(float64(w.cache)*2*miB*(0.3+0.7*r.Float64()))
+			if w.needs {
+				uss += int64(miB / 4 * math.Exp(s.record*w.needZ))
+			}
 			if s.tau > 0 {
 				uss += int64(s.fill * (1 - math.Exp(-float64(w.req)/s.tau)))
 			}
