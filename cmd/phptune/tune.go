@@ -104,7 +104,7 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.StringVar(&f.cgroup, "cgroup", "", "size for this `CGROUP`'s memory and CPU limits (a path as /proc/PID/cgroup shows it, "+
 		"or its directory under /sys/fs/cgroup; default: the one phptune runs in)")
 	fl.StringVar(&f.soak, "soak", "", "serve the mix for `DURATION` on top of --budget, reading each worker's memory growth per "+
-		"request for max_requests (default: a tenth of the budget, within it), or off")
+		"request for max_requests (default: a tenth of the budget, within it, when max_requests is decided), or off")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal judged open-loop at --rate: exit 3 unless the p99 is shown below it")
 	fl.Float64Var(&f.rate, "rate", 0, "open model: requests/s at which --p99 is judged")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")

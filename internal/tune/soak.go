@@ -104,13 +104,16 @@ const (
 	soakGuardMax = 1 << 30
 )
 
-// soakTime is the soak's time: --soak, or a tenth of the budget; 0 when off.
+// soakTime is the soak's time: --soak, or a tenth of the budget when the soak speaks to a knob of this run
+// (max_requests, not left out by --only or --skip nor raced on values --knob names); 0 when off.
 func (t *tuner) soakTime() time.Duration {
 	switch {
 	case t.o.Soak < 0:
 		return 0
 	case t.o.Soak > 0:
 		return t.o.Soak
+	case !slices.ContainsFunc(t.o.Knobs, func(k knob.Knob) bool { return k.Soak }):
+		return 0
 	}
 	return max(t.o.Budget/soakShare, minSoak)
 }

@@ -171,3 +171,29 @@ func TestWorkerReader(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakTime: the soak takes a tenth of the budget when it decides a knob of the run (max_requests, pinned or
+// not), none when --only or --skip leave max_requests out or --knob names values to race, unless --soak says how
+// long; --soak off turns it off.
+func TestSoakTime(t *testing.T) {
+	fixed, err := knob.Fixed("max_requests", []string{"0", "500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		knobs []knob.Knob
+		soak  time.Duration
+		want  time.Duration
+	}{{"every knob", knob.All("", nil), 0, time.Minute}, {"--only opcache", []knob.Knob{knob.Opcache()}, 0, 0},
+		{"--knob max_requests=0,500", []knob.Knob{fixed}, 0, 0}, {"--only opcache --soak 5s", []knob.Knob{knob.Opcache()}, 5 * time.Second, 5 * time.Second},
+		{"--soak off", knob.All("", nil), -1, 0}} {
+		tu, err := newTuner(Options{Base: knob.Debian(), Knobs: c.knobs, Budget: 10 * time.Minute, Soak: c.soak})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tu.soakTime(); got != c.want {
+			t.Errorf("%s: soak %s, want %s", c.name, got, c.want)
+		}
+	}
+}
