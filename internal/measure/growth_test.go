@@ -155,6 +155,16 @@ func TestGrowthErrorRates(t *testing.T) {
 		}
 		return 0
 	}
+	// internal/tune's TestSoakFindsARealLeak: a tenth of the mix on two fresh workers read 16 times, 30 requests
+	// apart (fewer reads and requests than that test's at 300 req/s).
+	realLeak := lumpy
+	realLeak.workers, realLeak.steps, realLeak.perStep, realLeak.settled = 2, 16, 30, 0
+	realLeak.leak = func(r *rand.Rand) int64 {
+		if r.IntN(10) == 0 {
+			return miB
+		}
+		return 0
+	}
 	steady := churn
 	steady.leak = func(*rand.Rand) int64 { return 16 << 10 }
 	alone := soakSim{workers: 1, steps: 12, perStep: 4, warm: 1, cached: 1, churn: 0.3, leak: func(*rand.Rand) int64 { return miB }}
@@ -164,6 +174,7 @@ func TestGrowthErrorRates(t *testing.T) {
 		want float64
 	}{{"1 MiB on a twentieth of the mix", lumpy, miB / 20}, {"the same, 2 workers read 12 times", lumpyTwo, miB / 20},
 		{"1 MiB on a fiftieth, 2 workers read 30 times", fiftieth, miB / 50},
+		{"1 MiB on a tenth, 2 fresh workers read 16 times 30 requests apart", realLeak, miB / 10},
 		{"16 KiB a request", steady, 16 << 10}, {"1 MiB a request, one worker alone, 12 steps", alone, miB}}
 	for _, c := range leaks {
 		shown, covered := 0, 0
