@@ -7,7 +7,7 @@ import (
 
 // TestParseSoak: --soak takes a duration (on top of --budget) or off; unset is the default, a tenth of the
 // budget when max_requests is decided. The soak itself runs on real servers in internal/tune's
-// TestSoakFindsARealLeak.
+// TestSoakFindsARealLeak, and its output from a real run is read back in internal/report's TestTuneSoakReadsRight.
 func TestParseSoak(t *testing.T) {
 	for _, c := range []struct {
 		in   string
