@@ -532,11 +532,21 @@ func (t *tuner) boundWithGrowth(ps *PoolSize, sk *Soak) {
 		t.warn(fmt.Sprintf("a worker grows %s a request: in --memory %s only max_requests %d keeps one worker within it; "+
 			"fix the leak", bytesize.Format(sk.Growth.PerRequest), bytesize.Format(float64(t.o.Memory)), sk.MaxRequests))
 	}
-	ps.MemoryLimit = limit
-	if t.best.MaxChildren > limit {
-		t.best.MaxChildren, ps.Initial, ps.Chosen = limit, limit, limit
-		ps.Note = "memory, counting each worker at what it grows to by max_requests, limits the pool below the CPU knee"
+	if ps.MemoryLimit > 0 && ps.MemoryLimit < limit {
+		return // a tighter bound holds already (the OOM killer's in the sweep)
 	}
+	ps.MemoryLimit = limit
+	if t.best.MaxChildren <= limit {
+		return
+	}
+	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; pinned {
+		t.warn(fmt.Sprintf("pm.max_children %d is pinned, but counting each worker at the %s it grows to by max_requests "+
+			"%d, %d fit in %s", t.best.MaxChildren, bytesize.Format(float64(sk.GrownBytes)), sk.MaxRequests, limit,
+			bytesize.Format(float64(t.o.Memory))))
+		return
+	}
+	t.best.MaxChildren, ps.Initial, ps.Chosen = limit, limit, limit
+	ps.Note = "memory, counting each worker at what it grows to by max_requests, limits the pool below the CPU knee"
 }
 
 // soakRow sets the max_requests row from the soak (why, when sk is nil: the soak did not run), and the

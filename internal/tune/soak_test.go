@@ -85,6 +85,20 @@ func TestSoakBoundsThePool(t *testing.T) {
 		len(tu.res.Warnings) != 1 {
 		t.Errorf("64 MiB: soak %+v, pool %+v, warnings %q", sk, ps, tu.res.Warnings)
 	}
+
+	// A tighter bound (the OOM killer's in the sweep) holds; a pinned size is kept, with a warning.
+	g := measure.Growth{PerRequest: 1 << 20, Lo: 1000 << 10, Hi: 1048 << 10, Workers: 8, Requests: 3000, Shown: true}
+	tu = soakTuner(t, knob.All("", nil), nil, 600<<20, 14<<20)
+	tu.res.PoolSize.MemoryLimit = 2
+	tu.soakSizing(soakOf(g))
+	if ps := tu.res.PoolSize; ps.MemoryLimit != 2 {
+		t.Errorf("the sweep's OOM bound of 2 became %d", ps.MemoryLimit)
+	}
+	tu = soakTuner(t, knob.All("", nil), map[string]string{"max_children": "8"}, 600<<20, 14<<20)
+	tu.soakSizing(soakOf(g))
+	if tu.best.MaxChildren != 8 || len(tu.res.Warnings) != 1 || !strings.Contains(tu.res.Warnings[0], "pm.max_children 8 is pinned") {
+		t.Errorf("pinned max_children: best %s, warnings %q", tu.best, tu.res.Warnings)
+	}
 }
 
 // TestSoakLeavesUsersValuesAlone: a pinned max_requests keeps its value and row, the soak's bound counted at it;
