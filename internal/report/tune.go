@@ -57,6 +57,13 @@ func Tune(w io.Writer, r *tune.Result) {
 			}
 		}
 	}
+	for i, line := range soakLines(r) {
+		if i == 0 {
+			say("  ", "    ", "Memory over hours: "+line)
+		} else {
+			say("    ", "    ", line)
+		}
+	}
 	fmt.Fprintln(w)
 	knobTable(lines).write(w, 2, termWidth)
 	fmt.Fprintln(w)

@@ -42,6 +42,10 @@ type PoolSize struct {
 	Decided bool `json:"decided"`
 	RangeLo int  `json:"range_lo,omitempty"`
 	RangeHi int  `json:"range_hi,omitempty"`
+
+	// GrownPerWorkerBytes, when set, is what a worker grows to by pm.max_requests (the soak's growth per
+	// request): larger than PerWorkerBytes, it is what MemoryLimit counts each child at.
+	GrownPerWorkerBytes int64 `json:"grown_per_worker_bytes,omitempty"`
 }
 
 // SizeResult is one pool size of the sizes' race.

@@ -36,6 +36,7 @@ type Result struct {
 	Recommendation knob.Config  `json:"recommendation"`
 	Saturation     *Saturation  `json:"saturation,omitempty"`
 	PoolSize       *PoolSize    `json:"pool_size,omitempty"`
+	Soak           *Soak        `json:"soak,omitempty"`
 	Knobs          []KnobRow    `json:"knobs"`
 	Comparisons    []Comparison `json:"comparisons"`
 	Headline       *Headline    `json:"headline,omitempty"`

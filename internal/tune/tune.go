@@ -5,8 +5,9 @@
 // interleaved, within one error budget for the run.
 //
 // Files: tune.go (options, the run's phases), plan.go (trial lengths and the time each experiment gets),
-// stacks.go and trial.go (warm stacks and their trials), saturation.go, poolsize.go, screen.go, knobs.go (the
-// knob races), decide.go (a race on the engine, its report), final.go (against the baselines), p99.go.
+// stacks.go and trial.go (warm stacks and their trials), saturation.go, poolsize.go, soak.go (memory over a long
+// series of requests: pm.max_requests), screen.go, knobs.go (the knob races), decide.go (a race on the engine,
+// its report), final.go (against the baselines), p99.go.
 package tune
 
 import (
@@ -66,6 +67,9 @@ type Options struct {
 	// with a budget of ScreenBudget or more, or always with ForceScreen.
 	Screen      *Screener
 	ForceScreen bool
+	// Soak is how long the workers' memory is measured over a long series of requests (pm.max_requests and the
+	// pool's memory bound come from it), on top of Budget: 0 takes a tenth of Budget instead, < 0 turns it off.
+	Soak time.Duration
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
@@ -154,6 +158,7 @@ type tuner struct {
 	open    []*openRace                // races kept for a second look
 	skip    map[string]string          // knob -> why it is not tried
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
+	decided map[string]KnobRow         // knob -> its row, decided without a race (max_requests by the soak)
 	peakRPS float64
 	// mixture and minRounds are the decider's (0: the defaults): a simulation may try others. stackSD is the
 	// spread of stacks' offsets the engine allows for, by metric (none yet in real runs).
@@ -185,6 +190,9 @@ func newTuner(o Options) (*tuner, error) {
 	if o.P99 > 0 {
 		// The goal's last check, on the recommendation, comes after the races: its time is kept from them.
 		t.end = t.end.Add(-p99Window(o.Rate, 0) - time.Second)
+	}
+	if o.Soak > 0 {
+		t.end = t.end.Add(o.Soak) // --soak is on top of the budget
 	}
 	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
 		Recommendation: o.Base,
@@ -284,6 +292,9 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	if err := t.poolSize(); err != nil {
+		return err
+	}
+	if err := t.soak(ctx); err != nil {
 		return err
 	}
 	t.facts.Concurrency = t.conc
