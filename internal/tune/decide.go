@@ -54,6 +54,8 @@ type raced struct {
 	spec TrialSpec
 	// second is the rounds run in second looks.
 	second int
+	// stopped is what stopped the run during the race (nil: nothing did).
+	stopped error
 }
 
 // minRounds is the fewest rounds worth starting a race for: at a knob's share of alpha, three rounds decide only
@@ -96,6 +98,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 		return nil, err
 	}
 	out, err := rc.x.Run(ctx)
+	rc.stopped = err
 	d.ended(rc, out, d.hold)
 	if out == nil {
 		return nil, err
@@ -110,6 +113,7 @@ func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration
 	l := rc.x.Look()
 	out, err := rc.x.Resume(ctx, d.within(d.clock.Now(), allowance, 0, l.Live, rc.spec.Metric))
 	rc.second += out.Rounds - l.Rounds
+	rc.stopped = err
 	d.ended(rc, out, apply)
 	return err
 }
@@ -226,7 +230,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		if failed > 0 {
 			row.Verdict = stats.Error
 		} else if len(notes) == 0 {
-			notes = append(notes, "not tried: the budget ended before its first round")
+			notes = append(notes, "not tried: "+endedBefore(out, rc.stopped))
 		}
 	default:
 		c := res.comps[idx-1]
@@ -265,8 +269,38 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 	if rc.second > 0 {
 		notes = append(notes, fmt.Sprintf("%s of them in a second look, once the other knobs were done", plural(rc.second, "round", "rounds")))
 	}
+	if dec != nil && (out.Ended == experiment.EndError || out.Ended == experiment.EndInterrupted) {
+		notes = append(notes, endedAfter(out, rc.stopped))
+	}
 	row.Note = strings.Join(notes, "; ")
 	res.row = row
+}
+
+// endedBefore says why a race that never completed a round did not: the run stopped (an error of the incumbent,
+// an interruption), or the budget ended.
+func endedBefore(out *experiment.Outcome, why error) string {
+	switch out.Ended {
+	case experiment.EndInterrupted:
+		return "the run was interrupted before its first round"
+	case experiment.EndError:
+		return "the run stopped before its first round: " + errText(why)
+	}
+	return "the budget ended before its first round"
+}
+
+// endedAfter says that the run stopped during a race that had rounds, and why.
+func endedAfter(out *experiment.Outcome, why error) string {
+	if out.Ended == experiment.EndInterrupted {
+		return fmt.Sprintf("the run was interrupted after %s", plural(out.Rounds, "round", "rounds"))
+	}
+	return fmt.Sprintf("the run stopped after %s: %s", plural(out.Rounds, "round", "rounds"), errText(why))
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "an error"
+	}
+	return err.Error()
 }
 
 // betterOrWorse words a chained comparison (its interval excludes zero; tune's figures point up).

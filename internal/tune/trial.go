@@ -35,19 +35,24 @@ func (s *stacks) trial(ctx context.Context, spec TrialSpec, w *warmStack) (exper
 func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
 	began := time.Now()
 	for attempt := 0; ; attempt++ {
-		obs, stalled, err := s.goodputWindow(ctx, spec, w, began)
-		if err != nil || !stalled || attempt == 2 || ctx.Err() != nil {
+		obs, stalled, err := s.goodputWindow(ctx, spec, w, began, attempt == goodputTries-1)
+		if err != nil || !stalled || ctx.Err() != nil {
 			return obs, err
 		}
 	}
 }
 
+// goodputTries is how often a goodput trial that completed nothing is tried with a longer window before it counts
+// as it is: a window that served nothing, the app's own stall (before, the last try's empty window reached the
+// engine as a figure of zero, which ended the run).
+const goodputTries = 3
+
 // maxQueue bounds the wait a trial's window is stretched to outlast.
 const maxQueue = 4 * time.Second
 
 // goodputWindow is one try of goodputTrial; stalled says that it completed nothing in a window shorter than the
-// longest it may stretch to (the next try is longer: the queue outlasted the window).
-func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time) (experiment.Observation, bool, error) {
+// longest it may stretch to (the next try is longer: the queue outlasted the window), unless it is the last.
+func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time, last bool) (experiment.Observation, bool, error) {
 	o := s.loadOptions(w, spec.Conc)
 	o.Warmup, o.Duration = max(o.Warmup, w.queue*3/2), max(o.Duration, 2*w.queue)
 	r, err := load.NewRunner(o)
@@ -74,7 +79,7 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	good := float64(ok) / res.DurationS
 	if res.Requests > 0 {
 		w.queue = min(time.Duration(float64(spec.Conc)/res.RPS*float64(time.Second)), maxQueue)
-	} else if w.queue < maxQueue {
+	} else if w.queue < maxQueue && !last {
 		w.queue = min(max(2*w.queue, o.Warmup+o.Duration), maxQueue)
 		return experiment.Observation{}, true, nil
 	}
