@@ -19,6 +19,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -242,12 +243,17 @@ func (b *bench) cpuTrial(ctx context.Context, st *stack.Stack) (trial, error) {
 	return trial{y: math.Log(float64(res.Requests) / cpu.Seconds()), start: began, end: time.Now()}, nil
 }
 
-// goodputTrial is tune's goodput trial: successful requests a second over a window after a warm-up.
+// goodputTrial is tune's goodput trial: successful requests a second over a window after a warm-up. A window
+// that completed nothing (a neighbour took the CPUs) is tried again, as tune does.
 func (b *bench) goodputTrial(ctx context.Context, st *stack.Stack) (trial, error) {
 	o := b.options(st, b.o.children)
 	o.Warmup, o.Duration = 100*time.Millisecond, 300*time.Millisecond
 	began := time.Now()
 	res, err := load.Run(ctx, o)
+	for try := 1; errors.Is(err, load.ErrNoRequests) && try < 3; try++ {
+		began = time.Now()
+		res, err = load.Run(ctx, o)
+	}
 	if err != nil {
 		return trial{}, err
 	}
@@ -290,6 +296,19 @@ func (b *bench) reportSpread(batches []*batch) {
 	}
 	fmt.Println("round (pair): sd of the log ratio of two stacks' trials in a round, offsets taken out (a race's noise);")
 	fmt.Println("stack sd: sd of a stack's lasting offset beyond it (a pair of one-stack arms differs by sqrt(2) of it)")
+	fmt.Println("each batch's stacks, their mean against the batch's (%), and the batch's stack sd:")
+	for i, bt := range batches {
+		for m := range metrics {
+			t := values(bt.got[m])
+			sm, _, g := means(t)
+			line := ""
+			for _, x := range sm {
+				line += fmt.Sprintf(" %+5.1f", 100*(x-g))
+			}
+			a := twoWay([][][]float64{t})
+			fmt.Printf("  batch %d %-8s%s   (sd %.2f%%, round %.1f%%)\n", i+1, metricName[m], line, 100*math.Sqrt(max(a.varStack, 0)), 100*math.Sqrt(2*a.msRes))
+		}
+	}
 }
 
 func values(ts [][]trial) [][]float64 {
