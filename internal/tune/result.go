@@ -176,6 +176,9 @@ type TrialRecord struct {
 	Phase       string `json:"phase"`
 	Config      string `json:"config"`
 	Concurrency int    `json:"concurrency"`
+	// Stack is the number of the stack it ran on, among the run's (an arm's trials move to fresh stacks as its
+	// race goes on): trials of one stack share whatever that stack carries for its life.
+	Stack int `json:"stack,omitempty"`
 	// Metric and Value are what the trial was decided on (MetricGoodput or MetricCPU).
 	Metric   string       `json:"metric,omitempty"`
 	Value    float64      `json:"value,omitempty"`

@@ -92,7 +92,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	t.res.Environment = environment(o.Stack)
 	t.stacks = newStacks(&t.o, &t.lengths, t.record, t.warn)
-	t.src = t.stacks
+	t.src = newReplicated(t.stacks)
 	defer t.stacks.stopAll()
 	err = t.run(ctx)
 	t.finish(err)

@@ -1,0 +1,209 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// replicated is the ArmSource of tune's races and final comparison: each arm's trials run on a succession of
+// independently started stacks of its configuration, fresh ones every perStack rounds, so that what a stack
+// carries for its whole life (where php-fpm, its opcache and the app's copy land in memory: Mytkowicz et al.
+// 2009) is part of the noise its interval accounts for, rather than an offset that every round makes more
+// certain. On one stack an arm, a lasting offset of 1% a stack against a round's noise of 5% gave a false
+// better or worse in 10.6% of simulated races at a pair's alpha of 0.25% (TestReplicasKeepTheErrorRate).
+//
+// The arms of one experiment (its spec's Phase) move together: the fresh stacks of all of them start side by
+// side between two trials, so a move costs about one start for the experiment, not one an arm. They never
+// start while a trial runs: measured on the 2 cores here (bench/stackspread.sh), a start overlapping a CPU trial
+// took 4 to 6% off its figure and nearly doubled its spread, and one overlapping a goodput trial 40%.
+type replicated struct {
+	*stacks
+	mu     sync.Mutex
+	groups map[string]*moves // by Phase
+}
+
+func newReplicated(s *stacks) *replicated {
+	return &replicated{stacks: s, groups: map[string]*moves{}}
+}
+
+// Arm is an arm whose trials move to fresh stacks of cfg (or of its twin: runsOn) as the experiment goes on.
+func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.groups[spec.Phase]
+	if g == nil {
+		g = &moves{s: r.stacks, per: perStack(spec), arms: map[*replicaArm]bool{}}
+		r.groups[spec.Phase] = g
+	}
+	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec}
+}
+
+// perStack is the rounds a stack serves an arm before fresh ones take over (see replicated). A stack's lasting
+// offset was measured at about a fifth to a third of a trial's own noise (bench/stackspread.sh: an sd of 1 to
+// 2% on CPU trials, 0 to 7% on goodput, on a machine busy with neighbours); simulated at a third, A/A races of at
+// most 300 rounds at a knob's share of alpha (0.25% a pair) gave a false better or worse in 10% (CPU) and 36%
+// (goodput) of races on one stack an arm, 0.6% and 0.4% moving every 10 rounds, 0.3% every 5
+// (TestReplicasKeepTheErrorRate). A move costs the race about one start of a static pool (1.1 s here), about a
+// quarter of five rounds of a CPU race of two values; a pool of the configuration's own (pm, max_children, the
+// final comparison) may be a dynamic one that settles for seconds, and moves every 8.
+func perStack(spec TrialSpec) int {
+	if spec.twin() {
+		return perStackTwin
+	}
+	return perStackOwn
+}
+
+const (
+	perStackTwin = 5
+	perStackOwn  = 8
+)
+
+// moves are the arms of one experiment, which move to fresh stacks together.
+type moves struct {
+	s    *stacks
+	per  int
+	mu   sync.Mutex
+	arms map[*replicaArm]bool // the arms started and not stopped
+}
+
+// replicaArm runs its trials on its current stack until it has served per of them and a fresh one is ready.
+type replicaArm struct {
+	g    *moves
+	cfg  knob.Config // what its stacks serve
+	spec TrialSpec
+	w    *warmStack // the stack its trials run on
+	n    int        // the trials w served
+	next *warmStack // the fresh stack its next trial moves to
+	// failed: a fresh stack of its did not start (said once).
+	failed bool
+}
+
+func (a *replicaArm) Name() string { return a.cfg.String() }
+
+// Cold says whether Start will start a stack: unless a warm one of its configuration is free for it.
+func (a *replicaArm) Cold() bool {
+	s := a.g.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.warm[a.cfg.Key()]
+	return a.w == nil && (w == nil || w.arms > 0)
+}
+
+// Start takes a warm stack of the configuration that no other arm uses (the tuner's best, held between
+// races), or starts one.
+func (a *replicaArm) Start(ctx context.Context) error {
+	if a.w != nil {
+		return nil
+	}
+	w, err := a.g.s.acquire(ctx, a.cfg, a.spec, own)
+	if err != nil {
+		return err
+	}
+	a.w, a.n = w, 0
+	a.g.mu.Lock()
+	a.g.arms[a] = true
+	a.g.mu.Unlock()
+	return nil
+}
+
+// Trial moves to a fresh stack when this one has served its rounds, then runs a trial.
+func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if a.w == nil {
+		return experiment.Observation{}, errors.New("arm not started")
+	}
+	if a.n >= a.g.per {
+		if err := a.g.move(ctx, a); err != nil {
+			return experiment.Observation{}, err
+		}
+	}
+	obs, err := a.g.s.trial(ctx, a.spec, a.w)
+	a.n++
+	return obs, err
+}
+
+// Stop lets go of the arm's stacks.
+func (a *replicaArm) Stop() {
+	a.g.mu.Lock()
+	delete(a.g.arms, a)
+	next := a.next
+	a.next = nil
+	a.g.mu.Unlock()
+	if next != nil {
+		a.g.s.release(next, own)
+	}
+	if a.w != nil {
+		a.g.s.release(a.w, own)
+		a.w = nil
+	}
+}
+
+// move gives a, due for a fresh stack, the one started for it. When it has none, fresh stacks start side by
+// side for every arm of the experiment due within the round (they have served per-1 trials or more on theirs),
+// a's among them. A start that fails (a huge-pages check never passing, a stall longer than the check's tries)
+// leaves the arm on its stack for another per trials: only a cancelled run is an error.
+func (g *moves) move(ctx context.Context, a *replicaArm) error {
+	g.mu.Lock()
+	if a.next == nil {
+		var due []*replicaArm
+		for b := range g.arms {
+			if b.next == nil && b.n >= g.per-1 {
+				due = append(due, b)
+			}
+		}
+		g.mu.Unlock()
+		g.startFor(ctx, due)
+		g.mu.Lock()
+	}
+	next := a.next
+	a.next = nil
+	g.mu.Unlock()
+	if ctx.Err() != nil {
+		if next != nil {
+			g.s.release(next, own)
+		}
+		return ctx.Err()
+	}
+	if next == nil {
+		a.n = 0
+		return nil
+	}
+	next.queue = max(next.queue, a.w.queue) // what the last stack's trials saw of the app's queue
+	g.s.succeed(a.w, next)
+	g.s.release(a.w, own)
+	a.w, a.n = next, 0
+	return nil
+}
+
+// startFor starts a fresh stack for each arm of due, side by side, and gives each its own as next.
+func (g *moves) startFor(ctx context.Context, due []*replicaArm) {
+	var wg sync.WaitGroup
+	for _, b := range due {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := g.s.acquire(ctx, b.cfg, b.spec, fresh)
+			if err != nil {
+				if ctx.Err() == nil && !b.failed {
+					b.failed = true
+					g.s.warn(fmt.Sprintf("%s: a fresh stack did not start (%v); its trials stay on the one they ran on", b.cfg, err))
+				}
+				return
+			}
+			g.mu.Lock()
+			if g.arms[b] {
+				b.next = w
+				w = nil
+			}
+			g.mu.Unlock()
+			if w != nil { // stopped meanwhile
+				g.s.release(w, own)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,85 @@
+package tune
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// offsetArm is an arm of no effect whose stacks each carry a lasting offset (normal, sd stack) and whose trials
+// vary about it (sd trial); it moves to a fresh stack every per trials (0: never), as replicaArm does.
+type offsetArm struct {
+	name         string
+	rng          *rand.Rand
+	stack, trial float64
+	per, n       int
+	offset       float64
+}
+
+func (a *offsetArm) Name() string                    { return a.name }
+func (a *offsetArm) Start(ctx context.Context) error { return nil }
+func (a *offsetArm) Stop()                           {}
+func (a *offsetArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if a.n == 0 || a.per > 0 && a.n%a.per == 0 {
+		a.offset = a.stack * a.rng.NormFloat64()
+	}
+	a.n++
+	return experiment.Observation{Value: 100 * math.Exp(a.offset+a.trial*a.rng.NormFloat64()), Requests: 100}, nil
+}
+
+// falseVerdicts races two arms of no effect runs times, at a knob's share of alpha (0.25% a pair) and the
+// default minimum effect, for at most 300 rounds: the share of races with a better or worse verdict, and the
+// mean rounds a race took.
+func falseVerdicts(t *testing.T, runs, per int, stack, trial float64) (share, rounds float64) {
+	rng := rand.New(rand.NewPCG(31, uint64(per)))
+	wrong, total := 0, 0
+	for range runs {
+		arms := []experiment.Arm{&offsetArm{name: "a", rng: rng, stack: stack, trial: trial, per: per},
+			&offsetArm{name: "b", rng: rng, stack: stack, trial: trial, per: per}}
+		out, err := experiment.Run(context.Background(), experiment.Spec{Name: "aa", Arms: arms, Mode: experiment.Race,
+			HigherIsBetter: true, MinEffect: DefaultMinEffect, Alpha: 0.0025, RunAlpha: 0.05, MaxRounds: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, c := out.Decisive(); c != nil && (c.Verdict == stats.Better || c.Verdict == stats.Worse) {
+			wrong++
+		}
+		total += out.Rounds
+	}
+	return float64(wrong) / float64(runs), float64(total) / float64(runs)
+}
+
+// TestReplicasKeepTheErrorRate: stacks of one configuration differ by a lasting offset (bench/stackspread.sh
+// measured its sd at about a fifth to a third of a trial's own noise: docs/engine.md). On one stack an arm, the
+// offset is read as an effect that every round makes more certain; moving each arm to a fresh stack every few
+// rounds makes it noise that averages out. Simulated at a third, with a trial's noise as on CPU trials (3.5%: a
+// pair's round 5%) and goodput trials on steady twins (7%) here, in A/A races of at most 300 rounds at a knob's
+// share of alpha (0.25% a pair).
+func TestReplicasKeepTheErrorRate(t *testing.T) {
+	const runs, ratio = 1500, 1.0 / 3
+	for _, c := range []struct {
+		name  string
+		trial float64
+		per   int
+	}{
+		{"CPU, twins", 0.035, perStackTwin},
+		{"goodput, twins", 0.07, perStackTwin},
+		{"goodput, own pools", 0.07, perStackOwn},
+	} {
+		stack := ratio * c.trial
+		one, r1 := falseVerdicts(t, runs, 0, stack, c.trial)
+		moved, r2 := falseVerdicts(t, runs, c.per, stack, c.trial)
+		t.Logf("%s: stack sd %.1f%%, trial sd %.1f%%: false better/worse %.1f%% on one stack an arm (%.0f rounds), %.2f%% moving every %d rounds (%.0f rounds)",
+			c.name, 100*stack, 100*c.trial, 100*one, r1, 100*moved, c.per, r2)
+		if one < 0.05 {
+			t.Errorf("%s: one stack an arm gave false verdicts in %.1f%% of races: the offset planted is too small to tell anything", c.name, 100*one)
+		}
+		if moved > 0.01 {
+			t.Errorf("%s: moving every %d rounds gave false verdicts in %.2f%% of races, want at most 1%% (0.25%% planned)", c.name, c.per, 100*moved)
+		}
+	}
+}
