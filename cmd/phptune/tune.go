@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -27,12 +28,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	headers, inis, knobs, skip, only, phpFPM, build                             []string
-	mix                                                                         mixFlags
-	budget, p99, timeout                                                        time.Duration
-	rate, minEffect, alpha                                                      float64
-	json, noScreen, screen, profile, builds                                     bool
+	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                     []string
+	mix                                                                                 mixFlags
+	budget, p99, timeout                                                                time.Duration
+	rate, minEffect, alpha                                                              float64
+	json, noScreen, screen, profile, builds                                             bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -98,7 +99,8 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first even with a budget under 5 minutes")
 	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
-	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
+	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: the cgroup's limit or MemAvailable, less what is in use and a reserve)")
+	fl.StringVar(&f.cgroup, "cgroup", "", "size for this cgroup's memory and CPU limits (a path as /proc/PID/cgroup shows it, or its directory under /sys/fs/cgroup; default: the one phptune runs in)")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate: met when the p99's 95% interval (failed requests counted as the timeout) is below it, else exit 3")
 	fl.Float64Var(&f.rate, "rate", 0, "requests/s at which --p99 is judged")
 	fl.Float64Var(&f.minEffect, "min-effect", 100*tune.DefaultMinEffect, "smallest change in % that counts as better or worse; no_difference means within it")
@@ -288,12 +290,8 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
 		}
 	}
-	if f.memory != "" {
-		if o.Memory, err = parseMemory(f.memory); err != nil {
-			return o, err
-		}
-	} else if avail, err := measure.MemAvailable(); err == nil {
-		o.Memory = avail - max(avail/10, 512<<20)
+	if err := f.limits(&o); err != nil {
+		return o, err
 	}
 	// Prerequisites before anything starts.
 	if _, err := stack.FindPHPFPM(sc.PHPFPM); err != nil {
@@ -303,6 +301,36 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// limits reads the place the pool is sized for (--cgroup, or the cgroup phptune runs in) and sets the memory the
+// pool may use (--memory wins) and nginx's workers from its CPUs.
+func (f tuneFlags) limits(o *tune.Options) error {
+	lim, err := measure.ReadLimits(f.cgroup)
+	if err != nil {
+		if f.cgroup != "" {
+			return exitcode.UsageErrorf("--cgroup: %v", err)
+		}
+		// No cgroup to read (not Linux's /proc): the host's memory alone.
+		lim = measure.Limits{HostCPUs: runtime.NumCPU()}
+		lim.HostMemAvailable, _ = measure.MemAvailable()
+	}
+	o.Limits = &lim
+	if o.Stack.NginxWorkers == 0 {
+		o.Stack.NginxWorkers = lim.WholeCPUs()
+	}
+	if f.memory != "" {
+		if o.Memory, err = parseMemory(f.memory); err != nil {
+			return err
+		}
+		o.MemoryFrom = "--memory " + f.memory
+		return nil
+	}
+	o.Memory, o.MemoryFrom = lim.Memory()
+	if o.Memory <= 0 {
+		return exitcode.UsageErrorf("no memory is left for a pool: %s; free some or give --memory", o.MemoryFrom)
+	}
+	return nil
 }
 
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
@@ -498,6 +526,9 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
 	t := knob.Target{Workers: res.Environment.Host.CPUs}
+	if l := res.Environment.Limits; l != nil {
+		t.Workers = l.WholeCPUs()
+	}
 	if sc.App != "" {
 		t.Docroot, _ = filepath.Abs(sc.App)
 	}

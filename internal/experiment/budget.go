@@ -49,7 +49,7 @@ func Pairs(mode Mode, k int) int {
 	if k < 2 {
 		return 0
 	}
-	if mode == Race {
+	if mode == Race || mode == Smallest {
 		return k * (k - 1) / 2
 	}
 	return k - 1

@@ -43,6 +43,10 @@ const (
 	Race Mode = iota
 	// Versus compares every arm with Arms[0], each until its comparison is decided.
 	Versus
+	// Smallest finds the first arm, in the order given (the cheapest first), shown within the minimum effect of
+	// the best: not worse than any other by more than MinEffect (see smallest.go). Arms shown worse than another
+	// are dropped; Outcome.Best is the arm with the best estimate, and each arm's Vs is against it.
+	Smallest
 )
 
 // Spec is one experiment.
@@ -111,6 +115,7 @@ const (
 	StatusOpen    = "open"    // still in when the experiment ended undecided
 	StatusError   = "error"   // failed to start or in a trial
 	StatusRef     = "reference"
+	StatusWithin  = "within" // Smallest: shown within the minimum effect of the best, not the first such
 )
 
 // Why an experiment ended.
@@ -125,8 +130,10 @@ const (
 
 // Outcome is what an experiment found.
 type Outcome struct {
-	Name   string      `json:"name"`
-	Winner int         `json:"winner"` // Race: the arm chosen; Versus: 0
+	Name   string `json:"name"`
+	Winner int    `json:"winner"` // Race and Smallest: the arm chosen; Versus: 0
+	// Best, in Smallest, is the live arm with the best estimate, which every other arm's Vs is against.
+	Best   int         `json:"best,omitempty"`
 	Rounds int         `json:"rounds"` // complete rounds
 	Ended  string      `json:"ended"`
 	Arms   []ArmResult `json:"arms"`

@@ -128,7 +128,7 @@ func (e *run) remove(i int) {
 		if v == i {
 			e.live = append(e.live[:x:x], e.live[x+1:]...)
 			e.scheduled = 0
-			if i != 0 || e.s.Mode == Race {
+			if i != 0 || e.s.Mode != Versus {
 				e.s.Arms[i].Stop()
 			}
 			return
@@ -138,6 +138,9 @@ func (e *run) remove(i int) {
 
 // done says whether there is nothing left to decide.
 func (e *run) done() bool {
+	if e.s.Mode == Smallest {
+		return e.smallestDone()
+	}
 	if e.s.Mode == Race {
 		return len(e.live) <= 1
 	}
@@ -159,6 +162,10 @@ func (e *run) look() {
 		return
 	}
 	if e.errorsRule() {
+		return
+	}
+	if e.s.Mode == Smallest {
+		e.smallestLook()
 		return
 	}
 	if e.s.Mode == Versus {
@@ -399,6 +406,10 @@ func (e *run) link(i, j int) (lo, hi, p float64, ok bool) {
 // finish picks the winner and states every arm's comparison with Arms[0].
 func (e *run) finish() {
 	o := e.out
+	if e.s.Mode == Smallest {
+		e.smallestFinish()
+		return
+	}
 	switch {
 	case e.s.Mode == Versus:
 		o.Winner = 0

@@ -66,8 +66,11 @@ func MemAvailable() (int64, error) {
 }
 
 // readMeminfo reads /proc/meminfo: values with a kB unit in bytes, the others (HugePages_Total, ...) as they are.
-func readMeminfo() (map[string]int64, error) {
-	b, err := os.ReadFile("/proc/meminfo")
+func readMeminfo() (map[string]int64, error) { return readMeminfoAt("/proc/meminfo") }
+
+// readMeminfoAt reads a meminfo file at path (/proc/meminfo, or a captured one).
+func readMeminfoAt(path string) (map[string]int64, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +87,7 @@ func readMeminfo() (map[string]int64, error) {
 		}
 		n, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("/proc/meminfo: %s: %w", key, err)
+			return nil, fmt.Errorf("%s: %s: %w", path, key, err)
 		}
 		if len(f) > 1 && f[1] == "kB" {
 			n *= 1024

@@ -38,6 +38,8 @@ type stacks struct {
 	checked bool
 	// slowOnce reports the first URL check that needed a second try.
 	slowOnce sync.Once
+	// oom counts the OOM killer's kills in the cgroup the stacks run in (nil: none to read).
+	oom *oomWatch
 }
 
 // lengths are the trials' lengths, fitted once the app's speed is known.
@@ -78,7 +80,8 @@ func (w *warmStack) died() bool {
 }
 
 func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
-	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, all: map[*warmStack]bool{}, record: record, warn: warn}
+	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, all: map[*warmStack]bool{}, record: record, warn: warn,
+		oom: newOOMWatch()}
 }
 
 // warmOf is cfg's warm stack, or nil.

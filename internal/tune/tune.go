@@ -44,8 +44,13 @@ type Options struct {
 	Knobs    []knob.Knob // decided in this order after the pool size
 	Budget   time.Duration
 	Memory   int64 // bytes the pool may use
-	P99      time.Duration
-	Rate     float64
+	// MemoryFrom says what set Memory: "--memory", the host's available memory, or a cgroup's limit.
+	MemoryFrom string
+	// Limits are the place the pool is sized for (this process's cgroup, or a named one): its CPUs size the
+	// rule of thumb, the CPU trials' load and nginx's workers (nil: the host's).
+	Limits *measure.Limits
+	P99    time.Duration
+	Rate   float64
 	// MinEffect is relative (0.03 = 3%): the smallest change that counts as better or worse, and the bound
 	// within which an interval shows no difference.
 	MinEffect float64
@@ -84,6 +89,9 @@ const MinBudget = 30 * time.Second
 // ErrBudget says the budget cannot decide anything.
 var ErrBudget = errors.New("budget too small")
 
+// ErrOOM says the kernel's OOM killer struck during a trial: what it measured is no measurement.
+var ErrOOM = errors.New("out of memory")
+
 // Run tunes. On a cancelled ctx or an error part-way it returns the result so far (Partial) with the error.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	t, err := newTuner(o)
@@ -91,6 +99,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	t.res.Environment = environment(o.Stack)
+	t.res.Environment.Limits = o.Limits
 	t.stacks = newStacks(&t.o, &t.lengths, t.record, t.warn)
 	t.src = newReplicated(t.stacks)
 	defer t.stacks.stopAll()
@@ -216,6 +225,14 @@ func commandOf(pid int) string {
 	return strings.Join(args, " ")
 }
 
+// cpus is the whole CPUs the pool may use: the limits' (a cgroup's quota or cpuset), else the host's.
+func (t *tuner) cpus() int {
+	if t.o.Limits != nil {
+		return t.o.Limits.WholeCPUs()
+	}
+	return runtime.NumCPU()
+}
+
 // left is the time before the budget ends.
 func (t *tuner) left() time.Duration { return t.end.Sub(t.clock.Now()) }
 
@@ -239,7 +256,7 @@ func (t *tuner) run(ctx context.Context) error {
 	t.recordURLs(w.urlMemory) // the URLs as checked: with optional ones that failed left out
 	t.facts.MaxResponse = w.maxResponse
 	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
-	t.facts.Concurrency = sweepPool(t.o.Memory)
+	t.facts.Concurrency = sweepPool(t.o.Memory, urlPeak(t.res.URLs))
 	t.readOpcache(ctx, w)
 	if err := t.saturation(ctx); err != nil {
 		return err
@@ -251,7 +268,7 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	t.facts.Concurrency = t.conc
-	t.facts.NginxWorkers = runtime.NumCPU() // knob.Config.Apply's worker_processes
+	t.facts.NginxWorkers = t.cpus() // knob.Config.Apply's worker_processes
 	switch {
 	case t.o.Screen == nil:
 	case t.o.ForceScreen || t.o.Budget >= ScreenBudget:
