@@ -79,6 +79,7 @@ type replicaArm struct {
 	w    *warmStack // the stack its trials run on
 	n    int        // the trials w served
 	next *warmStack // the fresh stack its next trial moves to
+	used map[int]bool // the stacks it ran on: a race resumed in a second look does not go back to one
 	// failed: a fresh stack of its did not start (said once).
 	failed bool
 }
@@ -95,16 +96,20 @@ func (a *replicaArm) Cold() bool {
 }
 
 // Start takes a warm stack of the configuration that no other arm uses (the tuner's best, held between
-// races), or starts one.
+// races) and that it has not run on before, or starts one.
 func (a *replicaArm) Start(ctx context.Context) error {
 	if a.w != nil {
 		return nil
 	}
-	w, err := a.g.s.acquire(ctx, a.cfg, a.spec, own)
+	u := own
+	if w := a.g.s.warmOf(a.cfg); w != nil && a.used[w.serial] {
+		u = fresh
+	}
+	w, err := a.g.s.acquire(ctx, a.cfg, a.spec, u)
 	if err != nil {
 		return err
 	}
-	a.w, a.n = w, 0
+	a.runOn(w)
 	a.g.mu.Lock()
 	a.g.arms[a] = true
 	a.g.mu.Unlock()
@@ -175,8 +180,16 @@ func (g *moves) move(ctx context.Context, a *replicaArm) error {
 	next.queue = max(next.queue, a.w.queue) // what the last stack's trials saw of the app's queue
 	g.s.succeed(a.w, next)
 	g.s.release(a.w, own)
-	a.w, a.n = next, 0
+	a.runOn(next)
 	return nil
+}
+
+// runOn makes w the stack a's trials run on.
+func (a *replicaArm) runOn(w *warmStack) {
+	if a.used == nil {
+		a.used = map[int]bool{}
+	}
+	a.w, a.n, a.used[w.serial] = w, 0, true
 }
 
 // startFor starts a fresh stack for each arm of due, side by side, and gives each its own as next.

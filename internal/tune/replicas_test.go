@@ -14,7 +14,7 @@ import (
 // TestArmsMoveToFreshStacks (real php-fpm and nginx): two arms of one configuration, as the final comparison
 // of a configuration against itself has, run on stacks of their own from the first round, and both move to
 // fresh stacks every perStackTwin rounds, together; the tuner's held stack serves one arm first; once the arms
-// stop, only the held stack is left running.
+// stop, only the held stack is left running; resumed, an arm does not go back to a stack it ran on.
 func TestArmsMoveToFreshStacks(t *testing.T) {
 	o := Options{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
 		URLs: []load.MixItem{{URI: "/", Weight: 1}}}
@@ -73,8 +73,17 @@ func TestArmsMoveToFreshStacks(t *testing.T) {
 	}
 	stopAll(arms)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(s.all) != 1 || !s.all[s.held] || s.warm[runsOn(cfg, spec).Key()] != s.held {
 		t.Errorf("%d stacks left after the arms stopped; want the held one alone, found by its configuration", len(s.all))
 	}
+	s.mu.Unlock()
+	// Resumed (a second look), the arm that began on the held stack does not go back to it.
+	a := arms[0].(*replicaArm)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a.w == s.held {
+		t.Error("a resumed arm went back to a stack it had run on")
+	}
+	a.Stop()
 }
