@@ -43,24 +43,23 @@ func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec}
 }
 
-// perStack is the rounds a stack serves an arm before fresh ones take over (see replicated). A stack's lasting
-// offset was measured at about a fifth to a third of a trial's own noise (bench/stackspread.sh: an sd of 1 to
-// 2% on CPU trials, 0 to 7% on goodput, on a machine busy with neighbours); simulated at a third, A/A races of at
-// most 300 rounds at a knob's share of alpha (0.25% a pair) gave a false better or worse in 10% (CPU) and 36%
-// (goodput) of races on one stack an arm, 0.6% and 0.4% moving every 10 rounds, 0.3% every 5
-// (TestReplicasKeepTheErrorRate). A move costs the race about one start of a static pool (1.1 s here), about a
-// quarter of five rounds of a CPU race of two values; a pool of the configuration's own (pm, max_children, the
-// final comparison) may be a dynamic one that settles for seconds, and moves every 8.
+// perStack is the rounds a stack serves an arm before fresh ones take over (see replicated): 5 on CPU trials, 8
+// on goodput. A stack's lasting offset was measured at up to a fifth of a trial's own noise, a third at the upper
+// ends of its intervals (bench/stackspread.sh, docs/engine.md). Simulated at a third (TestReplicasKeepTheErrorRate:
+// A/A races of at most 300 rounds at a knob's share of alpha, 0.25% a pair), one stack an arm gave a false better
+// or worse in 14% of CPU races and 41% of goodput races; moving every 5 rounds 0.20 and 0.27%, every 8 on goodput
+// 0.53%. A move costs the experiment about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its
+// arms' trials: a goodput round is longer and a goodput stack may be a dynamic pool that settles for seconds.
 func perStack(spec TrialSpec) int {
-	if spec.twin() {
-		return perStackTwin
+	if spec.Metric == MetricCPU {
+		return perStackCPU
 	}
-	return perStackOwn
+	return perStackGoodput
 }
 
 const (
-	perStackTwin = 5
-	perStackOwn  = 8
+	perStackCPU     = 5
+	perStackGoodput = 8
 )
 
 // moves are the arms of one experiment, which move to fresh stacks together.

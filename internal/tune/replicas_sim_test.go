@@ -66,9 +66,8 @@ func TestReplicasKeepTheErrorRate(t *testing.T) {
 		trial float64
 		per   int
 	}{
-		{"CPU, twins", 0.035, perStackTwin},
-		{"goodput, twins", 0.07, perStackTwin},
-		{"goodput, own pools", 0.07, perStackOwn},
+		{"CPU", 0.035, perStackCPU},
+		{"goodput", 0.07, perStackGoodput},
 	} {
 		stack := ratio * c.trial
 		one, r1 := falseVerdicts(t, runs, 0, stack, c.trial)

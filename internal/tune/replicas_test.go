@@ -13,7 +13,7 @@ import (
 
 // TestArmsMoveToFreshStacks (real php-fpm and nginx): two arms of one configuration, as the final comparison
 // of a configuration against itself has, run on stacks of their own from the first round, and both move to
-// fresh stacks every perStackTwin rounds, together; the tuner's held stack serves one arm first; once the arms
+// fresh stacks every perStackCPU rounds, together; the tuner's held stack serves one arm first; once the arms
 // stop, only the held stack is left running; resumed, an arm does not go back to a stack it ran on.
 func TestArmsMoveToFreshStacks(t *testing.T) {
 	o := Options{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
@@ -43,7 +43,7 @@ func TestArmsMoveToFreshStacks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rounds := 2*perStackTwin + 1
+	rounds := 2*perStackCPU + 1
 	for r := 0; r < rounds; r++ {
 		for _, a := range arms {
 			if _, err := a.Trial(ctx); err != nil {
@@ -59,8 +59,8 @@ func TestArmsMoveToFreshStacks(t *testing.T) {
 	seen := map[int]int{}
 	for a := range seq {
 		for r, n := range seq[a] {
-			if moved := r > 0 && n != seq[a][r-1]; moved != (r%perStackTwin == 0 && r > 0) {
-				t.Errorf("arm %d, round %d: moved %v; want a fresh stack every %d rounds", a, r+1, moved, perStackTwin)
+			if moved := r > 0 && n != seq[a][r-1]; moved != (r%perStackCPU == 0 && r > 0) {
+				t.Errorf("arm %d, round %d: moved %v; want a fresh stack every %d rounds", a, r+1, moved, perStackCPU)
 			}
 			if b, ok := seen[n]; ok && b != a {
 				t.Errorf("stack %d served both arms", n)

@@ -88,7 +88,12 @@ type simSource struct {
 	charged int
 	warm    map[string]int // configuration -> arms holding it, the tuner's hold included
 	held    string
+	moves   map[string]*simMoves // by Phase, as replicated keeps them
 }
+
+// simMoves is what an experiment's arms have paid for moving to fresh stacks (see replicated): each move costs the
+// experiment its live arms' starts side by side.
+type simMoves struct{ live, paid int }
 
 // hold keeps cfg warm for the tuner, as stacks.hold does.
 func (s *simSource) hold(cfg knob.Config) {
@@ -111,7 +116,18 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	if spec.twin() && s.o.TwinStartCost > 0 {
 		start = s.o.TwinStartCost
 	}
-	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.Key(), cost: s.o.TrialCost[spec.Metric], start: start}
+	s.mu.Lock()
+	if s.moves == nil {
+		s.moves = map[string]*simMoves{}
+	}
+	g := s.moves[spec.Phase]
+	if g == nil {
+		g = &simMoves{}
+		s.moves[spec.Phase] = g
+	}
+	s.mu.Unlock()
+	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
+		moves: g, per: perStack(spec)}
 }
 
 type simArm struct {
@@ -121,6 +137,8 @@ type simArm struct {
 	cost    time.Duration
 	start   time.Duration
 	holding bool
+	moves   *simMoves
+	per, n  int // trials a stack serves; trials on this one
 }
 
 func (a *simArm) Cold() bool {
@@ -141,10 +159,24 @@ func (a *simArm) Start(ctx context.Context) error {
 	}
 	a.s.warm[a.key]++
 	a.holding = true
+	if a.moves.live == 0 {
+		a.moves.paid = 0
+	}
+	a.moves.live++
+	a.n = 0
 	return a.ReplayArm.Start(ctx)
 }
 
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if a.n > 0 && a.n%a.per == 0 {
+		a.s.mu.Lock()
+		if m := a.n / a.per; a.moves.paid < m {
+			a.moves.paid = m
+			a.s.clock.add(startsCost(a.moves.live, a.start))
+		}
+		a.s.mu.Unlock()
+	}
+	a.n++
 	a.s.clock.add(a.cost)
 	o, err := a.ReplayArm.Trial(ctx)
 	o.Rate = o.Value
@@ -157,6 +189,7 @@ func (a *simArm) Stop() {
 	if a.holding {
 		a.s.warm[a.key]--
 		a.holding = false
+		a.moves.live--
 	}
 }
 
