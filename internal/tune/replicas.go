@@ -75,9 +75,9 @@ type replicaArm struct {
 	g    *moves
 	cfg  knob.Config // what its stacks serve
 	spec TrialSpec
-	w    *warmStack // the stack its trials run on
-	n    int        // the trials w served
-	next *warmStack // the fresh stack its next trial moves to
+	w    *warmStack   // the stack its trials run on
+	n    int          // the trials w served
+	next *warmStack   // the fresh stack its next trial moves to
 	used map[int]bool // the stacks it ran on: a race resumed in a second look does not go back to one
 	// failed: a fresh stack of its did not start (said once).
 	failed bool
