@@ -14,13 +14,12 @@ import (
 // independently started stacks of its configuration, fresh ones every perStack rounds, so that what a stack
 // carries for its whole life (where php-fpm, its opcache and the app's copy land in memory: Mytkowicz et al.
 // 2009) is part of the noise its interval accounts for, rather than an offset that every round makes more
-// certain. On one stack an arm, a lasting offset of 1% a stack against a round's noise of 5% gave a false
-// better or worse in 10.6% of simulated races at a pair's alpha of 0.25% (TestReplicasKeepTheErrorRate).
+// certain (see perStack for the figures).
 //
 // The arms of one experiment (its spec's Phase) move together: the fresh stacks of all of them start side by
 // side between two trials, so a move costs about one start for the experiment, not one an arm. They never
 // start while a trial runs: measured on the 2 cores here (bench/stackspread.sh), a start overlapping a CPU trial
-// took 4 to 6% off its figure and nearly doubled its spread, and one overlapping a goodput trial 40%.
+// took 5 to 10% off its figure and about doubled its spread, and one overlapping a goodput trial 41 to 49%.
 type replicated struct {
 	*stacks
 	mu     sync.Mutex
