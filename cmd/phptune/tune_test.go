@@ -532,3 +532,34 @@ func TestTuneInAMemoryCgroup(t *testing.T) {
 		t.Errorf("--cgroup of no cgroup: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestTuneKeepsMemoryForOtherPools: a php-fpm already running on the host (here phptune serve's) is found, its
+// growth kept out of the memory the pool is sized in, and named in the output.
+func TestTuneKeepsMemoryForOtherPools(t *testing.T) {
+	startServe(t)
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php echo "ok";`), 0o644)
+	out := t.TempDir()
+	r := phptune(t, "tune", app, "--only", "none", "--budget", "45s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	var res struct {
+		PoolSize struct {
+			OtherPools []tune.OtherPool `json:"other_pools"`
+		} `json:"pool_size"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	others := res.PoolSize.OtherPools
+	if len(others) == 0 || !strings.Contains(r.stdout, "other php-fpm pools here: ") {
+		t.Fatalf("the running pools were not found or not named:\n%s", r.stdout)
+	}
+	for _, o := range others {
+		if o.MaxChildren <= 0 || o.Workers <= 0 || o.WorkerBytes <= 0 || o.Reserved != int64(o.MaxChildren-o.Workers)*o.WorkerBytes {
+			t.Errorf("other pool %+v: want its settings, workers and the memory kept for its growth", o)
+		}
+	}
+}

@@ -26,10 +26,11 @@ type PoolSize struct {
 	// PerWorkerBytes is what each child is counted at: the larger of the two.
 	PerWorkerBytes int64 `json:"per_worker_bytes"`
 	// MemoryFrom says what set Memory: --memory, the host's available memory, or a cgroup's limit.
-	MemoryFrom string `json:"memory_from,omitempty"`
-	Initial    int    `json:"initial"`
-	Chosen     int    `json:"chosen"`
-	Note       string `json:"note,omitempty"`
+	MemoryFrom string      `json:"memory_from,omitempty"`
+	OtherPools []OtherPool `json:"other_pools,omitempty"`
+	Initial    int         `json:"initial"`
+	Chosen     int         `json:"chosen"`
+	Note       string      `json:"note,omitempty"`
 	// P99Checks are the open-loop checks of the latency goal that sized the pool, when there is a goal.
 	P99Checks []P99Check `json:"p99_checks,omitempty"`
 	// Sizes are the sizes raced, smallest first, each against the best of them; Load is the connections every
@@ -72,7 +73,7 @@ func (t *tuner) poolSize() error {
 		}
 	}
 	n := max(ps.Knee, 1)
-	ps.MemoryFrom = t.o.MemoryFrom
+	ps.MemoryFrom, ps.OtherPools = t.o.MemoryFrom, t.o.OtherPools
 	// A worker counts at the larger of its private memory's high-water and PHP's own peak for a request.
 	ps.PerWorkerBytes = max(ps.PeakUSSBytes, ps.PeakRequestBytes)
 	if t.o.Memory > 0 && ps.PerWorkerBytes > 0 {
