@@ -175,7 +175,7 @@ func (g *moves) move(ctx context.Context, a *replicaArm) error {
 		a.n = 0
 		return nil
 	}
-	next.queue = max(next.queue, a.w.queue) // what the last stack's trials saw of the app's queue
+	next.queue, next.served = max(next.queue, a.w.queue), next.served || a.w.served // what the last stack's trials saw of the app's queue
 	g.s.succeed(a.w, next)
 	g.s.release(a.w, own)
 	a.runOn(next)

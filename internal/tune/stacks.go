@@ -36,8 +36,8 @@ type stacks struct {
 	startWall, settleWall time.Duration
 	// checked: the run's first check is done (it alone logs in, measures memory and drops optional URLs).
 	checked bool
-	// slowOnce reports the first URL check that needed a second try.
-	slowOnce sync.Once
+	// slowOnce reports the first URL check that needed a second try, stallOnce the first empty goodput window.
+	slowOnce, stallOnce sync.Once
 	// oom counts the OOM killer's kills in the cgroup the stacks run in (nil: none to read).
 	oom *oomWatch
 }
@@ -67,6 +67,9 @@ type warmStack struct {
 	// last seen: a trial's warm-up and window must outlast it, or a slow pool under many connections completes
 	// nothing in a short window and reads as dead.
 	queue time.Duration
+	// served: a goodput window of this stack (or of the one an arm's trials ran on before it) completed a request,
+	// so that the queue is known and a window twice as long that completes nothing is a stall of the app's own.
+	served bool
 }
 
 // died says that w is up and one of its server processes has exited.

@@ -58,8 +58,9 @@ func stallFor(t *testing.T, w *warmStack, d time.Duration) (wait func()) {
 // TestAStallIsNotAHang: a stall (every request held for 1.5 s) met by a fresh stack's URL check, a CPU trial
 // and a goodput trial, with --timeout 1s: the check tries again and passes, saying once that the app stalls;
 // the CPU trial counts the requests the stall timed out as failures of the trial, not an error of the run; the
-// goodput trial is an observation. A page that hangs for good is still called hanging, after checkTries tries.
-// (Before, the check's one timeout ended the run: "GET / ... did not answer within --timeout: the page hangs".)
+// goodput trial is an observation, stretched only while the queue is not known. A page that hangs for good is
+// still called hanging, after checkTries tries. (Before, the check's one timeout ended the run: "GET / ... did
+// not answer within --timeout: the page hangs".)
 func TestAStallIsNotAHang(t *testing.T) {
 	o := Options{Stack: stack.Config{App: writeApp(t, stallApp)}, Timeout: time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 	var mu sync.Mutex
@@ -109,8 +110,17 @@ func TestAStallIsNotAHang(t *testing.T) {
 	if err != nil || !(obs.Value > 0) {
 		t.Errorf("a goodput trial in a stall: %+v, %v; want an observation", obs, err)
 	}
-
+	// Once its windows are known to complete requests, a window in a stall is what the app served: nothing.
+	wait = stallFor(t, good.w, 1500*time.Millisecond)
 	began := time.Now()
+	obs, err = good.Trial(ctx)
+	took := time.Since(began)
+	wait()
+	if err != nil || obs.Requests != 0 || !(obs.Value > 0) || took > time.Second {
+		t.Errorf("a goodput trial in a stall, the queue known: %+v, %v in %s; want an empty window counted as it was, not stretched", obs, err, took)
+	}
+
+	began = time.Now()
 	wait = stallFor(t, w, checkTries*o.Timeout+600*time.Millisecond)
 	err = s.check(ctx, w)
 	wait()

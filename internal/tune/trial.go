@@ -47,16 +47,20 @@ func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack)
 	}
 }
 
-// goodputTries is how often a goodput trial that completed nothing is tried with a longer window before it counts
-// as it is: a window that served nothing, the app's own stall (before, the last try's empty window reached the
-// engine as a figure of zero, which ended the run).
+// goodputTries is how often a goodput trial that completed nothing, while the queue is not known yet, is tried with
+// a longer window before it counts as it is (before, the last try's empty window reached the engine as a figure
+// of zero, which ended the run).
 const goodputTries = 3
 
 // maxQueue bounds the wait a trial's window is stretched to outlast.
 const maxQueue = 4 * time.Second
 
 // goodputWindow is one try of goodputTrial; stalled says that it completed nothing in a window shorter than the
-// longest it may stretch to (the next try is longer: the queue outlasted the window), unless it is the last.
+// longest it may stretch to, before any window of the stack completed a request (the next try is longer: the
+// queue outlasted the window), unless it is the last. Once the queue is known, the window is twice as long as it:
+// a window that completes nothing then is a stall of the app's own (a lock, a stampede), part of what it serves,
+// and counts as one request in its window. (Stretched again, each stall of an app that held every request 3 s
+// once in 400 cost a goodput trial 8.5 s, and the stall was not counted.)
 func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time, last bool) (experiment.Observation, bool, error) {
 	o := s.loadOptions(w, spec.Conc)
 	o.Warmup, o.Duration = max(o.Warmup, w.queue*3/2), max(o.Duration, 2*w.queue)
@@ -83,15 +87,18 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	ok := res.Requests - res.Errors
 	good := float64(ok) / res.DurationS
 	if res.Requests > 0 {
-		w.queue = min(time.Duration(float64(spec.Conc)/res.RPS*float64(time.Second)), maxQueue)
-	} else if w.queue < maxQueue && !last {
+		w.queue, w.served = min(time.Duration(float64(spec.Conc)/res.RPS*float64(time.Second)), maxQueue), true
+	} else if !w.served && w.queue < maxQueue && !last {
 		w.queue = min(max(2*w.queue, o.Warmup+o.Duration), maxQueue)
 		return experiment.Observation{}, true, nil
 	}
 	if errors.Is(err, load.ErrNoRequests) {
 		// A stall is an observation, not a failure of the run: it counts as one request in its window.
 		err = nil
-		s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s", spec.Phase, w.cfg, o.Duration.Round(time.Millisecond)))
+		s.stallOnce.Do(func() {
+			s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s: the app stalls now and then (or its pool "+
+				"is overwhelmed), and such windows count as one request in them", spec.Phase, w.cfg, o.Duration.Round(time.Millisecond)))
+		})
 	}
 	if err != nil {
 		return experiment.Observation{}, false, s.trialError(w, err)
