@@ -120,10 +120,11 @@ func run(ctx context.Context, o opts) error {
 
 // stallPHP makes one request in N hold every other for 3 s: each takes a lock on the served copy's own
 // index.php (shared), the unlucky one takes it exclusively and sleeps, as requests queue behind a session
-// lock or a cache stampede. Every request computes for about 20 ms first.
+// lock or a cache stampede. Every request computes for about 50 ms first (about 40 a second on 2 cores: a
+// stall every 10 s of load, at one in 400).
 const stallPHP = `<?php
 $x = 0;
-for ($i = 0; $i < 400000; $i++) { $x += $i %% 7; }
+for ($i = 0; $i < 2000000; $i++) { $x += $i %% 7; }
 $f = fopen(__FILE__, 'r');
 if (mt_rand(1, %d) === 1) { flock($f, LOCK_EX); usleep(3000000); } else { flock($f, LOCK_SH); }
 flock($f, LOCK_UN);
