@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -141,7 +142,7 @@ func writeStallApp(dir string, n int) error {
 // tuneOnce runs one tune into dir and reads its result.
 func tuneOnce(ctx context.Context, o opts, dir string) (*result, error) {
 	if o.lock != "" {
-		unlock, err := flock(o.lock)
+		unlock, err := flock(ctx, o.lock)
 		if err != nil {
 			return nil, err
 		}
@@ -174,16 +175,28 @@ func tuneOnce(ctx context.Context, o opts, dir string) (*result, error) {
 	return &r, nil
 }
 
-func flock(path string) (func(), error) {
+// flock takes the lock file, polling so that an interrupt while waiting for it stops the bench.
+func flock(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return func() { f.Close() }, nil
 }
 
 func lastLine(s string) string {
