@@ -84,13 +84,14 @@ type replicaArm struct {
 
 func (a *replicaArm) Name() string { return a.cfg.String() }
 
-// Cold says whether Start will start a stack: unless a warm one of its configuration is free for it.
+// Cold says whether Start will start a stack: unless a warm one of its configuration is free for it (no arm
+// uses it, and it has not run on it before).
 func (a *replicaArm) Cold() bool {
 	s := a.g.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.warm[a.cfg.Key()]
-	return a.w == nil && (w == nil || w.arms > 0)
+	return a.w == nil && (w == nil || w.arms > 0 || a.used[w.serial])
 }
 
 // Start takes a warm stack of the configuration that no other arm uses (the tuner's best, held between
@@ -175,7 +176,8 @@ func (g *moves) move(ctx context.Context, a *replicaArm) error {
 		a.n = 0
 		return nil
 	}
-	next.queue, next.served = max(next.queue, a.w.queue), next.served || a.w.served // what the last stack's trials saw of the app's queue
+	// What the last stack's trials saw of the app's queue holds for the next.
+	next.queue, next.served = max(next.queue, a.w.queue), next.served || a.w.served
 	g.s.succeed(a.w, next)
 	g.s.release(a.w, own)
 	a.runOn(next)
