@@ -31,7 +31,15 @@ func main() {
 	out := flag.String("out", "", "keep each run's result.json under this directory (default: a temporary one, removed)")
 	lock := flag.String("lock", "", "take this lock file (flock) for each run, so that measuring neighbours take turns")
 	stall := flag.Int("stall", 0, "tune an app whose requests all wait, 3 s, on one in this many (0: the demo), with --timeout 2s")
+	again := flag.String("tally", "", "count the runs kept under this -out directory again, and run nothing")
 	flag.Parse()
+	if *again != "" {
+		if err := tallyAgain(*again, *budget, *stall); err != nil {
+			fmt.Fprintln(os.Stderr, "aa:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, opts{runs: *runs, budget: *budget, bin: *bin, out: *out, lock: *lock, stall: *stall}); err != nil {
@@ -57,6 +65,9 @@ type result struct {
 		Rounds        int   `json:"rounds"`
 		VsDebian      *comp `json:"vs_debian"`
 		VsRuleOfThumb *comp `json:"vs_rule_of_thumb"`
+		// The final's second figure, requests per CPU-second, where the servers' CPU was read.
+		CapacityVsDebian      *comp `json:"capacity_vs_debian"`
+		CapacityVsRuleOfThumb *comp `json:"capacity_vs_rule_of_thumb"`
 	} `json:"headline"`
 }
 
@@ -139,6 +150,37 @@ func writeStallApp(dir string, n int) error {
 	return os.WriteFile(filepath.Join(dir, "index.php"), []byte(fmt.Sprintf(stallPHP, n)), 0o644)
 }
 
+// tallyAgain counts the results kept under dir by an earlier run of the bench.
+func tallyAgain(dir string, budget time.Duration, stall int) error {
+	files, err := filepath.Glob(filepath.Join(dir, "run-*", "result.json"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no run-*/result.json under %s", dir)
+	}
+	var t tally
+	for _, f := range files {
+		r, err := readResult(f)
+		if err != nil {
+			return err
+		}
+		t.add(r)
+		fmt.Fprintf(os.Stderr, "%s: %s\n", filepath.Base(filepath.Dir(f)), t.line(r))
+	}
+	t.print(opts{runs: len(files), budget: budget, stall: stall})
+	return nil
+}
+
+func readResult(path string) (*result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
 // tuneOnce runs one tune into dir and reads its result.
 func tuneOnce(ctx context.Context, o opts, dir string) (*result, error) {
 	if o.lock != "" {
@@ -164,15 +206,7 @@ func tuneOnce(ctx context.Context, o opts, dir string) (*result, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
-	if err != nil {
-		return nil, err
-	}
-	var r result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	return &r, nil
+	return readResult(filepath.Join(dir, "result.json"))
 }
 
 // flock takes the lock file, polling so that an interrupt while waiting for it stops the bench.
@@ -212,6 +246,7 @@ type tally struct {
 	finals       int     // runs with a final comparison
 	covered      int     // runs whose final intervals all cover zero
 	finalWrong   int     // runs with a better or worse in the final
+	anyWrong     int     // runs with a better or worse anywhere: either knob or the final
 	partial      int     // runs whose result is partial (the run stopped)
 	elapsed      float64 // seconds, summed
 	failedTrials int     // trials with failed requests
@@ -230,11 +265,18 @@ func (t *tally) add(r *result) {
 			t.failedTrials++
 		}
 	}
+	wrongHere := false
+	defer func() {
+		if wrongHere {
+			t.anyWrong++
+		}
+	}()
 	for i, p := range paths {
 		if t.verdicts[i] == nil {
 			t.verdicts[i] = map[string]int{}
 		}
 		k, ok := rowOf(r, p.knob)
+		wrongHere = wrongHere || k.Verdict == "better" || k.Verdict == "worse"
 		switch {
 		case !ok:
 			t.verdicts[i]["missing"]++
@@ -247,9 +289,11 @@ func (t *tally) add(r *result) {
 	}
 	if h := r.Headline; h != nil && h.VsDebian != nil && h.VsRuleOfThumb != nil {
 		t.finals++
-		cs := []*comp{h.VsDebian, h.VsRuleOfThumb}
 		covers, wrong := true, false
-		for _, c := range cs {
+		for _, c := range []*comp{h.VsDebian, h.VsRuleOfThumb, h.CapacityVsDebian, h.CapacityVsRuleOfThumb} {
+			if c == nil {
+				continue
+			}
 			covers = covers && c.Lo <= 0 && c.Hi >= 0
 			wrong = wrong || c.Verdict == "better" || c.Verdict == "worse"
 		}
@@ -258,6 +302,7 @@ func (t *tally) add(r *result) {
 		}
 		if wrong {
 			t.finalWrong++
+			wrongHere = true
 		}
 	}
 }
@@ -310,8 +355,10 @@ func (t *tally) print(o opts) {
 			float64(t.rounds[i])/float64(max(t.runs-v["not tried"]-v["missing"], 1)))
 		fmt.Printf("%-8s %-13s false better/worse in %s of runs (target: at most 5%%)\n", "", "", share(wrong, t.runs))
 	}
-	fmt.Printf("final    against itself twice: intervals covering zero in %s of runs (target: at least 95%%), a false better/worse in %s\n",
+	fmt.Printf("final    against itself twice (goodput, and capacity where read): intervals all covering zero in %s of runs\n"+
+		"         (target: at least 95%%), a false better/worse in %s\n",
 		share(t.covered, t.finals), share(t.finalWrong, t.finals))
+	fmt.Printf("any      a false better/worse anywhere in the run in %s of runs\n", share(t.anyWrong, t.runs))
 	if t.finals < t.runs {
 		fmt.Printf("         (%d runs had no final comparison)\n", t.runs-t.finals)
 	}
