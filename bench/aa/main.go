@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -209,27 +208,28 @@ func tuneOnce(ctx context.Context, o opts, dir string) (*result, error) {
 	return readResult(filepath.Join(dir, "result.json"))
 }
 
-// flock takes the lock file, polling so that an interrupt while waiting for it stops the bench.
+// flock takes the lock file, waiting in line with the other takers (a blocking flock: they are woken in turn); an
+// interrupt while it waits stops the bench, and the lock, if it comes later, is let go at once.
 func flock(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+	got := make(chan error, 1)
+	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-got:
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		select {
-		case <-ctx.Done():
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		go func() {
+			<-got
 			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		}()
+		return nil, ctx.Err()
 	}
 }
 
