@@ -42,6 +42,15 @@ func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec}
 }
 
+// DefaultStackSD is the spread of a stack's own offset (log scale) tune's comparisons allow for (Spec.StackSD), on
+// CPU and goodput trials: moving stacks alone does not make an offset of 2% against CPU rounds of 4% noise (the
+// engine's replay, bench/engine.sh) average out fast enough (a false better or worse in 10 to 12% of simulated
+// runs); allowed for, none, and moving stacks keeps what that costs small (the JIT decided in 97.8% of 3-minute
+// runs, against 86.6% on one stack an arm). 2% is the upper end of what bench/stackspread.sh measured on CPU
+// trials (0.4 to 2.0%) and what two goodput stacks differed by before; a busier machine's goodput stacks differed
+// more (6.6% in one run of three, with rounds varying by 45%), where the rounds' own spread is wide enough.
+const DefaultStackSD = 0.02
+
 // perStack is the rounds a stack serves an arm before fresh ones take over (see replicated): 5 on CPU trials, 8
 // on goodput. A stack's lasting offset was measured at up to a fifth of a trial's own noise, a third at the upper
 // ends of its intervals (bench/stackspread.sh, docs/engine.md). Simulated at a third (TestReplicasKeepTheErrorRate:
@@ -49,8 +58,11 @@ func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 // or worse in 14% of CPU races and 41% of goodput races; moving every 5 rounds 0.20 and 0.27%, every 8 on goodput
 // 0.53%. A move costs the experiment about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its
 // arms' trials: a goodput round is longer and a goodput stack may be a dynamic pool that settles for seconds.
-func perStack(spec TrialSpec) int {
-	if spec.Metric == MetricCPU {
+func perStack(spec TrialSpec) int { return PerStack(spec.Metric) }
+
+// PerStack is the rounds of metric's trials a stack serves an arm (perStack), for the simulations' tables.
+func PerStack(metric string) int {
+	if metric == MetricCPU {
 		return perStackCPU
 	}
 	return perStackGoodput

@@ -146,12 +146,12 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
 		moves: g, per: perStack(spec)}
-	a.ReplayArm.Stack = s.stack(a.key, noise)
+	a.ReplayArm.Stack = s.stack(a.key, noise, a.per)
 	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
 		// A goodput trial reads the servers' CPU too: capacity, replayed from the CPU trials' noise (without
 		// a replay of its own, the trial's figure stands for it).
 		a.capacity = r.Arm(run.String(), s.o.Effect(cfg, MetricCPU))
-		a.capacity.Stack = s.stack(a.key, MetricCPU)
+		a.capacity.Stack = s.stack(a.key, MetricCPU, a.per)
 	}
 	return a
 }
@@ -167,10 +167,14 @@ func (s *simSource) noiseKey(metric, pm string) string {
 }
 
 // stack is the offset of the stack a warm configuration's trial i runs on, in noise's replay: drawn when the
-// configuration starts cold, kept while it is warm, a fresh one every NewStackEvery trials.
-func (s *simSource) stack(key, noise string) func(i int) (int, float64) {
+// configuration starts cold, kept while it is warm, a fresh one every per trials (perStack) when the replay moves
+// stacks at all (NewStackEvery).
+func (s *simSource) stack(key, noise string, per int) func(i int) (int, float64) {
 	r := s.o.Noise[noise]
 	o := r.Options()
+	if o.NewStackEvery > 0 {
+		o.NewStackEvery = per // replicated stacks move as tune's arms do (perStack)
+	}
 	return func(i int) (int, float64) {
 		s.mu.Lock()
 		defer s.mu.Unlock()

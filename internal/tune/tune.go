@@ -156,7 +156,7 @@ type tuner struct {
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
 	peakRPS float64
 	// mixture and minRounds are the decider's (0: the defaults): a simulation may try others. stackSD is the
-	// spread of stacks' offsets the engine allows for, by metric (none yet in real runs).
+	// spread of stacks' offsets the engine allows for, by metric (DefaultStackSD in real runs).
 	mixture   float64
 	minRounds int
 	stackSD   map[string]float64
@@ -179,7 +179,7 @@ func newTuner(o Options) (*tuner, error) {
 		o.Pins = map[string]string{}
 	}
 	t := &tuner{o: o, clock: wallClock{}, best: o.Base.Clone(), skip: map[string]string{}, screens: map[string]map[string]bool{},
-		costs: newCosts()}
+		costs: newCosts(), stackSD: map[string]float64{MetricCPU: DefaultStackSD, MetricGoodput: DefaultStackSD}}
 	t.start = t.clock.Now()
 	t.end = t.start.Add(o.Budget)
 	if o.P99 > 0 {
@@ -191,7 +191,7 @@ func newTuner(o Options) (*tuner, error) {
 		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
 	t.recordURLs(nil)
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
-		Alpha: o.Alpha, MinEffect: o.MinEffect}
+		Alpha: o.Alpha, MinEffect: o.MinEffect, PerStack: map[string]int{MetricCPU: PerStack(MetricCPU), MetricGoodput: PerStack(MetricGoodput)}}
 	return t, nil
 }
 
@@ -321,6 +321,7 @@ func (t *tuner) finish(err error) {
 		t.plan.StartWallS = (s.startWall / time.Duration(s.starts)).Seconds()
 		t.plan.SettleWallS = (s.settleWall / time.Duration(s.starts)).Seconds()
 	}
+	t.plan.StackSD = t.stackSD
 	t.res.Plan = t.plan
 	t.res.Facts = t.facts
 	t.res.Recommendation = t.best
