@@ -145,7 +145,10 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
-		moves: g, per: perStack(spec)}
+		moves: g}
+	if s.o.Noise[noise].Options().NewStackEvery > 0 {
+		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
+	}
 	a.ReplayArm.Stack = s.stack(a.key, noise, a.per)
 	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
 		// A goodput trial reads the servers' CPU too: capacity, replayed from the CPU trials' noise (without
@@ -202,7 +205,7 @@ type simArm struct {
 	capacity *experiment.ReplayArm
 	holding  bool
 	moves    *simMoves
-	per, n   int // trials a stack serves; trials on this one
+	per, n   int // trials a stack serves (0: one for its life); trials on this one
 }
 
 func (a *simArm) Cold() bool {
@@ -238,7 +241,7 @@ func (a *simArm) Start(ctx context.Context) error {
 }
 
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
-	if a.n > 0 && a.n%a.per == 0 {
+	if a.per > 0 && a.n > 0 && a.n%a.per == 0 {
 		a.s.mu.Lock()
 		if m := a.n / a.per; a.moves.paid < m {
 			a.moves.paid = m
