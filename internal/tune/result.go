@@ -84,9 +84,9 @@ type Plan struct {
 	SweepTrials    int `json:"sweep_trials_per_point"`
 	// StackSD is the spread of a stack's own offset the comparisons allow for, by metric, and PerStack the rounds
 	// a stack serves an arm before fresh ones take over (docs/engine.md, "Replicated stacks").
-	StackSD  map[string]float64 `json:"stack_sd,omitempty"`
-	PerStack map[string]int     `json:"rounds_per_stack,omitempty"`
-	Experiments    int `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
+	StackSD     map[string]float64 `json:"stack_sd,omitempty"`
+	PerStack    map[string]int     `json:"rounds_per_stack,omitempty"`
+	Experiments int                `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
 	// Where the time went: trials and stack starts (settling included) as run, each one's mean wall time.
 	TrialsRun   int     `json:"trials_run"`
 	TrialWallS  float64 `json:"trial_wall_s"`
