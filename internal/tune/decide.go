@@ -75,8 +75,8 @@ func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
 	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
 }
 
-// tuned is es with the engine's parameters the decider was given for trials of metric (a simulation may try
-// others; the spread of stacks' offsets is not measured yet, so real runs allow for none).
+// tuned is es with the engine's parameters the decider was given for trials of metric: the mixture, and the
+// spread of stacks' offsets to allow for (DefaultStackSD in real runs; a simulation may try others).
 func (d *decider) tuned(es experiment.Spec, metric string) experiment.Spec {
 	es.Mixture, es.StackSD = d.mixture, d.stackSD[metric]
 	return es

@@ -55,8 +55,8 @@ const DefaultStackSD = 0.02
 // on goodput. A stack's lasting offset was measured at up to a fifth of a trial's own noise, a third at the upper
 // ends of its intervals (bench/stackspread.sh, docs/engine.md). Simulated at a third (TestReplicasKeepTheErrorRate:
 // A/A races of at most 300 rounds at a knob's share of alpha, 0.25% a pair), one stack an arm gave a false better
-// or worse in 14% of CPU races and 41% of goodput races; moving every 5 rounds 0.20 and 0.27%, every 8 on goodput
-// 0.53%. A move costs the experiment about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its
+// or worse in 14% of CPU races and 40% of goodput races; moving every 5 rounds on CPU 0.13%, every 8 on goodput
+// 0.73%, and moving with the engine allowing for DefaultStackSD, as tune does, none. A move costs the experiment about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its
 // arms' trials: a goodput round is longer and a goodput stack may be a dynamic pool that settles for seconds.
 func perStack(spec TrialSpec) int { return PerStack(spec.Metric) }
 

@@ -44,11 +44,14 @@ func TestArmsMoveToFreshStacks(t *testing.T) {
 		}
 	}
 	rounds := 2*perStackCPU + 1
+	var told []int // the stack each trial told the engine
 	for r := 0; r < rounds; r++ {
 		for _, a := range arms {
-			if _, err := a.Trial(ctx); err != nil {
+			obs, err := a.Trial(ctx)
+			if err != nil {
 				t.Fatal(err)
 			}
+			told = append(told, obs.Stack)
 		}
 	}
 	var seq [2][]int // each arm's stack, round by round
@@ -56,6 +59,11 @@ func TestArmsMoveToFreshStacks(t *testing.T) {
 		seq[i%2] = append(seq[i%2], rec.Stack)
 	}
 	t.Logf("stacks round by round: %v", seq)
+	for i, rec := range recs {
+		if told[i] != rec.Stack {
+			t.Errorf("trial %d ran on stack %d and told the engine %d", i+1, rec.Stack, told[i])
+		}
+	}
 	seen := map[int]int{}
 	for a := range seq {
 		for r, n := range seq[a] {
@@ -86,4 +94,25 @@ func TestArmsMoveToFreshStacks(t *testing.T) {
 		t.Error("a resumed arm went back to a stack it had run on")
 	}
 	a.Stop()
+}
+
+// TestTuneTellsTheEngineItsStacks: a real run's races and final comparison allow for stacks' offsets of
+// DefaultStackSD on both metrics (moving stacks alone leaves a 2% offset a false verdict in 10 to 12% of replayed
+// runs), and result.json's plan says so.
+func TestTuneTellsTheEngineItsStacks(t *testing.T) {
+	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tu.decider()
+	for _, m := range []string{MetricCPU, MetricGoodput} {
+		if sd := d.tuned(experiment.Spec{}, m).StackSD; sd != DefaultStackSD {
+			t.Errorf("%s races allow for stacks' offsets of %g, want DefaultStackSD (%g)", m, sd, DefaultStackSD)
+		}
+	}
+	tu.finish(nil)
+	if p := tu.res.Plan; p.StackSD[MetricCPU] != DefaultStackSD || p.StackSD[MetricGoodput] != DefaultStackSD ||
+		p.PerStack[MetricCPU] != perStackCPU || p.PerStack[MetricGoodput] != perStackGoodput {
+		t.Errorf("the plan says stack_sd %v, rounds_per_stack %v", p.StackSD, p.PerStack)
+	}
 }

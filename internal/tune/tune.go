@@ -331,12 +331,18 @@ func (t *tuner) finish(err error) {
 	}
 }
 
+// decider is what decides the run's races: the engine's parameters (the spread of stacks' offsets it allows for
+// among them) are the tuner's.
+func (t *tuner) decider() *decider {
+	return &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
+		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD}
+}
+
 // decideAll decides the CPU knobs, the pool size (sizePool), the other knobs, then the final comparison, on the
 // engine (see cpuFirst).
 func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) error) error {
 	t.planExperiments()
-	t.d = &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
-		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD}
+	t.d = t.decider()
 	cpu, rest := cpuFirst(t.o.Knobs)
 	after := names(rest)
 	if _, ok := t.plans[knob.MaxChildren().Name]; ok {
