@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -251,6 +252,10 @@ type tally struct {
 	elapsed      float64 // seconds, summed
 	failedTrials int     // trials with failed requests
 	trials       int
+	// The intervals' widths (percentage points), by path and for the final's goodput against its baseline: an
+	// interval that covers zero says little when it is wide.
+	widths      [2][]float64
+	finalWidths []float64
 }
 
 func (t *tally) add(r *result) {
@@ -285,10 +290,12 @@ func (t *tally) add(r *result) {
 		default:
 			t.verdicts[i][k.Verdict]++
 			t.rounds[i] += k.Rounds
+			t.widths[i] = append(t.widths[i], k.CIHighPct-k.CILowPct)
 		}
 	}
 	if h := r.Headline; h != nil && h.VsDebian != nil && h.VsRuleOfThumb != nil {
 		t.finals++
+		t.finalWidths = append(t.finalWidths, 100*(h.VsDebian.Hi-h.VsDebian.Lo))
 		covers, wrong := true, false
 		for _, c := range []*comp{h.VsDebian, h.VsRuleOfThumb, h.CapacityVsDebian, h.CapacityVsRuleOfThumb} {
 			if c == nil {
@@ -342,7 +349,7 @@ func orNone(v string) string {
 func (t *tally) print(o opts) {
 	what := "the demo"
 	if o.stall > 0 {
-		what = fmt.Sprintf("an app whose requests all wait 3 s on one in %d, --timeout 2s", o.stall)
+		what = fmt.Sprintf("an app stalling 3 s on one request in %d (--timeout 2s)", o.stall)
 	}
 	fmt.Printf("A/A through tune: %d runs of %s (%d failed), %s, pool pinned static %d\n", t.runs+t.failed, o.budget, t.failed, what, 2*runtime.NumCPU())
 	fmt.Printf("runs that stopped part-way: %d; mean run %.0f s; trials with failed requests: %s\n", t.partial,
@@ -354,14 +361,27 @@ func (t *tally) print(o opts) {
 			p.name, p.knob, v["better"], v["worse"], v["no_difference"], v["inconclusive"], v["not tried"]+v["missing"],
 			float64(t.rounds[i])/float64(max(t.runs-v["not tried"]-v["missing"], 1)))
 		fmt.Printf("%-8s %-13s false better/worse in %s of runs (target: at most 5%%)\n", "", "", share(wrong, t.runs))
+		fmt.Printf("%-8s %-13s intervals %s wide\n", "", "", quartiles(t.widths[i]))
 	}
 	fmt.Printf("final    against itself twice (goodput, and capacity where read): intervals all covering zero in %s of runs\n"+
 		"         (target: at least 95%%), a false better/worse in %s\n",
 		share(t.covered, t.finals), share(t.finalWrong, t.finals))
+	fmt.Printf("         goodput against the baseline: intervals %s wide\n", quartiles(t.finalWidths))
 	fmt.Printf("any      a false better/worse anywhere in the run in %s of runs\n", share(t.anyWrong, t.runs))
 	if t.finals < t.runs {
 		fmt.Printf("         (%d runs had no final comparison)\n", t.runs-t.finals)
 	}
+}
+
+// quartiles says how wide intervals were: their median and quartiles, in percentage points.
+func quartiles(w []float64) string {
+	if len(w) == 0 {
+		return "-"
+	}
+	v := slices.Clone(w)
+	slices.Sort(v)
+	at := func(q float64) float64 { return v[int(q*float64(len(v)-1)+0.5)] }
+	return fmt.Sprintf("%.0f points (median; quartiles %.0f to %.0f)", at(0.5), at(0.25), at(0.75))
 }
 
 func share(k, n int) string {
