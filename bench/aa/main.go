@@ -349,9 +349,9 @@ func orNone(v string) string {
 func (t *tally) print(o opts) {
 	what := "the demo"
 	if o.stall > 0 {
-		what = fmt.Sprintf("an app stalling 3 s on one request in %d (--timeout 2s)", o.stall)
+		what = fmt.Sprintf("an app stalling 3 s on one request in %d, --timeout 2s", o.stall)
 	}
-	fmt.Printf("A/A through tune: %d runs of %s (%d failed), %s, pool pinned static %d\n", t.runs+t.failed, o.budget, t.failed, what, 2*runtime.NumCPU())
+	fmt.Printf("A/A through tune: %d runs of %s (%d failed), %s, pool static %d\n", t.runs+t.failed, o.budget, t.failed, what, 2*runtime.NumCPU())
 	fmt.Printf("runs that stopped part-way: %d; mean run %.0f s; trials with failed requests: %s\n", t.partial,
 		t.elapsed/float64(max(t.runs, 1)), share(t.failedTrials, t.trials))
 	for i, p := range paths {
