@@ -163,11 +163,11 @@ func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
 	cfg.MaxRequests = 0
 	sk.Config, sk.Workers, sk.Connections = cfg.String(), cfg.MaxChildren, t.conc
 	t.status("soak", fmt.Sprintf("memory of %d workers over the mix", cfg.MaxChildren))
-	w, err := t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: t.conc})
+	w, err := t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: t.conc}, share)
 	if err != nil {
 		return err
 	}
-	defer t.stacks.release(w)
+	defer t.stacks.release(w, share)
 	began := t.clock.Now()
 	end := began.Add(d)
 	o := t.stacks.loadOptions(w, t.conc)
@@ -320,13 +320,13 @@ func (r *workerReader) grown() int64 {
 func (t *tuner) attribute(ctx context.Context, sk *Soak, d time.Duration) error {
 	cfg := steadyPool(t.best)
 	cfg.MaxChildren, cfg.MaxRequests, cfg.Keepalive = 1, 0, false
-	w, err := t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1})
+	w, err := t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1}, share)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if w != nil {
-			t.stacks.release(w)
+			t.stacks.release(w, share)
 		}
 	}()
 	end := t.clock.Now().Add(d)
@@ -338,16 +338,16 @@ func (t *tuner) attribute(ctx context.Context, sk *Soak, d time.Duration) error 
 	}
 	for i, u := range urls {
 		t.status("soak", fmt.Sprintf("memory of one worker serving %s alone", u.URI))
-		share := end.Sub(t.clock.Now()) / time.Duration(len(urls)-i)
-		ug, err := t.urlGrowth(ctx, w, u, t.clock.Now().Add(max(share, minSoakStep)))
+		part := end.Sub(t.clock.Now()) / time.Duration(len(urls)-i)
+		ug, err := t.urlGrowth(ctx, w, u, t.clock.Now().Add(max(part, minSoakStep)))
 		if err != nil {
 			return err
 		}
 		sk.URLs = append(sk.URLs, ug)
 		if ug.Growth.Shown && len(urls)-i > 1 {
 			// What it leaked stays in the worker: the next page starts on a fresh one.
-			t.stacks.release(w)
-			if w, err = t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1}); err != nil {
+			t.stacks.release(w, share)
+			if w, err = t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1}, share); err != nil {
 				w = nil
 				return err
 			}
