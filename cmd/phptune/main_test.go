@@ -309,7 +309,7 @@ func TestCompareInterleaved(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep((int)($_GET["us"] ?? 0)); echo "slept";`), 0o644)
 	_, info, _ := startServe(t, app)
-	common := []string{"compare", "--interleave", "--repeat", "10", "-c", "4", "-d", "1s", "--warmup", "300ms", "--json"}
+	common := []string{"compare", "--interleave", "--rounds", "10", "-c", "4", "-d", "1s", "--warmup", "300ms", "--json"}
 	same := info.HTTP + "?us=20000"
 
 	// A target against itself: no difference. (The statistics' calibration is tested by simulation in

@@ -111,6 +111,26 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return t.res, err
 }
 
+// Check finds the options' usage errors: the command calls it before it creates anything (its run dir).
+func (o Options) Check() error {
+	if o.Budget < MinBudget {
+		return exitcode.UsageErrorf("%w: --budget %s cannot measure the app and decide anything; give at least --budget %s", ErrBudget, o.Budget, MinBudget)
+	}
+	if o.Alpha != 0 && !(o.Alpha > 0 && o.Alpha < 1) {
+		return exitcode.UsageErrorf("--alpha %g: want a chance between 0 and 1, such as 0.05", o.Alpha)
+	}
+	if o.MinEffect < 0 {
+		return exitcode.UsageErrorf("--min-effect must not be negative")
+	}
+	if o.Timeout < 0 {
+		return exitcode.UsageErrorf("--timeout %s: want a positive duration", o.Timeout)
+	}
+	if (o.P99 > 0) != (o.Rate > 0) {
+		return exitcode.UsageErrorf("--p99 is judged open-loop at a rate: give --p99 and --rate together")
+	}
+	return nil
+}
+
 type tuner struct {
 	warnMu sync.Mutex // warn is called from a race's arms starting side by side
 	o      Options
@@ -141,23 +161,14 @@ func newTuner(o Options) (*tuner, error) {
 	if len(o.URLs) == 0 {
 		o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 	}
-	if o.Budget < MinBudget {
-		return nil, exitcode.UsageErrorf("%w: --budget %s cannot measure the app and decide anything; give at least --budget %s", ErrBudget, o.Budget, MinBudget)
+	if err := o.Check(); err != nil {
+		return nil, err
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
+		o.Timeout = load.DefaultTimeout
 	}
 	if o.Alpha == 0 {
 		o.Alpha = stats.DefaultAlpha
-	}
-	if !(o.Alpha > 0 && o.Alpha < 1) {
-		return nil, exitcode.UsageErrorf("--alpha %g: want a chance between 0 and 1, such as 0.05", o.Alpha)
-	}
-	if o.MinEffect < 0 {
-		return nil, exitcode.UsageErrorf("--min-effect must not be negative")
-	}
-	if (o.P99 > 0) != (o.Rate > 0) {
-		return nil, exitcode.UsageErrorf("--p99 is judged open-loop at a rate: give --p99 and --rate together")
 	}
 	if o.Pins == nil {
 		o.Pins = map[string]string{}
