@@ -8,7 +8,7 @@
 #          valgrind (tune's screening, profile), php-excimer (profile --wall), wrk and apache2-utils (bench/),
 #          chromium (the HTML report's browser test), tarantool, redis-server, php8.2-msgpack and php8.2-redis
 #          (clients), dokuwiki and php8.2-xml (the workload tests), build-essential, pkg-config and xz-utils
-#          (build), procps and util-linux.
+#          (build), procps and util-linux, apache2 and libapache2-mod-php8.2 (the server knob's Apache runtimes).
 #   k6     test's, and Grafana k6 built from its Go module at the version tools/k6/go.mod pins, into bin/k6
 #          (--engine k6), and Debian's sshd unpacked (not installed: no service, no host keys) into
 #          /var/cache/phptune/sshd for the k6 tests' loopback ssh host.
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 set_=${1:-test}
 DEMO="nginx-light php8.2-fpm ca-certificates"
 TEST="php8.2-cgi php8.2-cli strace valgrind php-excimer wrk apache2-utils chromium tarantool redis-server php8.2-msgpack
-php8.2-redis dokuwiki php8.2-xml build-essential pkg-config xz-utils procps util-linux"
+php8.2-redis dokuwiki php8.2-xml build-essential pkg-config xz-utils procps util-linux apache2 libapache2-mod-php8.2"
 case "$set_" in
 demo) PKGS=$DEMO ;;
 test | k6) PKGS="$DEMO $TEST" ;;
