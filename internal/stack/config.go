@@ -27,9 +27,19 @@ type Config struct {
 
 	PHPFPM string // php-fpm binary; "" = the newest installed php-fpm8.x
 	Nginx  string // nginx binary; "" = /usr/sbin/nginx
-	// NoNginx serves FastCGI only.
+	// Server is what serves HTTP: ServerNginx ("" too), nginx passing PHP to a pool; ServerApacheFPM, Apache's
+	// event MPM passing it to a pool through mod_proxy_fcgi; ServerApacheModPHP, Apache's prefork MPM running
+	// PHP in its own processes with mod_php, and no pools.
+	Server string
+	// Apache is the apache2 binary; "" = /usr/sbin/apache2.
+	Apache string
+	// MPM sizes Apache's processes; zero values are Debian's (mpm_event.conf, mpm_prefork.conf).
+	MPM MPM
+	// PHPValues are mod_php's php_admin_value settings (a pool's AdminValues under php-fpm).
+	PHPValues map[string]string
+	// NoNginx serves FastCGI only: no HTTP server, whatever Server says.
 	NoNginx bool
-	// HTTPPort for nginx; 0 = a free port.
+	// HTTPPort for the HTTP server; 0 = a free port.
 	HTTPPort int
 	// NginxWorkers is worker_processes; 0 = auto.
 	NginxWorkers int
@@ -43,21 +53,37 @@ type Config struct {
 
 	Pools []Pool
 	// Defines are passed to php-fpm as -d KEY=VALUE (settings that only the master reads, such as
-	// opcache.memory_consumption, must go here rather than in a pool). DocrootVar in a value stands for the
-	// served copy's docroot (opcache.preload=${DOCROOT}/preload.php).
+	// opcache.memory_consumption, must go here rather than in a pool); under mod_php they are an ini file of
+	// the scan dir. DocrootVar in a value stands for the served copy's docroot
+	// (opcache.preload=${DOCROOT}/preload.php).
 	Defines map[string]string
 
 	// RunDir keeps configs and logs; "" = a directory inside the private directory, removed at Stop.
 	RunDir string
 	// User runs the workers when phptune runs as root; default www-data (or nobody).
 	User string
-	// FastStop makes Stop end php-fpm and nginx at once (SIGTERM) rather than gracefully (SIGQUIT, which waits
+	// FastStop makes Stop end php-fpm, nginx and Apache at once (SIGTERM) rather than gracefully (SIGQUIT, which waits
 	// for requests in flight and takes seconds for a large pool: 5.5 s for 128 static workers against 0.35 s):
 	// for stacks that serve nobody when they stop, such as tune's arms between trials.
 	FastStop bool
 
 	portPicker func() (int, error) // tests: the ports picked, to lose the race between pick and bind
 }
+
+// Servers: what serves HTTP, and how it runs PHP.
+const (
+	ServerNginx        = "nginx"
+	ServerApacheFPM    = "apache-fpm"
+	ServerApacheModPHP = "apache-modphp"
+)
+
+// apache says whether cfg's HTTP server is Apache.
+func (cfg Config) apache() bool {
+	return !cfg.NoNginx && (cfg.Server == ServerApacheFPM || cfg.Server == ServerApacheModPHP)
+}
+
+// modPHP says whether PHP runs inside the HTTP server (no php-fpm).
+func (cfg Config) modPHP() bool { return !cfg.NoNginx && cfg.Server == ServerApacheModPHP }
 
 // DocrootVar in a Defines value is replaced by the served docroot.
 const DocrootVar = "${DOCROOT}"

@@ -38,7 +38,11 @@ func lastErrorLine(path string) string {
 	last := ""
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
-		if strings.Contains(l, "ERROR") || strings.Contains(l, "[emerg]") || strings.Contains(l, "[alert]") || strings.Contains(l, "[crit]") {
+		// Apache's syntax errors come on stderr in two lines: where, then what.
+		if strings.Contains(l, "Syntax error on line") && i+1 < len(lines) {
+			return strings.TrimSpace(l) + " " + strings.TrimSpace(lines[i+1])
+		}
+		if isErrorLine(l) {
 			// php-fpm ends with "FPM initialization failed", which says nothing of why: the line before does.
 			if last == "" && strings.Contains(l, "initialization failed") {
 				last = strings.TrimSpace(l)
@@ -48,4 +52,15 @@ func lastErrorLine(path string) string {
 		}
 	}
 	return last
+}
+
+// isErrorLine says whether a server's log line reports an error: php-fpm's ERROR, nginx's [emerg] and the like,
+// Apache's [core:emerg] and the like.
+func isErrorLine(l string) bool {
+	for _, mark := range []string{"ERROR", "[emerg]", "[alert]", "[crit]", ":emerg]", ":alert]", ":crit]"} {
+		if strings.Contains(l, mark) {
+			return true
+		}
+	}
+	return false
 }

@@ -49,15 +49,20 @@ func (e Endpoint) URL(script string) string {
 	return "fcgi://" + e.Address + script
 }
 
-// Stack is a running app: php-fpm, and nginx unless disabled.
+// Stack is a running app: php-fpm, and nginx unless disabled; or Apache in front of php-fpm, or Apache with
+// mod_php and no php-fpm (Config.Server).
 type Stack struct {
 	RunDir  string // configs and logs
 	PrivDir string // short private directory: sockets, the served copy of the app, nginx temp files
 	Docroot string // the served copy of the app
 	Front   string // front controller, relative to Docroot
-	HTTPURL string // http://127.0.0.1:PORT/ ("" without nginx)
+	HTTPURL string // http://127.0.0.1:PORT/ ("" without an HTTP server)
 	Pools   []Endpoint
 	FPMBin  string
+	// Server is what serves HTTP (ServerNginx, ServerApacheFPM, ServerApacheModPHP; "" without HTTP), MPM
+	// Apache's sizes as it runs them.
+	Server string
+	MPM    MPM
 	// PHPINI is what php-fpm reads: Debian's shipped defaults for a packaged php-fpm, the same production
 	// settings for a build in a prefix of its own (see package phpini).
 	PHPINI phpini.Files
@@ -73,6 +78,7 @@ type Stack struct {
 
 type proc struct {
 	name    string
+	stop    syscall.Signal // the graceful stop
 	cmd     *exec.Cmd
 	log     *os.File
 	done    chan struct{}
@@ -95,7 +101,7 @@ func (s *Stack) Pool(name string) (Endpoint, bool) {
 // Exited is closed when a server process exits before Stop was called.
 func (s *Stack) Exited() <-chan struct{} { return s.exited }
 
-// PID returns the master pid of "php-fpm" or "nginx", or 0.
+// PID returns the master pid of "php-fpm", "nginx" or "apache", or 0: each leads its process group.
 func (s *Stack) PID(name string) int {
 	for _, p := range s.procs {
 		if p.name == name && p.cmd.Process != nil {
@@ -105,7 +111,46 @@ func (s *Stack) PID(name string) int {
 	return 0
 }
 
-// LogPath is the path of a log in the run dir: "php-fpm.log", "nginx-error.log", "php-fpm.out", "nginx.out".
+// PHP names the process group whose workers run PHP: "php-fpm", or "apache" under mod_php.
+func (s *Stack) PHP() string {
+	if s.Server == ServerApacheModPHP {
+		return "apache"
+	}
+	return "php-fpm"
+}
+
+// HTTPServer names the process group that serves HTTP: "nginx" or "apache" ("" without one).
+func (s *Stack) HTTPServer() string {
+	switch s.Server {
+	case "":
+		return ""
+	case ServerNginx:
+		return "nginx"
+	}
+	return "apache"
+}
+
+// Groups are the stack's process groups by name (see PID).
+func (s *Stack) Groups() map[string]int {
+	g := map[string]int{}
+	for _, p := range s.procs {
+		if p.cmd.Process != nil {
+			g[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return g
+}
+
+// ErrorLog is the log of the HTTP server, where PHP's messages end up: "nginx-error.log" or "apache-error.log".
+func (s *Stack) ErrorLog() string {
+	if s.HTTPServer() == "apache" {
+		return "apache-error.log"
+	}
+	return "nginx-error.log"
+}
+
+// LogPath is the path of a log in the run dir: "php-fpm.log", "nginx-error.log", "apache-error.log",
+// "php-fpm.out", "nginx.out", "apache.out".
 func (s *Stack) LogPath(name string) string { return filepath.Join(s.RunDir, name) }
 
 // LogTail returns up to n last lines of a log in the run dir.
@@ -117,7 +162,7 @@ var ErrPortTaken = errors.New("pick another port")
 // portTries bounds the starts when ports phptune picked are taken between the pick and the bind.
 const portTries = 3
 
-// Start renders the configs, copies the app, starts php-fpm and nginx and waits until they answer.
+// Start renders the configs, copies the app, starts php-fpm and the HTTP server and waits until they answer.
 // On error everything started is stopped again. A port phptune picked itself that another process takes before
 // the server binds it (a race no check can close) costs a new start with new ports, not the run.
 func Start(ctx context.Context, cfg Config) (*Stack, error) {
@@ -130,8 +175,16 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 }
 
 func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
-	if len(cfg.Pools) == 0 {
+	switch {
+	case cfg.modPHP():
+		if len(cfg.Pools) > 0 {
+			return nil, exitcode.UsageErrorf("apache-modphp runs PHP in Apache's processes: it takes no php-fpm pools")
+		}
+	case len(cfg.Pools) == 0:
 		cfg.Pools = DefaultPools()
+	}
+	if err := cfg.MPM.Validate(); err != nil {
+		return nil, exitcode.WithCode(exitcode.Usage, err)
 	}
 	if cfg.Front == "" {
 		cfg.Front = "index.php"
@@ -144,11 +197,11 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var nginxBin string
-	if !cfg.NoNginx {
-		if nginxBin, err = FindNginx(cfg.Nginx); err != nil {
-			return nil, err
-		}
+	httpBin, err := cfg.findHTTP()
+	if err != nil {
+		return nil, err
+	}
+	if httpBin != "" {
 		if cfg.HTTPPort != 0 {
 			if err := loopback.Available(cfg.HTTPPort); err != nil {
 				return nil, exitcode.UsageErrorf("port %d is in use (%v): pick another with --port, or omit it for a free one", cfg.HTTPPort, err)
@@ -177,17 +230,26 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := s.endpoints(cfg, pools); err != nil {
 		return nil, err
 	}
-	if err := s.startFPM(cfg, pools, w); err != nil {
-		return nil, err
+	if len(pools) > 0 {
+		if err := s.startFPM(cfg, pools, w); err != nil {
+			return nil, err
+		}
 	}
-	if nginxBin != "" {
+	if httpBin != "" {
 		port := cfg.HTTPPort
 		if port == 0 {
 			if port, err = cfg.pickPort(); err != nil {
 				return nil, err
 			}
 		}
-		if err := s.startNginx(cfg, w, nginxBin, port); err != nil {
+		if cfg.apache() {
+			s.Server = cfg.Server
+			err = s.startApache(cfg, w, httpBin, port)
+		} else {
+			s.Server = ServerNginx
+			err = s.startNginx(cfg, w, httpBin, port)
+		}
+		if err != nil {
 			return nil, err
 		}
 		s.HTTPURL = fmt.Sprintf("http://127.0.0.1:%d/", port)
@@ -196,6 +258,19 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// findHTTP is the HTTP server's binary ("" with NoNginx).
+func (cfg Config) findHTTP() (string, error) {
+	switch {
+	case cfg.NoNginx:
+		return "", nil
+	case cfg.apache():
+		return FindApache(cfg.Apache)
+	case cfg.Server == "" || cfg.Server == ServerNginx:
+		return FindNginx(cfg.Nginx)
+	}
+	return "", exitcode.UsageErrorf("server %q: want %s, %s or %s", cfg.Server, ServerNginx, ServerApacheFPM, ServerApacheModPHP)
 }
 
 // pools are cfg's pools with Debian's defaults filled in, each checked.
@@ -282,14 +357,17 @@ func (s *Stack) spawn(name string, env []string, bin string, args ...string) err
 		cmd.Env = append(os.Environ(), env...)
 	}
 	// Own process group: a terminal's Ctrl-C reaches phptune only, which then stops the group in order.
-	// Should phptune itself be killed, Pdeathsig sends the master SIGTERM, on which php-fpm and nginx stop
-	// their workers too (a SIGKILLed master would leave them running).
+	// Should phptune itself be killed, Pdeathsig sends the master SIGTERM, on which php-fpm, nginx and Apache
+	// stop their workers too (a SIGKILLed master would leave them running).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logf, done: make(chan struct{})}
+	p := &proc{name: name, stop: syscall.SIGQUIT, cmd: cmd, log: logf, done: make(chan struct{})}
+	if name == "apache" {
+		p.stop = syscall.SIGWINCH // Apache's graceful stop (GracefulShutdownTimeout bounds it); SIGQUIT would kill the parent alone
+	}
 	s.procs = append(s.procs, p)
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -308,6 +386,10 @@ func (s *Stack) waitHealthy(ctx context.Context, limit time.Duration) error {
 	if s.HTTPURL == "" {
 		return nil
 	}
+	name := s.HTTPServer()
+	if err := s.apacheHealthy(ctx, deadline); err != nil {
+		return fmt.Errorf("%s did not come up: %w", name, err)
+	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	defer client.CloseIdleConnections()
 	err := s.poll(ctx, deadline, func(c context.Context) error {
@@ -322,12 +404,12 @@ func (s *Stack) waitHealthy(ctx context.Context, limit time.Duration) error {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNoContent {
-			return fmt.Errorf("nginx answered %s", resp.Status)
+			return fmt.Errorf("%s answered %s", name, resp.Status)
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("nginx did not come up: %w", err)
+		return fmt.Errorf("%s did not come up: %w", name, err)
 	}
 	return nil
 }
@@ -405,8 +487,8 @@ func killedHint(err error) string {
 	return ""
 }
 
-// Stop stops nginx, then php-fpm: a graceful signal first (SIGQUIT: requests in progress finish, and a
-// PGO-instrumented PHP writes its profile), then SIGKILL to the whole process group after a grace period. It
+// Stop stops the HTTP server, then php-fpm: a graceful signal first (SIGQUIT, Apache's SIGWINCH: requests in
+// progress finish, and a PGO-instrumented PHP writes its profile), then SIGKILL to the whole process group after a grace period. It
 // removes the sockets, the private directory and a run dir of its own. Safe to call more than once.
 func (s *Stack) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() { s.stopErr = s.stop(ctx) })
@@ -419,7 +501,7 @@ func (s *Stack) stop(ctx context.Context) error {
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		p := s.procs[i]
 		pgid := p.cmd.Process.Pid
-		sig := syscall.SIGQUIT // graceful: requests finish, and a PGO-instrumented php-fpm writes its profiles
+		sig := p.stop // graceful: requests finish, and a PGO-instrumented php-fpm writes its profiles
 		if s.fastStop {
 			sig = syscall.SIGTERM
 		}
