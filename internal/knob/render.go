@@ -21,10 +21,11 @@ type Target struct {
 	User    string // e.g. www-data
 	Workers int    // nginx worker_processes on that host
 	Docroot string // the app's docroot there (for opcache.preload)
+	Front   string // its front controller, relative to the docroot (Apache's FallbackResource)
 }
 
-// Render writes the configuration for a real installation; header is a comment put on top of each file.
-func (c Config) Render(t Target, header []string) Files {
+// withDefaults fills in Debian's paths and user where t leaves them empty.
+func (t Target) withDefaults() Target {
 	if t.Socket == "" {
 		t.Socket = "/run/php/php-fpm.sock"
 	}
@@ -37,6 +38,15 @@ func (c Config) Render(t Target, header []string) Files {
 	if t.Docroot == "" {
 		t.Docroot = "/var/www/app"
 	}
+	if t.Front == "" {
+		t.Front = "index.php"
+	}
+	return t
+}
+
+// Render writes the configuration for a real installation; header is a comment put on top of each file.
+func (c Config) Render(t Target, header []string) Files {
+	t = t.withDefaults()
 	listen := t.Socket
 	if c.Listen == "tcp" {
 		listen = t.TCP
