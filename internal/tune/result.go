@@ -34,6 +34,8 @@ type Result struct {
 	Recommendation knob.Config  `json:"recommendation"`
 	Saturation     *Saturation  `json:"saturation,omitempty"`
 	PoolSize       *PoolSize    `json:"pool_size,omitempty"`
+	// Runtimes are the server race's runtimes side by side: sizes, memory, throughput and latency.
+	Runtimes *Runtimes `json:"runtimes,omitempty"`
 	Knobs          []KnobRow    `json:"knobs"`
 	Comparisons    []Comparison `json:"comparisons"`
 	Headline       *Headline    `json:"headline,omitempty"`
@@ -192,6 +194,8 @@ type TrialRecord struct {
 	WorkerUSS    int64              `json:"worker_peak_uss_bytes,omitempty"`
 	WorkerShared int64              `json:"worker_shared_bytes,omitempty"`
 	Workers      int                `json:"workers_seen,omitempty"`
+	// FrontPSS is the HTTP server's memory in front of php-fpm (nginx's or Apache's group, PSS at its peak).
+	FrontPSS int64 `json:"front_pss_bytes,omitempty"`
 	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
 	WallS        float64            `json:"wall_s,omitempty"`
 	// AtS is when the trial began, in seconds from the run's start: the run's timeline.

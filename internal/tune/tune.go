@@ -155,6 +155,8 @@ type tuner struct {
 	skip    map[string]string          // knob -> why it is not tried
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
 	peakRPS float64
+	// runtimes is the server race's sizing and latency, for the runtimes' table (nil: no server race).
+	runtimes *runtimeRace
 }
 
 func newTuner(o Options) (*tuner, error) {
@@ -319,6 +321,7 @@ func (t *tuner) finish(err error) {
 	t.res.Plan = t.plan
 	t.res.Facts = t.facts
 	t.res.Recommendation = t.best
+	t.res.Runtimes = t.runtimesTable()
 	t.res.ElapsedS = t.clock.Now().Sub(t.start).Seconds()
 	if err != nil {
 		t.res.Partial = true
