@@ -78,9 +78,9 @@ func TestFromApacheFiles(t *testing.T) {
 func TestApacheWords(t *testing.T) {
 	for in, want := range map[string]string{
 		`php_value error_log "/var/log/a b.log"`: "php_value|error_log|/var/log/a b.log",
-		`SetHandler 'proxy:fcgi://x'`:             "SetHandler|proxy:fcgi://x",
-		`php_value x "say \"hi\""`:                `php_value|x|say "hi"`,
-		"StartServers\t 5 ":                       "StartServers|5",
+		`SetHandler 'proxy:fcgi://x'`:            "SetHandler|proxy:fcgi://x",
+		`php_value x "say \"hi\""`:               `php_value|x|say "hi"`,
+		"StartServers\t 5 ":                      "StartServers|5",
 	} {
 		if got := strings.Join(apacheWords(in), "|"); got != want {
 			t.Errorf("%s: %q, want %q", in, got, want)
