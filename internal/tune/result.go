@@ -30,17 +30,17 @@ type Result struct {
 	Plan        Plan        `json:"plan"`
 	Environment Environment `json:"environment"`
 
-	Baseline       knob.Config `json:"baseline"`
-	Recommendation knob.Config `json:"recommendation"`
-	Saturation     *Saturation `json:"saturation,omitempty"`
-	PoolSize       *PoolSize   `json:"pool_size,omitempty"`
+	Baseline       knob.Config  `json:"baseline"`
+	Recommendation knob.Config  `json:"recommendation"`
+	Saturation     *Saturation  `json:"saturation,omitempty"`
+	PoolSize       *PoolSize    `json:"pool_size,omitempty"`
+	Knobs          []KnobRow    `json:"knobs"`
+	Comparisons    []Comparison `json:"comparisons"`
+	Headline       *Headline    `json:"headline,omitempty"`
+	P99Check       *P99Check    `json:"p99_check,omitempty"`
+	Facts          knob.Facts   `json:"facts"`
 	// Runtimes are the server race's runtimes side by side: sizes, memory, throughput and latency.
-	Runtimes    *Runtimes    `json:"runtimes,omitempty"`
-	Knobs       []KnobRow    `json:"knobs"`
-	Comparisons []Comparison `json:"comparisons"`
-	Headline    *Headline    `json:"headline,omitempty"`
-	P99Check    *P99Check    `json:"p99_check,omitempty"`
-	Facts       knob.Facts   `json:"facts"`
+	Runtimes *Runtimes `json:"runtimes,omitempty"`
 	// Profile is why, per request: the baseline and the recommendation profiled side by side (tune --profile).
 	Profile  *profile.Result   `json:"profile,omitempty"`
 	Screens  []Screen          `json:"screens,omitempty"`
@@ -194,10 +194,10 @@ type TrialRecord struct {
 	WorkerUSS    int64              `json:"worker_peak_uss_bytes,omitempty"`
 	WorkerShared int64              `json:"worker_shared_bytes,omitempty"`
 	Workers      int                `json:"workers_seen,omitempty"`
+	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
+	WallS        float64            `json:"wall_s,omitempty"`
 	// FrontPSS is the HTTP server's memory in front of php-fpm (nginx's or Apache's group, PSS at its peak).
-	FrontPSS int64             `json:"front_pss_bytes,omitempty"`
-	FPM      *measure.FPMDelta `json:"fpm,omitempty"`
-	WallS    float64           `json:"wall_s,omitempty"`
+	FrontPSS int64 `json:"front_pss_bytes,omitempty"`
 	// AtS is when the trial began, in seconds from the run's start: the run's timeline.
 	AtS float64 `json:"at_s"`
 }
