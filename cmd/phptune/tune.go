@@ -29,7 +29,7 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check, cgroup string
+	front, nginx, user, fromPool, fromINI, fromApache, out, method, bodyFile, memory, check, cgroup string
 	headers, inis, knobs, skip, only, phpFPM, build                                     []string
 	mix                                                                                 mixFlags
 	budget, p99, timeout                                                                time.Duration
@@ -53,16 +53,18 @@ func newTuneCmd() *cobra.Command {
 		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
 omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
 from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
-no_difference) or its share of --budget runs out (inconclusive). Finally the recommendation is compared with
-Debian's defaults and the "static, 2 x cores" rule of thumb. phptune never changes system configuration;
-the results hold for this host.
+no_difference) or its share of --budget runs out (inconclusive); the knob server races Apache's runtimes
+(event + php-fpm, prefork + mod_php) when Apache is installed, each sized by the same memory rule. Finally the
+recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb. phptune never
+changes system configuration; the results hold for this host.
 
 KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is reported as not tried, with the reason; values
 you name with --knob are tried.
 
 FILES WRITTEN
-php-fpm-pool.conf, php.ini and nginx-upstream.conf (each checked by php-fpm -t and nginx -t), report.html and
+php-fpm-pool.conf, php.ini and nginx-upstream.conf (each checked by php-fpm -t and nginx -t; where an Apache
+runtime wins, apache-site.conf and apache-mpm.conf, checked by apache2 -t, in place of nginx's), report.html and
 result.json, in the run dir (--out).`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
@@ -81,12 +83,14 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
+	fl.StringVar(&f.fromApache, "from-apache", "", "start from this Apache `FILE` (apache2.conf, its includes read): prefork + mod_php "+
+		"with its MPM limits and php_value lines, or event + php-fpm")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin an ini setting `KEY=VALUE` (repeatable; never changed)")
 	fl.StringArrayVar(&f.phpFPM, "php-fpm", nil, "php-fpm `BINARY` (default: the newest php-fpm8.x); twice or more: they race as the knob php")
 	fl.BoolVar(&f.builds, "builds", false, "race the installed php-fpm and the builds in phptune build's cache as the knob php")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
 	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
-	flagGroup(fl, "WHERE TO START", "from-pool", "from-ini", "ini", "php-fpm", "builds", "nginx", "user")
+	flagGroup(fl, "WHERE TO START", "from-pool", "from-ini", "from-apache", "ini", "php-fpm", "builds", "nginx", "user")
 
 	fl.StringArrayVar(&f.knobs, "knob", nil, "race `NAME=V1,V2` from V1, or pin NAME=V with one value: a knob above or an ini "+
 		"directive (repeatable; opcache_memory takes MEM/STRINGS/FILES, as in 512/32/40000)")
@@ -196,7 +200,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	holds := "report.html, result.json"
 	if runErr == nil {
-		holds += ", php-fpm-pool.conf, php.ini, nginx-upstream.conf"
+		holds += ", " + fileNames(res.Files)
 	}
 	end := ending{dir: out, json: f.json, holds: holds, text: func(w io.Writer) { report.Tune(w, res) },
 		pages: func(dir string) error { return writeTuneReport(dir, res) }}
@@ -278,14 +282,14 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	}
 	// The starting point and the knobs.
 	o.BaseName = "Debian's defaults"
-	if f.fromPool != "" || f.fromINI != "" {
+	if f.fromPool != "" || f.fromINI != "" || f.fromApache != "" {
 		o.BaseName = "your configuration"
 	}
-	known := knob.All(preloadScript(sc), binaries)
+	known := withServer(knob.All(preloadScript(sc), binaries), sc.PHPFPM)
 	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs}, f.inis); err != nil {
 		return o, err
 	}
-	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.inis, o.Pins); err != nil {
+	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.fromApache, f.inis, o.Pins); err != nil {
 		return o, err
 	}
 	if len(binaries) > 1 {
@@ -294,6 +298,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if o.Knobs, err = f.knobSet(&o, known); err != nil {
 		return o, err
 	}
+	o.Knobs = knob.UnderServer(o.Knobs)
 	o.ForceScreen = f.screen
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
@@ -314,7 +319,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if _, err := stack.FindNginx(sc.Nginx); err != nil {
 		return o, err
 	}
-	return o, nil
+	return o, needsApache(o, namedServers(f.knobs))
 }
 
 // limits reads the place the pool is sized for (--cgroup, or the cgroup phptune runs in) and sets the memory the
@@ -538,7 +543,7 @@ func preloadScript(sc stack.Config) string {
 // tuneKnobOrder is the help's list of the knobs in the order tune decides them, from the code that orders them.
 func tuneKnobOrder() string {
 	const ini = "ini directives given with --knob"
-	ks := append(knob.All("preload.php", []string{"a", "b"}), knob.INI(ini))
+	ks := append(withServer(knob.All("preload.php", []string{"a", "b"}), ""), knob.INI(ini))
 	order := tune.Order(ks)
 	var cpu, rest []string
 	for i, n := range order {
@@ -583,14 +588,28 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 		t.Docroot, _ = filepath.Abs(sc.App)
 	}
 	files := res.Recommendation.Render(t, header)
-	if err := stack.CheckFPMPool(ctx, fpm, files.Pool); err != nil {
-		return fmt.Errorf("generated pool file: %w", err)
+	write, withPool, withNginx, err := apacheFiles(ctx, res.Recommendation, t, header, sc)
+	if err != nil {
+		return err
 	}
-	if err := stack.CheckNginxUpstream(ctx, ngx, files.Nginx, res.Recommendation.Location()); err != nil {
-		return fmt.Errorf("generated nginx snippet: %w", err)
+	if write == nil {
+		write = map[string]string{}
+	}
+	write["php.ini"] = files.INI
+	if withPool {
+		if err := stack.CheckFPMPool(ctx, fpm, files.Pool); err != nil {
+			return fmt.Errorf("generated pool file: %w", err)
+		}
+		write["php-fpm-pool.conf"] = files.Pool
+	}
+	if withNginx {
+		if err := stack.CheckNginxUpstream(ctx, ngx, files.Nginx, res.Recommendation.Location()); err != nil {
+			return fmt.Errorf("generated nginx snippet: %w", err)
+		}
+		write["nginx-upstream.conf"] = files.Nginx
 	}
 	res.Files = map[string]string{}
-	for name, text := range map[string]string{"php-fpm-pool.conf": files.Pool, "php.ini": files.INI, "nginx-upstream.conf": files.Nginx} {
+	for name, text := range write {
 		if err := writeAtomic(filepath.Join(out, name), []byte(text)); err != nil {
 			return err
 		}

@@ -95,6 +95,7 @@ func Tune(w io.Writer, r *tune.Result) {
 		}
 		fmt.Fprintln(w)
 	}
+	runtimes(w, r.Runtimes)
 	if h := r.Headline; h != nil {
 		fmt.Fprintf(w, "\n  Recommendation: %s\n", r.Recommendation)
 		fmt.Fprintf(w, "  %-13s %s req/s\n", "it serves", rate(h.RecommendationRPS))

@@ -158,15 +158,12 @@ func (t *tuner) runtimeMemory(ctx context.Context, cfg knob.Config, v string) (w
 			return workerMemory{}, err
 		}
 	}
-	m := t.memoryOf(spec.Phase, "")
-	if ps := t.res.PoolSize; ps != nil {
-		m.perWorker = max(m.perWorker, ps.PeakRequestBytes)
-	}
-	return m, nil
+	return t.memoryOf(spec.Phase, ""), nil
 }
 
 // memoryOf is the memory of the trials of phase (and of configuration config, when given): the peaks of
-// private and front memory, and the largest shared figure.
+// private and front memory, and the largest shared figure. A worker counts at least PHP's own peak for a
+// request, as the pool's sizing counts it: the same PHP and app under every runtime.
 func (t *tuner) memoryOf(phase, config string) workerMemory {
 	var m workerMemory
 	for _, tr := range t.res.Trials {
@@ -177,6 +174,9 @@ func (t *tuner) memoryOf(phase, config string) workerMemory {
 		if tr.FPM != nil {
 			m.perWorker = max(m.perWorker, tr.FPM.PeakRequestMemory)
 		}
+	}
+	if ps := t.res.PoolSize; ps != nil && m.perWorker > 0 {
+		m.perWorker = max(m.perWorker, ps.PeakRequestBytes)
 	}
 	return m
 }
