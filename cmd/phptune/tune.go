@@ -30,11 +30,11 @@ import (
 
 type tuneFlags struct {
 	front, nginx, user, fromPool, fromINI, fromApache, out, method, bodyFile, memory, check, cgroup string
-	headers, inis, knobs, skip, only, phpFPM, build                                     []string
-	mix                                                                                 mixFlags
-	budget, p99, timeout                                                                time.Duration
-	rate, minEffect, alpha                                                              float64
-	json, noScreen, screen, profile, builds                                             bool
+	headers, inis, knobs, skip, only, phpFPM, build                                                 []string
+	mix                                                                                             mixFlags
+	budget, p99, timeout                                                                            time.Duration
+	rate, minEffect, alpha                                                                          float64
+	json, noScreen, screen, profile, builds                                                         bool
 }
 
 func newTuneCmd() *cobra.Command {
