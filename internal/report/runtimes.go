@@ -16,8 +16,8 @@ func runtimes(w io.Writer, r *tune.Runtimes) {
 	}
 	fmt.Fprintf(w, "\n  Runtimes      each sized by one rule: %d PHP workers, or fewer where %s holds fewer (a worker at its\n", r.Target, mib(r.Memory))
 	fmt.Fprintf(w, "  %-13s peak private memory, shared memory and the HTTP server in front counted once)\n", "")
-	fmt.Fprintf(w, "  %-14s %7s %10s %8s %8s %8s %9s %9s %9s  %s\n", "runtime", "workers", "per worker", "shared", "front", "total",
-		"req/s", "p50", "p99", "against the incumbent")
+	fmt.Fprintf(w, "  %-14s %7s %10s %8s %7s %8s %7s %9s %8s %8s  %s\n", "runtime", "workers", "per worker", "shared", "front", "total",
+		"req/s", "req/CPU-s", "p50", "p99", "req/s against the incumbent")
 	for _, rt := range r.List {
 		verdict := rt.Status
 		if c := rt.Vs; c != nil {
@@ -27,8 +27,8 @@ func runtimes(w io.Writer, r *tune.Runtimes) {
 		if rt.MemoryLimit > 0 && rt.MemoryLimit < r.Target {
 			workers += "*" // memory held fewer than the target
 		}
-		fmt.Fprintf(w, "  %-14s %7s %10s %8s %8s %8s %9s %9s %9s  %s\n", rt.Server, workers, mibs(float64(rt.PerWorkerBytes)),
-			mib(rt.SharedBytes), mib(rt.FrontBytes), mib(rt.TotalBytes), rate(rt.RPS), us(rt.P50Us), us(rt.P99Us), verdict)
+		fmt.Fprintf(w, "  %-14s %7s %10s %8s %7s %8s %7s %9s %8s %8s  %s\n", rt.Server, workers, mibs(float64(rt.PerWorkerBytes)),
+			mib(rt.SharedBytes), mib(rt.FrontBytes), mib(rt.TotalBytes), rate(rt.RPS), rate(rt.ReqPerCPUS), us(rt.P50Us), us(rt.P99Us), verdict)
 		if rt.Note != "" {
 			fmt.Fprintf(w, "  %-14s %s\n", "", rt.Note)
 		}

@@ -40,8 +40,10 @@ type Runtime struct {
 	SharedBytes    int64 `json:"shared_bytes"`
 	FrontBytes     int64 `json:"front_bytes"`
 	TotalBytes     int64 `json:"total_bytes"`
-	// What it served in the race's rounds: median goodput, latency from the merged histogram of its trials.
-	RPS    float64 `json:"rps"`
+	// What it served in the race's rounds: median goodput, and per second of its servers' CPU time (all of
+	// them: nginx and php-fpm, Apache and php-fpm, or Apache), latency from the merged histogram of its trials.
+	RPS        float64 `json:"rps"`
+	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
 	P50Us  float64 `json:"p50_us"`
 	P99Us  float64 `json:"p99_us"`
 	Rounds int     `json:"rounds"`
@@ -212,15 +214,21 @@ func (t *tuner) runtimesTable() *Runtimes {
 		m := t.memoryOf(phase, config)
 		r.PerWorkerBytes, r.SharedBytes, r.FrontBytes = m.perWorker, m.shared, m.front
 		r.TotalBytes = m.shared + m.front + int64(r.Size)*m.perWorker
-		var good []float64
+		var good, perCPU []float64
 		for _, tr := range t.res.Trials {
 			if tr.Phase == phase && tr.Config == config {
 				good = append(good, tr.Goodput)
+				if tr.ReqPerCPUS > 0 {
+					perCPU = append(perCPU, tr.ReqPerCPUS)
+				}
 			}
 		}
 		r.Rounds = len(good)
 		if len(good) > 0 {
 			r.RPS = stats.Median(good)
+		}
+		if len(perCPU) > 0 {
+			r.ReqPerCPUS = stats.Median(perCPU)
 		}
 		r.P50Us, r.P99Us = rr.latency.quantiles(config)
 		if i == 0 {

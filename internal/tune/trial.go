@@ -135,12 +135,12 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	return obs, false, nil
 }
 
-// serverCPU is the CPU time php-fpm's and nginx's processes have used, from the scheduler's own clock
-// (nanoseconds, where the sampler's ticks move in steps of 10 ms a process).
+// serverCPU is the CPU time the stack's servers have used (php-fpm's and nginx's, or Apache's), from the
+// scheduler's own clock (nanoseconds, where the sampler's ticks move in steps of 10 ms a process).
 func serverCPU(w *warmStack) (time.Duration, error) {
 	var total time.Duration
-	for _, name := range []string{"php-fpm", "nginx"} {
-		d, err := measure.GroupCPU(w.st.PID(name))
+	for _, pgid := range w.st.Groups() {
+		d, err := measure.GroupCPU(pgid)
 		if err != nil {
 			return 0, err
 		}
