@@ -36,13 +36,15 @@ func runtimes(w io.Writer, r *tune.Runtimes) {
 	fmt.Fprintf(w, "  %-14s memory and latency from the race's trials (latency: every request of them); * memory-bound\n", "")
 }
 
-// verdictWord is a verdict as the tables print it.
+// verdictWord is a verdict as the terminal's tables print it ("-": none).
 func verdictWord(v stats.Verdict) string {
 	switch v {
 	case stats.NoDifference:
 		return "~ no_difference"
 	case stats.Inconclusive:
 		return "? inconclusive"
+	case "":
+		return "-"
 	}
 	return string(v)
 }

@@ -74,15 +74,7 @@ func Tune(w io.Writer, r *tune.Result) {
 			eff = fmt.Sprintf("%+.1f%%", k.EffectPct)
 			ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", k.CILowPct, k.CIHighPct)
 		}
-		verdict := string(k.Verdict)
-		switch k.Verdict {
-		case stats.NoDifference:
-			verdict = "~ no_difference"
-		case stats.Inconclusive:
-			verdict = "? inconclusive"
-		case "":
-			verdict = "-"
-		}
+		verdict := verdictWord(k.Verdict)
 		fmt.Fprintf(w, "  %-19s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
 		if k.Compared != "" {
 			fmt.Fprintf(w, "  (%s, %s, %d rounds)", k.Compared, metricShort(k.Metric), k.Rounds)
