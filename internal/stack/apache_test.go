@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,6 +39,7 @@ func TestApacheServesTheDemo(t *testing.T) {
 			if strings.Contains(string(conf), "/etc/") || !strings.Contains(string(conf), "LoadModule mpm_"+s.MPM.Name+"_module "+ApacheModules) {
 				t.Errorf("apache.conf reads a system file or loads no %s MPM by path:\n%s", s.MPM.Name, conf)
 			}
+			noSystemConfig(t, runDir)
 			wantMPM, wantPHP := MPMEvent, "php-fpm"
 			if server == ServerApacheModPHP {
 				wantMPM, wantPHP = MPMPrefork, "apache"
@@ -67,6 +69,35 @@ func TestApacheServesTheDemo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// noSystemConfig reads Apache's config as the stack's Apache reads it (apache2 -t under strace): no file of
+// /etc/apache2 is opened.
+func noSystemConfig(t *testing.T, runDir string) {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Fatalf("strace: %v (make deps installs it)", err)
+	}
+	bin, err := FindApache("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(t.TempDir(), "trace")
+	out, err := exec.Command(strace, "-f", "-e", "trace=open,openat,stat,newfstatat", "-o", trace, bin, "-t",
+		"-f", filepath.Join(runDir, "apache.conf"), "-d", runDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("apache2 -t: %v\n%s", err, out)
+	}
+	data, _ := os.ReadFile(trace)
+	if n := strings.Count(string(data), "\n"); n < 10 || !strings.Contains(string(data), ApacheModules) {
+		t.Fatalf("the trace of apache2 -t holds %d lines and no module: not a trace", n)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "/etc/apache2") {
+			t.Errorf("Apache reads its system config: %s", l)
+		}
 	}
 }
 
