@@ -175,10 +175,11 @@ func TestApacheBadInput(t *testing.T) {
 		cfg  Config
 		code int
 	}{
-		"mod_php with pools": {Config{Server: ServerApacheModPHP, Pools: DefaultPools()}, exitcode.Usage},
-		"unknown server":     {Config{Server: "lighttpd"}, exitcode.Usage},
-		"bad MPM":            {Config{Server: ServerApacheFPM, MPM: MPM{Name: "worker"}}, exitcode.Usage},
-		"apache not found":   {Config{Server: ServerApacheFPM, Apache: "/nonexistent/apache2"}, exitcode.Usage},
+		"mod_php with pools":    {Config{Server: ServerApacheModPHP, Pools: DefaultPools()}, exitcode.Usage},
+		"unknown server":        {Config{Server: "lighttpd"}, exitcode.Usage},
+		"mod_php, FastCGI only": {Config{Server: ServerApacheModPHP, NoNginx: true}, exitcode.Usage},
+		"bad MPM":               {Config{Server: ServerApacheFPM, MPM: MPM{Name: "worker"}}, exitcode.Usage},
+		"apache not found":      {Config{Server: ServerApacheFPM, Apache: "/nonexistent/apache2"}, exitcode.Usage},
 	} {
 		c.cfg.AppFS = workloads.Demo()
 		before := owners()

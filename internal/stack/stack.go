@@ -176,6 +176,9 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 
 func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	switch {
+	case cfg.NoNginx && cfg.Server == ServerApacheModPHP:
+		// profile and build speak FastCGI to php-fpm: mod_php has nothing to offer them.
+		return nil, exitcode.UsageErrorf("apache-modphp runs PHP inside Apache, with no php-fpm pool to speak FastCGI to")
 	case cfg.modPHP():
 		if len(cfg.Pools) > 0 {
 			return nil, exitcode.UsageErrorf("apache-modphp runs PHP in Apache's processes: it takes no php-fpm pools")
