@@ -36,7 +36,7 @@ out, presets = sys.argv[1], sys.argv[2:]
 mib = lambda b: "%.1f" % (b / 2**20)
 print("The runtimes raced by tune, each at its size by one memory rule (race trials; latency from every request)")
 print("%-10s %-14s %7s %9s %8s %8s %8s %9s %8s %8s  %s" % ("preset", "runtime", "workers", "MiB/wkr", "shared",
-      "total", "req/s", "req/CPU-s", "p50 ms", "p99 ms", "req/s against the incumbent"))
+      "total", "req/s", "req/CPU-s", "p50 ms", "p99 ms", "vs incumbent"))
 for p in presets:
     code = open(os.path.join(out, p + ".code")).read().strip()
     path = os.path.join(out, p, "result.json")
