@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
+	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/tune"
@@ -75,30 +75,28 @@ func namedServers(knobs []string) []string {
 	return out
 }
 
-// apacheFiles writes an Apache recommendation's site and MPM snippet (checked by apache2 -t) and says which of
-// the pool and nginx files it needs: the pool for apache-fpm, neither under mod_php.
-func apacheFiles(ctx context.Context, rec knob.Config, t knob.Target, header []string, sc stack.Config) (files map[string]string, pool, nginx bool, err error) {
-	if rec.Server == "" {
-		return nil, true, true, nil
+// checkApacheFiles runs apache2 -t on an Apache recommendation's site and MPM file, with the modules they need.
+func checkApacheFiles(ctx context.Context, rec knob.Config, files map[string]string, sc stack.Config) error {
+	site, ok := files[apply.SiteName]
+	if !ok {
+		return nil
 	}
 	bin, err := stack.FindApache(sc.Apache)
 	if err != nil {
-		return nil, false, false, err
+		return err
 	}
-	f := rec.RenderApache(t, header)
-	modPHP := rec.Server == knob.ApacheModPHP
-	if err := stack.CheckApacheSite(ctx, bin, modPHP, f.Site, f.MPM); err != nil {
-		return nil, false, false, fmt.Errorf("generated Apache site: %w", err)
+	if err := stack.CheckApacheSite(ctx, bin, rec.Server == knob.ApacheModPHP, site, files[apply.MPMName]); err != nil {
+		return fmt.Errorf("generated Apache site: %w", err)
 	}
-	return map[string]string{"apache-site.conf": f.Site, "apache-mpm.conf": f.MPM}, !modPHP, false, nil
+	return nil
 }
 
 // fileNames lists the files a run wrote, for its last words.
 func fileNames(files map[string]string) string {
 	var names []string
-	for _, n := range []string{"php-fpm-pool.conf", "php.ini", "nginx-upstream.conf", "apache-site.conf", "apache-mpm.conf"} {
+	for _, n := range []string{apply.PoolName, apply.ININame, apply.NginxName, apply.SiteName, apply.MPMName, apply.DiffName, applyName} {
 		if _, ok := files[n]; ok {
-			names = append(names, filepath.Base(n))
+			names = append(names, n)
 		}
 	}
 	return strings.Join(names, ", ")

@@ -3,7 +3,6 @@ package knob
 import (
 	"fmt"
 	"maps"
-	"strings"
 
 	"github.com/phptune/phptune/internal/stack"
 )
@@ -145,55 +144,4 @@ func (c Config) serverString() []string {
 			fmt.Sprintf("spare=%d-%d", m.MinSpareServers, m.MaxSpareServers)}
 	}
 	return []string{"server=" + c.Server}
-}
-
-// ApacheFiles are the Apache parts of a recommendation whose runtime is Apache: the site (the docroot, the
-// front controller, PHP's handler and mod_php's settings) and the MPM's sizes, to put in a real installation.
-type ApacheFiles struct {
-	Site string // apache-site.conf: a <VirtualHost> for sites-available
-	MPM  string // apache-mpm.conf: the MPM's block, for mods-available/mpm_NAME.conf
-}
-
-// RenderApache writes c's Apache files for a real installation ("" files when c's runtime is nginx's).
-func (c Config) RenderApache(t Target, header []string) ApacheFiles {
-	if c.Server == "" {
-		return ApacheFiles{}
-	}
-	t = t.withDefaults()
-	var site strings.Builder
-	comment(&site, "#", header)
-	modPHP := c.Server == ApacheModPHP
-	if modPHP {
-		site.WriteString("# needs: a2dismod mpm_event; a2enmod mpm_prefork php8.2\n")
-	} else {
-		site.WriteString("# needs: a2dismod php8.2 mpm_prefork; a2enmod mpm_event proxy_fcgi; the pool of php-fpm-pool.conf\n")
-	}
-	fmt.Fprintf(&site, "<VirtualHost *:80>\n    DocumentRoot %s\n    <Directory %s>\n        AllowOverride None\n        Require all granted\n", t.Docroot, t.Docroot)
-	fmt.Fprintf(&site, "        DirectoryIndex %s\n        FallbackResource /%s\n    </Directory>\n", t.Front, t.Front)
-	site.WriteString("    RedirectMatch 404 \"/\\.(?!well-known/)\"\n")
-	pool := "unix:" + t.Socket
-	if c.Listen == stack.ListenTCP {
-		pool = t.TCP
-	}
-	for _, l := range stack.PHPHandler(modPHP, pool) {
-		site.WriteString("    " + l + "\n")
-	}
-	if modPHP {
-		for _, l := range stack.PHPValueLines(c.INI) {
-			site.WriteString("    " + l + "\n")
-		}
-	}
-	site.WriteString("</VirtualHost>\n")
-	m := c.MPM()
-	var mpm strings.Builder
-	comment(&mpm, "#", header)
-	if modPHP {
-		fmt.Fprintf(&mpm, "# MaxRequestWorkers is PHP's worker count under mod_php: each process holds a connection and PHP's memory\n")
-	}
-	fmt.Fprintf(&mpm, "<IfModule mpm_%s_module>\n", m.Name)
-	for _, d := range m.Directives() {
-		mpm.WriteString("    " + d + "\n")
-	}
-	mpm.WriteString("</IfModule>\n")
-	return ApacheFiles{Site: site.String(), MPM: mpm.String()}
 }

@@ -1,7 +1,6 @@
 package knob
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -97,39 +96,5 @@ func TestUnderServer(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// TestApacheFilesPassApache: the site and MPM snippet tune writes for an Apache recommendation are what apache2
-// -t accepts, with mod_php's settings and prefork's size, or the pool's socket behind the event MPM.
-func TestApacheFilesPassApache(t *testing.T) {
-	bin, err := stack.FindApache("")
-	if err != nil {
-		t.Fatalf("%v (make deps installs apache2 and libapache2-mod-php8.2)", err)
-	}
-	c := Debian()
-	c.MaxChildren, c.PM = 12, "static"
-	c.SetINI("opcache.jit", "tracing")
-	for _, server := range []string{ApacheModPHP, ApacheFPM} {
-		c.Server = server
-		f := c.RenderApache(Target{Docroot: "/srv/app", Socket: "/run/php/php8.2-fpm.sock"}, []string{"a header"})
-		if err := stack.CheckApacheSite(context.Background(), bin, server == ApacheModPHP, f.Site, f.MPM); err != nil {
-			t.Errorf("%s: %v\n%s\n%s", server, err, f.Site, f.MPM)
-		}
-		want := []string{"DocumentRoot /srv/app", "FallbackResource /index.php", "# a header"}
-		if server == ApacheModPHP {
-			want = append(want, "php_admin_value opcache.jit tracing", "MaxRequestWorkers 12", "<IfModule mpm_prefork_module>")
-		} else {
-			want = append(want, "proxy:unix:/run/php/php8.2-fpm.sock|fcgi://localhost", "<IfModule mpm_event_module>")
-		}
-		for _, w := range want {
-			if !strings.Contains(f.Site+f.MPM, w) {
-				t.Errorf("%s: no %q in\n%s%s", server, w, f.Site, f.MPM)
-			}
-		}
-	}
-	broken := c.RenderApache(Target{}, nil)
-	if err := stack.CheckApacheSite(context.Background(), bin, false, broken.Site+"NoSuchDirective 1\n", broken.MPM); err == nil {
-		t.Error("apache2 -t took a directive that does not exist")
 	}
 }

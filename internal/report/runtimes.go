@@ -5,51 +5,51 @@ import (
 	"io"
 	"strings"
 
-	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
 
 // runtimes prints the server race's runtimes side by side: each one's size by the shared rule, the memory it
-// took at that size, what it served, and its verdict against the incumbent.
+// took at that size, what it served, and its change against the incumbent with its interval and verdict.
 func runtimes(w io.Writer, r *tune.Runtimes) {
 	if r == nil || len(r.List) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n  Runtimes      each sized by one rule: %d PHP workers, or fewer where %s holds fewer (a worker at its\n", r.Target, mib(r.Memory))
-	fmt.Fprintf(w, "  %-13s peak private memory, shared memory and the HTTP server in front counted once)\n", "")
-	const row = "  %-13s %7s %6s %6s %5s %6s %6s %8s %6s %6s  %s\n"
-	fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf(row, "", "", "MiB a", "MiB", "MiB", "MiB", "", "", "", "", ""), " \n"))
-	fmt.Fprintf(w, row, "runtime", "workers", "worker", "shared", "front", "total", "req/s", "req/CPU-s", "p50 ms", "p99 ms",
-		"req/s against the incumbent")
+	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
+	fmt.Fprintln(w)
+	say("  ", "    ", fmt.Sprintf("Runtimes, each sized by one rule: %d PHP workers, or fewer where %s holds fewer (* memory-bound):", r.Target, mib(r.Memory)))
+	runtimesTable(r).write(w, 2, termWidth)
+	var parts []string
 	for _, rt := range r.List {
-		verdict := rt.Status
-		if c := rt.Vs; c != nil {
-			verdict = fmt.Sprintf("%+.1f%% [%+.1f, %+.1f] %s", 100*c.Estimate, 100*c.Lo, 100*c.Hi, verdictWord(c.Verdict))
-		}
-		workers := fmt.Sprint(rt.Size)
-		if rt.MemoryLimit > 0 && rt.MemoryLimit < r.Target {
-			workers += "*" // memory held fewer than the target
-		}
-		m := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
-		ms := func(us float64) string { return fmt.Sprintf("%.1f", us/1000) }
-		fmt.Fprintf(w, row, rt.Server, workers, m(rt.PerWorkerBytes), m(rt.SharedBytes), m(rt.FrontBytes), m(rt.TotalBytes),
-			rate(rt.RPS), rate(rt.ReqPerCPUS), ms(rt.P50Us), ms(rt.P99Us), verdict)
-		if rt.Note != "" {
-			fmt.Fprintf(w, "  %-13s %s\n", "", rt.Note)
-		}
+		parts = append(parts, fmt.Sprintf("%s %.1f and %.1f", rt.Server, float64(rt.SharedBytes)/(1<<20), float64(rt.FrontBytes)/(1<<20)))
 	}
-	fmt.Fprintf(w, "  %-13s memory and latency from the race's trials (latency: every request of them); * memory-bound\n", "")
+	say("  ", "  ", "MiB total: a worker at its peak private memory times the workers, the shared memory and the HTTP server "+
+		"in front once (MiB shared and in front: "+strings.Join(parts, "; ")+"); from the race's trials, as is latency (every "+
+		"request of them); req/CPU-s counts every server of a runtime.")
 }
 
-// verdictWord is a verdict as the terminal's tables print it ("-": none).
-func verdictWord(v stats.Verdict) string {
-	switch v {
-	case stats.NoDifference:
-		return "~ no_difference"
-	case stats.Inconclusive:
-		return "? inconclusive"
-	case "":
-		return "-"
+// runtimesTable is the runtimes' table: one row a runtime, its memory in MiB, its figures and its verdict.
+func runtimesTable(r *tune.Runtimes) textTable {
+	t := textTable{Head: []string{"runtime", "workers", "MiB/worker", "MiB total", "req/s", "req/CPU-s", "p50 ms",
+		"p99 ms", "against the incumbent", "verdict"},
+		Right: []bool{false, true, true, true, true, true, true, true, false, false}}
+	m := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+	ms := func(us float64) string { return fmt.Sprintf("%.1f", us/1000) }
+	for _, rt := range r.List {
+		workers := fmt.Sprint(rt.Size)
+		if rt.MemoryLimit > 0 && rt.MemoryLimit < r.Target {
+			workers += "*"
+		}
+		against, verdict := "", rt.Status
+		if c := rt.Vs; c != nil {
+			against = fmt.Sprintf("%s [%+.1f, %+.1f]", pctText(100*c.Estimate), 100*c.Lo, 100*c.Hi)
+			verdict = termWord(verdictWord(c.Verdict))
+		}
+		row := textRow{Cells: []string{rt.Server, workers, m(rt.PerWorkerBytes), m(rt.TotalBytes), rate(rt.RPS), rate(rt.ReqPerCPUS),
+			ms(rt.P50Us), ms(rt.P99Us), against, verdict}}
+		if rt.Note != "" {
+			row.Details = []string{rt.Note}
+		}
+		t.Rows = append(t.Rows, row)
 	}
-	return string(v)
+	return t
 }

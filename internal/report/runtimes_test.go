@@ -29,8 +29,8 @@ func TestRuntimesTable(t *testing.T) {
 			t.Errorf("line of %d columns: %q", len([]rune(l)), l)
 		}
 	}
-	for _, want := range []string{"11*", "9*", "-12.3% [-23.4, -4.5] worse", "? inconclusive", "   40.0   30.0   0.0  390.0",
-		"   32.0   28.0   8.0  388.0", "12 PHP workers", "not sized", "1250.0"} {
+	for _, want := range []string{"11*", "9*", "-12.3% [-23.4, -4.5]", "worse", "? inconclusive", "40.0      390.0",
+		"32.0      388.0", "nginx-fpm 28.0 and 8.0", "apache-modphp 30.0 and 0.0", "12 PHP workers", "not sized", "1250.0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

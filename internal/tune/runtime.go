@@ -44,9 +44,9 @@ type Runtime struct {
 	// them: nginx and php-fpm, Apache and php-fpm, or Apache), latency from the merged histogram of its trials.
 	RPS        float64 `json:"rps"`
 	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
-	P50Us  float64 `json:"p50_us"`
-	P99Us  float64 `json:"p99_us"`
-	Rounds int     `json:"rounds"`
+	P50Us      float64 `json:"p50_us"`
+	P99Us      float64 `json:"p99_us"`
+	Rounds     int     `json:"rounds"`
 	// Status is its end in the race (winner, dropped, open, error), Vs its comparison with the incumbent.
 	Status string            `json:"status"`
 	Vs     *stats.Comparison `json:"vs_incumbent,omitempty"`
