@@ -80,8 +80,14 @@ func (p *Plan) apache(rec knob.Config, t Target, header []string) {
 	// The modules and the site are enabled first: apache2ctl -t checks the config Apache will run.
 	p.Check = append(check, mods, "a2ensite -q phptune", "apache2ctl -t")
 	p.Reload = []string{"systemctl restart apache2"} // a new MPM needs a restart, not a reload
+	p.Servers = "Debian's apache2 with libapache2-mod-php" + t.Version
+	p.Restart = "Enable the MPM, the modules and the site, check the config Apache will run, then restart it (a new MPM " +
+		"needs a restart; requests in flight are cut):"
 	if !modPHP {
 		p.Reload = []string{"systemctl reload php" + t.Version + "-fpm", "systemctl restart apache2"}
+		p.Servers = "Debian's apache2 and php" + t.Version + "-fpm"
+		p.Restart = "Check the pool, enable the MPM, the modules and the site, check the config Apache will run, then reload " +
+			"php-fpm and restart Apache (a new MPM needs a restart; requests in flight are cut):"
 	}
 	p.Notes = append(p.Notes, "the site answers for *:80 without a ServerName: Apache serves it where it is the first site "+
 		"(a2dissite 000-default) or once you add your ServerName")
