@@ -165,7 +165,8 @@ func (t *tuner) runtimeMemory(ctx context.Context, cfg knob.Config, v string) (w
 
 // memoryOf is the memory of the trials of phase (and of configuration config, when given): the peaks of
 // private and front memory, and the largest shared figure. A worker counts at least PHP's own peak for a
-// request, as the pool's sizing counts it: the same PHP and app under every runtime.
+// request (phpPeak), as the pool's sizing counts it: the same PHP and app under every runtime, and the one
+// figure for all, since only php-fpm reports it.
 func (t *tuner) memoryOf(phase, config string) workerMemory {
 	var m workerMemory
 	for _, tr := range t.res.Trials {
@@ -173,14 +174,29 @@ func (t *tuner) memoryOf(phase, config string) workerMemory {
 			continue
 		}
 		m.perWorker, m.shared, m.front = max(m.perWorker, tr.WorkerUSS), max(m.shared, tr.WorkerShared), max(m.front, tr.FrontPSS)
-		if tr.FPM != nil {
-			m.perWorker = max(m.perWorker, tr.FPM.PeakRequestMemory)
-		}
 	}
-	if ps := t.res.PoolSize; ps != nil && m.perWorker > 0 {
-		m.perWorker = max(m.perWorker, ps.PeakRequestBytes)
+	if m.perWorker > 0 {
+		m.perWorker = max(m.perWorker, t.phpPeak())
 	}
 	return m
+}
+
+// phpPeak is the largest memory PHP reported for a request in the run: the URLs' as checked, the sweep's and
+// any trial's (php-fpm's status page).
+func (t *tuner) phpPeak() int64 {
+	var peak int64
+	if ps := t.res.PoolSize; ps != nil {
+		peak = ps.PeakRequestBytes
+	}
+	for _, u := range t.res.URLs {
+		peak = max(peak, u.PeakMemory)
+	}
+	for _, tr := range t.res.Trials {
+		if tr.FPM != nil {
+			peak = max(peak, tr.FPM.PeakRequestMemory)
+		}
+	}
+	return peak
 }
 
 // runtimesDone notes the server race for the table (made at the end, when second looks have run too).
