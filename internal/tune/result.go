@@ -107,7 +107,7 @@ const (
 	MetricCPU = "req_per_cpu_s"
 	// MetricWork is the screen's counts: instructions and system calls per request.
 	MetricWork = "work"
-	// MetricCapacity is requests served per second of php-fpm's and nginx's CPU time, read from the same
+	// MetricCapacity is requests served per second of the servers' CPU time (php-fpm and nginx, or Apache), read from the same
 	// goodput trials: fewer servers for the same traffic. The final comparison decides on it beside goodput.
 	MetricCapacity = "capacity"
 )
@@ -213,8 +213,8 @@ type TrialRecord struct {
 	Workers      int                `json:"workers_seen,omitempty"`
 	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
 	WallS        float64            `json:"wall_s,omitempty"`
-	// ReqPerCPUS, in goodput trials, is requests served per second of php-fpm's and nginx's CPU time over the
-	// window (capacity: fewer servers for the same traffic).
+	// ReqPerCPUS, in goodput trials, is requests served per second of the servers' CPU time (php-fpm's and
+	// nginx's, or Apache's) over the window (capacity: fewer servers for the same traffic).
 	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
 	// FrontPSS is the HTTP server's memory in front of php-fpm (nginx's or Apache's group, PSS at its peak).
 	FrontPSS int64 `json:"front_pss_bytes,omitempty"`
