@@ -31,8 +31,23 @@ esac
 if [ -x /usr/sbin/nginx ]; then
 	PKGS=$(echo "$PKGS" | sed 's/nginx-light//')
 fi
+# libapache2-mod-php8.2's postinst would switch the host's Apache from Debian's event MPM to prefork and enable
+# mod_php in it. phptune never uses the host's Apache (its stacks load modules by path from a config of their
+# own), so apache2 comes first and mod_php after it with php8.2 recorded as disabled by the admin (what
+# `a2dismod php8.2` records; `a2enmod php8.2` undoes it): the host's Apache config stays as Debian's apache2 or its
+# admin left it, at this install and at upgrades.
+modphp=libapache2-mod-php8.2
+rest=$(echo "$PKGS" | sed "s/$modphp//")
 # shellcheck disable=SC2086
-sh internal/aptinstall/install.sh $PKGS
+sh internal/aptinstall/install.sh $rest
+if [ "$set_" != demo ] && ! dpkg-query -W -f='${Status}' $modphp 2>/dev/null | grep -q "ok installed"; then
+	if [ "$(id -u)" = 0 ]; then
+		mkdir -p /var/lib/apache2/module/disabled_by_admin
+		touch /var/lib/apache2/module/disabled_by_admin/php8.2
+		echo "install-deps: $modphp: php8.2 recorded as disabled in the host's Apache (to have it: a2dismod mpm_event; a2enmod mpm_prefork php8.2)" >&2
+	fi
+	sh internal/aptinstall/install.sh $modphp
+fi
 # Go: one new enough for go.mod as found (scripts/find-go.sh), else Debian's golang-1.23-go from
 # bookworm-backports through a private apt configuration (its own sources and lists; /etc/apt untouched).
 if ! GO=$(sh scripts/find-go.sh); then
