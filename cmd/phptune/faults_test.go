@@ -322,8 +322,6 @@ func TestFaults(t *testing.T) {
 		{name: "bad flag value", args: tuneArgs(nil, "--budget", "soon"), code: 2, says: []string{"--budget"}},
 		{name: "php-fpm master dies", args: tuneArgs(nil), inject: killMaster("php-fpm"), code: 1, says: []string{"php-fpm"}, partial: true, orWarned: "php-fpm exited"},
 		{name: "nginx master dies", args: tuneArgs(nil), inject: killMaster("nginx"), code: 1, says: []string{"nginx"}, partial: true, orWarned: "nginx exited"},
-		// Apache's stacks (the server race's sizing and arms) stop like nginx's.
-		{name: "SIGINT in the server race", args: tuneArgs(nil, "--only", "server"), inject: signalInPhase(syscall.SIGINT, "knob server", 2*time.Second), code: 130, partial: true},
 		{name: "page never answers", args: tuneArgs(func(t *testing.T) string { return appOf(t, "<?php sleep(600);") }, "--timeout", "2s"), code: 1, says: []string{"GET /"}},
 		{name: "page exhausts memory", args: tuneArgs(func(t *testing.T) string {
 			return appOf(t, "<?php $a = []; while (true) { $a[] = str_repeat('x', 1 << 20); }")
