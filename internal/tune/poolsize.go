@@ -319,6 +319,9 @@ func (ps *PoolSize) rangeNote(minEffect float64) string {
 // maxSizes is the most pool sizes raced: each costs a trial a round.
 const maxSizes = 5
 
+// minSizes is how many sizes the race gets, when the sweep measured them, however early its peak.
+const minSizes = 3
+
 // poolCandidates are the pool sizes to race, smallest first: the sweep's concurrencies from the first that
 // reached half the peak's throughput up to the peak's (a pool of n under a load that fills it queues what it
 // cannot serve, so it serves at least what n connections did on the sweep's large pool: sizes below half the
@@ -345,11 +348,13 @@ func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
 		if p.Median >= peak/2 {
 			started = true
 		}
+		// Past the peak only while fewer than three sizes are in: the sweep's points after it were within 5% of
+		// it, and on a busy machine a flat curve can peak at 1 connection by chance (a pool of 1 on two CPUs).
+		if p.Concurrency > sat.Peak && len(sizes) >= minSizes {
+			break
+		}
 		if started && fits(p.Concurrency) {
 			sizes = append(sizes, p.Concurrency)
-		}
-		if p.Concurrency >= sat.Peak {
-			break
 		}
 	}
 	if limit > 0 && sat.Peak > limit && limit >= floor && (len(sizes) == 0 || sizes[len(sizes)-1] < limit) {
