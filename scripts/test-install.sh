@@ -57,6 +57,9 @@ fresh() { # fresh: r becomes a new root from the cached minbase, mounted for use
 	else
 		tar -C "$r" -xzf "$cache"
 	fi
+	# A root's / as a server has it (mktemp made it 0700, and the tarball keeps that): php-fpm's workers (www-data)
+	# must reach the docroot through it.
+	chmod 755 "$r"
 	cp /etc/resolv.conf "$r/etc/resolv.conf"
 	mount --bind /proc "$r/proc"
 	mount --bind /sys "$r/sys"

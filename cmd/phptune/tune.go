@@ -37,6 +37,8 @@ type tuneFlags struct {
 	budget, p99, timeout                                                                            time.Duration
 	rate, minEffect, alpha                                                                          float64
 	json, noScreen, screen, profile, builds                                                         bool
+
+	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
 
 func newTuneCmd() *cobra.Command {
@@ -49,7 +51,7 @@ func newTuneCmd() *cobra.Command {
   phptune tune wordpress                                     # a prepared preset (phptune workload list)
   phptune tune ./myapp --from-access-log /var/log/nginx/access.log --log-exclude '^/admin/'
   phptune tune ./myapp --url-file urls.yaml                  # logged-in pages, forms, APIs
-  phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
+  phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --soak 1h   # max_requests from an hour's growth
   phptune tune ./myapp --p99 200ms --rate 300                # and check a latency goal at that rate
   phptune tune ./myapp --url / --url /blog/ --build pgo      # a PHP trained on this mix competes`,
 		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
@@ -105,11 +107,13 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 		"MemAvailable, less what is in use and a reserve)")
 	fl.StringVar(&f.cgroup, "cgroup", "", "size for this `CGROUP`'s memory and CPU limits (a path as /proc/PID/cgroup shows it, "+
 		"or its directory under /sys/fs/cgroup; default: the one phptune runs in)")
+	fl.StringVar(&f.soak, "soak", "", "serve the mix for `DURATION` on top of --budget, reading each worker's memory growth per "+
+		"request for max_requests (default: a tenth of the budget, within it, when max_requests is decided), or off")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal judged open-loop at --rate: exit 3 unless the p99 is shown below it")
 	fl.Float64Var(&f.rate, "rate", 0, "open model: requests/s at which --p99 is judged")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
-	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "p99", "rate", "screen", "no-screen")
+	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "soak", "p99", "rate", "screen", "no-screen")
 
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
@@ -302,6 +306,9 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 		return o, err
 	}
 	o.Knobs = knob.UnderServer(o.Knobs)
+	if o.Soak, err = parseSoak(f.soak); err != nil {
+		return o, err
+	}
 	o.ForceScreen = f.screen
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
@@ -555,8 +562,8 @@ func tuneKnobOrder() string {
 			break
 		}
 	}
-	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on goodput: %s.", strings.Join(cpu, ", "),
-		strings.Join(rest, ", "))
+	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on goodput: %s; max_requests from "+
+		"workers' memory growth per request (--soak).", strings.Join(cpu, ", "), strings.Join(rest, ", "))
 }
 
 func knobNames(ks []knob.Knob) string {
@@ -684,4 +691,18 @@ func parseMemory(s string) (int64, error) {
 		return v, nil
 	}
 	return 0, exitcode.UsageErrorf("--memory %q: want a size such as 4GiB or 512MiB", s)
+}
+
+// parseSoak reads --soak: a duration, or off (-1); "" is 0, a tenth of the budget.
+func parseSoak(s string) (time.Duration, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, exitcode.UsageErrorf("--soak %q: want a duration such as 2m, or off", s)
 }

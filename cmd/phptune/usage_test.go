@@ -19,6 +19,7 @@ func TestUsageErrorsCreateNothing(t *testing.T) {
 		{[]string{"tune", "--p99", "200ms"}, "give --p99 and --rate together"},
 		{[]string{"tune", "--budget", "5s"}, "give at least --budget 30s"},
 		{[]string{"tune", "--alpha", "2"}, "--alpha 2"},
+		{[]string{"tune", "--soak", "forever"}, "want a duration such as 2m, or off"},
 		{[]string{"tune", "--min-effect", "-1"}, "--min-effect"},
 		{[]string{"tune", "--knob", "opcach=0,1"}, "did you mean opcache"},
 		{[]string{"tune", "--knob", "pm.max_children=4,8"}, "set by the knob max_children"},

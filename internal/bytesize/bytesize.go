@@ -61,3 +61,31 @@ func split(s string, config bool) (string, float64) {
 	}
 	return t, 1
 }
+
+// Format writes a size for people in binary units, a tenth of a unit below a hundred of it: 512 B, 51.2 KiB,
+// 1.0 MiB, 370 MiB, 2.7 GiB (negative sizes with a minus sign).
+func Format(b float64) string {
+	sign := ""
+	if b < 0 {
+		sign, b = "-", -b
+	}
+	unit, mult := Unit(b)
+	if v := b / mult; unit != "B" && v < 99.95 {
+		return fmt.Sprintf("%s%.1f %s", sign, v, unit)
+	}
+	return fmt.Sprintf("%s%.0f %s", sign, b/mult, unit)
+}
+
+// Unit is the binary unit Format writes b in, and its size in bytes.
+func Unit(b float64) (name string, mult float64) {
+	b = math.Abs(b)
+	for _, u := range []struct {
+		name string
+		mult float64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b >= u.mult*0.99995 {
+			return u.name, u.mult
+		}
+	}
+	return "B", 1
+}

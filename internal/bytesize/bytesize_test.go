@@ -31,3 +31,13 @@ func TestParseConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestFormat(t *testing.T) {
+	for b, want := range map[float64]string{0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1.0 KiB", 52429: "51.2 KiB",
+		1 << 20: "1.0 MiB", 370 << 20: "370 MiB", 2.7 * (1 << 30): "2.7 GiB", -1536: "-1.5 KiB", 99.96 * (1 << 20): "100 MiB",
+		2.5 * (1 << 40): "2.5 TiB"} {
+		if got := Format(b); got != want {
+			t.Errorf("Format(%g) = %q, want %q", b, got, want)
+		}
+	}
+}

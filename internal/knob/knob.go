@@ -39,6 +39,10 @@ type Knob struct {
 	// Show, when set, says what a value means where the value itself misleads a reader (backlog 0 is php-fpm's
 	// 511); Shown applies it.
 	Show func(v string) string
+	// Soak knobs bound what a worker grows to over hours (pm.max_requests): tune decides them from the workers'
+	// memory growth per request in a long series of requests, not by a race on throughput, unless the user
+	// names values to race.
+	Soak bool
 }
 
 // Shown is value v of the knob named name as a reader should read it: what a default stands for, "(unset)"
@@ -156,7 +160,7 @@ func FixedIn(known []Knob, name string, values []string) (Knob, error) {
 	k.Candidates = func(Config) []string { return vals }
 	// Values the user names are tried: neither a suggestion from what was measured nor a rule that the knob cannot
 	// matter here (backlog below 511 waiting connections) overrides them.
-	k.Suggest, k.Skip = nil, nil
+	k.Suggest, k.Skip, k.Soak = nil, nil, false
 	return k, nil
 }
 

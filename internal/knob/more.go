@@ -11,10 +11,12 @@ import (
 )
 
 // MaxRequests is pm.max_requests: workers restart after that many requests (0: never), which bounds leaks at
-// the cost of a fork and a cold worker.
+// the cost of a fork and a cold worker. What it is for, memory growth over hours, no throughput trial shows:
+// tune decides it from its soak (Soak), and races the candidates only when asked to.
 func MaxRequests() Knob {
 	return Knob{
 		Name:       "max_requests",
+		Soak:       true,
 		Doc:        "pm.max_requests: requests a worker serves before it is replaced (0: never)",
 		Candidates: func(Config) []string { return []string{"0", "500"} },
 		Get:        func(c Config) string { return strconv.Itoa(c.MaxRequests) },

@@ -146,6 +146,10 @@ const (
 	Open   = "open"
 )
 
+// ErrNoAnswer is a preflight request that timed out: the page hangs, or a stall held it (a caller that knows the
+// app stalls now and then may try again).
+var ErrNoAnswer = errors.New("did not answer within --timeout")
+
 // ErrNoRequests is a window in which no request completed; the result comes with it.
 var ErrNoRequests = errors.New("no request completed")
 
@@ -880,7 +884,7 @@ func preflightOne(ctx context.Context, o Options, c client, i int) error {
 		}
 		return exitcode.UsageErrorf("%s does not speak %s: %v", what, proto, err)
 	case classifyErr(err) == cTimeout:
-		return fmt.Errorf("%s did not answer within --timeout %s: the page hangs, or needs a longer --timeout", what, o.Timeout)
+		return fmt.Errorf("%s %w %s: the page hangs, or needs a longer --timeout", what, ErrNoAnswer, o.Timeout)
 	default:
 		return fmt.Errorf("first request to %s failed: %w", what, err)
 	}

@@ -145,7 +145,8 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	}
 	p.Hero = hero(p.Head)
 	p.Lede = lede(p.Head)
-	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r), latencyChart(p.Configs, r.Plan.Concurrency), memoryChart(memRows(r), r.PoolSize)} {
+	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r), latencyChart(p.Configs, r.Plan.Concurrency), memoryChart(memRows(r), r.PoolSize),
+		soakChart(r.Soak)} {
 		if c != nil {
 			p.Charts = append(p.Charts, c)
 		}
@@ -175,6 +176,9 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 			text += "."
 		}
 		captions["memory"] = text
+	}
+	if r.Soak != nil {
+		captions["soak"] = soakCaption(r.Soak)
 	}
 	for _, c := range p.Charts {
 		c.Caption = captions[c.ID]

@@ -21,9 +21,12 @@ import (
 // testdata/tune-result.json is a real run's output (phptune tune --budget 3m on the demo app, on a 2-CPU
 // machine), with the configuration files it wrote; testdata/bench-result.json likewise from phptune bench.
 
-func recordedTune(t testing.TB) *tune.Result {
+func recordedTune(t testing.TB) *tune.Result { return recordedTuneFile(t, "testdata/tune-result.json") }
+
+// recordedTuneFile is the tune result recorded in the file at path.
+func recordedTuneFile(t testing.TB, path string) *tune.Result {
 	t.Helper()
-	data, err := os.ReadFile("testdata/tune-result.json")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +119,11 @@ func expectedMarks(r *tune.Result) map[string]int {
 	}
 	if len(mem) > 0 {
 		want["memory"] = len(mem)
+	}
+	if r.Soak != nil {
+		for _, s := range r.Soak.Series {
+			want["soak"] += len(s.Points)
+		}
 	}
 	return want
 }

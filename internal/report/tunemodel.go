@@ -73,6 +73,9 @@ func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
 	if strings.HasPrefix(note, "not tried: ") && l.Change == nil {
 		note = strings.TrimPrefix(note, "not tried: ")
 	}
+	if strings.HasPrefix(note, tune.SoakNote) && l.Change == nil {
+		note = strings.TrimPrefix(note, tune.SoakNote)
+	}
 	if note != "" && note != "pinned" {
 		l.Details = append(l.Details, note)
 	}
@@ -198,6 +201,8 @@ func keptWord(v stats.Verdict, note string, compared bool) string {
 		return "pinned"
 	case strings.HasPrefix(note, "not tried"):
 		return "not tried"
+	case strings.HasPrefix(note, tune.SoakNote):
+		return "from the soak" // memory growth, not a race (tune/soak.go)
 	}
 	return "not compared"
 }

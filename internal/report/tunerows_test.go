@@ -3,11 +3,9 @@ package report
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"html"
 	"math"
 	"math/rand"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -307,16 +305,7 @@ func TestReportedRowsReadRight(t *testing.T) {
 // demo app, on a 2-CPU machine shared with other work): CPU-only knobs on requests per CPU-second, races with
 // rounds, the pool sized among sizes within the margin, the apply plan.
 func recordedTune3(t testing.TB) *tune.Result {
-	t.Helper()
-	data, err := os.ReadFile("testdata/tune-result-3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r tune.Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
-	return &r
+	return recordedTuneFile(t, "testdata/tune-result-3.json")
 }
 
 // A comparison of tune runs words each run's value as the kept value's, within a terminal's width.

@@ -61,6 +61,8 @@ type raced struct {
 	spec TrialSpec
 	// second is the rounds run in second looks.
 	second int
+	// stopped is what stopped the run during the race (nil: nothing did).
+	stopped error
 }
 
 // minRounds is the fewest rounds worth starting a race for: at a knob's share of alpha, three rounds decide only
@@ -73,8 +75,8 @@ func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
 	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
 }
 
-// tuned is es with the engine's parameters the decider was given for trials of metric (a simulation may try
-// others; the spread of stacks' offsets is not measured yet, so real runs allow for none).
+// tuned is es with the engine's parameters the decider was given for trials of metric: the mixture, and the
+// spread of stacks' offsets to allow for (DefaultStackSD in real runs; a simulation may try others).
 func (d *decider) tuned(es experiment.Spec, metric string) experiment.Spec {
 	es.Mixture, es.StackSD = d.mixture, d.stackSD[metric]
 	return es
@@ -113,6 +115,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 		return nil, err
 	}
 	out, err := rc.x.Run(ctx)
+	rc.stopped = err
 	d.ended(rc, out, d.hold)
 	if out == nil {
 		return nil, err
@@ -127,6 +130,7 @@ func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration
 	l := rc.x.Look()
 	out, err := rc.x.Resume(ctx, d.within(d.clock.Now(), allowance, 0, l.Live, rc.spec.Metric))
 	rc.second += out.Rounds - l.Rounds
+	rc.stopped = err
 	d.ended(rc, out, apply)
 	return err
 }
@@ -243,7 +247,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		if failed > 0 {
 			row.Verdict = stats.Error
 		} else if len(notes) == 0 {
-			notes = append(notes, "not tried: the budget ended before its first round")
+			notes = append(notes, "not tried: "+endedBefore(out, rc.stopped))
 		}
 	default:
 		c := res.comps[idx-1]
@@ -282,8 +286,38 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 	if rc.second > 0 {
 		notes = append(notes, fmt.Sprintf("%s of them in a second look, once the other knobs were done", plural(rc.second, "round", "rounds")))
 	}
+	if dec != nil && (out.Ended == experiment.EndError || out.Ended == experiment.EndInterrupted) {
+		notes = append(notes, endedAfter(out, rc.stopped))
+	}
 	row.Note = strings.Join(notes, "; ")
 	res.row = row
+}
+
+// endedBefore says why a race that never completed a round did not: the run stopped (an error of the incumbent,
+// an interruption), or the budget ended.
+func endedBefore(out *experiment.Outcome, why error) string {
+	switch out.Ended {
+	case experiment.EndInterrupted:
+		return "the run was interrupted before its first round"
+	case experiment.EndError:
+		return "the run stopped before its first round: " + errText(why)
+	}
+	return "the budget ended before its first round"
+}
+
+// endedAfter says that the run stopped during a race that had rounds, and why.
+func endedAfter(out *experiment.Outcome, why error) string {
+	if out.Ended == experiment.EndInterrupted {
+		return fmt.Sprintf("the run was interrupted after %s", plural(out.Rounds, "round", "rounds"))
+	}
+	return fmt.Sprintf("the run stopped after %s: %s", plural(out.Rounds, "round", "rounds"), errText(why))
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "an error"
+	}
+	return err.Error()
 }
 
 // betterOrWorse words a chained comparison (its interval excludes zero; tune's figures point up).

@@ -91,6 +91,9 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 		row.Note = "pinned"
 		return row, true
 	}
+	if r, ok := t.decided[k.Name]; ok {
+		return r, true
+	}
 	why := t.skip[k.Name]
 	if why == "" && k.Skip != nil {
 		why = k.Skip(t.facts, t.best) // an earlier decision may have made it moot
@@ -164,6 +167,12 @@ func (t *tuner) finalLeast() time.Duration {
 // Order is the order tune decides ks in (decideAll): the knobs decided on CPU per request, the pool size, then
 // the rest.
 func Order(ks []knob.Knob) []string {
-	cpu, rest := cpuFirst(ks)
+	var raced []knob.Knob
+	for _, k := range ks {
+		if !k.Soak { // decided by the soak, not raced
+			raced = append(raced, k)
+		}
+	}
+	cpu, rest := cpuFirst(raced)
 	return append(append(names(cpu), knob.MaxChildren().Name), names(rest)...)
 }

@@ -52,10 +52,14 @@ func (t *tuner) fit() error {
 			peak, t.lengths.win.Round(10*time.Millisecond), n))
 	}
 	least := startsCost(2, t.costs.start(MetricGoodput)) + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
+	what := "the final comparison needs"
+	if d := t.soakTime(); t.o.Soak == 0 && d > 0 { // within the budget; --soak's is on top of it
+		least, what = least+d, "the soak and the final comparison need"
+	}
 	if t.left() < least {
 		need := t.clock.Now().Sub(t.start) + 3*least + 10*time.Second
-		return exitcode.UsageErrorf("%w: --budget %s leaves %s after measuring the app's speed, less than the %s the final comparison needs at the least; give at least --budget %s",
-			ErrBudget, t.o.Budget, max(t.left(), 0).Round(time.Second), least.Round(time.Second), need.Round(10*time.Second))
+		return exitcode.UsageErrorf("%w: --budget %s leaves %s after measuring the app's speed, less than the %s %s at the least; give at least --budget %s",
+			ErrBudget, t.o.Budget, max(t.left(), 0).Round(time.Second), least.Round(time.Second), what, need.Round(10*time.Second))
 	}
 	return nil
 }
@@ -121,6 +125,9 @@ func (t *tuner) planExperiments() {
 	reach := []knob.Config{t.best}
 	for _, k := range t.o.Knobs {
 		if _, pinned := t.o.Pins[k.Name]; pinned {
+			continue
+		}
+		if _, ok := t.decided[k.Name]; ok {
 			continue
 		}
 		before := reach

@@ -42,6 +42,10 @@ type PoolSize struct {
 	Decided bool `json:"decided"`
 	RangeLo int  `json:"range_lo,omitempty"`
 	RangeHi int  `json:"range_hi,omitempty"`
+
+	// GrownPerWorkerBytes, when set, is what a worker grows to by pm.max_requests (the soak's growth per
+	// request): larger than PerWorkerBytes, it is what MemoryLimit counts each child at.
+	GrownPerWorkerBytes int64 `json:"grown_per_worker_bytes,omitempty"`
 }
 
 // SizeResult is one pool size of the sizes' race.
@@ -296,13 +300,9 @@ func (ps *PoolSize) rangeNote(minEffect float64) string {
 			worse = append(worse, strconv.Itoa(sr.Size))
 		}
 	}
-	margin := fmt.Sprintf("%.0f%%", 100*minEffect)
 	var parts []string
-	if ps.RangeLo > 0 {
-		parts = append(parts, fmt.Sprintf("sizes %d to %d serve within %s of the best", ps.RangeLo, ps.RangeHi, margin))
-		if ps.RangeLo == ps.RangeHi {
-			parts[0] = fmt.Sprintf("size %d serves within %s of the best", ps.RangeLo, margin)
-		}
+	if r := ps.RangeText(minEffect); r != "" {
+		parts = append(parts, r)
 	}
 	if len(within) > 0 {
 		parts = append(parts, "shown: "+strings.Join(within, ", "))
@@ -367,4 +367,25 @@ func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
 		sizes = sizes[len(sizes)-maxSizes:]
 	}
 	return sizes
+}
+
+// RangeText says which sizes serve within the margin of the best: once none of them is open, for they are shown;
+// before, as the sizes not yet ruled out. Empty without a race.
+func (ps *PoolSize) RangeText(minEffect float64) string {
+	margin := fmt.Sprintf("%.0f%%", 100*minEffect)
+	open := false
+	for _, sr := range ps.Sizes {
+		open = open || sr.Status == experiment.StatusOpen || sr.Status == experiment.StatusWinner && !ps.Decided
+	}
+	switch {
+	case ps.RangeLo == 0:
+		return ""
+	case open && ps.RangeLo == ps.RangeHi:
+		return fmt.Sprintf("size %d not shown worse than the best by more than %s", ps.RangeLo, margin)
+	case open:
+		return fmt.Sprintf("sizes %d to %d not shown worse than the best by more than %s", ps.RangeLo, ps.RangeHi, margin)
+	case ps.RangeLo == ps.RangeHi:
+		return fmt.Sprintf("only size %d serves within %s of the best", ps.RangeLo, margin)
+	}
+	return fmt.Sprintf("sizes %d to %d serve within %s of the best", ps.RangeLo, ps.RangeHi, margin)
 }

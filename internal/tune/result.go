@@ -36,6 +36,7 @@ type Result struct {
 	Recommendation knob.Config  `json:"recommendation"`
 	Saturation     *Saturation  `json:"saturation,omitempty"`
 	PoolSize       *PoolSize    `json:"pool_size,omitempty"`
+	Soak           *Soak        `json:"soak,omitempty"`
 	Knobs          []KnobRow    `json:"knobs"`
 	Comparisons    []Comparison `json:"comparisons"`
 	Headline       *Headline    `json:"headline,omitempty"`
@@ -84,7 +85,11 @@ type Plan struct {
 	// CPUConcurrency is the CPU trials' load: the knee's, at most two connections a CPU.
 	CPUConcurrency int `json:"cpu_concurrency,omitempty"`
 	SweepTrials    int `json:"sweep_trials_per_point"`
-	Experiments    int `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
+	// StackSD is the spread of a stack's own offset the comparisons allow for, by metric, and PerStack the rounds
+	// a stack serves an arm before fresh ones take over (docs/engine.md, "Replicated stacks").
+	StackSD     map[string]float64 `json:"stack_sd,omitempty"`
+	PerStack    map[string]int     `json:"rounds_per_stack,omitempty"`
+	Experiments int                `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
 	// Where the time went: trials and stack starts (settling included) as run, each one's mean wall time.
 	TrialsRun   int     `json:"trials_run"`
 	TrialWallS  float64 `json:"trial_wall_s"`
@@ -195,6 +200,9 @@ type TrialRecord struct {
 	Phase       string `json:"phase"`
 	Config      string `json:"config"`
 	Concurrency int    `json:"concurrency"`
+	// Stack is the number of the stack it ran on, among the run's (an arm's trials move to fresh stacks as its
+	// race goes on): trials of one stack share whatever that stack carries for its life.
+	Stack int `json:"stack,omitempty"`
 	// Metric and Value are what the trial was decided on (MetricGoodput or MetricCPU).
 	Metric   string       `json:"metric,omitempty"`
 	Value    float64      `json:"value,omitempty"`

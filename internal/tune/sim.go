@@ -96,10 +96,15 @@ type simSource struct {
 	charged int
 	warm    map[string]int // configuration -> arms holding it, the tuner's hold included
 	held    string
+	moves   map[string]*simMoves // by Phase, as replicated keeps them
 	// stacks are the offsets of the stacks a warm configuration's trials run on, by configuration and noise:
 	// a stack kept warm across races (the best so far, held) keeps its offset, a cold start draws a new one.
 	stacks map[string]map[string][]float64
 }
+
+// simMoves is what an experiment's arms have paid for moving to fresh stacks (see replicated): each move costs the
+// experiment its live arms' starts side by side.
+type simMoves struct{ live, paid int }
 
 // hold keeps cfg warm for the tuner, as stacks.hold does.
 func (s *simSource) hold(cfg knob.Config) {
@@ -129,13 +134,27 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	if spec.twin() && s.o.TwinStartCost > 0 {
 		start = s.o.TwinStartCost
 	}
-	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start}
-	a.ReplayArm.Stack = s.stack(a.key, noise)
+	s.mu.Lock()
+	if s.moves == nil {
+		s.moves = map[string]*simMoves{}
+	}
+	g := s.moves[spec.Phase]
+	if g == nil {
+		g = &simMoves{}
+		s.moves[spec.Phase] = g
+	}
+	s.mu.Unlock()
+	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
+		moves: g}
+	if s.o.Noise[noise].Options().NewStackEvery > 0 {
+		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
+	}
+	a.ReplayArm.Stack = s.stack(a.key, noise, a.per)
 	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
 		// A goodput trial reads the servers' CPU too: capacity, replayed from the CPU trials' noise (without
 		// a replay of its own, the trial's figure stands for it).
 		a.capacity = r.Arm(run.String(), s.o.Effect(cfg, MetricCPU))
-		a.capacity.Stack = s.stack(a.key, MetricCPU)
+		a.capacity.Stack = s.stack(a.key, MetricCPU, a.per)
 	}
 	return a
 }
@@ -151,10 +170,14 @@ func (s *simSource) noiseKey(metric, pm string) string {
 }
 
 // stack is the offset of the stack a warm configuration's trial i runs on, in noise's replay: drawn when the
-// configuration starts cold, kept while it is warm, a fresh one every NewStackEvery trials.
-func (s *simSource) stack(key, noise string) func(i int) (int, float64) {
+// configuration starts cold, kept while it is warm, a fresh one every per trials (perStack) when the replay moves
+// stacks at all (NewStackEvery).
+func (s *simSource) stack(key, noise string, per int) func(i int) (int, float64) {
 	r := s.o.Noise[noise]
 	o := r.Options()
+	if o.NewStackEvery > 0 {
+		o.NewStackEvery = per // replicated stacks move as tune's arms do (perStack)
+	}
 	return func(i int) (int, float64) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -181,6 +204,8 @@ type simArm struct {
 	// capacity replays the requests per CPU-second a goodput trial also reads (nil for CPU trials).
 	capacity *experiment.ReplayArm
 	holding  bool
+	moves    *simMoves
+	per, n   int // trials a stack serves (0: one for its life); trials on this one
 }
 
 func (a *simArm) Cold() bool {
@@ -204,6 +229,11 @@ func (a *simArm) Start(ctx context.Context) error {
 	}
 	a.s.warm[a.key]++
 	a.holding = true
+	if a.moves.live == 0 {
+		a.moves.paid = 0
+	}
+	a.moves.live++
+	a.n = 0
 	if a.capacity != nil {
 		_ = a.capacity.Start(ctx)
 	}
@@ -211,6 +241,15 @@ func (a *simArm) Start(ctx context.Context) error {
 }
 
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if a.per > 0 && a.n > 0 && a.n%a.per == 0 {
+		a.s.mu.Lock()
+		if m := a.n / a.per; a.moves.paid < m {
+			a.moves.paid = m
+			a.s.clock.add(startsCost(a.moves.live, a.start))
+		}
+		a.s.mu.Unlock()
+	}
+	a.n++
 	a.s.clock.add(a.cost)
 	o, err := a.ReplayArm.Trial(ctx)
 	o.Rate = o.Value
@@ -231,6 +270,7 @@ func (a *simArm) Stop() {
 	if a.holding {
 		a.s.warm[a.key]--
 		a.holding = false
+		a.moves.live--
 	}
 }
 

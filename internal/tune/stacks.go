@@ -17,14 +17,18 @@ import (
 	"github.com/phptune/phptune/internal/stack"
 )
 
-// stacks serves configurations from warm nginx + php-fpm stacks, one per configuration, shared by the arms that
-// use it and stopped once none does (the tuner holds the best so far, so it stays warm between knobs).
+// stacks serves configurations from warm nginx + php-fpm stacks, shared by the arms that use one and stopped once
+// none does (the tuner holds the best so far, so it stays warm between knobs). The arms of an experiment each
+// have stacks of their own (replicated: see replicas.go); warm has one stack a configuration for the others to
+// share.
 type stacks struct {
 	o       *Options
 	lengths *lengths
-	mu      sync.Mutex // guards warm, held, the counters and each warmStack's refs: arms start side by side
+	mu      sync.Mutex // guards warm, all, held, the counters and each warmStack's refs: arms start side by side
 	warm    map[string]*warmStack
-	held    string // the configuration the tuner holds
+	all     map[*warmStack]bool // every stack not yet released, warm's and the replicas' of their own
+	held    *warmStack          // the one the tuner holds
+	serial  int                 // stacks started so far
 	record  func(TrialRecord)
 	warn    func(string)
 	// settleWall and startWall are what settling and starting (settling included) took, for the plan.
@@ -32,6 +36,8 @@ type stacks struct {
 	startWall, settleWall time.Duration
 	// checked: the run's first check is done (it alone logs in, measures memory and drops optional URLs).
 	checked bool
+	// slowOnce reports the first URL check that needed a second try, stallOnce the first empty goodput window.
+	slowOnce, stallOnce sync.Once
 	// oom counts the OOM killer's kills in the cgroup the stacks run in (nil: none to read).
 	oom *oomWatch
 }
@@ -44,12 +50,14 @@ type lengths struct {
 
 type warmStack struct {
 	cfg          knob.Config
+	serial       int // its number among the run's stacks, from 1
 	st           *stack.Stack
 	pool         stack.Endpoint
 	maxResponse  int64   // the largest response of the check, headers included
 	checkLatency float64 // the check's mean latency, seconds
 	urlMemory    []int64 // per URL, PHP's peak memory for one request of it (php-fpm's "last request memory"); 0 unknown
 	refs         int
+	arms         int    // the replicated arms using it (an experiment's arm never shares its stack with another)
 	note         string // what a knob's check said of it
 	// ready is closed once the stack is started, checked and settled, or failed (err): an arm of the same
 	// configuration that asks meanwhile waits for it.
@@ -59,6 +67,9 @@ type warmStack struct {
 	// last seen: a trial's warm-up and window must outlast it, or a slow pool under many connections completes
 	// nothing in a short window and reads as dead.
 	queue time.Duration
+	// served: a goodput window of this stack (or of the one an arm's trials ran on before it) completed a request,
+	// so that the queue is known and a window twice as long that completes nothing is a stall of the app's own.
+	served bool
 }
 
 // died says that w is up and one of its server processes has exited.
@@ -72,7 +83,8 @@ func (w *warmStack) died() bool {
 }
 
 func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
-	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, record: record, warn: warn, oom: newOOMWatch()}
+	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, all: map[*warmStack]bool{}, record: record, warn: warn,
+		oom: newOOMWatch()}
 }
 
 // warmOf is cfg's warm stack, or nil.
@@ -147,7 +159,7 @@ func (a *stackArm) Start(ctx context.Context) error {
 	if a.w != nil {
 		return nil
 	}
-	w, err := a.s.acquire(ctx, a.cfg, a.spec)
+	w, err := a.s.acquire(ctx, a.cfg, a.spec, share)
 	if err != nil {
 		return err
 	}
@@ -164,14 +176,24 @@ func (a *stackArm) Trial(ctx context.Context) (experiment.Observation, error) {
 
 func (a *stackArm) Stop() {
 	if a.w != nil {
-		a.s.release(a.w)
+		a.s.release(a.w, share)
 		a.w = nil
 	}
 }
 
-// acquire gives a reference to cfg's warm stack, starting, checking and settling it first when there is none;
-// safe to call from several goroutines (a race starts its arms side by side).
-func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (*warmStack, error) {
+// How acquire finds a stack.
+type use int
+
+const (
+	share use = iota // cfg's warm stack, whoever uses it
+	own              // cfg's warm stack when no replicated arm uses it, else a fresh one, for one arm alone
+	fresh            // a fresh one, for one arm alone
+)
+
+// acquire gives a reference to a stack of cfg as u asks, starting, checking and settling it first when there is
+// none to take; safe to call from several goroutines (a race starts its arms side by side). A fresh stack is
+// cfg's warm one when it has none, so that the tuner can hold it.
+func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec, u use) (*warmStack, error) {
 	key := cfg.Key()
 	s.mu.Lock()
 	var dead *warmStack
@@ -182,13 +204,16 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (
 		s.warn(fmt.Sprintf("%s: %v while idle; started again", key, w.st.Died()))
 		dead = w
 	}
-	if w := s.warm[key]; w != nil {
+	if w := s.warm[key]; w != nil && (u == share || u == own && w.arms == 0) {
 		w.refs++
+		if u != share {
+			w.arms++
+		}
 		s.mu.Unlock()
 		select {
 		case <-w.ready:
 		case <-ctx.Done():
-			s.release(w)
+			s.release(w, u)
 			return nil, ctx.Err()
 		}
 		if w.err != nil {
@@ -196,11 +221,22 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (
 		}
 		return w, nil
 	}
-	w := &warmStack{cfg: cfg, refs: 1, ready: make(chan struct{})}
-	if dead != nil && key == s.held {
-		w.refs++ // the hold's
+	s.serial++
+	w := &warmStack{cfg: cfg, serial: s.serial, refs: 1, ready: make(chan struct{})}
+	if u != share {
+		w.arms = 1
 	}
-	s.warm[key] = w
+	if dead != nil && dead == s.held {
+		w.refs++ // the hold's
+		s.held = w
+	}
+	if s.warm[key] == nil {
+		s.warm[key] = w
+	}
+	s.all[w] = true
+	if dead != nil {
+		delete(s.all, dead)
+	}
 	s.mu.Unlock()
 	if dead != nil {
 		dead.st.Stop(context.Background())
@@ -212,8 +248,13 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec) (
 	s.startWall += time.Since(began)
 	if err != nil {
 		w.err = err
+		if s.held == w {
+			s.held = nil
+		}
+		delete(s.all, w)
 		if s.warm[key] == w {
 			delete(s.warm, key)
+			s.rekey(key)
 		}
 	}
 	s.mu.Unlock()
@@ -274,13 +315,20 @@ func (s *stacks) start(ctx context.Context, w *warmStack, conc int) error {
 	return nil
 }
 
-// release lets go of a reference; the last one stops the stack.
-func (s *stacks) release(w *warmStack) {
+// release lets go of a reference taken as u asked; the last one stops the stack.
+func (s *stacks) release(w *warmStack, u use) {
 	s.mu.Lock()
 	w.refs--
+	if u != share {
+		w.arms--
+	}
 	last := w.refs <= 0
-	if last && s.warm[w.cfg.Key()] == w {
-		delete(s.warm, w.cfg.Key())
+	if last {
+		delete(s.all, w)
+		if key := w.cfg.Key(); s.warm[key] == w {
+			delete(s.warm, key)
+			s.rekey(key)
+		}
 	}
 	s.mu.Unlock()
 	if last && w.st != nil {
@@ -288,37 +336,58 @@ func (s *stacks) release(w *warmStack) {
 	}
 }
 
+// rekey makes another running stack of key its warm one, the held one first: a replica that took over from the
+// held stack in a race, and now stops, leaves the held one to be found. s.mu is held.
+func (s *stacks) rekey(key string) {
+	if h := s.held; h != nil && h.cfg.Key() == key {
+		s.warm[key] = h
+		return
+	}
+	for w := range s.all {
+		if w.cfg.Key() == key {
+			s.warm[key] = w
+			return
+		}
+	}
+}
+
+// succeed makes next, a replica taking over from prev, its configuration's warm stack where prev was (or none
+// was), so that the tuner can hold it once the race is won.
+func (s *stacks) succeed(prev, next *warmStack) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if key := next.cfg.Key(); s.warm[key] == prev || s.warm[key] == nil {
+		s.warm[key] = next
+	}
+}
+
 // hold keeps cfg's stack warm for the tuner (the best so far), letting go of the one held before.
 func (s *stacks) hold(cfg knob.Config) {
 	key := cfg.Key()
 	s.mu.Lock()
-	if key == s.held {
+	if s.held != nil && s.held.cfg.Key() == key {
 		s.mu.Unlock()
 		return
 	}
-	if w := s.warm[key]; w != nil {
+	w := s.warm[key] // nil when not running: it starts when an arm needs it
+	if w != nil {
 		w.refs++
-	} else {
-		key = "" // not running: it starts when an arm needs it
 	}
-	old := s.warm[s.held]
-	if s.held == "" {
-		old = nil
-	}
-	s.held = key
+	old := s.held
+	s.held = w
 	s.mu.Unlock()
 	if old != nil {
-		s.release(old)
+		s.release(old, share)
 	}
 }
 
 // stopAll stops every stack, held or not.
 func (s *stacks) stopAll() {
 	s.mu.Lock()
-	warm := s.warm
-	s.warm, s.held = map[string]*warmStack{}, ""
+	all := s.all
+	s.warm, s.all, s.held = map[string]*warmStack{}, map[*warmStack]bool{}, nil
 	s.mu.Unlock()
-	for _, w := range warm {
+	for w := range all {
 		if w.st != nil {
 			w.st.Stop(context.Background())
 		}
@@ -384,11 +453,43 @@ func (s *stacks) whyFailed(w *warmStack, u load.MixItem, res *load.Result) strin
 	return fmt.Sprintf("%s %s fails under %s (%s)", method, u.URI, w.cfg, why)
 }
 
-// checkOne sends u. On the run's first stack it also finds PHP's peak memory for the request: the pool's status
-// page shows each worker's last request, so the worker that served u is the idle one whose request count rose
-// and whose last request is not the status page. A GET is sent once first, unmeasured, so that its memory is
-// not its first compilation's, and again (up to three times) when its worker went on to serve the status page.
+// checkTries is how often a URL that does not answer within --timeout is sent before the page counts as
+// hanging: an app whose requests now and then all wait on one slow one (a lock, a cache stampede) answers the
+// next try once the stall is over, and one slow answer is not a hanging page. (An app that held every request
+// for 3 s once in about 400, tuned with --timeout 2s, ended a 3-minute run after 41 s when a fresh stack's
+// check met one.)
+const checkTries = 3
+
+// checkOne sends u, again while it does not answer within --timeout, up to checkTries times in all; a URL that
+// needed more than one try is reported once a run.
 func (s *stacks) checkOne(ctx context.Context, w *warmStack, u load.MixItem, first bool) (*load.Result, error) {
+	for try := 1; ; try++ {
+		res, err := s.checkOnce(ctx, w, u, first)
+		hung := errors.Is(err, load.ErrNoAnswer) || (err == nil && res != nil && res.ErrorsByClass[load.ClassTimeout] > 0)
+		switch {
+		case hung && try < checkTries && ctx.Err() == nil:
+			continue
+		case hung:
+			if err != nil {
+				err = fmt.Errorf("%w (%d tries, one after the other)", err, try)
+			}
+		case try > 1:
+			s.slowOnce.Do(func() {
+				s.warn(fmt.Sprintf("%s %s did not answer within --timeout %s when a stack started; it did when tried again: "+
+					"the app stalls now and then, and its trials count the requests a stall fails", cmp.Or(u.RequestOver(s.o.Request).Method, "GET"),
+					u.URI, s.o.Timeout))
+			})
+		}
+		return res, err
+	}
+}
+
+// checkOnce sends u once. On the run's first stack it also finds PHP's peak memory for the request: the pool's
+// status page shows each worker's last request, so the worker that served u is the idle one whose request count
+// rose and whose last request is not the status page. A GET is sent once first, unmeasured, so that its memory
+// is not its first compilation's, and again (up to three times) when its worker went on to serve the status
+// page.
+func (s *stacks) checkOnce(ctx context.Context, w *warmStack, u load.MixItem, first bool) (*load.Result, error) {
 	o := s.loadOptions(w, 1)
 	o.Mix, o.Requests, o.Duration, o.Warmup = []load.MixItem{u}, 1, 0, 0
 	r, err := load.NewRunner(o)

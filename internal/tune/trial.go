@@ -40,19 +40,28 @@ func (s *stacks) trial(ctx context.Context, spec TrialSpec, w *warmStack) (obs e
 func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
 	began := time.Now()
 	for attempt := 0; ; attempt++ {
-		obs, stalled, err := s.goodputWindow(ctx, spec, w, began)
-		if err != nil || !stalled || attempt == 2 || ctx.Err() != nil {
+		obs, stalled, err := s.goodputWindow(ctx, spec, w, began, attempt == goodputTries-1)
+		if err != nil || !stalled || ctx.Err() != nil {
 			return obs, err
 		}
 	}
 }
 
+// goodputTries is how often a goodput trial that completed nothing, while the queue is not known yet, is tried with
+// a longer window before it counts as it is (before, the last try's empty window reached the engine as a figure
+// of zero, which ended the run).
+const goodputTries = 3
+
 // maxQueue bounds the wait a trial's window is stretched to outlast.
 const maxQueue = 4 * time.Second
 
 // goodputWindow is one try of goodputTrial; stalled says that it completed nothing in a window shorter than the
-// longest it may stretch to (the next try is longer: the queue outlasted the window).
-func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time) (experiment.Observation, bool, error) {
+// longest it may stretch to, before any window of the stack completed a request (the next try is longer: the
+// queue outlasted the window), unless it is the last. Once the queue is known, the window is twice as long as it:
+// a window that completes nothing then is a stall of the app's own (a lock, a stampede), part of what it serves,
+// and counts as one request in its window. (Stretched again, each stall of an app that held every request 3 s
+// once in 400 cost a goodput trial 8.5 s, and the stall was not counted.)
+func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time, last bool) (experiment.Observation, bool, error) {
 	o := s.loadOptions(w, spec.Conc)
 	o.Warmup, o.Duration = max(o.Warmup, w.queue*3/2), max(o.Duration, 2*w.queue)
 	r, err := load.NewRunner(o)
@@ -82,20 +91,23 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	ok := res.Requests - res.Errors
 	good := float64(ok) / res.DurationS
 	if res.Requests > 0 {
-		w.queue = min(time.Duration(float64(spec.Conc)/res.RPS*float64(time.Second)), maxQueue)
-	} else if w.queue < maxQueue {
+		w.queue, w.served = min(time.Duration(float64(spec.Conc)/res.RPS*float64(time.Second)), maxQueue), true
+	} else if !w.served && w.queue < maxQueue && !last {
 		w.queue = min(max(2*w.queue, o.Warmup+o.Duration), maxQueue)
 		return experiment.Observation{}, true, nil
 	}
 	if errors.Is(err, load.ErrNoRequests) {
 		// A stall is an observation, not a failure of the run: it counts as one request in its window.
 		err = nil
-		s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s", spec.Phase, w.cfg, o.Duration.Round(time.Millisecond)))
+		s.stallOnce.Do(func() {
+			s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s: the app stalls now and then (or its pool "+
+				"is overwhelmed), and such windows count as one request in them", spec.Phase, w.cfg, o.Duration.Round(time.Millisecond)))
+		})
 	}
 	if err != nil {
 		return experiment.Observation{}, false, s.trialError(w, err)
 	}
-	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Concurrency: spec.Conc, Metric: MetricGoodput, RPS: res.RPS,
+	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Stack: w.serial, Concurrency: spec.Conc, Metric: MetricGoodput, RPS: res.RPS,
 		Goodput: good, Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq}
 	if sample != nil && res.Requests > 0 {
 		rec.ServerCPU = map[string]float64{}
@@ -123,7 +135,7 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	// A window that served nothing counts as one request in it: a usable (and damning) log ratio.
 	rec.Value = max(good, 1/res.DurationS)
 	rec.WallS = time.Since(began).Seconds()
-	obs := experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good, Step: 1 / float64(max(ok, 1))}
+	obs := experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good, Step: 1 / float64(max(ok, 1)), Stack: w.serial}
 	if cpuErr == nil && cpuErr1 == nil && cpu1 > cpu0 {
 		// The servers' CPU was read around warm-up and window alike: the window's share of it is its share of
 		// the time, the load being steady.
@@ -181,7 +193,7 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 	wall := time.Since(began)
 	cpu := after - before
 	ok := res.Requests - res.Errors
-	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Concurrency: spec.Conc, Metric: MetricCPU,
+	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Stack: w.serial, Concurrency: spec.Conc, Metric: MetricCPU,
 		RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(), Requests: res.Requests,
 		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
 	if res.Requests > 0 && cpu > 0 {
@@ -190,7 +202,7 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 	}
 	rec.Value = float64(max(ok, 1)) / max(cpu.Seconds(), 1e-6)
 	s.record(rec)
-	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: rec.Goodput}, nil
+	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: rec.Goodput, Stack: w.serial}, nil
 }
 
 // trialError says what went wrong in a trial, with the stack's own last word when one of its processes died.

@@ -5,8 +5,9 @@
 // interleaved, within one error budget for the run.
 //
 // Files: tune.go (options, the run's phases), plan.go (trial lengths and the time each experiment gets),
-// stacks.go and trial.go (warm stacks and their trials), saturation.go, poolsize.go, screen.go, knobs.go (the
-// knob races), decide.go (a race on the engine, its report), final.go (against the baselines), p99.go.
+// stacks.go and trial.go (warm stacks and their trials), saturation.go, poolsize.go, soak.go (memory over a long
+// series of requests: pm.max_requests), screen.go, knobs.go (the knob races), decide.go (a race on the engine,
+// its report), final.go (against the baselines), p99.go.
 package tune
 
 import (
@@ -66,6 +67,9 @@ type Options struct {
 	// with a budget of ScreenBudget or more, or always with ForceScreen.
 	Screen      *Screener
 	ForceScreen bool
+	// Soak is how long the workers' memory is measured over a long series of requests (pm.max_requests and the
+	// pool's memory bound come from it), on top of Budget: 0 takes a tenth of Budget instead, < 0 turns it off.
+	Soak time.Duration
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
@@ -104,7 +108,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	t.res.Environment = environment(o.Stack)
 	t.res.Environment.Limits = o.Limits
 	t.stacks = newStacks(&t.o, &t.lengths, t.record, t.warn)
-	t.src = t.stacks
+	t.src = newReplicated(t.stacks)
 	defer t.stacks.stopAll()
 	err = t.run(ctx)
 	t.finish(err)
@@ -154,9 +158,10 @@ type tuner struct {
 	open    []*openRace                // races kept for a second look
 	skip    map[string]string          // knob -> why it is not tried
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
+	decided map[string]KnobRow         // knob -> its row, decided without a race (max_requests by the soak)
 	peakRPS float64
 	// mixture and minRounds are the decider's (0: the defaults): a simulation may try others. stackSD is the
-	// spread of stacks' offsets the engine allows for, by metric (none yet in real runs).
+	// spread of stacks' offsets the engine allows for, by metric (DefaultStackSD in real runs).
 	mixture   float64
 	minRounds int
 	stackSD   map[string]float64
@@ -181,19 +186,22 @@ func newTuner(o Options) (*tuner, error) {
 		o.Pins = map[string]string{}
 	}
 	t := &tuner{o: o, clock: wallClock{}, best: o.Base.Clone(), skip: map[string]string{}, screens: map[string]map[string]bool{},
-		costs: newCosts()}
+		costs: newCosts(), stackSD: map[string]float64{MetricCPU: DefaultStackSD, MetricGoodput: DefaultStackSD}}
 	t.start = t.clock.Now()
 	t.end = t.start.Add(o.Budget)
 	if o.P99 > 0 {
 		// The goal's last check, on the recommendation, comes after the races: its time is kept from them.
 		t.end = t.end.Add(-p99Window(o.Rate, 0) - time.Second)
 	}
+	if o.Soak > 0 {
+		t.end = t.end.Add(o.Soak) // --soak is on top of the budget
+	}
 	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
 		Recommendation: o.Base,
 		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
 	t.recordURLs(nil)
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
-		Alpha: o.Alpha, MinEffect: o.MinEffect}
+		Alpha: o.Alpha, MinEffect: o.MinEffect, PerStack: map[string]int{MetricCPU: PerStack(MetricCPU), MetricGoodput: PerStack(MetricGoodput)}}
 	return t, nil
 }
 
@@ -288,6 +296,9 @@ func (t *tuner) run(ctx context.Context) error {
 	if err := t.poolSize(); err != nil {
 		return err
 	}
+	if err := t.soak(ctx); err != nil {
+		return err
+	}
 	t.facts.Concurrency = t.conc
 	t.facts.NginxWorkers = t.cpus() // knob.Config.Apply's worker_processes
 	switch {
@@ -323,6 +334,7 @@ func (t *tuner) finish(err error) {
 		t.plan.StartWallS = (s.startWall / time.Duration(s.starts)).Seconds()
 		t.plan.SettleWallS = (s.settleWall / time.Duration(s.starts)).Seconds()
 	}
+	t.plan.StackSD = t.stackSD
 	t.res.Plan = t.plan
 	t.res.Facts = t.facts
 	t.res.Recommendation = t.best
@@ -333,12 +345,18 @@ func (t *tuner) finish(err error) {
 	}
 }
 
+// decider is what decides the run's races: the engine's parameters (the spread of stacks' offsets it allows for
+// among them) are the tuner's.
+func (t *tuner) decider() *decider {
+	return &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
+		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD}
+}
+
 // decideAll decides the CPU knobs, the pool size (sizePool), the other knobs, then the final comparison, on the
 // engine (see cpuFirst).
 func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) error) error {
 	t.planExperiments()
-	t.d = &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
-		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD}
+	t.d = t.decider()
 	cpu, rest := cpuFirst(t.o.Knobs)
 	after := names(rest)
 	if _, ok := t.plans[knob.MaxChildren().Name]; ok {

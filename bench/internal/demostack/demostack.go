@@ -4,9 +4,11 @@ package demostack
 
 import (
 	"context"
+	"time"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/workload"
 	"github.com/phptune/phptune/workloads"
@@ -30,4 +32,27 @@ func Mix() ([]load.MixItem, error) {
 		mix = append(mix, load.MixItem{URI: u.Path, Weight: u.Weight})
 	}
 	return mix, nil
+}
+
+// CPUTrial runs o's requests on st and reads php-fpm's CPU time before the first and after the last, as tune's
+// CPU trials do: every request's whole cost falls inside.
+func CPUTrial(ctx context.Context, st *stack.Stack, o load.Options) (*load.Result, time.Duration, error) {
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return nil, 0, err
+	}
+	pg := st.PID("php-fpm")
+	c0, err := measure.GroupCPU(pg)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	c1, err := measure.GroupCPU(pg)
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, max(c1-c0, time.Microsecond), nil
 }

@@ -1,0 +1,234 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// replicated is the ArmSource of tune's races and final comparison: each arm's trials run on a succession of
+// independently started stacks of its configuration, fresh ones every perStack rounds, so that what a stack
+// carries for its whole life (where php-fpm, its opcache and the app's copy land in memory: Mytkowicz et al.
+// 2009) is part of the noise its interval accounts for, rather than an offset that every round makes more
+// certain (see perStack for the figures).
+//
+// The arms of one experiment (its spec's Phase) move together: the fresh stacks of all of them start side by
+// side between two trials, so a move costs about one start for the experiment, not one an arm. They never
+// start while a trial runs: measured on the 2 cores here (bench/stackspread.sh), a start overlapping a CPU trial
+// took 5 to 10% off its figure and about doubled its spread, and one overlapping a goodput trial 41 to 49%.
+type replicated struct {
+	*stacks
+	mu     sync.Mutex
+	groups map[string]*moves // by Phase
+}
+
+func newReplicated(s *stacks) *replicated {
+	return &replicated{stacks: s, groups: map[string]*moves{}}
+}
+
+// Arm is an arm whose trials move to fresh stacks of cfg (or of its twin: runsOn) as the experiment goes on.
+func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.groups[spec.Phase]
+	if g == nil {
+		g = &moves{s: r.stacks, per: perStack(spec), arms: map[*replicaArm]bool{}}
+		r.groups[spec.Phase] = g
+	}
+	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec}
+}
+
+// DefaultStackSD is the spread of a stack's own offset (log scale) tune's comparisons allow for (Spec.StackSD), on
+// CPU and goodput trials: moving stacks alone does not make an offset of 2% against CPU rounds of 4% noise (the
+// engine's replay, bench/engine.sh) average out fast enough (a false better or worse in 10 to 12% of simulated
+// runs); allowed for, none, and moving stacks keeps what that costs small (the JIT decided in 97.8% of 3-minute
+// runs, against 86.6% on one stack an arm). 2% is the upper end of what bench/stackspread.sh measured on CPU
+// trials (0.4 to 2.0%) and what two goodput stacks differed by before; a busier machine's goodput stacks differed
+// more (6.6% in one run of three, with rounds varying by 45%), where the rounds' own spread is wide enough.
+const DefaultStackSD = 0.02
+
+// perStack is the rounds a stack serves an arm before fresh ones take over (see replicated): 5 on CPU trials, 8
+// on goodput. A stack's lasting offset was measured at up to a fifth of a trial's own noise, a third at the upper
+// ends of its intervals (bench/stackspread.sh, docs/engine.md). Simulated at a third (TestReplicasKeepTheErrorRate:
+// A/A races of at most 300 rounds at a knob's share of alpha, 0.25% a pair), one stack an arm gave a false better
+// or worse in 14% of CPU races and 40% of goodput races; moving every 5 rounds on CPU 0.13%, every 8 on goodput
+// 0.73%, and moving with the engine allowing for DefaultStackSD, as tune does, none. A move costs the experiment about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its
+// arms' trials: a goodput round is longer and a goodput stack may be a dynamic pool that settles for seconds.
+func perStack(spec TrialSpec) int { return PerStack(spec.Metric) }
+
+// PerStack is the rounds of metric's trials a stack serves an arm (perStack), for the simulations' tables.
+func PerStack(metric string) int {
+	if metric == MetricCPU {
+		return perStackCPU
+	}
+	return perStackGoodput
+}
+
+const (
+	perStackCPU     = 5
+	perStackGoodput = 8
+)
+
+// moves are the arms of one experiment, which move to fresh stacks together.
+type moves struct {
+	s    *stacks
+	per  int
+	mu   sync.Mutex
+	arms map[*replicaArm]bool // the arms started and not stopped
+}
+
+// replicaArm runs its trials on its current stack until it has served per of them and a fresh one is ready.
+type replicaArm struct {
+	g    *moves
+	cfg  knob.Config // what its stacks serve
+	spec TrialSpec
+	w    *warmStack   // the stack its trials run on
+	n    int          // the trials w served
+	next *warmStack   // the fresh stack its next trial moves to
+	used map[int]bool // the stacks it ran on: a race resumed in a second look does not go back to one
+	// failed: a fresh stack of its did not start (said once).
+	failed bool
+}
+
+func (a *replicaArm) Name() string { return a.cfg.String() }
+
+// Cold says whether Start will start a stack: unless a warm one of its configuration is free for it (no arm
+// uses it, and it has not run on it before).
+func (a *replicaArm) Cold() bool {
+	s := a.g.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.warm[a.cfg.Key()]
+	return a.w == nil && (w == nil || w.arms > 0 || a.used[w.serial])
+}
+
+// Start takes a warm stack of the configuration that no other arm uses (the tuner's best, held between
+// races) and that it has not run on before, or starts one.
+func (a *replicaArm) Start(ctx context.Context) error {
+	if a.w != nil {
+		return nil
+	}
+	u := own
+	if w := a.g.s.warmOf(a.cfg); w != nil && a.used[w.serial] {
+		u = fresh
+	}
+	w, err := a.g.s.acquire(ctx, a.cfg, a.spec, u)
+	if err != nil {
+		return err
+	}
+	a.runOn(w)
+	a.g.mu.Lock()
+	a.g.arms[a] = true
+	a.g.mu.Unlock()
+	return nil
+}
+
+// Trial moves to a fresh stack when this one has served its rounds, then runs a trial.
+func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if a.w == nil {
+		return experiment.Observation{}, errors.New("arm not started")
+	}
+	if a.n >= a.g.per {
+		if err := a.g.move(ctx, a); err != nil {
+			return experiment.Observation{}, err
+		}
+	}
+	obs, err := a.g.s.trial(ctx, a.spec, a.w)
+	a.n++
+	return obs, err
+}
+
+// Stop lets go of the arm's stacks.
+func (a *replicaArm) Stop() {
+	a.g.mu.Lock()
+	delete(a.g.arms, a)
+	next := a.next
+	a.next = nil
+	a.g.mu.Unlock()
+	if next != nil {
+		a.g.s.release(next, own)
+	}
+	if a.w != nil {
+		a.g.s.release(a.w, own)
+		a.w = nil
+	}
+}
+
+// move gives a, due for a fresh stack, the one started for it. When it has none, fresh stacks start side by
+// side for every arm of the experiment due within the round (they have served per-1 trials or more on theirs),
+// a's among them. A start that fails (a huge-pages check never passing, a stall longer than the check's tries)
+// leaves the arm on its stack for another per trials: only a cancelled run is an error.
+func (g *moves) move(ctx context.Context, a *replicaArm) error {
+	g.mu.Lock()
+	if a.next == nil {
+		var due []*replicaArm
+		for b := range g.arms {
+			if b.next == nil && b.n >= g.per-1 {
+				due = append(due, b)
+			}
+		}
+		g.mu.Unlock()
+		g.startFor(ctx, due)
+		g.mu.Lock()
+	}
+	next := a.next
+	a.next = nil
+	g.mu.Unlock()
+	if ctx.Err() != nil {
+		if next != nil {
+			g.s.release(next, own)
+		}
+		return ctx.Err()
+	}
+	if next == nil {
+		a.n = 0
+		return nil
+	}
+	// What the last stack's trials saw of the app's queue holds for the next.
+	next.queue, next.served = max(next.queue, a.w.queue), next.served || a.w.served
+	g.s.succeed(a.w, next)
+	g.s.release(a.w, own)
+	a.runOn(next)
+	return nil
+}
+
+// runOn makes w the stack a's trials run on.
+func (a *replicaArm) runOn(w *warmStack) {
+	if a.used == nil {
+		a.used = map[int]bool{}
+	}
+	a.w, a.n, a.used[w.serial] = w, 0, true
+}
+
+// startFor starts a fresh stack for each arm of due, side by side, and gives each its own as next.
+func (g *moves) startFor(ctx context.Context, due []*replicaArm) {
+	var wg sync.WaitGroup
+	for _, b := range due {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := g.s.acquire(ctx, b.cfg, b.spec, fresh)
+			if err != nil {
+				if ctx.Err() == nil && !b.failed {
+					b.failed = true
+					g.s.warn(fmt.Sprintf("%s: a fresh stack did not start (%v); its trials stay on the one they ran on", b.cfg, err))
+				}
+				return
+			}
+			g.mu.Lock()
+			if g.arms[b] {
+				b.next = w
+				w = nil
+			}
+			g.mu.Unlock()
+			if w != nil { // stopped meanwhile
+				g.s.release(w, own)
+			}
+		}()
+	}
+	wg.Wait()
+}
