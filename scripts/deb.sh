@@ -47,7 +47,7 @@ Section: web
 Priority: optional
 Depends: nginx | nginx-light | nginx-full | nginx-extras, php8.2-fpm | php-fpm
 Recommends: php8.2-cgi | php-cgi, strace, valgrind
-Suggests: php-excimer, tarantool, redis-server, php8.2-cli, php8.2-msgpack, php8.2-redis, build-essential, pkg-config, xz-utils
+Suggests: php-excimer, tarantool, redis-server, php8.2-cli, php8.2-msgpack, php8.2-redis, build-essential, pkg-config, xz-utils, apache2, libapache2-mod-php8.2
 Homepage: https://github.com/phptune/phptune
 Description: measure a PHP stack (nginx + php-fpm) and say what to change
  phptune serves a PHP application for real (nginx + php-fpm in a private run
@@ -59,7 +59,8 @@ Description: measure a PHP stack (nginx + php-fpm) and say what to change
  Recommends: php-cgi, strace and valgrind count a request's work (tune's
  screening, phptune profile). Suggests: php-excimer (profile --wall);
  tarantool, redis-server, php-cli, php-msgpack, php-redis (phptune clients);
- build-essential, pkg-config, xz-utils (phptune build).
+ build-essential, pkg-config, xz-utils (phptune build); apache2,
+ libapache2-mod-php8.2 (tune's server knob: Apache runtimes).
 CONTROL
 deb=phptune_${debv}_${arch}.deb
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null

@@ -8,7 +8,7 @@
 #          valgrind (tune's screening, profile), php-excimer (profile --wall), wrk and apache2-utils (bench/),
 #          chromium (the HTML report's browser test), tarantool, redis-server, php8.2-msgpack and php8.2-redis
 #          (clients), dokuwiki and php8.2-xml (the workload tests), build-essential, pkg-config and xz-utils
-#          (build), procps and util-linux.
+#          (build), procps and util-linux, apache2 and libapache2-mod-php8.2 (the server knob's Apache runtimes).
 #   k6     test's, and Grafana k6 built from its Go module at the version tools/k6/go.mod pins, into bin/k6
 #          (--engine k6), and Debian's sshd unpacked (not installed: no service, no host keys) into
 #          /var/cache/phptune/sshd for the k6 tests' loopback ssh host.
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 set_=${1:-test}
 DEMO="nginx-light php8.2-fpm ca-certificates"
 TEST="php8.2-cgi php8.2-cli strace valgrind php-excimer wrk apache2-utils chromium tarantool redis-server php8.2-msgpack
-php8.2-redis dokuwiki php8.2-xml build-essential pkg-config xz-utils procps util-linux"
+php8.2-redis dokuwiki php8.2-xml build-essential pkg-config xz-utils procps util-linux apache2 libapache2-mod-php8.2"
 case "$set_" in
 demo) PKGS=$DEMO ;;
 test | k6) PKGS="$DEMO $TEST" ;;
@@ -31,8 +31,23 @@ esac
 if [ -x /usr/sbin/nginx ]; then
 	PKGS=$(echo "$PKGS" | sed 's/nginx-light//')
 fi
+# libapache2-mod-php8.2's postinst would switch the host's Apache from Debian's event MPM to prefork and enable
+# mod_php in it. phptune never uses the host's Apache (its stacks load modules by path from a config of their
+# own), so apache2 comes first and mod_php after it with php8.2 recorded as disabled by the admin (what
+# `a2dismod php8.2` records; `a2enmod php8.2` undoes it): the host's Apache config stays as Debian's apache2 or its
+# admin left it, at this install and at upgrades.
+modphp=libapache2-mod-php8.2
+rest=$(echo "$PKGS" | sed "s/$modphp//")
 # shellcheck disable=SC2086
-sh internal/aptinstall/install.sh $PKGS
+sh internal/aptinstall/install.sh $rest
+if [ "$set_" != demo ] && ! dpkg-query -W -f='${Status}' $modphp 2>/dev/null | grep -q "ok installed"; then
+	if [ "$(id -u)" = 0 ]; then
+		mkdir -p /var/lib/apache2/module/disabled_by_admin
+		touch /var/lib/apache2/module/disabled_by_admin/php8.2
+		echo "install-deps: $modphp: php8.2 recorded as disabled in the host's Apache (to have it: a2dismod mpm_event; a2enmod mpm_prefork php8.2)" >&2
+	fi
+	sh internal/aptinstall/install.sh $modphp
+fi
 # Go: one new enough for go.mod as found (scripts/find-go.sh), else Debian's golang-1.23-go from
 # bookworm-backports through a private apt configuration (its own sources and lists; /etc/apt untouched).
 if ! GO=$(sh scripts/find-go.sh); then

@@ -90,7 +90,7 @@ chroot "$r" env GOPROXY=file:///hostmod/cache/download GOSUMDB=off GOFLAGS=-modc
 installed "$r" | comm -13 "$r/before" - >"$r/added"
 echo "  added $(wc -l <"$r/added") packages: $(tr '\n' ' ' <"$r/added")"
 check "tune's packages are installed (nginx, php8.2-fpm)" grep -qx php8.2-fpm "$r/added"
-only_tests=$(grep -xE 'chromium|tarantool|redis-server|valgrind|strace|dokuwiki|build-essential|php8.2-cgi|wrk|apache2-utils|php8.2-redis|php8.2-msgpack|php-excimer' "$r/added" || true)
+only_tests=$(grep -xE 'chromium|tarantool|redis-server|valgrind|strace|dokuwiki|build-essential|php8.2-cgi|wrk|apache2-utils|php8.2-redis|php8.2-msgpack|php-excimer|apache2|libapache2-mod-php8.2' "$r/added" || true)
 check "none of what only tests or other commands need${only_tests:+ (installed: $only_tests)}" [ -z "$only_tests" ]
 newly=$(enabled "$r" | comm -13 "$r/enabled-before" -)
 check "no service newly enabled${newly:+ (enabled: $newly)}" [ -z "$newly" ]

@@ -69,12 +69,17 @@ func parseRequest(method string, headers []string, bodyFile string, keepAlive bo
 	return req, nil
 }
 
-// baseConfig is the starting configuration: Debian's pool, or the user's --from-pool and --from-ini files,
-// with --ini KEY=VALUE settings over it; pins gets each setting (nil: not recorded).
-func baseConfig(fromPool, fromINI string, inis []string, pins map[string]string) (knob.Config, error) {
+// baseConfig is the starting configuration: Debian's pool, or the user's --from-pool, --from-apache and
+// --from-ini files, with --ini KEY=VALUE settings over it; pins gets each setting (nil: not recorded).
+func baseConfig(fromPool, fromINI, fromApache string, inis []string, pins map[string]string) (knob.Config, error) {
 	base := knob.Debian()
 	if fromPool != "" {
 		if err := base.FromPoolFile(fromPool); err != nil {
+			return base, err
+		}
+	}
+	if fromApache != "" {
+		if err := base.FromApacheFile(fromApache); err != nil {
 			return base, err
 		}
 	}

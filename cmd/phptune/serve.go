@@ -12,15 +12,14 @@ import (
 
 	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
-	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
 )
 
 type serveFlags struct {
-	phpFPM, nginx, front, out, user, pm, envFile string
-	port, maxChildren                            int
-	forDur                                       time.Duration
-	json                                         bool
+	phpFPM, nginx, front, out, user, pm, envFile, recommendation string
+	port, maxChildren                                            int
+	forDur                                                       time.Duration
+	json                                                         bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -31,11 +30,14 @@ func newServeCmd() *cobra.Command {
 		Long: `Serves APP (a docroot with a front controller, a prepared workload preset by name with its own services, or the
 bundled demo app when omitted) with nginx and two php-fpm pools of Debian's default settings, one on a unix
 socket behind nginx and one on TCP, on loopback, from configs in a private run directory, and prints the
-commands to bench each. Ctrl-C or --for stops every process it started. It never changes system configuration.`,
+commands to bench each. With --recommendation it serves a tune run's recommendation instead, in its runtime
+(nginx or Apache in front of php-fpm, or Apache's prefork with mod_php), to compare with another server by
+compare --interleave. Ctrl-C or --for stops every process it started. It never changes system configuration.`,
 		Example: `  phptune serve                                 # the bundled demo app
   phptune serve dokuwiki                        # a prepared preset, its services too
   phptune serve ./myapp --port 8080 --out ./run # keep its configs and logs in ./run
-  phptune serve --for 1m --json                 # the endpoints for a script`,
+  phptune serve --for 1m --json                 # the endpoints for a script
+  phptune serve ./myapp --recommendation phptune-results/tune-20260101-120000/result.json`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), f, args) }),
 	}
@@ -44,7 +46,9 @@ commands to bench each. Ctrl-C or --for stops every process it started. It never
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
 	fl.StringVar(&f.pm, "pm", "dynamic", "process manager of the pools: static, dynamic or ondemand")
 	fl.IntVar(&f.maxChildren, "max-children", 5, "pm.max_children of each pool")
-	fl.IntVar(&f.port, "port", 0, "HTTP port for nginx on 127.0.0.1 (default: a free one)")
+	fl.StringVar(&f.recommendation, "recommendation", "", "serve the recommendation of a tune run, from its `RESULT.json` "+
+		"(its runtime, pool and settings), instead of Debian's pools")
+	fl.IntVar(&f.port, "port", 0, "HTTP port on 127.0.0.1 (default: a free one)")
 	fl.DurationVar(&f.forDur, "for", 0, "stop after this long (default: until Ctrl-C)")
 	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm `BINARY` (default: the newest php-fpm8.x)")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
@@ -68,13 +72,19 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 	if f.front != "" {
 		cfg.Front = f.front
 	}
-	cfg.Pools = stack.DefaultPools()
-	for i := range cfg.Pools {
-		cfg.Pools[i].PM = f.pm
-		cfg.Pools[i].MaxChildren = f.maxChildren
-		if f.pm == "dynamic" && f.maxChildren < 5 {
-			// Debian's spare-server defaults assume 5 children; scale them down with the pool.
-			cfg.Pools[i].StartServers, cfg.Pools[i].MinSpare, cfg.Pools[i].MaxSpare = 1, 1, f.maxChildren
+	if f.recommendation != "" {
+		if err := serveRecommendation(&cfg, f.recommendation); err != nil {
+			return err
+		}
+	} else {
+		cfg.Pools = stack.DefaultPools()
+		for i := range cfg.Pools {
+			cfg.Pools[i].PM = f.pm
+			cfg.Pools[i].MaxChildren = f.maxChildren
+			if f.pm == "dynamic" && f.maxChildren < 5 {
+				// Debian's spare-server defaults assume 5 children; scale them down with the pool.
+				cfg.Pools[i].StartServers, cfg.Pools[i].MinSpare, cfg.Pools[i].MaxSpare = 1, 1, f.maxChildren
+			}
 		}
 	}
 	// The app's own services (a preset's database) first, stopped last on every path.
@@ -89,53 +99,16 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 	}
 	defer s.Stop(context.Background())
 
-	unixEP, tcpEP := s.Pools[0], s.Pools[1]
-	script := s.Script()
 	if f.envFile != "" {
-		env := fmt.Sprintf("PHPTUNE_HTTP=%s\nPHPTUNE_FCGI=%s\nPHPTUNE_UNIX=%s\nPHPTUNE_DOCROOT=%s\nPHPTUNE_SCRIPT=%s\nPHPTUNE_RUNDIR=%s\n",
-			shellQuote(s.HTTPURL), shellQuote(tcpEP.URL(script)), shellQuote(unixEP.URL(script)),
-			shellQuote(s.Docroot), shellQuote(script), shellQuote(s.RunDir))
-		if err := writeAtomic(f.envFile, []byte(env)); err != nil {
+		if err := serveEnv(s, f.envFile); err != nil {
 			return err
 		}
 		defer os.Remove(f.envFile)
 	}
 	if f.json {
-		report.WriteJSON(os.Stdout, map[string]any{
-			"schema": "phptune/serve/v1", "app": name, "http": s.HTTPURL, "docroot": s.Docroot, "script": script,
-			"run_dir": s.RunDir, "php_fpm": s.FPMBin,
-			"fastcgi_tcp":  map[string]any{"address": tcpEP.Address, "target": tcpEP.URL(script), "status_path": tcpEP.StatusPath},
-			"fastcgi_unix": map[string]any{"socket": unixEP.Address, "target": unixEP.URL(script), "status_path": unixEP.StatusPath},
-			"urls":         serveURLs(app), "services": svc.Names,
-		})
+		serveJSON(s, app, name, svc.Names)
 	} else {
-		fmt.Printf("phptune serve: %s, served from %s\n", name, s.Docroot)
-		fmt.Printf("  HTTP (nginx)     %s\n", s.HTTPURL)
-		fmt.Printf("  FastCGI TCP      %s   (pool %q, status %s)\n", tcpEP.Address, tcpEP.Name, tcpEP.StatusPath)
-		fmt.Printf("  FastCGI unix     %s   (pool %q, behind nginx)\n", unixEP.Address, unixEP.Name)
-		fmt.Printf("  php-fpm          %s\n", s.FPMBin)
-		fmt.Printf("  configs, logs    %s\n", s.RunDir)
-		if len(svc.Names) > 0 {
-			fmt.Printf("  services         %s (stopped with it)\n", strings.Join(svc.Names, ", "))
-		}
-		path, marker := app.firstURL()
-		check, reqURI := "", ""
-		if marker != nil {
-			check = " --expect-body " + shellQuote(marker.String())
-		}
-		if path != "/" {
-			reqURI = " --request-uri " + shellQuote(path)
-		}
-		fmt.Printf("\n  phptune bench %s -c 8 -d 10s%s\n", shellQuote(strings.TrimSuffix(s.HTTPURL, "/")+path), check)
-		// Real apps read the Host header (HTTP_HOST), which only a web server sends unasked.
-		host := " -H " + shellQuote("Host: "+strings.TrimSuffix(strings.TrimPrefix(s.HTTPURL, "http://"), "/"))
-		fmt.Printf("  phptune bench %s -c 4 -d 10s --fpm-status %s%s%s%s\n", shellQuote(fcgiTarget(tcpEP.URL(script), path)), tcpEP.StatusPath, reqURI, host, check)
-		fmt.Printf("  phptune bench %s -c 4 -d 10s%s%s%s\n\n", shellQuote(fcgiTarget(unixEP.URL(script), path)), reqURI, host, check)
-		if f.forDur > 0 {
-			fmt.Printf("Serving for %s (Ctrl-C stops it sooner).\n", f.forDur)
-		} else {
-			fmt.Printf("Serving until Ctrl-C.\n")
-		}
+		servePrint(s, app, name, svc.Names, f.forDur)
 	}
 	var timeout <-chan time.Time
 	if f.forDur > 0 {

@@ -31,12 +31,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check, cgroup string
-	headers, inis, knobs, skip, only, phpFPM, build                                     []string
-	mix                                                                                 mixFlags
-	budget, p99, timeout                                                                time.Duration
-	rate, minEffect, alpha                                                              float64
-	json, noScreen, screen, profile, builds                                             bool
+	front, nginx, user, fromPool, fromINI, fromApache, out, method, bodyFile, memory, check, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                                 []string
+	mix                                                                                             mixFlags
+	budget, p99, timeout                                                                            time.Duration
+	rate, minEffect, alpha                                                                          float64
+	json, noScreen, screen, profile, builds                                                         bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -57,9 +57,10 @@ func newTuneCmd() *cobra.Command {
 		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
 omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
 from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
-no_difference) or its share of --budget runs out (inconclusive). Finally the recommendation is compared with
-Debian's defaults and the "static, 2 x cores" rule of thumb. phptune never changes system configuration;
-the results hold for this host.
+no_difference) or its share of --budget runs out (inconclusive); the knob server races Apache's runtimes
+(event + php-fpm, prefork + mod_php) when Apache is installed, each sized by the same memory rule. Finally the
+recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb. phptune never
+changes system configuration; the results hold for this host.
 
 KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is reported as not tried, with the reason; values
@@ -67,8 +68,9 @@ you name with --knob are tried.
 
 FILES WRITTEN
 php-fpm-pool.conf, php.ini and nginx-upstream.conf: Debian's pool (or --from-pool's, --from-ini's files) with the
-changes made in place, each checked by php-fpm -t and nginx -t; changes.diff (their diffs) and apply.txt (where each
-goes, the commands); report.html and result.json; in the run dir (--out).`,
+changes made in place, each checked by php-fpm -t and nginx -t (where an Apache runtime wins, apache-site.conf and
+apache-mpm.conf, checked by apache2 -t, in place of nginx's, and no pool under mod_php); changes.diff (their diffs)
+and apply.txt (where each goes, the commands); report.html and result.json; in the run dir (--out).`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
@@ -86,12 +88,14 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
+	fl.StringVar(&f.fromApache, "from-apache", "", "start from this Apache `FILE` (apache2.conf, its includes read): prefork + mod_php "+
+		"with its MPM limits and php_value lines, or event + php-fpm")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin an ini setting `KEY=VALUE` (repeatable; never changed)")
 	fl.StringArrayVar(&f.phpFPM, "php-fpm", nil, "php-fpm `BINARY` (default: the newest php-fpm8.x); twice or more: they race as the knob php")
 	fl.BoolVar(&f.builds, "builds", false, "race the installed php-fpm and the builds in phptune build's cache as the knob php")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
 	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
-	flagGroup(fl, "WHERE TO START", "from-pool", "from-ini", "ini", "php-fpm", "builds", "nginx", "user")
+	flagGroup(fl, "WHERE TO START", "from-pool", "from-ini", "from-apache", "ini", "php-fpm", "builds", "nginx", "user")
 
 	fl.StringArrayVar(&f.knobs, "knob", nil, "race `NAME=V1,V2` from V1, or pin NAME=V with one value: a knob above or an ini "+
 		"directive (repeatable; opcache_memory takes MEM/STRINGS/FILES, as in 512/32/40000)")
@@ -203,7 +207,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	holds := "report.html, result.json"
 	if runErr == nil {
-		holds += ", php-fpm-pool.conf, php.ini, nginx-upstream.conf, changes.diff, apply.txt"
+		holds += ", " + fileNames(res.Files)
 	}
 	end := ending{dir: out, json: f.json, holds: holds, text: func(w io.Writer) { report.Tune(w, res) },
 		pages: func(dir string) error { return writeTuneReport(dir, res) }}
@@ -285,14 +289,14 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	}
 	// The starting point and the knobs.
 	o.BaseName = "Debian's defaults"
-	if f.fromPool != "" || f.fromINI != "" {
+	if f.fromPool != "" || f.fromINI != "" || f.fromApache != "" {
 		o.BaseName = "your configuration"
 	}
-	known := knob.All(preloadScript(sc), binaries)
+	known := withServer(knob.All(preloadScript(sc), binaries), sc.PHPFPM)
 	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs}, f.inis); err != nil {
 		return o, err
 	}
-	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.inis, o.Pins); err != nil {
+	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.fromApache, f.inis, o.Pins); err != nil {
 		return o, err
 	}
 	if len(binaries) > 1 {
@@ -301,6 +305,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if o.Knobs, err = f.knobSet(&o, known); err != nil {
 		return o, err
 	}
+	o.Knobs = knob.UnderServer(o.Knobs)
 	if o.Soak, err = parseSoak(f.soak); err != nil {
 		return o, err
 	}
@@ -324,7 +329,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if _, err := stack.FindNginx(sc.Nginx); err != nil {
 		return o, err
 	}
-	return o, nil
+	return o, needsApache(o, namedServers(f.knobs))
 }
 
 // limits reads the place the pool is sized for (--cgroup, or the cgroup phptune runs in) and sets the memory the
@@ -548,7 +553,7 @@ func preloadScript(sc stack.Config) string {
 // tuneKnobOrder is the help's list of the knobs in the order tune decides them, from the code that orders them.
 func tuneKnobOrder() string {
 	const ini = "ini directives given with --knob"
-	ks := append(knob.All("preload.php", []string{"a", "b"}), knob.INI(ini))
+	ks := append(withServer(knob.All("preload.php", []string{"a", "b"}), ""), knob.INI(ini))
 	order := tune.Order(ks)
 	var cpu, rest []string
 	for i, n := range order {
@@ -602,20 +607,29 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 		return err
 	}
 	files := map[string]string{}
+	var names []string
 	for _, f := range plan.Files {
 		files[f.Name] = f.Text
+		names = append(names, f.Name)
 	}
-	if err := stack.CheckFPMPool(ctx, fpm, files[apply.PoolName]); err != nil {
-		return fmt.Errorf("generated pool file: %w", err)
+	if pool, ok := files[apply.PoolName]; ok {
+		if err := stack.CheckFPMPool(ctx, fpm, pool); err != nil {
+			return fmt.Errorf("generated pool file: %w", err)
+		}
 	}
-	if err := stack.CheckNginxUpstream(ctx, ngx, files[apply.NginxName], res.Recommendation.Location()); err != nil {
-		return fmt.Errorf("generated nginx snippet: %w", err)
+	if up, ok := files[apply.NginxName]; ok {
+		if err := stack.CheckNginxUpstream(ctx, ngx, up, res.Recommendation.Location()); err != nil {
+			return fmt.Errorf("generated nginx snippet: %w", err)
+		}
+	}
+	if err := checkApacheFiles(ctx, res.Recommendation, files, sc); err != nil {
+		return err
 	}
 	var steps bytes.Buffer
 	report.ApplyText(&steps, plan, out)
 	files[apply.DiffName], files[applyName] = plan.Diffs(), steps.String()
 	res.Files = map[string]string{}
-	for _, name := range []string{apply.PoolName, apply.ININame, apply.NginxName, apply.DiffName, applyName} {
+	for _, name := range append(names, apply.DiffName, applyName) {
 		if err := writeAtomic(filepath.Join(out, name), []byte(files[name])); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@
 package apply
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -51,7 +52,10 @@ type Plan struct {
 	SiteFile string   `json:"site_file"` // Debian's site, where they go unless the user's site is elsewhere
 	Check    []string `json:"check"`     // commands that check the files where they are
 	Reload   []string `json:"reload"`    // and that make the servers read them
-	Notes    []string `json:"notes,omitempty"`
+	// Servers names the packages the files are for; Restart says what the check and reload step does.
+	Servers string   `json:"servers"`
+	Restart string   `json:"restart"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
 // Out is one file to put on the server.
@@ -72,6 +76,17 @@ const (
 	ININame   = "php.ini"
 	NginxName = "nginx-upstream.conf"
 )
+
+// What the plan's files are for and what its last step does, for nginx + php-fpm (and plans saved before
+// Apache's runtimes, which have neither).
+const (
+	nginxServers = "Debian's php-fpm and nginx"
+	nginxRestart = "Check the files where they are, then reload (php-fpm's reload starts a new master that reads php.ini " +
+		"and the pools again; requests in flight finish):"
+)
+
+// ForServers names the packages the plan's files are for.
+func (p *Plan) ForServers() string { return cmp.Or(p.Servers, nginxServers) }
 
 // DebianPool is where Debian's php-fpm package puts its pool for PHP version v.
 func DebianPool(v string) string { return "/etc/php/" + v + "/fpm/pool.d/www.conf" }
@@ -162,6 +177,8 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 	fpm := "php-fpm" + t.Version
 	p.Check = []string{fpm + " -t", "nginx -t"}
 	p.Reload = []string{"systemctl reload php" + t.Version + "-fpm nginx"}
+	p.Servers, p.Restart = nginxServers, nginxRestart
+	p.apache(rec, t, header)
 	return p, nil
 }
 

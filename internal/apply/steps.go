@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -31,8 +32,7 @@ func (p *Plan) Steps(dir string) []Step {
 		}
 		steps = append(steps, s)
 	}
-	steps = append(steps, Step{Text: "Check the files where they are, then reload (php-fpm's reload starts a new master that reads " +
-		"php.ini and the pools again; requests in flight finish):", Commands: []string{strings.Join(append(p.Check, p.Reload...), " && ")}})
+	steps = append(steps, Step{Text: cmp.Or(p.Restart, nginxRestart), Commands: []string{strings.Join(append(p.Check, p.Reload...), " && ")}})
 	return steps
 }
 

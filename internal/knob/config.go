@@ -33,6 +33,11 @@ type Config struct {
 	INI map[string]string `json:"ini,omitempty"`
 	// Defines are passed to php-fpm as -d: settings only the master reads (opcache's memory, huge pages...).
 	Defines map[string]string `json:"defines,omitempty"`
+	// Server is the runtime (the knob server): "" for nginx + php-fpm, ApacheFPM or ApacheModPHP.
+	Server string `json:"server,omitempty"`
+	// Apache is Apache's MPM as the starting point had it (--from-apache): its sizes that the pool does not set.
+	// Never changed in place: clones share it.
+	Apache *stack.MPM `json:"apache,omitempty"`
 }
 
 // Debian is Debian's www pool: pm dynamic with 5 children, a unix socket, nginx without keep-alive, opcache as
@@ -123,6 +128,7 @@ func (c Config) Apply(sc *stack.Config, poolName string) {
 	if c.PHPFPM != "" {
 		sc.PHPFPM = c.PHPFPM
 	}
+	c.applyServer(sc)
 }
 
 // Location is every directive this configuration puts in nginx's PHP location besides fastcgi_pass.
@@ -154,11 +160,24 @@ func (c Config) String() string {
 	if c.PHPFPM != "" {
 		parts = append(parts, "php="+c.PHPFPM)
 	}
-	parts = append(parts, "pm="+c.PM, fmt.Sprintf("max_children=%d", c.MaxChildren), "listen="+c.Listen)
-	if c.Keepalive {
-		parts = append(parts, "keepalive=on")
-	} else {
-		parts = append(parts, "keepalive=off")
+	parts = append(parts, c.serverString()...)
+	if c.Server != ApacheModPHP {
+		parts = append(parts, c.poolString()...)
+	}
+	for _, k := range sorted(c.INI) {
+		parts = append(parts, k+"="+c.INI[k])
+	}
+	for _, k := range sorted(c.Defines) {
+		parts = append(parts, "-d "+k+"="+c.Defines[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// poolString is the php-fpm pool's and nginx's part of String.
+func (c Config) poolString() []string {
+	parts := []string{"pm=" + c.PM, fmt.Sprintf("max_children=%d", c.MaxChildren), "listen=" + c.Listen}
+	if c.Server == "" {
+		parts = append(parts, "keepalive="+map[bool]string{true: "on", false: "off"}[c.Keepalive])
 	}
 	if c.MaxRequests > 0 {
 		parts = append(parts, fmt.Sprintf("max_requests=%d", c.MaxRequests))
@@ -169,13 +188,7 @@ func (c Config) String() string {
 	if c.FastCGIBuffers != "" {
 		parts = append(parts, "fastcgi_buffers="+strings.ReplaceAll(c.FastCGIBuffers, " ", "x"))
 	}
-	for _, k := range sorted(c.INI) {
-		parts = append(parts, k+"="+c.INI[k])
-	}
-	for _, k := range sorted(c.Defines) {
-		parts = append(parts, "-d "+k+"="+c.Defines[k])
-	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 func sorted(m map[string]string) []string {

@@ -126,7 +126,7 @@ func byName(known []Knob, name string) (Knob, bool) {
 	if known == nil {
 		known = All("", nil)
 	}
-	for _, k := range append(known, MaxChildren()) {
+	for _, k := range append(known, MaxChildren(), Server("")) {
 		if k.Name == name {
 			return k, true
 		}

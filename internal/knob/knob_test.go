@@ -163,6 +163,8 @@ func TestKeyCoversEveryField(t *testing.T) {
 			f.SetBool(true)
 		case reflect.Map:
 			f.Set(reflect.ValueOf(map[string]string{"k": "v"}))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
 		default:
 			t.Fatalf("field %s: kind %s not covered by this test", v.Type().Field(i).Name, f.Kind())
 		}

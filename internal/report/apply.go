@@ -14,7 +14,7 @@ func ApplyText(w io.Writer, p *apply.Plan, dir string) { applyText(w, p, dir, ""
 
 func applyText(w io.Writer, p *apply.Plan, dir, indent string) {
 	say := func(first, rest, text string) { writeWrapped(w, indent+first, indent+rest, text, termWidth) }
-	say("", "", "To apply it on a Debian server (Debian's php-fpm and nginx), as root:")
+	say("", "", "To apply it on a Debian server ("+p.ForServers()+"), as root:")
 	for i, s := range p.Steps(dir) {
 		say(fmt.Sprintf("%d. ", i+1), "   ", s.Text)
 		for _, c := range s.Commands {

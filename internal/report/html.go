@@ -95,10 +95,11 @@ type configFile struct{ Name, Text string }
 
 // applyView is the plan's steps and diffs as the page shows them.
 type applyView struct {
-	Steps []apply.Step
-	Patch string
-	Notes []string
-	Diffs []fileDiff
+	Servers string
+	Steps   []apply.Step
+	Patch   string
+	Notes   []string
+	Diffs   []fileDiff
 }
 
 // fileDiff is one file's diff against the start, a line at a time, each with its class (add, del, hunk).
@@ -110,7 +111,7 @@ type fileDiff struct {
 type diffLine struct{ Class, Text string }
 
 func viewApply(p *apply.Plan, dir string) *applyView {
-	v := &applyView{Steps: p.Steps(dir), Patch: p.Patch(dir), Notes: p.Notes}
+	v := &applyView{Servers: p.ForServers(), Steps: p.Steps(dir), Patch: p.Patch(dir), Notes: p.Notes}
 	for _, f := range p.Files {
 		d := fileDiff{Name: f.Name, Dest: f.Dest, From: f.From}
 		for _, l := range strings.SplitAfter(strings.TrimSuffix(f.Diff, "\n"), "\n") {

@@ -70,6 +70,7 @@ func Tune(w io.Writer, r *tune.Result) {
 	for _, n := range legend(r, lines, h) {
 		say("  ", "  ", n)
 	}
+	runtimes(w, r.Runtimes)
 	if h != nil {
 		fmt.Fprintln(w)
 		say("  ", "    ", "Recommendation: "+shownConfig(r.Recommendation.String()))

@@ -216,12 +216,12 @@ func metricWords(m string) (short, words string) {
 	case tune.MetricWork:
 		return "work", "instructions and system calls counted per request (a screen before any timed trial)"
 	case tune.MetricCapacity:
-		return "req/CPU-s (fpm+nginx)", "capacity: requests served per second of php-fpm's and nginx's CPU time in the " +
-			"same throughput trials (fewer servers for the same traffic)"
+		return "req/CPU-s (servers)", "capacity: requests served per second of the servers' CPU time (php-fpm's and nginx's, " +
+			"or Apache's) in the same throughput trials (fewer servers for the same traffic)"
 	case "":
 		return "", ""
 	}
-	return "req/s", "requests served successfully per second through nginx (goodput: failed requests do not count)"
+	return "req/s", "requests served successfully per second over HTTP (goodput: failed requests do not count)"
 }
 
 // metricsUsed are the metrics of the rows and the headline, each once, in the order first met.

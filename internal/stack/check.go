@@ -59,6 +59,37 @@ func CheckNginxUpstream(ctx context.Context, nginxBin, upstream string, location
 	return nil
 }
 
+// CheckApacheSite runs `apache2 -t` on a site and an MPM snippet (a real installation's files, as tune writes
+// them) inside a throw-away config that loads the modules they need from ApacheModules.
+func CheckApacheSite(ctx context.Context, apacheBin string, modPHP bool, site, mpm string) error {
+	dir, err := os.MkdirTemp("", "phptune-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	m := MPM{Name: MPMEvent}
+	libphp := ""
+	if modPHP {
+		m.Name, libphp = MPMPrefork, "libphp8.2.so"
+		if found, _ := filepath.Glob(filepath.Join(ApacheModules, "libphp*.so")); len(found) > 0 {
+			libphp = filepath.Base(found[len(found)-1])
+		}
+	}
+	conf := renderApache(apacheVars{RunDir: dir, RuntimeDir: dir, Docroot: dir, Front: "index.php", Port: 1, MPM: m.WithDefaults(""),
+		Modules: apacheModules(m, libphp)})
+	// The snippets' own MPM block and site replace the throw-away config's.
+	conf = conf[:strings.Index(conf, "StartServers")] + mpm + "\n" + site
+	path := filepath.Join(dir, "apache.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, apacheBin, "-t", "-f", path, "-d", dir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("apache2 -t rejects the site: %s", lastLines(string(out), 3))
+	}
+	return nil
+}
+
 var upstreamName = regexp.MustCompile(`(?m)^\s*upstream\s+([A-Za-z0-9_.-]+)\s*\{`)
 
 func lastLines(s string, n int) string {

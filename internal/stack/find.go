@@ -78,6 +78,22 @@ func FindNginx(path string) (string, error) {
 	return "", exitcode.MissingErrorf("nginx not found: install it (apt-get install nginx-light) or pass --nginx PATH")
 }
 
+// FindApache returns path when given, else apache2 from /usr/sbin or PATH.
+func FindApache(path string) (string, error) {
+	if path != "" {
+		return checkExecutable(path, "--apache")
+	}
+	for _, p := range []string{"/usr/sbin/apache2", "/usr/local/sbin/apache2"} {
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("apache2"); err == nil {
+		return p, nil
+	}
+	return "", exitcode.MissingErrorf("apache2 not found: install it (apt-get install apache2 libapache2-mod-php8.2) or pass --apache PATH")
+}
+
 func checkExecutable(path, flag string) (string, error) {
 	p, err := exec.LookPath(path)
 	if err != nil {

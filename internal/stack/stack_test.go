@@ -34,7 +34,7 @@ func startDemo(t *testing.T, cfg Config) *Stack {
 	defer cancel()
 	s, err := Start(ctx, cfg)
 	if err != nil {
-		t.Fatalf("start stack (needs php8.2-fpm and nginx: make deps): %v", err)
+		t.Fatalf("start stack (needs php8.2-fpm and nginx, and for Apache apache2 and libapache2-mod-php8.2: make deps): %v", err)
 	}
 	t.Cleanup(func() { s.Stop(context.Background()) })
 	return s
@@ -66,12 +66,15 @@ func groupPIDs(t *testing.T, pgids ...int) []int {
 	return out
 }
 
-func TestDemoRoutesOverHTTPAndFastCGI(t *testing.T) {
-	s := startDemo(t, Config{})
+// checkDemoRoutes sends the demo's routes over HTTP: each answers with its status and content marker, a form
+// post included.
+func checkDemoRoutes(t *testing.T, s *Stack) {
+	t.Helper()
 	if !strings.HasPrefix(s.HTTPURL, "http://127.0.0.1:") {
 		t.Fatalf("HTTPURL %q", s.HTTPURL)
 	}
 	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections() // a kept connection holds a prefork Apache's process until it stops
 	cases := []struct {
 		method, path, body string
 		status             int
@@ -106,6 +109,11 @@ func TestDemoRoutesOverHTTPAndFastCGI(t *testing.T) {
 			t.Errorf("%s /%s: no marker %q in %.300s", c.method, c.path, c.marker, body)
 		}
 	}
+}
+
+func TestDemoRoutesOverHTTPAndFastCGI(t *testing.T) {
+	s := startDemo(t, Config{})
+	checkDemoRoutes(t, s)
 	// Both pools answer FastCGI directly, with the front controller routing on REQUEST_URI.
 	for _, ep := range s.Pools {
 		params := fcgi.CGIParams(fcgi.CGIOptions{ScriptFilename: s.Script(), DocumentRoot: s.Docroot, ScriptName: "/index.php", RequestURI: "/articles/2"})
@@ -249,7 +257,9 @@ func TestDefinesAndNginxDirectives(t *testing.T) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,8 @@ type TrialSpec struct {
 	// Steady runs goodput trials on the configuration's steady twin (steadyPool): for knobs that do not shape
 	// the pool.
 	Steady bool
+	// Latency, when set, merges each goodput trial's latency histogram under its configuration (the server race).
+	Latency *latencyTally
 }
 
 // twin says whether the spec's arms run on a twin of their configuration (cpuPool, steadyPool) rather than

@@ -19,6 +19,7 @@ import (
 func (t *tuner) final(ctx context.Context) error {
 	rule := knob.RuleOfThumb(t.cpus())
 	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
+	rule.Server, rule.Apache = t.o.Base.Server, t.o.Base.Apache // the rule of thumb on the starting point's runtime
 	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
 	if h.Baseline == "" {
 		h.Baseline = "Debian's defaults"

@@ -64,10 +64,17 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		}
 		t.release(k.Name)
 		t.budget.Plan(experiment.Pairs(experiment.Race, arms))
+		if k.Name == knob.ServerName {
+			var err error
+			if k, spec, err = t.sizeRuntimes(ctx, k, spec, values); err != nil {
+				return err
+			}
+		}
 		r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, later),
 			spec: spec})
 		if r != nil {
 			t.raceDone(r)
+			t.runtimesDone(r)
 		}
 		if err != nil {
 			return err

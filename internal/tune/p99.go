@@ -99,6 +99,10 @@ func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
 
 // readOpcache reads opcache's state and the realpath cache's use from a worker of a, once every URL was served.
 func (t *tuner) readOpcache(ctx context.Context, a *warmStack) {
+	if a.pool.Network == "" {
+		t.warn("opcache's state is read through php-fpm's FastCGI: under mod_php (the starting point's runtime) it is not read, so opcache_memory and realpath_cache_size are not tried")
+		return
+	}
 	path, err := measure.WriteOpcacheScript(a.st.PrivDir)
 	if err != nil {
 		return

@@ -42,6 +42,8 @@ type Result struct {
 	Headline       *Headline    `json:"headline,omitempty"`
 	P99Check       *P99Check    `json:"p99_check,omitempty"`
 	Facts          knob.Facts   `json:"facts"`
+	// Runtimes are the server race's runtimes side by side: sizes, memory, throughput and latency.
+	Runtimes *Runtimes `json:"runtimes,omitempty"`
 	// Profile is why, per request: the baseline and the recommendation profiled side by side (tune --profile).
 	Profile *profile.Result   `json:"profile,omitempty"`
 	Screens []Screen          `json:"screens,omitempty"`
@@ -110,7 +112,7 @@ const (
 	MetricCPU = "req_per_cpu_s"
 	// MetricWork is the screen's counts: instructions and system calls per request.
 	MetricWork = "work"
-	// MetricCapacity is requests served per second of php-fpm's and nginx's CPU time, read from the same
+	// MetricCapacity is requests served per second of the servers' CPU time (php-fpm and nginx, or Apache), read from the same
 	// goodput trials: fewer servers for the same traffic. The final comparison decides on it beside goodput.
 	MetricCapacity = "capacity"
 )
@@ -219,9 +221,11 @@ type TrialRecord struct {
 	Workers      int                `json:"workers_seen,omitempty"`
 	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
 	WallS        float64            `json:"wall_s,omitempty"`
-	// ReqPerCPUS, in goodput trials, is requests served per second of php-fpm's and nginx's CPU time over the
-	// window (capacity: fewer servers for the same traffic).
+	// ReqPerCPUS, in goodput trials, is requests served per second of the servers' CPU time (php-fpm's and
+	// nginx's, or Apache's) over the window (capacity: fewer servers for the same traffic).
 	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
+	// FrontPSS is the HTTP server's memory in front of php-fpm (nginx's or Apache's group, PSS at its peak).
+	FrontPSS int64 `json:"front_pss_bytes,omitempty"`
 	// AtS is when the trial began, in seconds from the run's start: the run's timeline.
 	AtS float64 `json:"at_s"`
 }

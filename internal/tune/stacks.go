@@ -272,7 +272,7 @@ func (s *stacks) startChecked(ctx context.Context, w *warmStack, spec TrialSpec)
 		if spec.Check == nil {
 			return nil
 		}
-		note, cerr := spec.Check(w.st.PID("php-fpm"))
+		note, cerr := spec.Check(w.st.PID(w.st.PHP()))
 		if cerr == nil {
 			w.note = fmt.Sprintf("%s; php-fpm start %d", note, try)
 			return nil
@@ -297,7 +297,7 @@ func (s *stacks) start(ctx context.Context, w *warmStack, conc int) error {
 	if err != nil {
 		return fmt.Errorf("start %s: %w", w.cfg, err)
 	}
-	w.st, w.pool = st, st.Pools[0]
+	w.st, w.pool = st, phpPool(st, w.cfg)
 	if err := s.check(ctx, w); err != nil {
 		st.Stop(context.Background())
 		return err
@@ -584,7 +584,7 @@ func servedMemory(before, after *measure.FPMStatus, statusPath, uri string) (mem
 
 // phpMessage is the last PHP message nginx logged from FastCGI stderr (a fatal error, a warning).
 func phpMessage(st *stack.Stack) string {
-	line := st.LogTail("nginx-error.log", 20)
+	line := st.LogTail(st.ErrorLog(), 20)
 	for _, l := range strings.Split(line, "\n") {
 		if i := strings.Index(l, "PHP message: "); i >= 0 {
 			msg := l[i+len("PHP message: "):]
@@ -592,6 +592,8 @@ func phpMessage(st *stack.Stack) string {
 				msg = msg[:j]
 			}
 			line = msg
+		} else if i := strings.Index(l, "] PHP "); i >= 0 && strings.Contains(l, "[php:") {
+			line = l[i+2:] // mod_php's, in Apache's error log
 		}
 	}
 	if !strings.Contains(line, "PHP") {

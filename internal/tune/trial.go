@@ -74,7 +74,7 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 		before, _ = measure.ReadFPMStatus(sc, w.pool.Network, w.pool.Address, w.pool.StatusPath)
 		cancel()
 	}
-	sampler := measure.NewSampler(map[string]int{"php-fpm": w.st.PID("php-fpm"), "nginx": w.st.PID("nginx")}, 200*time.Millisecond)
+	sampler := measure.NewSampler(w.st.Groups(), 200*time.Millisecond)
 	_ = sampler.Start(ctx)
 	cpu0, cpuErr := serverCPU(w)
 	loadBegan := time.Now()
@@ -116,8 +116,11 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 		for g, d := range sample.CPU {
 			rec.ServerCPU[g] = d.Seconds() * share * 1e6 / float64(res.Requests)
 		}
-		if wm, ok := sample.Workers["php-fpm"]; ok {
+		if wm, ok := sample.Workers[w.st.PHP()]; ok {
 			rec.WorkerPSS, rec.WorkerUSS, rec.WorkerShared, rec.Workers = wm.MeanPSS, wm.PeakUSS, wm.Shared, wm.Count
+		}
+		if g := w.st.HTTPServer(); g != w.st.PHP() {
+			rec.FrontPSS = sample.GroupPSS[g]
 		}
 	}
 	if before != nil && ctx.Err() == nil {
@@ -128,6 +131,7 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 		}
 		cancel()
 	}
+	spec.Latency.add(rec.Config, res.Histogram())
 	// A window that served nothing counts as one request in it: a usable (and damning) log ratio.
 	rec.Value = max(good, 1/res.DurationS)
 	rec.WallS = time.Since(began).Seconds()
@@ -143,12 +147,12 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	return obs, false, nil
 }
 
-// serverCPU is the CPU time php-fpm's and nginx's processes have used, from the scheduler's own clock
-// (nanoseconds, where the sampler's ticks move in steps of 10 ms a process).
+// serverCPU is the CPU time the stack's servers have used (php-fpm's and nginx's, or Apache's), from the
+// scheduler's own clock (nanoseconds, where the sampler's ticks move in steps of 10 ms a process).
 func serverCPU(w *warmStack) (time.Duration, error) {
 	var total time.Duration
-	for _, name := range []string{"php-fpm", "nginx"} {
-		d, err := measure.GroupCPU(w.st.PID(name))
+	for _, pgid := range w.st.Groups() {
+		d, err := measure.GroupCPU(pgid)
 		if err != nil {
 			return 0, err
 		}
@@ -169,7 +173,7 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 	if err != nil {
 		return experiment.Observation{}, err
 	}
-	pgid := w.st.PID("php-fpm")
+	pgid := w.st.PID(w.st.PHP())
 	began := time.Now()
 	before, err := measure.GroupCPU(pgid)
 	if err != nil {
@@ -194,7 +198,7 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
 	if res.Requests > 0 && cpu > 0 {
 		rec.CPUUsPerReq = float64(cpu/time.Microsecond) / float64(res.Requests)
-		rec.ServerCPU = map[string]float64{"php-fpm": rec.CPUUsPerReq}
+		rec.ServerCPU = map[string]float64{w.st.PHP(): rec.CPUUsPerReq}
 	}
 	rec.Value = float64(max(ok, 1)) / max(cpu.Seconds(), 1e-6)
 	s.record(rec)

@@ -165,6 +165,8 @@ type tuner struct {
 	mixture   float64
 	minRounds int
 	stackSD   map[string]float64
+	// runtimes is the server race's sizing and latency, for the runtimes' table (nil: no server race).
+	runtimes *runtimeRace
 }
 
 func newTuner(o Options) (*tuner, error) {
@@ -336,6 +338,7 @@ func (t *tuner) finish(err error) {
 	t.res.Plan = t.plan
 	t.res.Facts = t.facts
 	t.res.Recommendation = t.best
+	t.res.Runtimes = t.runtimesTable()
 	t.res.ElapsedS = t.clock.Now().Sub(t.start).Seconds()
 	if err != nil {
 		t.res.Partial = true

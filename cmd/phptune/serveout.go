@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// pools are a served stack's pools on TCP and on a unix socket (zero Endpoints when it has none: Apache with
+// mod_php has no pool, a tune recommendation one).
+func pools(s *stack.Stack) (tcp, unix stack.Endpoint) {
+	for _, ep := range s.Pools {
+		switch {
+		case ep.Network == stack.ListenTCP && tcp.Address == "":
+			tcp = ep
+		case ep.Network == stack.ListenUnix && unix.Address == "":
+			unix = ep
+		}
+	}
+	return tcp, unix
+}
+
+// serveEnv writes the endpoints as shell variables (a pool's empty when the stack has none).
+func serveEnv(s *stack.Stack, path string) error {
+	script := s.Script()
+	tcp, unix := pools(s)
+	target := func(ep stack.Endpoint) string {
+		if ep.Address == "" {
+			return ""
+		}
+		return ep.URL(script)
+	}
+	env := fmt.Sprintf("PHPTUNE_HTTP=%s\nPHPTUNE_FCGI=%s\nPHPTUNE_UNIX=%s\nPHPTUNE_DOCROOT=%s\nPHPTUNE_SCRIPT=%s\nPHPTUNE_RUNDIR=%s\n",
+		shellQuote(s.HTTPURL), shellQuote(target(tcp)), shellQuote(target(unix)), shellQuote(s.Docroot), shellQuote(script),
+		shellQuote(s.RunDir))
+	return writeAtomic(path, []byte(env))
+}
+
+// serveRecommendation sets cfg to serve a tune run's recommendation, read from its result.json: its runtime,
+// pool, ini settings and master's settings (nginx's keep-alive and buffers too).
+func serveRecommendation(cfg *stack.Config, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return exitcode.UsageErrorf("--recommendation: %v", err)
+	}
+	var res struct {
+		Schema         string       `json:"schema"`
+		Recommendation *knob.Config `json:"recommendation"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil || res.Schema != tune.Schema || res.Recommendation == nil {
+		return exitcode.UsageErrorf("--recommendation %s: not a tune result (schema %s with a recommendation): give tune's result.json", path, tune.Schema)
+	}
+	res.Recommendation.Apply(cfg, "tuned")
+	return nil
+}
+
+// serveJSON prints the endpoints as schema phptune/serve/v1: a pool's keys only when the stack has it.
+func serveJSON(s *stack.Stack, app *appSpec, name string, services []string) {
+	script := s.Script()
+	out := map[string]any{"schema": "phptune/serve/v1", "app": name, "http": s.HTTPURL, "server": s.Server, "docroot": s.Docroot,
+		"script": script, "run_dir": s.RunDir, "php_fpm": s.FPMBin, "urls": serveURLs(app), "services": services}
+	tcp, unix := pools(s)
+	if tcp.Address != "" {
+		out["fastcgi_tcp"] = map[string]any{"address": tcp.Address, "target": tcp.URL(script), "status_path": tcp.StatusPath}
+	}
+	if unix.Address != "" {
+		out["fastcgi_unix"] = map[string]any{"socket": unix.Address, "target": unix.URL(script), "status_path": unix.StatusPath}
+	}
+	report.WriteJSON(os.Stdout, out)
+}
+
+// servePrint prints the endpoints and a bench command for each.
+func servePrint(s *stack.Stack, app *appSpec, name string, services []string, forDur time.Duration) {
+	script := s.Script()
+	tcp, unix := pools(s)
+	fmt.Printf("phptune serve: %s, served from %s\n", name, s.Docroot)
+	fmt.Printf("  %-16s %s\n", "HTTP ("+s.HTTPServer()+")", s.HTTPURL)
+	if s.Server != stack.ServerNginx {
+		fmt.Printf("  %-16s %s\n", "runtime", s.Server)
+	}
+	if tcp.Address != "" {
+		fmt.Printf("  FastCGI TCP      %s   (pool %q, status %s)\n", tcp.Address, tcp.Name, tcp.StatusPath)
+	}
+	if unix.Address != "" {
+		fmt.Printf("  FastCGI unix     %s   (pool %q, behind %s)\n", unix.Address, unix.Name, s.HTTPServer())
+	}
+	if len(s.Pools) > 0 {
+		fmt.Printf("  php-fpm          %s\n", s.FPMBin)
+	}
+	fmt.Printf("  configs, logs    %s\n", s.RunDir)
+	if len(services) > 0 {
+		fmt.Printf("  services         %s (stopped with it)\n", strings.Join(services, ", "))
+	}
+	path, marker := app.firstURL()
+	check, reqURI := "", ""
+	if marker != nil {
+		check = " --expect-body " + shellQuote(marker.String())
+	}
+	if path != "/" {
+		reqURI = " --request-uri " + shellQuote(path)
+	}
+	fmt.Printf("\n  phptune bench %s -c 8 -d 10s%s\n", shellQuote(strings.TrimSuffix(s.HTTPURL, "/")+path), check)
+	// Real apps read the Host header (HTTP_HOST), which only a web server sends unasked.
+	host := " -H " + shellQuote("Host: "+strings.TrimSuffix(strings.TrimPrefix(s.HTTPURL, "http://"), "/"))
+	if tcp.Address != "" {
+		fmt.Printf("  phptune bench %s -c 4 -d 10s --fpm-status %s%s%s%s\n", shellQuote(fcgiTarget(tcp.URL(script), path)), tcp.StatusPath, reqURI, host, check)
+	}
+	if unix.Address != "" {
+		fmt.Printf("  phptune bench %s -c 4 -d 10s%s%s%s\n", shellQuote(fcgiTarget(unix.URL(script), path)), reqURI, host, check)
+	}
+	fmt.Println()
+	if forDur > 0 {
+		fmt.Printf("Serving for %s (Ctrl-C stops it sooner).\n", forDur)
+	} else {
+		fmt.Printf("Serving until Ctrl-C.\n")
+	}
+}
