@@ -32,7 +32,7 @@ type tuneFlags struct {
 	mix                                                                         mixFlags
 	budget, p99, timeout                                                        time.Duration
 	rate, minEffect, alpha                                                      float64
-	json, noScreen, screen, profile, builds                                     bool
+	json, noScreen, screen, profile, builds, ratePeak                           bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -100,7 +100,7 @@ configuration. Ctrl-C stops every process and keeps the results so far (exit 130
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate: met when the p99's 95% interval (failed requests counted as the timeout) is below it, else exit 3")
-	fl.Float64Var(&f.rate, "rate", 0, "requests/s at which --p99 is judged")
+	fl.Var(rateValue{&f.rate, &f.ratePeak}, "rate", "requests/s at which --p99 is judged, or peak: the access log's busiest second")
 	fl.Float64Var(&f.minEffect, "min-effect", 100*tune.DefaultMinEffect, "smallest change in % that counts as better or worse; no_difference means within it")
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, "error budget of the run: the chance, at most, that any verdict is wrong")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout")
@@ -197,7 +197,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if res.P99Check != nil && !res.P99Check.Met {
 		c := res.P99Check
 		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not shown to be met: p99 %.1f ms [%.1f, %.1f] (%s)",
-			f.p99, f.rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
+			f.p99, c.Rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
 	}
 	return nil
 }
@@ -262,6 +262,9 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 		return o, exitcode.UsageErrorf("--build and --skip php: the builds race as the knob php")
 	}
 	if err := f.load(&o, app); err != nil {
+		return o, err
+	}
+	if err := f.logLoad(&o); err != nil {
 		return o, err
 	}
 	// The starting point and the knobs.

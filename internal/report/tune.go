@@ -96,6 +96,9 @@ func Tune(w io.Writer, r *tune.Result) {
 		fmt.Fprintf(w, "  %-13s p99 %s [%s, %s] at %s req/s open loop, goal %s: %s\n", "latency goal", us(c.P99Us), us(c.P99LoUs), us(c.P99HiUs),
 			rate(c.Rate), us(c.GoalUs), p99Verdict(c))
 	}
+	if c := r.PeakCheck; c != nil {
+		fmt.Fprintf(w, "  %-13s %s\n", "log's peak", peakRow(c))
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}

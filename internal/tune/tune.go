@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -58,6 +59,8 @@ type Options struct {
 	// with a budget of ScreenBudget or more, or always with ForceScreen.
 	Screen      *Screener
 	ForceScreen bool
+	// LogLoad is the access log's load, when the mix is from one: the pool sized is checked against its peak.
+	LogLoad *accesslog.Load
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
@@ -161,6 +164,7 @@ func newTuner(o Options) (*tuner, error) {
 	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
 		Recommendation: o.Base,
 		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
+	t.res.LogLoad = o.LogLoad
 	t.recordURLs(nil)
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
 		Alpha: o.Alpha, MinEffect: o.MinEffect}
@@ -264,6 +268,7 @@ func (t *tuner) run(ctx context.Context) error {
 	if err := t.decideAll(ctx, t.poolRace); err != nil {
 		return err
 	}
+	t.checkPeak()
 	if t.o.P99 > 0 {
 		return t.p99(ctx)
 	}
