@@ -1,16 +1,22 @@
-# phptune: `make demo` runs the main job on the bundled demo app; `make test` runs every test.
-# Both install what they need first (Debian packages as root, Go modules through the Go toolchain).
+# phptune: `make demo` runs the main job on the bundled demo app; `make test` runs every test; `make deb` builds
+# the Debian package. Each installs what it needs first (Debian packages as root, no service left running or
+# enabled; Go modules through the Go toolchain): demo only what tune needs, test the rest.
 # The Go that scripts/find-go.sh finds (recursively expanded: after `deps` installed one, the next use finds it).
 GO ?= $(or $(shell sh scripts/find-go.sh 2>/dev/null),/usr/lib/go-1.23/bin/go)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/phptune
 
-.PHONY: all build deps k6 demo test test-faults test-workloads test-build vet fmt-check clean
+.PHONY: all build deps deps-demo k6 demo deb test-deb test test-faults test-workloads test-build vet fmt-check clean
 
 all: build
 
+# Everything the tests and every command need (scripts/install-deps.sh lists them).
 deps:
-	GO=$(GO) sh scripts/install-deps.sh
+	GO=$(GO) sh scripts/install-deps.sh test
+
+# What tune needs: nginx, php-fpm (and Go to build).
+deps-demo:
+	GO=$(GO) sh scripts/install-deps.sh demo
 
 # Grafana k6 for --engine k6, built from its Go module (tools/k6 pins the version) into bin/k6.
 k6:
@@ -19,8 +25,17 @@ k6:
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/phptune
 
-demo: deps build
+demo: deps-demo build
 	sh scripts/demo.sh $(BIN)
+
+# The Debian package, phptune_VERSION_ARCH.deb (scripts/deb.sh): apt install ./phptune_*.deb on a server.
+deb:
+	GO=$(GO) sh scripts/deb.sh
+
+# The package installed into a fresh Debian bookworm root (debootstrap; as root, several minutes, not part of
+# `make test`): make demo's install and apt install of the .deb, then tune --budget 1m from it, nothing left running.
+test-deb: deb
+	sh scripts/test-install.sh phptune_*.deb
 
 vet:
 	$(GO) vet ./...

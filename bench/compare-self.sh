@@ -41,7 +41,7 @@ i=0
 while [ $i -lt "$RUNS" ]; do
 	i=$((i + 1))
 	s=$(date +%s%N)
-	"$BIN" compare --interleave --repeat "$ROUNDS" -c 4 -d "$TRIAL" --warmup 200ms --json "$url" "$url" >"$tmp/run-$i.json"
+	"$BIN" compare --interleave --rounds "$ROUNDS" -c 4 -d "$TRIAL" --warmup 200ms --json "$url" "$url" >"$tmp/run-$i.json"
 	echo $(( ($(date +%s%N) - s) / 1000000 )) >"$tmp/ms-$i"
 done
 python3 - "$tmp" "$RUNS" <<'PY'

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"regexp"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/phpini"
+	"github.com/phptune/phptune/internal/stack"
 )
 
 // parseURLs reads --url PATH[=WEIGHT] values, each response checked against check (nil: no check).
@@ -94,4 +97,39 @@ func baseConfig(fromPool, fromINI string, inis []string, pins map[string]string)
 		}
 	}
 	return base, nil
+}
+
+// checkNames refuses the names of --knob and --compare (each value NAME=...) and of --ini (KEY=VALUE) that would
+// set nothing in fpmBin: PHP's ini directives are read once, only when a name is not a knob's.
+func checkNames(ctx context.Context, fpmBin string, known []knob.Knob, knobFlags map[string][]string, inis []string) error {
+	var dirs []string
+	directives := func() ([]string, error) {
+		if dirs != nil {
+			return dirs, nil
+		}
+		bin, err := stack.FindPHPFPM(fpmBin)
+		if err != nil {
+			return nil, err
+		}
+		dirs, err = phpini.Directives(ctx, bin)
+		return dirs, err
+	}
+	for _, flag := range []string{"--knob", "--compare"} {
+		for _, kv := range knobFlags[flag] {
+			// A value without = is told what to give where it is parsed.
+			if name, _, ok := strings.Cut(kv, "="); ok && name != "" {
+				if err := knob.CheckName(flag, name, known, true, directives); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, kv := range inis {
+		if name, _, ok := strings.Cut(kv, "="); ok && name != "" {
+			if err := knob.CheckName("--ini", name, known, false, directives); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

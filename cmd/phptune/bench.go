@@ -42,69 +42,77 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench TARGET",
 		Short: "Drive load at an HTTP server or straight at php-fpm over FastCGI",
-		Long: `Drive load at TARGET with N connections, each sending its next request when the last one is answered
-(closed model), and report requests/s, latency percentiles from HDR histograms, errors by class and the
-generator's own CPU time per request.
-
-TARGET is one of
-  http://HOST:PORT/PATH?QUERY                  HTTP/1.1, keep-alive unless --no-keepalive
-  fcgi://HOST:PORT/ABS/PATH/script.php?QUERY   FastCGI over TCP straight to php-fpm
-  unix:/PATH/TO.sock:/ABS/PATH/script.php?QUERY  FastCGI over a unix socket
-For FastCGI the script path is SCRIPT_FILENAME as php-fpm sees it; the CGI params are those nginx sends.
-php-fpm never multiplexes: each kept FastCGI connection holds one worker, so connections above
-pm.max_children wait for a free one.
-
-With --rate R it is an open model (wrk2's method): requests are due on a schedule, latency counts from the due
-time when a busy connection made a request late (coordinated omission corrected), and the uncorrected latency,
-late starts and the largest lag are reported beside it. --max-inflight M shares one schedule among M connections,
-a bounded pool in which requests queue.
-
-Error classes: connect, timeout, read_write, protocol (the peer does not speak HTTP or FastCGI), fcgi_status,
-http_4xx, http_5xx, http_502, http_504, status (outside --expect-status), body (--expect-body did not match),
-php_stderr (PHP wrote warnings or errors to FastCGI stderr). A timed-out request is recorded at the timeout.
-
---engine k6 sends the same load through Grafana k6 (HTTP targets; make k6 builds it): phptune writes the script,
-runs --k6-instances k6 processes here or on --k6-host machines over ssh, and reads every request's point back
-into the same result (one merged HDR histogram, the same error classes).`,
 		Example: `  phptune bench http://127.0.0.1:8080/ -c 32 -d 30s
   phptune bench fcgi://127.0.0.1:9000/var/www/index.php -c 4 --fpm-status /status
   phptune bench unix:/run/php/php8.2-fpm.sock:/var/www/index.php --request-uri /articles/3 -n 10000
-  phptune bench http://127.0.0.1:8080/contact -m POST --body form.txt -H 'Content-Type: application/x-www-form-urlencoded'
+  phptune bench http://127.0.0.1:8080/ --rate 500 --repeat 5        # open model, 5 trials
+  phptune bench http://127.0.0.1:8080/api/orders -m POST --body order.json -H 'Content-Type: application/json'
   phptune bench http://staging:8080/ --engine k6 --k6-instances 2 --k6-host load1 --k6-host load2 -c 100 -d 1m`,
-		Args: cobra.ExactArgs(1),
+		Long: `Sends requests to TARGET over -c connections, each sending its next request when the last is answered (closed
+model), or on a schedule with --rate (open model, latency counted from each request's due time), and reports
+requests/s, latency percentiles from HDR histograms, errors by class and the generator's own CPU per request.
+
+TARGET
+  http://HOST:PORT/PATH?QUERY                     HTTP/1.1 (keep-alive unless --no-keepalive)
+  fcgi://HOST:PORT/ABS/PATH/script.php?QUERY      FastCGI over TCP, straight to php-fpm
+  unix:/PATH/TO.sock:/ABS/PATH/script.php?QUERY   FastCGI over a unix socket
+The script path is SCRIPT_FILENAME as php-fpm sees it; the CGI params are those nginx sends. php-fpm never
+multiplexes: connections above pm.max_children wait for a worker.`,
+		Args: args(1, 1, "TARGET, the address to load: http://HOST:PORT/PATH, fcgi://HOST:PORT/SCRIPT or unix:/SOCKET:/SCRIPT"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd.Context(), f, args[0], cmd.Flags().Changed("duration"))
 		}),
 	}
+	learnMore(cmd, `README.md "Benchmarking" (error classes, the open model, latency of every request) and "Load from k6"`)
 	fl := cmd.Flags()
 	registerLoadFlags(fl, &f)
-	fl.StringVar(&f.status, "fpm-status", "", "read php-fpm's status page before and after: its path (FastCGI targets) or fcgi://HOST:PORT/PATH or unix:/SOCK:/PATH")
+	fl.IntVar(&f.repeat, "repeat", 1, "run this many trials, each with its own warm-up: figures per trial and merged")
+	flagGroup(fl, "LOAD", "repeat")
+	registerRunFlags(fl, &f)
+	fl.StringVar(&f.status, "fpm-status", "", "read php-fpm's status page before and after: its `PATH` (FastCGI targets), "+
+		"or fcgi://HOST:PORT/PATH, unix:/SOCK:/PATH")
+	flagGroup(fl, "FASTCGI", "fpm-status")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/bench/v1) instead of the summary")
-	fl.StringVar(&f.out, "out", "", "also write result.json into this directory")
-	fl.IntVar(&f.repeat, "repeat", 1, "run this many trials, each with its own warm-up; results per trial and merged")
+	fl.StringVar(&f.out, "out", "", "also write result.json into this `DIR`")
+	flagGroup(fl, "OUTPUT", "json", "out")
 	return cmd
 }
 
-// registerLoadFlags registers the flags that shape the load, shared by bench and compare's arms.
+// registerLoadFlags registers the flags that shape the load: bench's, compare's arms' and export k6's.
 func registerLoadFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.IntVarP(&f.connections, "connections", "c", 4, "concurrent connections")
 	fl.Int64VarP(&f.requests, "requests", "n", 0, "measured requests in all (instead of -d)")
 	fl.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured window")
 	fl.DurationVar(&f.warmup, "warmup", time.Second, "warm-up before the measured window, excluded from the results")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per-request timeout")
-	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
-	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
-	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
-	fl.BoolVar(&f.noKeepalive, "no-keepalive", false, "HTTP: a new connection for every request")
-	fl.StringVar(&f.expectStatus, "expect-status", "", "accepted statuses, e.g. 200 or 200,301-302 (default: 1xx-3xx)")
-	fl.StringVar(&f.expectBody, "expect-body", "", "regular expression every response body must match")
-	fl.StringVar(&f.requestURI, "request-uri", "", "FastCGI: REQUEST_URI to send (front controllers route on it; default: the script path)")
-	fl.StringVar(&f.docRoot, "document-root", "", "FastCGI: DOCUMENT_ROOT (default: the script's directory)")
 	fl.Float64Var(&f.rate, "rate", 0, "open model: send this many requests/s in all, on a schedule; latency counts from each request's due time")
-	fl.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: one schedule shared by this many connections, a bounded pool whose queueing time is counted (FastCGI: default the static pool's max_children when --fpm-status tells it)")
-	fl.IntVar(&f.procs, "procs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, so the server keeps a core)")
+	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
+	flagGroup(fl, "LOAD", "connections", "requests", "duration", "warmup", "rate", "timeout")
+	f.mix.register(fl, "a URL path on the target, `PATH[=WEIGHT]` (repeatable: a weighted mix instead of the target's own path)")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
+	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
+	fl.BoolVar(&f.noKeepalive, "no-keepalive", false, "HTTP: a new connection for every request")
+	fl.StringVar(&f.expectStatus, "expect-status", "", "accepted `STATUSES`, e.g. 200 or 200,301-302 (default: 1xx-3xx)")
+	fl.StringVar(&f.expectBody, "expect-body", "", "a `REGEX` every response body must match")
+	flagGroup(fl, "WHAT TO SEND", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
+		"method", "header", "body", "no-keepalive", "expect-status", "expect-body")
+}
+
+// registerRunFlags registers the flags of a load run here (bench and compare's arms; not export k6, which writes
+// the test for k6 to run elsewhere): FastCGI's params, the bounded pool, the generator.
+func registerRunFlags(fl *pflag.FlagSet, f *benchFlags) {
+	fl.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: one schedule shared by this many connections, a bounded pool "+
+		"(FastCGI: default the static pool's max_children when --fpm-status tells it)")
+	flagGroup(fl, "LOAD", "max-inflight")
+	fl.StringVar(&f.requestURI, "request-uri", "", "FastCGI: the `URI` to send as REQUEST_URI (front controllers route on it; "+
+		"default: the script path)")
+	fl.StringVar(&f.docRoot, "document-root", "", "FastCGI: `DIR` as DOCUMENT_ROOT (default: the script's directory)")
+	flagGroup(fl, "FASTCGI", "request-uri", "document-root")
+	fl.IntVar(&f.procs, "gomaxprocs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, "+
+		"so the server keeps a core)")
+	deprecatedAlias(fl, "procs", "gomaxprocs")
 	f.engine.register(fl)
-	f.mix.register(fl, "a URL path on the target, PATH[=WEIGHT] (repeatable: a weighted mix instead of the target's own path)")
+	flagGroup(fl, "GENERATOR", "gomaxprocs", "engine", "k6", "k6-instances", "k6-host", "k6-ssh", "k6-remote")
 }
 
 // options turns the load flags into the generator's options.
@@ -181,7 +189,7 @@ func (f *benchFlags) mixOf(ctx context.Context, o load.Options) ([]load.MixItem,
 	return login(ctx, "http://"+o.Target.Address)
 }
 
-// setProcs applies --procs (one Go processor by default on small machines) and returns the undo.
+// setProcs applies --gomaxprocs (one Go processor by default on small machines) and returns the undo.
 func setProcs(procs int) func() {
 	if procs == 0 && runtime.NumCPU() <= 2 {
 		procs = 1
@@ -202,6 +210,13 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 	if f.repeat < 1 {
 		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
 	}
+	// The status page, when asked for: where to read it.
+	var st *statusSource
+	if f.status != "" {
+		if st, err = parseStatusSource(f.status, t); err != nil {
+			return err
+		}
+	}
 	if f.out != "" {
 		release, err := openOut(f.out)
 		if err != nil {
@@ -210,14 +225,6 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		defer release()
 	}
 	defer setProcs(f.procs)()
-
-	// The status page, when asked for: where to read it.
-	var st *statusSource
-	if f.status != "" {
-		if st, err = parseStatusSource(f.status, t); err != nil {
-			return err
-		}
-	}
 	var before *measure.FPMStatus
 	if st != nil {
 		if before, err = st.read(ctx); err != nil {

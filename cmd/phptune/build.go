@@ -37,80 +37,68 @@ func newBuildCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build [APP|PRESET]",
 		Short: "Build PHP optimised for your app (PGO trained on it) and verify the gain",
-		Long: `Build PHP from source into a build cache, one prefix per variant: baseline (upstream flags) and pgo (built with
--fprofile-generate, trained with php-cgi -T over APP's URLs with opcache on, rebuilt with --prof-flags). APP is a
-docroot (give --url and --holdout-url), a prepared workload preset (phptune workload list: trained on its URLs,
-which must show their content checks, held out on the demo app, its database started and stopped by phptune), or
-the demo app when omitted; --train NAME says the same. Each
-variant must serve the demo app correctly through its own php-fpm (smoke test) before it is measured or offered;
-one that fails is reported unavailable with the reason.
+		Long: `Builds PHP from source (Debian's php8.2 source package by default, through a private apt configuration) into a
+build cache, one prefix per variant: baseline (upstream flags) and pgo (trained with php-cgi -T over APP's URLs,
+opcache on); --variants adds pgo+lto and pgo+bolt. Each variant must serve the demo app through its own php-fpm
+before it is measured. Then verifies: time per request in interleaved rounds against the baseline on the
+training URLs, held-out URLs and a guard (Zend/bench.php), each a verdict with its 95% interval. An unchanged
+request reuses the cached build; an interrupted build leaves no half-installed prefix.
 
-Verification: time per request with php-cgi -T warmup,N pinned to one CPU, in interleaved rounds (order
-alternating), each variant against the baseline: median ratio, 95% CI and a verdict (better, worse,
-no_difference) on three sets: the training URLs, held-out URLs (another route set, or --holdout APP) and a guard
-(Zend/bench.php from the same source). pgo+huge_code_pages: the pgo build run with opcache.huge_code_pages=1,
-measured only when a probe (php-cgi printing its own smaps) finds its text really on huge pages; otherwise a
-note says why not. Throughput through php-fpm (one worker, interleaved trials) on the
-training URLs. Instructions per request (callgrind) are a cross-check: they understate
-PGO's gain several-fold, since PGO mostly improves code layout.
-
-Sources: --debian php8.2 fetches Debian's source package through a private apt configuration (never /etc/apt);
---source takes a tarball or a tree. Extensions: those the installed PHP has (php -m) and the app's code uses,
-limited to those whose -dev packages are installed (what is left out is printed); --configure-args overrides.
-The cache ($XDG_CACHE_HOME/phptune/builds) is keyed by source, flags, compiler and training inputs: an unchanged
-request reuses the build. An interrupted build leaves no half-installed prefix.
-
-Use a variant with: phptune tune --php-fpm <prefix>/sbin/php-fpm, or let the cached builds compete with the
-installed php-fpm: phptune tune --builds
---variants adds pgo+lto: the PGO build with link-time optimisation (-flto=auto in the compiler command; off
-for the two files that hold the executor's global register variables, which LTO cannot handle: GCC PR 68384).
---variants adds pgo+bolt: the PGO build made for BOLT (no PIE, -Wl,--emit-relocs, GCC's hot/cold splitting off,
-no ifuncs),
-its php-cgi instrumented by llvm-bolt and trained on the same requests, then php-cgi and php-fpm re-laid out
-from that profile (Debian packages bolt-16 and libbolt-16-dev; --install-deps installs them).
-A variant that fails to build is listed as unavailable with the failing step and its log.
-
---out DIR keeps result.json (schema phptune/build/v1), build.log and report.html: one self-contained page with
-each variant's gain and its 95% CI per set, the charts, throughput, instructions, the builds and the
-environment (phptune report DIR/result.json re-renders it).`,
-		Args: cobra.MaximumNArgs(1),
+NEEDS
+build-essential and PHP's build dependencies (--install-deps installs what is missing, listing it first);
+bolt-16 and libbolt-16-dev for pgo+bolt.`,
+		Example: `  phptune build                                      # the demo app: baseline and pgo, verified
+  phptune build ./myapp --url / --url /blog/ --holdout-url /about
+  phptune build wordpress --variants baseline,pgo,pgo+lto
+  phptune tune ./myapp --builds                       # then let the cached builds race the installed php-fpm`,
+		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runBuild(cmd, args, f) }),
 	}
+	learnMore(cmd, `README.md "Building PHP for your app" (variants, training, verification, measured gains); docs/bolt.md`)
 	registerBuildFlags(cmd.Flags(), &f)
 	return cmd
 }
 
 // registerBuildFlags declares build's flags into fl, their defaults set in f.
 func registerBuildFlags(fl *pflag.FlagSet, f *buildFlags) {
-	fl.StringVar(&f.debian, "debian", "php8.2", "Debian source package to build (fetched with a private apt configuration)")
-	fl.StringVar(&f.debianVersion, "debian-version", phpbuild.DefaultDebianVersion, "version of the Debian source package")
-	fl.StringVar(&f.source, "source", "", "PHP source tarball or directory (instead of --debian)")
-	fl.StringVar(&f.configureArgs, "configure-args", "", "configure arguments (default: lean, fpm + cgi + opcache + the app's extensions)")
-	fl.StringVar(&f.profFlags, "prof-flags", phpbuild.DefaultProfFlags, `PROF_FLAGS of the optimised PGO build (e.g. "-fprofile-use")`)
-	fl.StringSliceVar(&f.variants, "variants", []string{phpbuild.Baseline, phpbuild.PGO}, "variants: baseline, pgo, pgo+lto, pgo+bolt")
-	fl.StringVar(&f.train, "train", "", "the app to train on: a docroot, a prepared workload preset or its directory (same as the APP argument)")
-	fl.StringArrayVar(&f.urls, "url", nil, "training request URI, repeatable (default: a preset's URLs; for the demo app its HTML pages)")
+	fl.StringSliceVar(&f.variants, "variants", []string{phpbuild.Baseline, phpbuild.PGO}, "`VARIANTS`: baseline, pgo, pgo+lto, pgo+bolt")
+	fl.StringVar(&f.debian, "debian", "php8.2", "Debian source `PACKAGE` to build (fetched with a private apt configuration)")
+	fl.StringVar(&f.debianVersion, "debian-version", phpbuild.DefaultDebianVersion, "`VERSION` of the Debian source package")
+	fl.StringVar(&f.source, "source", "", "PHP source `TARBALL` or directory (instead of --debian)")
+	fl.StringVar(&f.configureArgs, "configure-args", "", "configure `ARGS` (default: lean, fpm + cgi + opcache + the app's extensions)")
+	fl.StringVar(&f.profFlags, "prof-flags", phpbuild.DefaultProfFlags, "PROF_FLAGS of the optimised PGO build, `FLAGS` such as -fprofile-use")
+	fl.BoolVar(&f.installDeps, "install-deps", false, "install missing build packages with apt-get")
+	fl.IntVar(&f.jobs, "jobs", 0, "make -j (default: all CPUs)")
+	fl.StringVar(&f.cache, "cache", "", "build cache `DIR` (default $XDG_CACHE_HOME/phptune/builds)")
+	fl.StringVar(&f.make, "make", "make", "make program")
+	_ = fl.MarkHidden("make")
+	flagGroup(fl, "WHAT TO BUILD", "variants", "debian", "debian-version", "source", "configure-args", "prof-flags", "install-deps",
+		"jobs", "cache")
+	fl.StringVar(&f.train, "train", "", "the `APP` to train on: a docroot, a prepared workload preset or its directory (same as the APP argument)")
+	fl.StringArrayVar(&f.urls, "url", nil, "training request `URI`, repeatable (default: a preset's URLs; for the demo app its HTML pages)")
 	f.mix.registerLog(fl)
-	fl.StringArrayVar(&f.holdout, "holdout-url", nil, "held-out request URI, repeatable (default for the demo app: its API and form)")
-	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out APP (a docroot with index.php, or demo) for the held-out URLs (default: APP; for a preset, the demo app)")
 	fl.IntVar(&f.trainN, "train-n", 50, "training repeats per URL (php-cgi -T)")
-	fl.StringVar(&f.trainMode, "train-mode", "cgi", "cgi: php-cgi -T over the URLs; live: that, then the instrumented php-fpm under phptune's load (FPM's paths too)")
+	fl.StringVar(&f.trainMode, "train-mode", "cgi", "cgi: php-cgi -T over the URLs; live: that, then the instrumented php-fpm "+
+		"under phptune's load (FPM's paths too)")
 	fl.DurationVar(&f.trainDuration, "train-duration", 20*time.Second, "length of the live training load (--train-mode live)")
-	fl.IntVar(&f.rounds, "rounds", 10, "most interleaved verification rounds (at least 6; they stop once every comparison is decided)")
+	fl.BoolVar(&f.jit, "jit", false, "train and verify with opcache.jit=tracing (as it will run)")
+	flagGroup(fl, "TRAINING", "train", "url", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep", "train-n",
+		"train-mode", "train-duration", "jit")
+	fl.StringArrayVar(&f.holdout, "holdout-url", nil, "held-out request `URI`, repeatable (default for the demo app: its API and form)")
+	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out `APP` (a docroot with index.php, or demo) for the held-out URLs "+
+		"(default: APP; for a preset, the demo app)")
+	fl.IntVar(&f.rounds, "rounds", 10, "the most interleaved verification rounds (at least 6; they stop once every comparison is decided)")
 	fl.IntVar(&f.repeats, "repeats", 30, "timed repeats per URL in each round (php-cgi -T 5,N)")
+	fl.DurationVar(&f.throughputTrial, "throughput-trial", 3*time.Second, "length of each throughput trial through php-fpm (0 skips throughput)")
+	fl.BoolVar(&f.withDebian, "with-debian", false, "include Debian's own php-cgi in the comparison (automatic when the source is older)")
 	fl.BoolVar(&f.noVerify, "no-verify", false, "build and smoke-test only")
 	fl.BoolVar(&f.noCallgrind, "no-callgrind", false, "skip instructions per request (valgrind)")
 	fl.BoolVar(&f.noHuge, "no-huge-code-pages", false, "skip verifying pgo with opcache.huge_code_pages=1 on top")
-	fl.DurationVar(&f.throughputTrial, "throughput-trial", 3*time.Second, "length of each throughput trial through php-fpm (0 skips throughput)")
-	fl.BoolVar(&f.jit, "jit", false, "train and verify with opcache.jit=tracing (as it will run)")
-	fl.BoolVar(&f.withDebian, "with-debian", false, "include Debian's own php-cgi in the comparison (automatic when the source is older)")
-	fl.BoolVar(&f.installDeps, "install-deps", false, "install missing build packages with apt-get")
-	fl.IntVar(&f.jobs, "jobs", 0, "make -j (default: all CPUs)")
-	fl.StringVar(&f.cache, "cache", "", "build cache (default $XDG_CACHE_HOME/phptune/builds)")
-	fl.StringVar(&f.out, "out", "", "directory for report.html, result.json and build.log (default phptune-results/build-TIME)")
+	flagGroup(fl, "VERIFICATION", "holdout-url", "holdout", "rounds", "repeats", "throughput-trial", "with-debian", "no-verify",
+		"no-callgrind", "no-huge-code-pages")
+	fl.StringVar(&f.out, "out", "", "`DIR` for report.html, result.json and build.log (default phptune-results/build-TIME)")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/build/v1)")
-	fl.StringVar(&f.make, "make", "make", "make program")
-	_ = fl.MarkHidden("make")
+	flagGroup(fl, "OUTPUT", "out", "json")
 }
 
 // buildDefaults is build's flags as given no flag at all (tune --build starts from them).

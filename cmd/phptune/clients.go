@@ -36,42 +36,24 @@ func newClientsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "clients",
 		Short: "Measure concurrency models for PHP client code against private Tarantool and Redis servers",
-		Long: `Measure how much faster I/O-bound PHP client code gets with Fibers, forked processes, both, or
-pipelining, against a private Tarantool and Redis that phptune starts on loopback (Debian packages tarantool and
-redis-server) and stops. The PHP side is phptune's own IPROTO and RESP clients (ext-msgpack: php8.2-msgpack),
-written once to run blocking or inside Fibers under a stream_select scheduler; phpredis (php8.2-redis) is the
-C baseline for Redis.
+		Long: `Measures how much faster I/O-bound PHP client code gets with Fibers, forked processes, both, or pipelining,
+against a private Tarantool and Redis that phptune starts on loopback and stops. Each model's sweep (--fibers,
+--procs, --depth) is raced in interleaved rounds, its pick raced again beside its neighbours, and the winner
+compared with sync (one connection) in fresh rounds: the speedup, its interval and a verdict, within one error
+budget (--alpha). Exit 1 when a model failed (its row says why; the others are reported).
 
-Models: sync (one connection), fibers (N Fibers, N swept over --fibers), processes (P forked after start,
-each connecting after the fork; P swept over --procs), processes+fibers (P x the best N), pipeline (D requests
-per round trip, swept over --depth). Every decision is the experiment engine's (as in tune and compare): a
-sweep races its candidates for --sweep-iterations rounds (one clearly slower is dropped early); its pick, a
-noisy maximum, is raced against its neighbours in the sweep list in fresh rounds (--neighbours=false: not) and
-the winner, marked *, is compared with sync in fresh rounds again, so that no speedup is rated on the data it
-was chosen on. Swoole coroutines and ext-parallel threads appear as "not available here" without their
-extensions.
+NEEDS
+tarantool, redis-server, php8.2-cli, php8.2-msgpack; php8.2-redis for the phpredis rows (apt-get install
+tarantool redis-server php8.2-msgpack php8.2-redis; no service of theirs is used).
 
-phpbench's vocabulary: each iteration runs --revs revolutions (split among the workers) in a fresh php -n with
-only the extensions needed and GC off; --warmup revolutions first, untimed; --pause before each iteration.
-Connections open before the timed region and workers start behind a barrier. The arms run in interleaved
-rounds in balanced orders; each model's pick is compared with sync from --iterations paired rounds: the
-speedup, its interval and a verdict (faster or slower by at least --min-effect, no_difference within it,
-inconclusive), within one error budget (--alpha) for the whole run. --retry-threshold PCT re-runs an iteration deviating from its arm's mean by
-at least PCT%, up to --retry-limit times per arm (off by default when interleaved, 5% with --sequential;
-retries are reported). --sequential runs each arm's iterations back to back and pairs them by index.
-
-Operations: tarantool select, insert, replace, update, upsert, delete, sql_select, sql_insert, sql_replace,
-sql_update, sql_delete (SQL through execute), sleep (a 10 ms server-side call), check (insert, select,
-update, select, delete, each answer checked); redis get, set, incr, check. Every reply is checked.
-The space holds 10,000 tuples {id, 'tuple_' .. id}, reset before each iteration; keys are random.
-
-Exit codes: 0 ok, 1 a model failed (its error is in its row; the others are reported), 2 bad input or a
-missing package, 130 interrupted (every process stopped, the rows so far kept, marked partial).`,
+OPERATIONS
+tarantool: select, insert, replace, update, upsert, delete, sql_select, sql_insert, sql_replace, sql_update,
+sql_delete, sleep (a 10 ms server-side call), check; redis: get, set, incr, check. Every reply is checked.`,
 		Example: `  phptune clients                                  # Tarantool select and Redis get, every model
   phptune clients --target tarantool --tarantool-ops select,update,sql_select --fibers 10,25,50
   phptune clients --revs 2000 --iterations 6 --pause 0 --json > clients.json
   phptune clients --out results/clients             # result.json and chart.html`,
-		Args: cobra.NoArgs,
+		Args: args(0, 0, ""),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			// phpbench's retry threshold suits back-to-back iterations; interleaved rounds leave it off.
 			if f.sequential && !cmd.Flags().Changed("retry-threshold") {
@@ -80,32 +62,37 @@ missing package, 130 interrupted (every process stopped, the rows so far kept, m
 			return runClients(cmd.Context(), f)
 		}),
 	}
+	learnMore(cmd, `README.md "Concurrency models for PHP client code" (the models, phpbench's vocabulary, the statistics)`)
 	fl := cmd.Flags()
-	fl.StringSliceVar(&f.targets, "target", []string{clients.Tarantool, clients.Redis}, "servers to measure: tarantool, redis")
-	fl.StringSliceVar(&f.tarantoolOps, "tarantool-ops", []string{"select"}, "Tarantool operations (see above)")
-	fl.StringSliceVar(&f.redisOps, "redis-ops", []string{"get"}, "Redis operations: get, set, incr, check")
-	fl.StringSliceVar(&f.models, "models", clients.Models, "models to run (sync always runs: it is the reference)")
+	fl.StringSliceVar(&f.targets, "target", []string{clients.Tarantool, clients.Redis}, "`SERVERS` to measure: tarantool, redis")
+	fl.StringSliceVar(&f.tarantoolOps, "tarantool-ops", []string{"select"}, "Tarantool `OPERATIONS` (see above)")
+	fl.StringSliceVar(&f.redisOps, "redis-ops", []string{"get"}, "Redis `OPERATIONS`: get, set, incr, check")
+	fl.StringSliceVar(&f.models, "models", clients.Models, "`MODELS` to run (sync always runs: it is the reference)")
 	fl.IntSliceVar(&f.fibers, "fibers", []int{5, 10, 25, 50, 100}, "Fibers per process to sweep (N)")
-	fl.IntSliceVar(&f.procs, "procs", []int{2, 4, 8}, "processes to sweep (P)")
+	fl.IntSliceVar(&f.procs, "procs", []int{2, 4, 8}, "forked processes to sweep (P)")
 	fl.IntSliceVar(&f.depths, "depth", []int{10, 25, 100}, "pipeline depths to sweep (D)")
+	flagGroup(fl, "WHAT TO MEASURE", "target", "tarantool-ops", "redis-ops", "models", "fibers", "procs", "depth")
 	fl.IntVar(&f.revs, "revs", 10000, "revolutions per iteration, split among the workers")
-	fl.IntVar(&f.iterations, "iterations", 10, "iterations (rounds) of the main run, and the most of a pick's race with its neighbours (at least 6 for a median's CI)")
-	fl.IntVar(&f.warmup, "warmup", 200, "warm-up revolutions per iteration (untimed)")
+	fl.IntVar(&f.iterations, "iterations", 10, "iterations (rounds) of the main run, and the most of a pick's race with its neighbours (at least 6)")
+	fl.IntVar(&f.warmup, "warmup-revs", 200, "warm-up revolutions per iteration (untimed)")
+	deprecatedAlias(fl, "warmup", "warmup-revs")
 	fl.DurationVar(&f.pause, "pause", time.Second, "pause before each iteration")
 	fl.IntVar(&f.sweepIterations, "sweep-iterations", 3, "iterations per candidate in the sweeps")
 	fl.IntVar(&f.sweepRevs, "sweep-revs", 0, "revolutions per sweep iteration (default: --revs)")
-	fl.Float64Var(&f.retryThreshold, "retry-threshold", 0, "re-run iterations deviating from the mean by at least this % (0: off; default 0, or 5 with --sequential)")
+	fl.Float64Var(&f.retryThreshold, "retry-threshold", 0, "re-run iterations deviating from the mean by at least this % (default 0: off; 5 with --sequential)")
 	fl.IntVar(&f.retryLimit, "retry-limit", 10, "most retries per arm")
 	fl.BoolVar(&f.sequential, "sequential", false, "run each arm's iterations back to back instead of interleaved")
-	fl.BoolVar(&f.neighbours, "neighbours", true, "re-measure each sweep's pick beside its neighbours in the main run")
-	fl.Float64Var(&f.minEffect, "min-effect", 3, "smallest change in % that counts as faster or slower; no_difference means within it")
-	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, "error budget of the run: the chance, at most, that any verdict is wrong")
+	fl.BoolVar(&f.neighbours, "neighbours", true, "race each sweep's pick beside its neighbours in the main run")
+	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
+	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
+	flagGroup(fl, "HOW LONG AND HOW SURE", "revs", "iterations", "warmup-revs", "pause", "sweep-iterations", "sweep-revs",
+		"retry-threshold", "retry-limit", "sequential", "neighbours", "min-effect", "alpha")
 	fl.BoolVar(&f.noPhpredis, "no-phpredis", false, "leave out the phpredis rows")
+	fl.StringVar(&f.php, "php", "php", "the PHP CLI `BINARY`")
+	fl.IntVar(&f.tarantoolPort, "tarantool-port", 0, "loopback port for the private Tarantool (default: a free one)")
+	fl.IntVar(&f.redisPort, "redis-port", 0, "loopback port for the private Redis (default: a free one)")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/clients/v1) instead of the table")
-	fl.StringVar(&f.out, "out", "", "also write result.json and chart.html into this directory")
-	fl.StringVar(&f.php, "php", "php", "the PHP CLI binary")
-	fl.IntVar(&f.tarantoolPort, "tarantool-port", 0, "loopback port for the private Tarantool (0: a free one)")
-	fl.IntVar(&f.redisPort, "redis-port", 0, "loopback port for the private Redis (0: a free one)")
+	fl.StringVar(&f.out, "out", "", "also write result.json and chart.html into this `DIR`")
 	return cmd
 }
 
@@ -129,6 +116,11 @@ func runClients(ctx context.Context, f clientsFlags) error {
 			return exitcode.UsageErrorf("port %d: want 1 to 65535, or 0 for a free one", p)
 		}
 	}
+	php, err := clients.NewPHP(ctx, f.php)
+	if err != nil {
+		return err
+	}
+	defer php.Close()
 	if f.out != "" {
 		release, err := openOut(f.out)
 		if err != nil {
@@ -136,11 +128,6 @@ func runClients(ctx context.Context, f clientsFlags) error {
 		}
 		defer release()
 	}
-	php, err := clients.NewPHP(ctx, f.php)
-	if err != nil {
-		return err
-	}
-	defer php.Close()
 
 	rep := &clients.Report{Schema: clients.Schema, Started: time.Now().UTC(), Command: os.Args, Settings: clients.SettingsOf(cfg)}
 	rep.Environment.CPUs = runtime.NumCPU()

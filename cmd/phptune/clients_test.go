@@ -36,7 +36,7 @@ type clientsJSON struct {
 func TestClientsEveryModel(t *testing.T) {
 	out := t.TempDir()
 	r := phptune(t, "clients", "--target", "tarantool", "--tarantool-ops", "select,sql_select", "--revs", "150",
-		"--iterations", "2", "--pause", "0", "--warmup", "10", "--sweep-iterations", "1", "--fibers", "2,4",
+		"--iterations", "2", "--pause", "0", "--warmup-revs", "10", "--sweep-iterations", "1", "--fibers", "2,4",
 		"--procs", "2", "--depth", "8", "--json", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)

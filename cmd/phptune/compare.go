@@ -23,7 +23,7 @@ import (
 type compareFlags struct {
 	load        benchFlags
 	interleave  bool
-	repeat      int
+	rounds      int
 	minEffect   float64
 	failIfWorse bool
 	json        bool
@@ -35,42 +35,33 @@ func newCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare RESULT.json RESULT.json... | compare --interleave 'TARGET [FLAGS]' 'TARGET [FLAGS]'...",
 		Short: "Put results side by side and say, metric by metric, better, worse or no difference",
-		Long: `Compare results against the first one (the baseline): throughput and latency percentiles side by side with the
-change in %. When the results carry repeated trials, each metric gets a verdict: better or worse (the interval
-excludes zero and the change is at least --min-effect), no_difference (the interval lies within +-min-effect) or
-inconclusive (with the rounds that would decide it), with the estimated change and its confidence interval.
-Trials of one interleaved run pair by round and are judged by the experiment engine's rule (anytime-valid
-confidence sequences on the per-round log ratios, one 5% error budget over every arm and metric); independent
-runs by Mann-Whitney with Holm's correction.
-
-Tune results (schema phptune/tune/v1) are compared knob by knob: each run's value and verdict, and whether the
-runs agree; then the recommendations' throughput, from each run's final trials of its recommendation
-(independent samples, Mann-Whitney).
-
-With --interleave, the arguments are arms to run: a bench TARGET, optionally followed by bench flags for that
-arm only (quote each arm). Flags given to compare itself apply to every arm. The arms run in rounds, one trial
-of each (with its own warm-up) in balanced orders, so that drift on the machine falls on all alike, at most
---repeat rounds. Two arms: the second runs against the first until its req/s comparison is decided. More than
-two race: an arm shown slower than another leaves, the run ends when one is left (the first keeps its place
-unless another is shown faster), and the report names the pick and why each other arm left.`,
-		Example: `  phptune bench http://127.0.0.1:8080/ --repeat 10 --out a; phptune bench http://127.0.0.1:8081/ --repeat 10 --out b
-  phptune compare a/result.json b/result.json
-  phptune compare tune-a/result.json tune-b/result.json    # two tune runs: knob by knob, and their recommendations
+		Example: `  phptune compare a/result.json b/result.json                  # bench results (bench --repeat 10 --out a)
+  phptune compare tune-a/result.json tune-b/result.json        # two tune runs: knob by knob, do they agree
   phptune compare --interleave 'http://127.0.0.1:8080/' 'http://127.0.0.1:8081/' -c 8 -d 2s
   phptune compare --interleave 'unix:/tmp/a.sock:/srv/index.php' 'fcgi://127.0.0.1:9000/srv/index.php' --fail-if-worse`,
-		Args: cobra.MinimumNArgs(2),
+		Long: `Compares results with the first (the baseline): req/s and latency percentiles side by side, each with its change,
+interval and verdict (better, worse, no_difference, inconclusive), within one 5% error budget. With --interleave
+each argument is an arm to run, a bench TARGET and optionally flags for that arm alone (quote each arm); flags
+given to compare apply to every arm. The arms run in rounds, one trial of each a round, until every arm is
+decided or --rounds run out; more than two arms race, and the report names the pick.`,
+		Args: args(2, -1, "two results or more to compare (or, with --interleave, two targets)"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd.Context(), cmd.Flags(), f, args)
 		}),
 	}
+	learnMore(cmd, `README.md "Comparing, with statistics"; docs/engine.md (the rounds, the intervals and their error rates)`)
 	fl := cmd.Flags()
-	registerLoadFlags(fl, &f.load)
 	fl.BoolVar(&f.interleave, "interleave", false, "run the arms given as arguments in interleaved trials, then compare")
-	fl.IntVar(&f.repeat, "repeat", 20, "with --interleave: the most rounds (one trial of each arm a round); the run stops as soon as every arm is decided")
-	fl.Float64Var(&f.minEffect, "min-effect", 100*stats.DefaultMinEffect, "smallest change in % that counts as better or worse")
+	fl.IntVar(&f.rounds, "rounds", 20, "with --interleave: the most rounds (one trial of each arm a round); the run stops once every arm is decided")
+	deprecatedAlias(fl, "repeat", "rounds")
+	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
 	fl.BoolVar(&f.failIfWorse, "fail-if-worse", false, "exit 3 when any metric of any arm is worse than the baseline")
+	flagGroup(fl, "COMPARE", "interleave", "rounds", "min-effect", "fail-if-worse")
+	registerLoadFlags(fl, &f.load)
+	registerRunFlags(fl, &f.load)
 	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON (schema phptune/compare/v1)")
-	fl.StringVar(&f.out, "out", "", "write compare.json (and with --interleave each arm's result) into this directory")
+	fl.StringVar(&f.out, "out", "", "write compare.json (and with --interleave each arm's result) into this `DIR`")
+	flagGroup(fl, "OUTPUT", "json", "out")
 	return cmd
 }
 
@@ -90,19 +81,11 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 	if f.minEffect < 0 {
 		return exitcode.UsageErrorf("--min-effect %v: want a percentage of 0 or more", f.minEffect)
 	}
-	if f.out != "" {
-		release, err := openOut(f.out)
-		if err != nil {
-			return err
-		}
-		defer release()
-	}
 	names := armNames(len(args))
 	var results []*load.Result
-	run := &compare.Interleaved{}
-	var runErr error
+	var arms []load.Options
 	if f.interleave {
-		arms := make([]load.Options, len(args))
+		arms = make([]load.Options, len(args))
 		for i, spec := range args {
 			o, err := armOptions(ctx, common, f.load, spec)
 			if err != nil {
@@ -110,22 +93,6 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 			}
 			arms[i] = o
 		}
-		defer setProcs(f.load.procs)()
-		line := newStatusLine(os.Stderr)
-		run, runErr = compare.Interleave(ctx, arms, names, compare.InterleaveOptions{MaxRounds: f.repeat, MinEffect: f.minEffect / 100, Race: true,
-			Progress: func(p compare.Progress) {
-				phase := "measuring"
-				if p.Load.Warmup {
-					phase = "warming up"
-				}
-				line.set("compare: round %d (at most %d), arm %s %s %s  %d requests  %d errors", p.Pair, p.Pairs, p.Arm, phase,
-					p.Load.Elapsed.Round(time.Second), p.Load.Requests, p.Load.Errors)
-			}})
-		line.clear()
-		if run == nil {
-			return runErr
-		}
-		results = run.Results
 	} else {
 		if isTuneResult(args[0]) {
 			return runCompareTunes(f, args)
@@ -140,6 +107,34 @@ func runCompare(ctx context.Context, common *pflag.FlagSet, f compareFlags, args
 			}
 			results = append(results, r)
 		}
+	}
+	// The output only once the input is known to be good.
+	if f.out != "" {
+		release, err := openOut(f.out)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	run := &compare.Interleaved{}
+	var runErr error
+	if f.interleave {
+		defer setProcs(f.load.procs)()
+		line := newStatusLine(os.Stderr)
+		run, runErr = compare.Interleave(ctx, arms, names, compare.InterleaveOptions{MaxRounds: f.rounds, MinEffect: f.minEffect / 100, Race: true,
+			Progress: func(p compare.Progress) {
+				phase := "measuring"
+				if p.Load.Warmup {
+					phase = "warming up"
+				}
+				line.set("compare: round %d (at most %d), arm %s %s %s  %d requests  %d errors", p.Pair, p.Pairs, p.Arm, phase,
+					p.Load.Elapsed.Round(time.Second), p.Load.Requests, p.Load.Errors)
+			}})
+		line.clear()
+		if run == nil {
+			return runErr
+		}
+		results = run.Results
 	}
 	rep, err := compare.ResultsWithin(results, names, f.minEffect/100, run.Share, stats.DefaultAlpha)
 	if err != nil {
@@ -182,6 +177,7 @@ func armOptions(ctx context.Context, common *pflag.FlagSet, base benchFlags, spe
 	fs.SetOutput(discard{})
 	var f benchFlags
 	registerLoadFlags(fs, &f)
+	registerRunFlags(fs, &f)
 	f = base // registration set the defaults; the values given to compare come first
 	if err := fs.Parse(words); err != nil {
 		return load.Options{}, exitcode.UsageErrorf("%v", err)

@@ -54,6 +54,13 @@ func runCompareTunes(f compareFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.out != "" {
+		release, err := openOut(f.out)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	end := ending{dir: f.out, name: "compare.json", json: f.json, text: func(w io.Writer) { report.CompareTunes(w, rep) }}
 	if err := end.finish(rep); err != nil {
 		return err

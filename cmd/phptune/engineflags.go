@@ -21,12 +21,13 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.engine, "engine", "phptune", "load generator: phptune (its own, HTTP and FastCGI) or k6 (Grafana k6, HTTP; see --k6-*)")
-	fl.StringVar(&f.bin, "k6", "k6", "with --engine k6: the k6 binary (default: k6 on PATH, else bin/k6 beside phptune, built by make k6)")
-	fl.IntVar(&f.instances, "k6-instances", 1, "with --engine k6: split each trial among this many k6 instances (execution segments), points merged")
-	fl.StringArrayVar(&f.hosts, "k6-host", nil, "with --engine k6: run the instances on this ssh host ([user@]host or ssh://user@host:port; repeatable, round robin; default here)")
-	fl.StringVar(&f.ssh, "k6-ssh", "ssh", "with --k6-host: the ssh command and its options, e.g. 'ssh -F ./ssh_config'")
-	fl.StringVar(&f.remote, "k6-remote", "k6", "with --k6-host: the k6 binary on the hosts")
+	fl.StringVar(&f.engine, "engine", "phptune", "load `GENERATOR`: phptune (its own, HTTP and FastCGI) or k6 (Grafana k6, HTTP)")
+	fl.StringVar(&f.bin, "k6", "k6", "with --engine k6: the k6 `BINARY` (default: k6 on PATH, else bin/k6 beside phptune: make k6)")
+	fl.IntVar(&f.instances, "k6-instances", 1, "with --engine k6: split each trial among this many k6 instances, points merged")
+	fl.StringArrayVar(&f.hosts, "k6-host", nil, "with --engine k6: run the instances on this ssh `HOST` ([user@]host or "+
+		"ssh://user@host:port; repeatable, round robin; default here)")
+	fl.StringVar(&f.ssh, "k6-ssh", "ssh", "with --k6-host: the ssh `COMMAND` and its options, e.g. 'ssh -F ./ssh_config'")
+	fl.StringVar(&f.remote, "k6-remote", "k6", "with --k6-host: the k6 `BINARY` on the hosts")
 }
 
 // engineOf is the engine the flags choose for a run of o: nil for phptune's own.

@@ -32,7 +32,7 @@ func TestCompareK6WithPhptune(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo "slept";`), 0o644)
 	_, info, _ := startServe(t, app)
-	r := phptune(t, "compare", "--interleave", "--repeat", "30", "-c", "4", "-d", "2s", "--warmup", "500ms", "--min-effect", "10", "--json",
+	r := phptune(t, "compare", "--interleave", "--rounds", "30", "-c", "4", "-d", "2s", "--warmup", "500ms", "--min-effect", "10", "--json",
 		info.HTTP, info.HTTP+" --engine k6 --k6 "+bin)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)

@@ -18,8 +18,9 @@ import (
 
 func newExportCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "export",
-		Short: "Write a test for another tool to run (k6 on Kubernetes)",
+		Use:     "export",
+		Short:   "Write a test for another tool to run (k6 on Kubernetes)",
+		Example: "  phptune export k6 http://shop.staging:8080/ -c 200 -d 5m --parallelism 4 --out k6-test",
 	}
 	cmd.AddCommand(newExportK6Cmd())
 	return cmd
@@ -32,29 +33,24 @@ func newExportK6Cmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k6 TARGET --out DIR",
 		Short: "Write the k6 script phptune would run and a k6-operator TestRun for it",
-		Long: `Write the load that phptune bench --engine k6 would send (the URL mix with its weights, methods, headers,
-bodies and content markers; the closed model as constant VUs, --rate as a constant arrival rate, the warm-up as
-a scenario whose points are not counted) as DIR/script.js, with DIR/testrun.yaml (a ConfigMap holding the script
-and a k6-operator TestRun of --parallelism runners, each writing its raw points to its output) and
-DIR/collect.sh (saves each runner's output into out/). Then:
-
-  kubectl apply -f DIR/testrun.yaml     # wait for the runners to finish
-  sh DIR/collect.sh
-  phptune ingest k6 out/*.json --out result
-
-The outputs merge into one bench result (counts summed, percentiles from one merged histogram) that compare and
-report take. script.js runs as is with k6 run too.`,
+		Long: `Writes the load that phptune bench --engine k6 would send (the URL mix with its weights, methods, headers,
+bodies and content markers; -c as constant VUs, --rate as a constant arrival rate, the warm-up as a scenario
+whose points are not counted) into DIR: script.js (runs as is with k6 run), testrun.yaml (a ConfigMap and a
+k6-operator TestRun of --parallelism runners) and collect.sh (saves each runner's output into out/). Then:
+  kubectl apply -f DIR/testrun.yaml && sh DIR/collect.sh && phptune ingest k6 out/*.json --out result`,
 		Example: `  phptune export k6 http://shop.staging:8080/ --url /=8 --url /search?q=x=1 -c 200 -d 5m --parallelism 4 --out k6-test`,
-		Args:    cobra.ExactArgs(1),
+		Args:    args(1, 1, "TARGET, the http:// address the runners load"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runExportK6(cmd.Context(), f, args[0], out, name, parallelism, cmd.Flags().Changed("duration"))
 		}),
 	}
+	learnMore(cmd, `README.md "Load from k6, and from other machines"`)
 	fl := cmd.Flags()
 	registerLoadFlags(fl, &f)
-	fl.StringVar(&out, "out", "", "write script.js, testrun.yaml and collect.sh into this directory (required)")
-	fl.StringVar(&name, "name", "phptune-k6", "the TestRun's and ConfigMap's name")
+	fl.StringVar(&out, "out", "", "write script.js, testrun.yaml and collect.sh into this `DIR` (required)")
+	fl.StringVar(&name, "name", "phptune-k6", "the TestRun's and ConfigMap's `NAME`")
 	fl.IntVar(&parallelism, "parallelism", 1, "k6-operator runners to split the test among")
+	flagGroup(fl, "OUTPUT", "out", "name", "parallelism")
 	return cmd
 }
 
@@ -65,7 +61,7 @@ func runExportK6(ctx context.Context, f benchFlags, target, out, name string, pa
 	if parallelism < 1 {
 		return exitcode.UsageErrorf("--parallelism %d: want at least 1", parallelism)
 	}
-	f.engine.engine = "phptune" // the script is written, not run here
+	f.engine.engine, f.engine.instances = "phptune", 1 // the script is written, not run here
 	o, err := f.options(ctx, target, durationSet)
 	if err != nil {
 		return err
@@ -99,8 +95,9 @@ func runExportK6(ctx context.Context, f benchFlags, target, out, name string, pa
 
 func newIngestCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "ingest",
-		Short: "Read another tool's raw output into a phptune result (k6)",
+		Use:     "ingest",
+		Short:   "Read another tool's raw output into a phptune result (k6)",
+		Example: "  phptune ingest k6 out/*.json --out result",
 	}
 	cmd.AddCommand(newIngestK6Cmd())
 	return cmd
@@ -117,25 +114,29 @@ func newIngestK6Cmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k6 FILE...",
 		Short: "Merge k6 instances' raw outputs (k6 run --out json) into one bench result",
-		Long: `Read the raw points of one k6 test's instances (k6 run --out json=FILE, plain or .gz; k6-operator runners'
-logs as collect.sh saves them) into one bench result (schema phptune/bench/v1): requests and errors by class
-summed, latency percentiles from one merged HDR histogram of every instance's requests (not an average of the
-instances' percentiles), dropped iterations counted as unsent requests. Lines that are not points (k6's log)
-are counted and skipped. The outputs of scripts phptune wrote count their measured phase (not the warm-up);
-other scripts' count every scenario, or the one named by --scenario.`,
+		Long: `Reads the raw points of one k6 test's instances (k6 run --out json=FILE, plain or .gz; the runners' logs as
+collect.sh saves them) into one bench result (schema phptune/bench/v1) that compare and report take: requests
+and errors by class summed, latency percentiles from one merged HDR histogram, dropped iterations counted as
+unsent requests. Lines that are not points (k6's log) are counted and skipped. Outputs of scripts phptune
+wrote count their measured phase; other scripts' count every scenario, or the one --scenario names.`,
 		Example: `  phptune ingest k6 out/*.json --out result && phptune report result/result.json`,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    args(1, -1, "FILE..., the k6 outputs (k6 run --out json=FILE)"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runIngestK6(f, args)
 		}),
 	}
+	learnMore(cmd, `README.md "Load from k6, and from other machines"`)
 	fl := cmd.Flags()
-	fl.StringVar(&f.out, "out", "", "write result.json into this directory")
+	fl.StringVar(&f.scenario, "scenario", "", "a script not written by phptune: count this `SCENARIO`'s points only (default: every one)")
+	fl.StringVar(&f.expectStatus, "expect-status", "", "accepted `STATUSES`, e.g. 200 or 200,301-302 (default: 1xx-3xx)")
+	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, "the test's per-request timeout, the latency histogram's range "+
+		"(k6's own default is 60s: give it for scripts phptune did not write)")
+	fl.StringVar(&f.target, "target-name", "k6", "the target's `NAME` in the result")
+	deprecatedAlias(fl, "target", "target-name")
+	flagGroup(fl, "INPUT", "scenario", "expect-status", "timeout", "target-name")
+	fl.StringVar(&f.out, "out", "", "write result.json into this `DIR`")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/bench/v1) instead of the summary")
-	fl.StringVar(&f.scenario, "scenario", "", "a script not written by phptune: count this scenario's points only (default: every scenario)")
-	fl.StringVar(&f.expectStatus, "expect-status", "", "accepted statuses, e.g. 200 or 200,301-302 (default: 1xx-3xx)")
-	fl.StringVar(&f.target, "target", "k6", "the target's name in the result")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "the requests' timeout in the test (the histogram's range)")
+	flagGroup(fl, "OUTPUT", "out", "json")
 	return cmd
 }
 
@@ -147,16 +148,16 @@ func runIngestK6(f ingestFlags, files []string) error {
 			return err
 		}
 	}
+	res, outs, err := k6.Ingest(files, &o, f.scenario)
+	if err != nil {
+		return err
+	}
 	if f.out != "" {
 		release, err := openOut(f.out)
 		if err != nil {
 			return err
 		}
 		defer release()
-	}
-	res, outs, err := k6.Ingest(files, &o, f.scenario)
-	if err != nil {
-		return err
 	}
 	if err := res.Encode(); err != nil {
 		return err

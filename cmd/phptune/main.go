@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -39,7 +38,7 @@ func main() {
 		if code == exitcode.Interrupted {
 			msg = "interrupted"
 		}
-		fmt.Fprintf(os.Stderr, "phptune: %s\n", strings.TrimSpace(msg))
+		fmt.Fprintf(os.Stderr, "phptune: %s\n", unknownCommand(msg))
 	}
 	if code != 0 {
 		pprof.StopCPUProfile()
@@ -81,21 +80,34 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "phptune",
 		Short: "Measure a PHP stack (nginx + php-fpm) and say what to change, with evidence",
-		Long: `phptune serves a PHP application for real (nginx + php-fpm in a private run directory), drives load at it
-over HTTP or straight to php-fpm over FastCGI, and says what to change, with evidence. Start with
-"phptune tune" (the bundled demo app) or "phptune tune ./myapp --url /".
+		Example: `  phptune tune                                  # the bundled demo app: pool size and knobs, 10 minutes
+  phptune tune ./myapp --url / --url /blog/=3   # your docroot and its URL mix
+  phptune serve ./myapp                         # nginx + php-fpm for it until Ctrl-C, with bench commands
+  phptune bench http://127.0.0.1:8080/ -c 32 -d 30s
+  phptune profile --compare opcache=off         # why a configuration is fast or slow, per request`,
+		Long: `phptune serves a PHP application for real (nginx + php-fpm in a private run directory, never the system's
+configuration), drives load at it over HTTP or straight to php-fpm over FastCGI, and says what to change.
 
-Exit codes: 0 ok, 1 the run failed, 2 bad usage, bad input or a missing prerequisite,
-3 a threshold you set was not met, 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (results so far kept, marked
-partial).`,
+EXIT CODES
+0 ok; 1 the run failed; 2 bad usage, bad input or a missing prerequisite (what to install is named); 3 a threshold
+you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results so far kept, marked partial).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
-	})
+	learnMore(root, `README.md and docs/ (in the source; /usr/share/doc/phptune with the Debian package)`)
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { renderHelp(c.OutOrStdout(), c) })
 	root.AddCommand(newServeCmd(), newBenchCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
-		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd())
+		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd(), newManCmd())
+	// Flags are listed as registered: by group, the most used first.
+	var keepOrder func(c *cobra.Command)
+	keepOrder = func(c *cobra.Command) {
+		c.Flags().SortFlags = false
+		for _, s := range c.Commands() {
+			keepOrder(s)
+		}
+	}
+	keepOrder(root)
 	return root
 }

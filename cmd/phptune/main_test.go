@@ -44,6 +44,13 @@ type runOut struct {
 
 func phptune(t *testing.T, args ...string) runOut {
 	t.Helper()
+	return phptuneVia(t, nil, args...)
+}
+
+// phptuneVia runs phptune through a wrapper command (nil: none), such as a shell that first moves itself into a
+// cgroup.
+func phptuneVia(t *testing.T, wrap []string, args ...string) runOut {
+	t.Helper()
 	// A run that hangs is stopped with SIGQUIT, which makes the Go runtime print every goroutine's stack to
 	// stderr, and the test fails with that dump instead of the whole package timing out without a word (a tune
 	// once hung here with every thread waiting). php-fpm and nginx follow through Pdeathsig.
@@ -53,7 +60,8 @@ func phptune(t *testing.T, args ...string) runOut {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, args...)
+	argv := append(append(append([]string(nil), wrap...), binPath), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 20 * time.Second // then SIGKILL
 	var so, se strings.Builder
@@ -301,7 +309,7 @@ func TestCompareInterleaved(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep((int)($_GET["us"] ?? 0)); echo "slept";`), 0o644)
 	_, info, _ := startServe(t, app)
-	common := []string{"compare", "--interleave", "--repeat", "10", "-c", "4", "-d", "1s", "--warmup", "300ms", "--json"}
+	common := []string{"compare", "--interleave", "--rounds", "10", "-c", "4", "-d", "1s", "--warmup", "300ms", "--json"}
 	same := info.HTTP + "?us=20000"
 
 	// A target against itself: no difference. (The statistics' calibration is tested by simulation in

@@ -38,18 +38,20 @@ func (m *mixFlags) register(fl *pflag.FlagSet, urlHelp string) {
 	if urlHelp != "" {
 		fl.StringArrayVar(&m.urls, "url", nil, urlHelp)
 	}
-	fl.StringVar(&m.urlFile, "url-file", "", "the URLs from a YAML or JSON file: per URL method, headers, cookies, body or form, weight, expect; a login sent once before the run over HTTP (see docs/urls.md)")
+	fl.StringVar(&m.urlFile, "url-file", "", "the URLs from a YAML or JSON `FILE`: per URL method, headers, cookies, body or form, weight, expect; a login "+
+		"sent once before the run (docs/urls.md)")
 	m.registerLog(fl)
 }
 
 // registerLog registers the access log's flags alone (build trains on GET paths, and takes no URL file).
 func (m *mixFlags) registerLog(fl *pflag.FlagSet) {
 	m.read = &logMemo{}
-	fl.StringArrayVar(&m.accessLogs, "from-access-log", nil, "the mix from an access log, nginx or Apache, plain or gzip (repeatable: its rotated files): the most requested routes and, with request times logged, the most time-consuming")
-	fl.StringVar(&m.logFormat, "log-format", "", "the access log's format as nginx log_format or Apache LogFormat (default: combined or common, detected)")
+	fl.StringArrayVar(&m.accessLogs, "from-access-log", nil, "the mix from an access log `FILE`, nginx or Apache, plain or gzip (repeatable: its rotated files): the "+
+		"most requested routes and, with request times logged, the most time-consuming")
+	fl.StringVar(&m.logFormat, "log-format", "", "the access log's `FORMAT` as nginx log_format or Apache LogFormat (default: combined or common, detected)")
 	fl.IntVar(&m.logTop, "log-top", 10, "at most this many routes from the access log (by requests; the three costliest in time are added)")
-	fl.StringVar(&m.logExclude, "log-exclude", "", "leave out the access log's requests whose URI matches this regular expression (an admin area, a private API)")
-	fl.StringVar(&m.logKeep, "log-keep", "", "keep what the access log's mix leaves out: static, health, methods (non-GET), errors (not 2xx or 304)")
+	fl.StringVar(&m.logExclude, "log-exclude", "", "leave out the access log's requests whose URI matches this `REGEX` (an admin area, a private API)")
+	fl.StringVar(&m.logKeep, "log-keep", "", "keep what the access log's mix leaves out, a `LIST` of: static, health, methods (non-GET), errors (not 2xx or 304)")
 }
 
 // trainingURIs are the access logs' URIs for training, each repeated in proportion to its weight (1 to 10
@@ -201,12 +203,12 @@ func newMixCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mix",
 		Short: "Print the URL mix that tune, profile and bench would send, without sending anything",
-		Long: `Print the URL mix the other commands build from the same flags: --url, --url-file (without its login,
-which needs the served app) and --from-access-log (its summary first, on stderr). One line per URL: weight,
-method, path, the content marker.`,
+		Long: `Prints the URL mix the other commands build from the same flags: --url, --url-file (without its login, which
+needs the served app) and --from-access-log (its summary first, on stderr). One line per URL: weight, method,
+path, the content marker.`,
 		Example: `  phptune mix --from-access-log /var/log/nginx/access.log --log-top 5
   phptune mix --url-file urls.yaml`,
-		Args: cobra.NoArgs,
+		Args: args(0, 0, ""),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			base, err := parseRequest(method, headers, "", true)
 			if err != nil {
@@ -230,8 +232,9 @@ method, path, the content marker.`,
 		}),
 	}
 	fl := cmd.Flags()
-	m.register(fl, "a URL path, PATH[=WEIGHT] (repeatable)")
-	fl.StringVarP(&method, "method", "m", "GET", "request method of the URLs that do not give their own")
-	fl.StringArrayVarP(&headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
+	m.register(fl, "a URL path, `PATH[=WEIGHT]` (repeatable)")
+	fl.StringVarP(&method, "method", "m", "GET", "request `METHOD` of the URLs that do not give their own")
+	fl.StringArrayVarP(&headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
+	learnMore(cmd, `docs/urls.md (URL files); README.md "Tuning an app" (access logs)`)
 	return cmd
 }

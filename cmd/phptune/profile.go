@@ -32,56 +32,53 @@ func newProfileCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "profile [APP]",
 		Short: "Show why a configuration is fast or slow, per request: syscalls, instructions, memory, opcache",
-		Long: `Profile APP (a docroot with a front controller, or a prepared workload preset by name; the bundled demo app
-when omitted) under a configuration, and under each --compare variant beside it, per request:
+		Long: `Profiles APP (a docroot, a prepared workload preset, or the bundled demo app when omitted) under a baseline
+configuration (Debian's pool, or --from-pool/--from-ini, with any --knob and --ini) and under each --compare
+variant beside it, per request: system calls (strace on php-fpm), instructions (callgrind on php-cgi, start-up
+excluded), memory per worker, opcache's state and huge pages; with --wall, wall-clock and CPU time per PHP
+function (excimer). A variant that fails shows its error and the others are still reported (exit 1).
 
-  - system calls: strace -c attached to the pool's master and workers while --requests requests are sent
-    over FastCGI (a new connection each, as nginx does without keep-alive), divided by their number;
-  - instructions: valgrind --tool=callgrind on php-cgi -T W+N (W warm-ups, then N) with each URL's CGI environment and the pool's
-    ini settings (php-fpm's php.ini and conf.d), the median of the N measured requests, start-up excluded
-    (callgrind splits its profile at each php_request_shutdown); --functions adds the top functions;
-  - memory: PSS and USS per worker; opcache's state read through FastCGI from a script in the run dir
-    (memory, wasted, keys, interned strings, hit rate of the traced requests), with warnings;
-  - huge pages: whether PHP's text and opcache's segment are on huge pages, and what would put them there;
-  - with --wall, where the time goes that is not CPU: excimer samples each PHP function's wall-clock and CPU
-    time (on a stack of its own, so the counts above never include the sampler); --slowlog adds php-fpm's
-    slowlog for requests over a timeout.
-
-The baseline is Debian's pool (or --from-pool/--from-ini) with any --knob NAME=VALUE and --ini KEY=VALUE;
-each --compare KNOB=VALUE is a variant with that one change. Needs strace and valgrind (Debian packages of
-those names) and php-cgi of php-fpm's version (php8.2-cgi). A variant that fails shows its error; the others
-are still reported (exit 1). Ctrl-C stops everything and keeps the variants done so far (exit 130).`,
-		Example: `  phptune profile --compare opcache=off
+NEEDS
+strace, valgrind and php-cgi of php-fpm's version (apt-get install strace valgrind php8.2-cgi); php-excimer for
+--wall. A missing one is named with its package (exit 2).`,
+		Example: `  phptune profile --compare opcache=off                    # the demo app, and the same with opcache off
   phptune profile ./myapp --url / --url /blog/=3 --compare jit=tracing --functions
   phptune profile ./myapp --knob opcache.validate_timestamps=1 --compare opcache.validate_timestamps=0 --json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runProfile(cmd.Context(), f, args) }),
 	}
+	learnMore(cmd, `README.md "Profiling: why a configuration is fast or slow"`)
 	fl := cmd.Flags()
-	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
-	f.mix.register(fl, "a URL path to profile, PATH[=WEIGHT] (repeatable; default / or the demo's mix)")
-	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
-	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
-	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
-	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm binary (default: the newest installed php-fpm8.x)")
-	fl.StringVar(&f.phpCGI, "php-cgi", "", "php-cgi binary for the instruction counts (default: php-fpm's version)")
-	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
-	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
-	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
-	fl.StringArrayVar(&f.inis, "ini", nil, "a setting KEY=VALUE for every variant (repeatable)")
-	fl.StringArrayVar(&f.knobs, "knob", nil, "a knob NAME=VALUE of the baseline (as tune's: opcache, pm, max_children, jit, any ini setting...; repeatable)")
-	fl.StringArrayVar(&f.compares, "compare", nil, "a variant: the baseline with KNOB=VALUE (repeatable: one variant each)")
-	fl.StringSliceVar(&f.skip, "skip", nil, "parts to leave out: syscalls, instructions")
+	fl.StringArrayVar(&f.compares, "compare", nil, "a variant: the baseline with `KNOB=VALUE` (repeatable: one variant each)")
+	fl.StringArrayVar(&f.knobs, "knob", nil, "pin a knob of the baseline, `NAME=VALUE`: a knob tune decides or an ini directive (repeatable)")
+	fl.StringArrayVar(&f.inis, "ini", nil, "an ini setting `KEY=VALUE` for every variant (repeatable)")
+	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` instead of Debian's defaults")
+	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
+	flagGroup(fl, "CONFIGURATIONS", "compare", "knob", "ini", "from-pool", "from-ini")
+	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
+	f.mix.register(fl, "a URL path to profile, `PATH[=WEIGHT]` (repeatable; default / or the demo's mix)")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
+	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
+	flagGroup(fl, "WHAT TO LOAD", "front", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
+		"method", "header", "body")
+	fl.StringSliceVar(&f.skip, "without", nil, "`PARTS` to leave out: syscalls, instructions")
+	deprecatedAlias(fl, "skip", "without")
 	fl.IntVar(&f.requests, "requests", 200, "requests per variant under strace")
-	fl.IntVar(&f.warmup, "warmup", 5, "rounds of the URLs before the traced requests")
+	fl.IntVar(&f.warmup, "warmup-rounds", 5, "rounds of the URLs before the traced requests")
+	deprecatedAlias(fl, "warmup", "warmup-rounds")
 	fl.IntVar(&f.instrWarmup, "instr-warmup", 2, "requests run first under callgrind and not counted")
 	fl.IntVar(&f.instrN, "instr-n", 3, "requests counted after the warm-up (their median is the count)")
-	fl.IntVar(&f.functions, "functions", 0, "show the top N functions by inclusive instructions (--functions alone: 15)")
+	fl.IntVar(&f.functions, "functions", 0, "show the top `N` functions by inclusive instructions (--functions alone: 15)")
 	fl.Lookup("functions").NoOptDefVal = "15"
 	fl.DurationVar(&f.slowlog, "slowlog", 0, "also run the requests untraced with php-fpm's slowlog at this timeout (whole seconds, e.g. 1s)")
-	fl.BoolVar(&f.wall, "wall", false, "also sample wall-clock and CPU time per PHP function with excimer (php-excimer), on a stack of its own")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per-request timeout")
-	fl.StringVar(&f.out, "out", "", "write result.json into this directory")
+	fl.BoolVar(&f.wall, "wall", false, "also sample wall-clock and CPU time per PHP function with excimer, on a stack of its own")
+	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
+	flagGroup(fl, "WHAT TO MEASURE", "without", "requests", "warmup-rounds", "instr-warmup", "instr-n", "functions", "slowlog", "wall", "timeout")
+	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm `BINARY` (default: the newest php-fpm8.x)")
+	fl.StringVar(&f.phpCGI, "php-cgi", "", "php-cgi `BINARY` for the instruction counts (default: php-fpm's version)")
+	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
+	fl.StringVar(&f.out, "out", "", "write result.json into this `DIR`")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/profile/v1) instead of the tables")
 	return cmd
 }
@@ -99,7 +96,7 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 	o := profile.Options{Stack: sc, AppName: name, Requests: f.requests, Warmup: f.warmup, InstrWarmup: f.instrWarmup,
 		InstrN: f.instrN, Functions: f.functions, PHPCGI: f.phpCGI, Slowlog: f.slowlog, Wall: f.wall, Timeout: f.timeout}
 	if f.requests < 1 || f.warmup < 1 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
-		return exitcode.UsageErrorf("--requests, --warmup, --instr-warmup and --instr-n must be at least 1, --functions not negative")
+		return exitcode.UsageErrorf("--requests, --warmup-rounds, --instr-warmup and --instr-n must be at least 1, --functions not negative")
 	}
 	for _, s := range f.skip {
 		switch s {
@@ -108,7 +105,7 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 		case "instructions":
 			o.NoInstructions = true
 		default:
-			return exitcode.UsageErrorf("--skip %s: want syscalls or instructions", s)
+			return exitcode.UsageErrorf("--without %s: want syscalls or instructions", s)
 		}
 	}
 	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, false); err != nil {
@@ -129,11 +126,14 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 		}
 	}
+	known := knob.All(preloadScript(sc), nil)
+	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs, "--compare": f.compares}, f.inis); err != nil {
+		return err
+	}
 	base, err := baseConfig(f.fromPool, f.fromINI, f.inis, nil)
 	if err != nil {
 		return err
 	}
-	known := knob.All(preloadScript(sc), nil)
 	for _, kv := range f.knobs {
 		if err := setKnob(&base, known, "--knob", kv); err != nil {
 			return err

@@ -133,7 +133,7 @@ func TestProfileOpcacheOffVsOn(t *testing.T) {
 	}
 
 	// The tables: one column a variant, the difference last.
-	r = phptune(t, "profile", app, "--compare", "opcache=off", "--requests", "20", "--skip", "instructions")
+	r = phptune(t, "profile", app, "--compare", "opcache=off", "--requests", "20", "--without", "instructions")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -153,11 +153,11 @@ func TestProfileBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"PATH=" + empty}, []string{"profile", app}, "apt-get install strace"},
-		{[]string{"PATH=" + empty}, []string{"profile", app, "--skip", "syscalls"}, "apt-get install valgrind"},
+		{[]string{"PATH=" + empty}, []string{"profile", app, "--without", "syscalls"}, "apt-get install valgrind"},
 		{nil, []string{"profile", app, "--compare", "opcache=maybe"}, "opcache"},
 		{nil, []string{"profile", app, "--compare", "nothing"}, "want NAME=VALUE"},
-		{nil, []string{"profile", app, "--skip", "memory"}, "--skip memory"},
-		{nil, []string{"profile", app, "--slowlog", "200ms", "--skip", "instructions"}, "whole seconds"},
+		{nil, []string{"profile", app, "--without", "memory"}, "--without memory"},
+		{nil, []string{"profile", app, "--slowlog", "200ms", "--without", "instructions"}, "whole seconds"},
 	} {
 		cmd := exec.Command(binPath, c.args...)
 		cmd.Env = append(os.Environ(), c.env...)

@@ -23,24 +23,18 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json",
 		Short: "Render a saved result as report.html, one self-contained page",
-		Long: `Render a saved result as one HTML file that works offline (charts drawn as inline SVG, nothing loaded
-from anywhere): tune's result.json (schema phptune/tune/v1), bench's (phptune/bench/v1), build's
-(phptune/build/v1) or compare's compare.json. For a tune result: the headline against Debian's defaults, the
-recommended settings with their verdicts, the throughput-against-concurrency curve with its knee, each knob's
-effect with its 95% CI, latency percentiles and memory per worker per configuration, the configuration files
-(read from beside the JSON) and the environment. For a build result: each variant's gain against the
-baseline on the training, held-out and guard sets with its 95% CI and verdict, time per request, throughput
-through php-fpm, instructions per request (a cross-check), the variants not available and why, the builds'
-steps, configure arguments and the environment. tune and build write this page into their output dirs
-themselves; this command re-renders it.`,
+		Long: `Renders a saved result as one HTML file that works offline (charts as inline SVG, nothing loaded from
+anywhere): tune's result.json (schema phptune/tune/v1), bench's (phptune/bench/v1), build's (phptune/build/v1)
+or compare's compare.json. tune and build write this page into their run dirs themselves; this re-renders it.`,
 		Example: `  phptune report phptune-results/tune-20260101-120000/result.json
   phptune report bench/result.json --out bench.html
   phptune report phptune-results/build-20260101-120000/result.json
   phptune compare tune-a/result.json tune-b/result.json --out cmp && phptune report cmp/compare.json`,
-		Args: cobra.ExactArgs(1),
+		Args: args(1, 1, "RESULT.json, a result written by tune, bench, build or compare"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runReport(args[0], out) }),
 	}
-	cmd.Flags().StringVar(&out, "out", "", "write the page here (default: report.html beside RESULT.json)")
+	learnMore(cmd, `README.md "The HTML report" (what each section shows)`)
+	cmd.Flags().StringVar(&out, "out", "", "write the page to this `FILE` (default: report.html beside RESULT.json)")
 	return cmd
 }
 

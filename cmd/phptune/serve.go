@@ -28,32 +28,30 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [APP|PRESET]",
 		Short: "Serve a PHP app with nginx + php-fpm in a private run directory until Ctrl-C",
-		Long: `Serve APP (a docroot with a front controller; the bundled demo app when omitted) for real: php-fpm and nginx
-on loopback with free ports, started from configs written to a private run directory, workers as an unprivileged
-user. APP may be a prepared workload preset by name (phptune workload list): its own services, such as
-WordPress's private MariaDB, start and stop with it, and the bench commands printed carry its URL and content
-marker. Two pools with Debian's default settings: one on a unix socket (behind nginx), one on TCP, so all three
-transports can be benched. Stops every process it started on Ctrl-C or after --for, and removes its sockets.
-It never changes system configuration.`,
-		Example: `  phptune serve
-  phptune serve dokuwiki
-  phptune serve ./myapp --port 8080 --out ./run
-  phptune serve --for 1m --json`,
-		Args: cobra.MaximumNArgs(1),
+		Long: `Serves APP (a docroot with a front controller, a prepared workload preset by name with its own services, or the
+bundled demo app when omitted) with nginx and two php-fpm pools of Debian's default settings, one on a unix
+socket behind nginx and one on TCP, on loopback, from configs in a private run directory, and prints the
+commands to bench each. Ctrl-C or --for stops every process it started. It never changes system configuration.`,
+		Example: `  phptune serve                                 # the bundled demo app
+  phptune serve dokuwiki                        # a prepared preset, its services too
+  phptune serve ./myapp --port 8080 --out ./run # keep its configs and logs in ./run
+  phptune serve --for 1m --json                 # the endpoints for a script`,
+		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), f, args) }),
 	}
+	learnMore(cmd, `README.md "Serving an app" and "What phptune promises" (who can reach what)`)
 	fl := cmd.Flags()
-	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm binary (default: the newest installed php-fpm8.x)")
-	fl.StringVar(&f.nginx, "nginx", "", "nginx binary (default: /usr/sbin/nginx)")
-	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
-	fl.StringVar(&f.out, "out", "", "keep configs and logs in this run directory (default: a temporary one, removed at the end)")
-	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
+	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
 	fl.StringVar(&f.pm, "pm", "dynamic", "process manager of the pools: static, dynamic or ondemand")
 	fl.IntVar(&f.maxChildren, "max-children", 5, "pm.max_children of each pool")
 	fl.IntVar(&f.port, "port", 0, "HTTP port for nginx on 127.0.0.1 (default: a free one)")
 	fl.DurationVar(&f.forDur, "for", 0, "stop after this long (default: until Ctrl-C)")
+	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm `BINARY` (default: the newest php-fpm8.x)")
+	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
+	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
+	fl.StringVar(&f.out, "out", "", "keep configs and logs in this run `DIR` (default: a temporary one, removed at the end)")
 	fl.BoolVar(&f.json, "json", false, "print the endpoints as JSON (schema phptune/serve/v1) once ready")
-	fl.StringVar(&f.envFile, "env-file", "", "write the endpoints as shell variables to this file once ready (removed at the end)")
+	fl.StringVar(&f.envFile, "env-file", "", "write the endpoints as shell variables to this `FILE` once ready (removed at the end)")
 	return cmd
 }
 

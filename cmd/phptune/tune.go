@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/phpini"
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
@@ -27,12 +29,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check string
-	headers, inis, knobs, skip, only, phpFPM, build                             []string
-	mix                                                                         mixFlags
-	budget, p99, timeout                                                        time.Duration
-	rate, minEffect, alpha                                                      float64
-	json, noScreen, screen, profile, builds, ratePeak                           bool
+	front, nginx, user, fromPool, fromINI, out, method, bodyFile, memory, check, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                     []string
+	mix                                                                                 mixFlags
+	budget, p99, timeout                                                                time.Duration
+	rate, minEffect, alpha                                                              float64
+	json, noScreen, screen, profile, builds, ratePeak                                   bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -40,72 +42,79 @@ func newTuneCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tune [APP|PRESET]",
 		Short: "Size the php-fpm pool and decide the knobs that matter, with evidence",
-		Long: `Tune APP (a docroot with a front controller, or a prepared workload preset by name, whose URLs, content
-markers and services come with it; the bundled demo app when omitted): serve it with nginx + php-fpm
-in private stacks, measure throughput against concurrency on a large pool (the knee), size pm.max_children from
-the knee, the memory per worker and any --p99 goal at --rate, then decide each knob by a race of its values
-against the best so far, in interleaved rounds: each comparison stops as soon as its confidence sequence
-decides (big effects in a few rounds), better or worse by at least --min-effect, no_difference (the interval
-within +-min-effect), or inconclusive when the knob's share of the budget runs out (with what would decide it);
-a value that fails is error. CPU-only knobs (opcache, jit, preload, validate_timestamps, huge_code_pages, the
-PHP binary, ini settings) are decided on requests per CPU-second of php-fpm, the others on requests/s served
-(failed requests do not count); pm and max_children on their own pools, the other throughput knobs on a static
-pool of the configuration's size (a dynamic pool churns between interleaved trials). One error budget, --alpha, covers every verdict of the run.
-The knobs, in the order tried: max_children (the knee's neighbours), php (when --php-fpm is given twice or
-more, or --build: a PHP built first, outside the budget, trained on this run's mix), opcache, jit, pm, listen (unix or TCP), keepalive (nginx to php-fpm), preload (when the app ships
-preload.php), validate_timestamps, opcache_memory (when the app fills opcache), huge_code_pages (credited only
-when smaps shows PHP's text on huge pages), max_requests, fastcgi_buffers (when a response outgrows nginx's
-buffers), realpath_cache_size (when the app fills it) and backlog (when connections could overflow it), plus any
---knob (values you name are tried whatever those conditions say). A knob that cannot matter here is reported as not tried, with the reason;
-when the budget cannot cover them all, the last are left out and the report says which budget would do.
-Finally the recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb.
-The run dir gets php-fpm-pool.conf, php.ini and nginx-upstream.conf (checked with php-fpm -t and nginx -t),
-result.json (schema phptune/tune/v1) and report.html (the results as one self-contained page; phptune report
-re-renders it).
-
-Results hold for this host: measure again before applying them elsewhere. phptune never changes system
-configuration. Ctrl-C stops every process and keeps the results so far (exit 130).`,
-		Example: `  phptune tune
+		Example: `  phptune tune                                               # the bundled demo app
   phptune tune ./myapp --url / --url /blog/=3 --budget 10m --memory 4GiB
-  phptune tune wordpress
+  phptune tune wordpress                                     # a prepared preset (phptune workload list)
   phptune tune ./myapp --from-access-log /var/log/nginx/access.log --log-exclude '^/admin/'
-  phptune tune ./myapp --url-file urls.yaml
+  phptune tune ./myapp --url-file urls.yaml                  # logged-in pages, forms, APIs
   phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --knob max_requests=0,500
-  phptune tune ./myapp --p99 200ms --rate 300
-  phptune tune ./myapp --url / --url /blog/ --build pgo`,
-		Args: cobra.MaximumNArgs(1),
+  phptune tune ./myapp --p99 200ms --rate 300                # and check a latency goal at that rate
+  phptune tune ./myapp --from-access-log access.log --p99 200ms --rate peak   # at the log's busiest second
+  phptune tune ./myapp --url / --url /blog/ --build pgo      # a PHP trained on this mix competes`,
+		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
+omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
+from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
+no_difference) or its share of --budget runs out (inconclusive). Finally the recommendation is compared with
+Debian's defaults and the "static, 2 x cores" rule of thumb. phptune never changes system configuration;
+the results hold for this host.
+
+KNOBS, IN THE ORDER TRIED
+` + tuneKnobOrder() + ` A knob that cannot matter here is reported as not tried, with the reason; values
+you name with --knob are tried.
+
+FILES WRITTEN
+php-fpm-pool.conf, php.ini and nginx-upstream.conf (each checked by php-fpm -t and nginx -t), report.html and
+result.json, in the run dir (--out).`,
+		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
+	learnMore(cmd, `README.md "Tuning an app" (each knob's values, what is measured, the budget);
+docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL files)`)
 	fl := cmd.Flags()
-	fl.StringVar(&f.front, "front", "", "front controller, relative to the docroot (default index.php, or the preset's)")
-	f.mix.register(fl, "a URL path to load, PATH[=WEIGHT] (repeatable; default / or a preset's mix)")
-	fl.StringVar(&f.check, "expect-body", "", "regular expression every response must match (a preset's URLs have their own)")
-	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
-	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header \"Name: value\" (repeatable)")
-	fl.StringVar(&f.bodyFile, "body", "", "request body from this file")
-	fl.StringArrayVar(&f.phpFPM, "php-fpm", nil, "php-fpm binary (default: the newest installed php-fpm8.x); twice or more: the builds compete as the knob php")
-	fl.BoolVar(&f.builds, "builds", false, "let the installed php-fpm and the variants in phptune build's cache compete as the knob php")
-	fl.StringSliceVar(&f.build, "build", nil, "build (or take from the cache) PHP trained on this run's mix first, outside the budget, and race it as the knob php: pgo, pgo+lto, pgo+bolt")
-	fl.StringVar(&f.nginx, "nginx", "", "nginx binary")
-	fl.StringVar(&f.user, "user", "", "user for the workers when run as root (default www-data)")
-	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool file instead of Debian's defaults")
-	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style file")
-	fl.StringArrayVar(&f.inis, "ini", nil, "pin a setting KEY=VALUE (repeatable; never changed)")
-	fl.StringArrayVar(&f.knobs, "knob", nil, "sweep a knob NAME=V1,V2,... from V1 (a knob above, or any ini setting; repeatable; opcache_memory values are MEM/STRINGS/FILES, as in 512/32/40000); one value pins it, max_children included")
-	fl.StringSliceVar(&f.skip, "skip", nil, "knobs not to decide, e.g. --skip listen,keepalive")
-	fl.BoolVar(&f.profile, "profile", false, "after tuning, profile the starting point and the recommendation per request (syscalls, instructions, memory, opcache; in report.html)")
-	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without first counting their work per request")
-	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first even with a budget under 5 minutes")
-	fl.StringSliceVar(&f.only, "only", nil, "decide only these knobs (and any --knob), e.g. --only opcache,jit; --only none sizes the pool alone")
+	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
+	f.mix.register(fl, "a URL path to load, `PATH[=WEIGHT]` (repeatable; default / or a preset's mix)")
+	fl.StringVar(&f.check, "expect-body", "", "a `REGEX` every response must match (a preset's URLs have their own)")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
+	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
+	flagGroup(fl, "WHAT TO LOAD", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
+		"method", "header", "body", "expect-body", "front")
+
+	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` instead of Debian's defaults")
+	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
+	fl.StringArrayVar(&f.inis, "ini", nil, "pin an ini setting `KEY=VALUE` (repeatable; never changed)")
+	fl.StringArrayVar(&f.phpFPM, "php-fpm", nil, "php-fpm `BINARY` (default: the newest php-fpm8.x); twice or more: they race as the knob php")
+	fl.BoolVar(&f.builds, "builds", false, "race the installed php-fpm and the builds in phptune build's cache as the knob php")
+	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
+	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
+	flagGroup(fl, "WHERE TO START", "from-pool", "from-ini", "ini", "php-fpm", "builds", "nginx", "user")
+
+	fl.StringArrayVar(&f.knobs, "knob", nil, "race `NAME=V1,V2` from V1, or pin NAME=V with one value: a knob above or an ini "+
+		"directive (repeatable; opcache_memory takes MEM/STRINGS/FILES, as in 512/32/40000)")
+	fl.StringSliceVar(&f.skip, "skip", nil, "`KNOBS` not to decide, e.g. listen,keepalive")
+	fl.StringSliceVar(&f.only, "only", nil, "decide only these `KNOBS` (and any --knob), e.g. opcache,jit; none: the pool size alone")
+	fl.StringSliceVar(&f.build, "build", nil, "first build PHP trained on this mix (outside the budget) and race it as the knob php: "+
+		"`VARIANTS` of pgo, pgo+lto, pgo+bolt")
+	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, a `SIZE` such as 4GiB (default: the cgroup's limit or "+
+		"MemAvailable, less what is in use and a reserve)")
+	fl.StringVar(&f.cgroup, "cgroup", "", "size for this `CGROUP`'s memory and CPU limits (a path as /proc/PID/cgroup shows it, "+
+		"or its directory under /sys/fs/cgroup; default: the one phptune runs in)")
+	fl.DurationVar(&f.p99, "p99", 0, "latency goal judged open-loop at --rate: exit 3 unless the p99 is shown below it")
+	fl.Var(rateValue{&f.rate, &f.ratePeak}, "rate", "open model: `RATE` requests/s at which --p99 is judged, or peak: the access log's busiest second")
+	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")
+	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
+	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "p99", "rate", "screen", "no-screen")
+
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
-	fl.StringVar(&f.memory, "memory", "", "memory the pool may use, e.g. 4GiB or 512MiB (default: MemAvailable less a reserve)")
-	fl.DurationVar(&f.p99, "p99", 0, "latency goal, judged open-loop at --rate: met when the p99's 95% interval (failed requests counted as the timeout) is below it, else exit 3")
-	fl.Var(rateValue{&f.rate, &f.ratePeak}, "rate", "requests/s at which --p99 is judged, or peak: the access log's busiest second")
-	fl.Float64Var(&f.minEffect, "min-effect", 100*tune.DefaultMinEffect, "smallest change in % that counts as better or worse; no_difference means within it")
-	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, "error budget of the run: the chance, at most, that any verdict is wrong")
-	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout")
-	fl.StringVar(&f.out, "out", "", "run dir for the files (default ./phptune-results/tune-TIMESTAMP)")
+	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
+	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
+	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
+	flagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout")
+
+	fl.StringVar(&f.out, "out", "", "run `DIR` for the files (default ./phptune-results/tune-TIMESTAMP)")
 	fl.BoolVar(&f.json, "json", false, "print result.json to stdout instead of the summary")
+	fl.BoolVar(&f.profile, "profile", false, "then profile the starting point and the recommendation per request (into report.html)")
+	flagGroup(fl, "OUTPUT", "out", "json", "profile")
 	return cmd
 }
 
@@ -114,8 +123,12 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := f.options(app)
+	o, err := f.options(ctx, app)
 	if err != nil {
+		return err
+	}
+	// Every usage error before the run dir is made.
+	if err := o.Check(); err != nil {
 		return err
 	}
 	out, release, err := openRunDir(f.out, "tune")
@@ -226,7 +239,7 @@ func profileAfter(ctx context.Context, o tune.Options, res *tune.Result, line *s
 // options turns the flags and the app into tune's options: the stack, the load, the starting point, the knobs
 // (with the PHP binaries to race), screening and the memory to plan the pool in; and checks that php-fpm and
 // nginx are there before anything starts.
-func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
+func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, err error) {
 	sc, name := app.cfg, app.name
 	sc.Nginx, sc.User = f.nginx, f.user
 	if f.front != "" {
@@ -272,13 +285,17 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 	if f.fromPool != "" || f.fromINI != "" {
 		o.BaseName = "your configuration"
 	}
+	known := knob.All(preloadScript(sc), binaries)
+	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs}, f.inis); err != nil {
+		return o, err
+	}
 	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.inis, o.Pins); err != nil {
 		return o, err
 	}
 	if len(binaries) > 1 {
 		o.Base.PHPFPM = binaries[0]
 	}
-	if o.Knobs, err = f.knobSet(&o, knob.All(preloadScript(sc), binaries)); err != nil {
+	if o.Knobs, err = f.knobSet(&o, known); err != nil {
 		return o, err
 	}
 	o.ForceScreen = f.screen
@@ -291,12 +308,8 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
 		}
 	}
-	if f.memory != "" {
-		if o.Memory, err = parseMemory(f.memory); err != nil {
-			return o, err
-		}
-	} else if avail, err := measure.MemAvailable(); err == nil {
-		o.Memory = avail - max(avail/10, 512<<20)
+	if err := f.limits(&o); err != nil {
+		return o, err
 	}
 	// Prerequisites before anything starts.
 	if _, err := stack.FindPHPFPM(sc.PHPFPM); err != nil {
@@ -306,6 +319,47 @@ func (f tuneFlags) options(app *appSpec) (o tune.Options, err error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// limits reads the place the pool is sized for (--cgroup, or the cgroup phptune runs in) and sets the memory the
+// pool may use (--memory wins) and nginx's workers from its CPUs.
+func (f tuneFlags) limits(o *tune.Options) error {
+	lim, err := measure.ReadLimits(f.cgroup)
+	if err != nil {
+		if f.cgroup != "" {
+			return exitcode.UsageErrorf("--cgroup: %v", err)
+		}
+		// No cgroup to read (not Linux's /proc): the host's memory alone.
+		lim = measure.Limits{HostCPUs: runtime.NumCPU()}
+		lim.HostMemAvailable, _ = measure.MemAvailable()
+	}
+	o.Limits = &lim
+	if o.Stack.NginxWorkers == 0 {
+		o.Stack.NginxWorkers = lim.WholeCPUs()
+	}
+	if f.memory != "" {
+		if o.Memory, err = parseMemory(f.memory); err != nil {
+			return err
+		}
+		o.MemoryFrom = "--memory " + f.memory
+		return nil
+	}
+	o.Memory, o.MemoryFrom = lim.Memory()
+	// The pools already running in the same memory keep what they may still grow to.
+	if pools, err := measure.RunningPools(); err == nil {
+		o.OtherPools = tune.OtherPools(pools, lim, lim.CgroupBound(), func(pid int) string {
+			l, _ := measure.ReadLimitsOf(pid)
+			return l.Cgroup
+		})
+		if kept, names := tune.Reserve(o.OtherPools); names != "" {
+			o.Memory -= kept
+			o.MemoryFrom += "; less " + names
+		}
+	}
+	if o.Memory <= 0 {
+		return exitcode.UsageErrorf("no memory is left for a pool: %s; free some or give --memory", o.MemoryFrom)
+	}
+	return nil
 }
 
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
@@ -436,6 +490,15 @@ func screener(sc stack.Config, urls func() []load.MixItem, req load.Request) (*t
 	if _, err := measure.FindStrace(); err != nil {
 		return nil, "strace"
 	}
+	// Instructions are counted on php-cgi of php-fpm's version.
+	if fpm, err := stack.FindPHPFPM(sc.PHPFPM); err == nil {
+		if _, err := measure.FindPHPCGI("", fpm); err != nil {
+			if v := phpini.Version(fpm); v != "" {
+				return nil, "php" + v + "-cgi"
+			}
+			return nil, "php-cgi"
+		}
+	}
 	return &tune.Screener{
 		Method: "instructions: callgrind on php-cgi; syscalls: strace on php-fpm",
 		Instructions: func(ctx context.Context, cfg knob.Config) (float64, error) {
@@ -476,6 +539,22 @@ func preloadScript(sc stack.Config) string {
 	return ""
 }
 
+// tuneKnobOrder is the help's list of the knobs in the order tune decides them, from the code that orders them.
+func tuneKnobOrder() string {
+	const ini = "ini directives given with --knob"
+	ks := append(knob.All("preload.php", []string{"a", "b"}), knob.INI(ini))
+	order := tune.Order(ks)
+	var cpu, rest []string
+	for i, n := range order {
+		if n == knob.MaxChildren().Name {
+			cpu, rest = order[:i], order[i+1:]
+			break
+		}
+	}
+	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on goodput: %s.", strings.Join(cpu, ", "),
+		strings.Join(rest, ", "))
+}
+
 func knobNames(ks []knob.Knob) string {
 	var names []string
 	for _, k := range ks {
@@ -501,6 +580,9 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
 	t := knob.Target{Workers: res.Environment.Host.CPUs}
+	if l := res.Environment.Limits; l != nil {
+		t.Workers = l.WholeCPUs()
+	}
 	if sc.App != "" {
 		t.Docroot, _ = filepath.Abs(sc.App)
 	}

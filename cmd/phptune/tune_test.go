@@ -466,3 +466,100 @@ func TestTuneLatencyGoalMissed(t *testing.T) {
 		t.Errorf("p99 check %+v: want missed with lo >= 20 ms <= p99 <= hi", *c)
 	}
 }
+
+// memoryCgroup makes a v1 memory cgroup with the given limit for the test and returns its directory; the test is
+// skipped where none can be made (not root, or no v1 memory controller: the v2 reading is covered by the
+// measure package's captured files).
+func memoryCgroup(t *testing.T, limit int64) string {
+	t.Helper()
+	base := "/sys/fs/cgroup/memory"
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a memory cgroup")
+	}
+	if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+		t.Skip("no v1 memory controller at " + base)
+	}
+	dir := filepath.Join(base, fmt.Sprintf("phptune-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Whatever is left in it (nothing, when the run cleaned up) is moved out before the cgroup goes.
+		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil {
+			for _, pid := range strings.Fields(string(b)) {
+				os.WriteFile(filepath.Join(base, "cgroup.procs"), []byte(pid), 0o644)
+			}
+		}
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("remove the test's cgroup: %v", err)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestTuneInAMemoryCgroup: run inside a container's memory limit (600 MiB, no --memory), a page that holds 40 MB
+// gets at most 14 children, the output names the cgroup's limit, and the run's own stacks stay within it (the
+// cgroup's OOM killer kills nothing). Sized for the host, as before, it drew 332 OOM kills and 8 children at
+// 80 MiB against 21 GiB.
+func TestTuneInAMemoryCgroup(t *testing.T) {
+	dir := memoryCgroup(t, 600<<20)
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $b = str_repeat("x", 40 << 20); echo strlen($b);`), 0o644)
+	out := t.TempDir()
+	wrap := []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}
+	r := phptuneVia(t, wrap, "tune", app, "--only", "none", "--budget", "90s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("\n%s", r.stdout)
+	res := readTune(t, filepath.Join(out, "result.json"))
+	if n := res.Recommendation.MaxChildren; n > 14 || n < 1 {
+		t.Errorf("max_children %d in 600 MiB for a page of 40 MB: want 1 to 14", n)
+	}
+	if !strings.Contains(r.stdout, filepath.Base(dir)) || !strings.Contains(r.stdout, "600 MiB") {
+		t.Errorf("the output does not name the cgroup's limit:\n%s", r.stdout)
+	}
+	oom, _ := os.ReadFile(filepath.Join(dir, "memory.oom_control"))
+	if !strings.Contains(string(oom), "oom_kill 0") {
+		t.Errorf("the run's stacks went over the cgroup's limit: %s", oom)
+	}
+	// A cgroup that does not exist is a usage error, found before anything starts.
+	r = phptune(t, "tune", app, "--cgroup", "/no/such/cgroup", "--budget", "60s", "--out", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "--cgroup") {
+		t.Errorf("--cgroup of no cgroup: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestTuneKeepsMemoryForOtherPools: a php-fpm already running on the host (here phptune serve's) is found, its
+// growth kept out of the memory the pool is sized in, and named in the output.
+func TestTuneKeepsMemoryForOtherPools(t *testing.T) {
+	startServe(t)
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php echo "ok";`), 0o644)
+	out := t.TempDir()
+	r := phptune(t, "tune", app, "--only", "none", "--budget", "45s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	var res struct {
+		PoolSize struct {
+			OtherPools []tune.OtherPool `json:"other_pools"`
+		} `json:"pool_size"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	others := res.PoolSize.OtherPools
+	if len(others) == 0 || !strings.Contains(r.stdout, "other php-fpm pools here: ") {
+		t.Fatalf("the running pools were not found or not named:\n%s", r.stdout)
+	}
+	for _, o := range others {
+		if o.MaxChildren <= 0 || o.Workers <= 0 || o.WorkerBytes <= 0 || o.Reserved != int64(o.MaxChildren-o.Workers)*o.WorkerBytes {
+			t.Errorf("other pool %+v: want its settings, workers and the memory kept for its growth", o)
+		}
+	}
+}

@@ -132,7 +132,7 @@ func TestAccessLogMix(t *testing.T) {
 		t.Errorf("a bad --log-keep: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// compare's arms share the log given to compare: read and summarised once.
-	r = phptune(t, "compare", "--interleave", "--repeat", "2", "-c", "2", "-d", "300ms", "--warmup", "0s",
+	r = phptune(t, "compare", "--interleave", "--rounds", "2", "-c", "2", "-d", "300ms", "--warmup", "0s",
 		"--from-access-log", p, info.HTTP, info.HTTP)
 	if r.code != 0 || strings.Count(r.stderr, "601 lines") != 1 {
 		t.Errorf("compare with a log: exit %d, the summary %d times:\n%s", r.code, strings.Count(r.stderr, "601 lines"), r.stderr)

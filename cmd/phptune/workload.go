@@ -17,11 +17,13 @@ func newWorkloadCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
 		Short: "Real PHP applications from Debian packages, prepared in one command to serve and tune by name",
-		Long: `Workload presets are real applications (DokuWiki, WordPress, ...) from Debian packages, and the bundled
-demo. "phptune workload prepare NAME" installs what the preset needs and provisions it; then "phptune serve
-NAME" and "phptune tune NAME" use it by name, with its URLs, a content marker per URL (a broken page, even a
-fast 200, is never measured as the app) and its own services (a private database), which they start and stop.`,
+		Long: `Workload presets are real applications (DokuWiki, WordPress, ...) from Debian packages, and the bundled demo.
+Once prepared, serve, tune, profile and build take one by name, with its URLs, a content marker per URL (a broken
+page, even a fast 200, is never measured as the app) and its own services (a private database).`,
+		Example: `  phptune workload list
+  phptune workload prepare wordpress && phptune tune wordpress`,
 	}
+	learnMore(cmd, `README.md "Real applications: workload presets"`)
 	cmd.AddCommand(newWorkloadListCmd(), newWorkloadPrepareCmd())
 	return cmd
 }
@@ -29,9 +31,10 @@ fast 200, is never measured as the app) and its own services (a private database
 func newWorkloadListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the presets, what each needs and whether it is prepared",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List the presets, what each needs and whether it is prepared",
+		Example: "  phptune workload list\n  phptune workload list --json",
+		Args:    args(0, 0, ""),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			type row struct {
 				Name     string         `json:"name"`
@@ -74,6 +77,7 @@ func newWorkloadListCmd() *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON (schema phptune/workloads/v1)")
+	learnMore(cmd, `README.md "Real applications: workload presets"`)
 	return cmd
 }
 
@@ -83,20 +87,20 @@ func newWorkloadPrepareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prepare NAME",
 		Short: "Install a preset's Debian packages and provision the app, ready to serve and tune by name",
-		Long: `Install the preset's missing Debian packages (apt-get, asking nothing; it says what it installs) and
-provision the app in DIR (default $XDG_DATA_HOME/phptune/workloads/NAME or
-~/.local/share/phptune/workloads/NAME): its docroot, configuration, seeded content and any database. The
-work happens in DIR.partial, which becomes DIR only when every step succeeded; a failed step says which and
-why and leaves nothing behind or running. Preparing a prepared preset again does nothing.`,
+		Long: `Installs the preset's missing Debian packages (apt-get, asking nothing, saying what it installs; a service a
+package starts is stopped and disabled again) and provisions the app in DIR (default
+$XDG_DATA_HOME/phptune/workloads/NAME): its docroot, configuration, seeded content and any database. A failed
+step says which and why and leaves nothing behind or running. Preparing a prepared preset again does nothing.`,
 		Example: `  phptune workload prepare dokuwiki
   phptune workload prepare wordpress --dir /srv/phptune/wordpress`,
-		Args: cobra.ExactArgs(1),
+		Args: args(1, 1, "NAME, the preset (phptune workload list)"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runPrepare(cmd.Context(), args[0], dir, asJSON)
 		}),
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "directory to provision the app in (default under phptune's data dir)")
+	cmd.Flags().StringVar(&dir, "dir", "", "`DIR` to provision the app in (default under phptune's data dir)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the prepared workload as JSON (schema phptune/workload/v1)")
+	learnMore(cmd, `README.md "Real applications: workload presets" (what each preset installs and provisions)`)
 	return cmd
 }
 

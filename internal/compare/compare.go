@@ -270,7 +270,7 @@ type Progress struct {
 
 // InterleaveOptions bound and decide an interleaved run.
 type InterleaveOptions struct {
-	MaxRounds int     // the most rounds (--repeat); the run stops sooner when it is decided
+	MaxRounds int     // the most rounds (--rounds); the run stops sooner when it is decided
 	MinEffect float64 // relative
 	Alpha     float64 // the run's error budget (0: 0.05)
 	Share     float64 // the part of Alpha this run may spend, when it is one experiment of several (0: all)
@@ -317,7 +317,7 @@ func Interleave(ctx context.Context, arms []load.Options, names []string, o Inte
 		return nil, exitcode.UsageErrorf("compare --interleave needs at least two arms")
 	}
 	if o.MaxRounds < 2 {
-		return nil, exitcode.UsageErrorf("--repeat %d: want at least 2 rounds", o.MaxRounds)
+		return nil, exitcode.UsageErrorf("--rounds %d: want at least 2 rounds", o.MaxRounds)
 	}
 	if !(o.Alpha > 0 && o.Alpha < 1) {
 		o.Alpha = stats.DefaultAlpha

@@ -41,10 +41,13 @@ func Debian() Config {
 	return Config{PM: "dynamic", MaxChildren: 5, Listen: stack.ListenUnix}
 }
 
-// RuleOfThumb is the folklore "pm static, 2 x cores".
-func RuleOfThumb() Config {
+// RuleOfThumb is the folklore "pm static, 2 x cores", for cpus cores (0: the CPUs this process may use).
+func RuleOfThumb(cpus int) Config {
+	if cpus <= 0 {
+		cpus = runtime.NumCPU()
+	}
 	c := Debian()
-	c.PM, c.MaxChildren = "static", 2*runtime.NumCPU()
+	c.PM, c.MaxChildren = "static", 2*cpus
 	return c
 }
 

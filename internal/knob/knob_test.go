@@ -62,7 +62,7 @@ func TestRenderedFilesPassTheServersChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []Config{Debian(), RuleOfThumb(),
+	for _, c := range []Config{Debian(), RuleOfThumb(0),
 		{PM: "ondemand", MaxChildren: 32, Listen: "tcp", Keepalive: true, MaxRequests: 500, Backlog: 4096, INI: map[string]string{"opcache.enable": "1", "opcache.jit": "tracing"},
 			Defines:        map[string]string{"opcache.memory_consumption": "256", "opcache.preload": stack.DocrootVar + "/preload.php"},
 			FastCGIBuffers: "16 16k", PHPFPM: "/usr/sbin/php-fpm8.2"}} {

@@ -20,6 +20,10 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
+// DefaultTimeout is every command's per-request timeout unless --timeout says otherwise: a request still
+// unanswered then is counted as timed out and recorded at the timeout.
+const DefaultTimeout = 10 * time.Second
+
 // Options configure one run. Without Rate it is a closed model: each connection sends its next request when the
 // last one is answered. With Rate it is an open model (wrk2's method): requests follow a schedule, and latency runs
 // from each request's intended send time, so a stalled server cannot hide its queue (coordinated omission).
@@ -308,7 +312,7 @@ func (o *Options) check() error {
 		return exitcode.UsageErrorf("give -n COUNT or -d DURATION")
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
+		o.Timeout = DefaultTimeout
 	}
 	if o.Request.Method == "" {
 		o.Request.Method = "GET"

@@ -72,7 +72,19 @@ func (l Limits) WholeCPUs() int { return max(1, int(math.Ceil(l.CPUs()-1e-9))) }
 // holds already and a reserve of its own (a twentieth of the limit, at least 16 MiB: its OOM killer acts at the
 // limit itself). The cgroup's memory.high counts as its limit: above it the kernel throttles the pool.
 func (l Limits) Memory() (int64, string) {
+	n, bound, _ := l.memory()
+	return n, bound
+}
+
+// CgroupBound says whether the cgroup's limit, not the host's memory, bounds Memory.
+func (l Limits) CgroupBound() bool {
+	_, _, c := l.memory()
+	return c
+}
+
+func (l Limits) memory() (int64, string, bool) {
 	host := l.HostMemAvailable - max(l.HostMemAvailable/10, 512<<20)
+	byCgroup := false
 	bound := fmt.Sprintf("the host's available memory (%s, less a reserve of %s)", mib(l.HostMemAvailable),
 		mib(max(l.HostMemAvailable/10, 512<<20)))
 	limit := l.MemoryMax
@@ -83,12 +95,12 @@ func (l Limits) Memory() (int64, string) {
 	if limit > 0 {
 		reserve := max(limit/20, 16<<20)
 		if c := limit - l.MemoryUsed - reserve; c < host {
-			host = c
+			host, byCgroup = c, true
 			bound = fmt.Sprintf("the cgroup %s's limit (%s in %s, %s in use, less a reserve of %s)", l.Cgroup, mib(limit), file,
 				mib(l.MemoryUsed), mib(reserve))
 		}
 	}
-	return max(host, 0), bound
+	return max(host, 0), bound, byCgroup
 }
 
 // OOMKills is how many processes the kernel's OOM killer has killed in the memory cgroup so far (its

@@ -77,6 +77,31 @@ type memAcc struct {
 	peakGroupPSS     int64
 }
 
+func newMemAcc() *memAcc { return &memAcc{seen: map[[2]uint64]bool{}} }
+
+// add counts one observation of a worker (pid and start time tell it from a later process with its pid).
+func (a *memAcc) add(pid int, start uint64, m memLine) {
+	uss := m.privateClean + m.privateDirty
+	a.seen[[2]uint64{uint64(pid), start}] = true
+	a.n++
+	a.sumUSS += uss
+	a.sumPSS += m.pss
+	a.peakUSS = max(a.peakUSS, uss)
+	a.peakPSS = max(a.peakPSS, m.pss)
+	a.shared = append(a.shared, m.rss-uss)
+}
+
+// memory sums up the observations.
+func (a *memAcc) memory() WorkerMemory {
+	w := WorkerMemory{Count: len(a.seen), PeakUSS: a.peakUSS, PeakPSS: a.peakPSS}
+	if a.n > 0 {
+		w.MeanUSS, w.MeanPSS = a.sumUSS/a.n, a.sumPSS/a.n
+		slices.Sort(a.shared)
+		w.Shared = a.shared[len(a.shared)/2]
+	}
+	return w
+}
+
 // NewSampler watches the process groups named in groups (name -> pgid, e.g. {"php-fpm": 1234, "nginx": 1240}),
 // sampling memory every interval (DefaultInterval when interval <= 0).
 func NewSampler(groups map[string]int, interval time.Duration) *Sampler {
@@ -87,7 +112,7 @@ func NewSampler(groups map[string]int, interval time.Duration) *Sampler {
 	for name, pgid := range groups {
 		s.groups[name] = pgid
 		s.pgids[pgid] = true
-		s.mem[pgid] = &memAcc{seen: map[[2]uint64]bool{}}
+		s.mem[pgid] = newMemAcc()
 	}
 	return s
 }
@@ -164,13 +189,7 @@ func (s *Sampler) Stop() (*Sample, error) {
 		// A group that died out during the window is reported as zero, not as minus its start.
 		out.CPU[name] = ticksToDuration(max(ticks[pgid]-s.ticks0[pgid], 0))
 		a := s.mem[pgid]
-		w := WorkerMemory{Count: len(a.seen), PeakUSS: a.peakUSS, PeakPSS: a.peakPSS}
-		if a.n > 0 {
-			w.MeanUSS, w.MeanPSS = a.sumUSS/a.n, a.sumPSS/a.n
-			slices.Sort(a.shared)
-			w.Shared = a.shared[len(a.shared)/2]
-		}
-		out.Workers[name] = w
+		out.Workers[name] = a.memory()
 		out.GroupPSS[name] = a.peakGroupPSS
 	}
 	return out, nil
@@ -208,14 +227,7 @@ func (s *Sampler) sampleMemory() {
 			if st.pid == pgid {
 				continue // the leader (php-fpm's or nginx's master) is not a worker
 			}
-			uss := m.privateClean + m.privateDirty
-			a.seen[[2]uint64{uint64(st.pid), st.start}] = true
-			a.n++
-			a.sumUSS += uss
-			a.sumPSS += m.pss
-			a.peakUSS = max(a.peakUSS, uss)
-			a.peakPSS = max(a.peakPSS, m.pss)
-			a.shared = append(a.shared, m.rss-uss)
+			a.add(st.pid, st.start, m)
 		}
 		a.peakGroupPSS = max(a.peakGroupPSS, groupPSS)
 	}

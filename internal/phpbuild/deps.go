@@ -2,11 +2,10 @@ package phpbuild
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os/exec"
 	"sort"
-	"strings"
+
+	"github.com/phptune/phptune/internal/aptinstall"
 )
 
 // programPackages maps the programs a build needs to the Debian packages that provide them.
@@ -20,10 +19,7 @@ var programPackages = []struct{ prog, pkg string }{
 }
 
 // DebInstalled reports whether a Debian package is installed.
-func DebInstalled(pkg string) bool {
-	out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", pkg).Output()
-	return err == nil && strings.Contains(string(out), "ok installed")
-}
+func DebInstalled(pkg string) bool { return aptinstall.Installed(pkg) }
 
 // MissingPackages lists the Debian packages that the build needs and that are missing: for the programs, the
 // -dev packages of extensions (extra), and valgrind when instructions are counted.
@@ -52,14 +48,8 @@ func MissingPackages(extra []string, callgrind bool, lookPath func(string) (stri
 	return out
 }
 
-// InstallPackages installs Debian packages with apt-get (for --install-deps). It changes no apt source.
+// InstallPackages installs Debian packages with apt-get (for --install-deps), leaving no service of theirs
+// running or enabled (aptinstall). It changes no apt source.
 func InstallPackages(ctx context.Context, pkgs []string, log io.Writer) error {
-	if len(pkgs) == 0 {
-		return nil
-	}
-	args := append([]string{"install", "-y", "-q", "--no-install-recommends"}, pkgs...)
-	if err := runEnv(ctx, "", append(environ(), "DEBIAN_FRONTEND=noninteractive"), log, "apt-get", args...); err != nil {
-		return fmt.Errorf("apt-get install %s: %w", strings.Join(pkgs, " "), err)
-	}
-	return nil
+	return aptinstall.Install(ctx, pkgs, log)
 }

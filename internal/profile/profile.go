@@ -167,7 +167,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Warmup = 5
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
+		o.Timeout = load.DefaultTimeout
 	}
 	if o.Request.Method == "" {
 		o.Request.Method = "GET"

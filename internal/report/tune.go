@@ -41,14 +41,27 @@ func Tune(w io.Writer, r *tune.Result) {
 		if p.MemoryLimit > 0 {
 			mem = fmt.Sprintf("%d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory), float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
 		}
-		how := "after re-measuring its neighbours"
-		switch p.Note {
-		case "pinned":
+		how := "from the knee"
+		switch {
+		case p.Note == "pinned":
 			how = "(pinned)"
-		case tune.NotRemeasured:
+		case p.Note == tune.NotRemeasured:
 			how = "from the knee (" + p.Note + ")"
+		case len(p.Sizes) == 0 && p.Note != "":
+			how = "(" + p.Note + ")"
+		case len(p.Sizes) > 0 && p.Decided:
+			how = fmt.Sprintf("(the smallest of %s shown within %.0f%% of the best, at %d connections)", sizeList(p.Sizes), 100*r.Plan.MinEffect, p.Load)
+		case len(p.Sizes) > 0:
+			how = fmt.Sprintf("(of %s at %d connections: the smallest whose estimate is within %.1f%% of the best; not yet shown)",
+				sizeList(p.Sizes), p.Load, 50*r.Plan.MinEffect)
 		}
 		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d %s\n", p.Knee, mem, p.Chosen, how)
+		if p.MemoryFrom != "" {
+			fmt.Fprintf(w, "  %-13s %s for the pool: %s\n", "", mib(p.Memory), p.MemoryFrom)
+		}
+		if p.RangeLo > 0 {
+			fmt.Fprintf(w, "  %-13s %s\n", "", sizeRange(p, r.Plan.MinEffect))
+		}
 	}
 	fmt.Fprintf(w, "\n  %-19s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "CI", "verdict")
 	for _, k := range r.Knobs {
@@ -170,4 +183,31 @@ func p99Verdict(c *tune.P99Check) string {
 		return "met"
 	}
 	return "NOT met"
+}
+
+// sizeList names the pool sizes raced: "4, 8, 16".
+func sizeList(sizes []tune.SizeResult) string {
+	var out []string
+	for _, s := range sizes {
+		out = append(out, fmt.Sprint(s.Size))
+	}
+	return strings.Join(out, ", ")
+}
+
+// sizeRange says which pool sizes serve within the margin of the best: shown, or not yet shown worse.
+func sizeRange(p *tune.PoolSize, minEffect float64) string {
+	r := fmt.Sprintf("sizes %d to %d serve within %.0f%% of the best", p.RangeLo, p.RangeHi, 100*minEffect)
+	if p.RangeLo == p.RangeHi {
+		r = fmt.Sprintf("only size %d serves within %.0f%% of the best", p.RangeLo, 100*minEffect)
+	}
+	var worse []string
+	for _, s := range p.Sizes {
+		if s.Status == "dropped" {
+			worse = append(worse, fmt.Sprint(s.Size))
+		}
+	}
+	if len(worse) > 0 {
+		r += "; shown worse by more: " + strings.Join(worse, ", ")
+	}
+	return r
 }

@@ -14,7 +14,7 @@ import (
 // final compares the recommendation with the starting point (Debian's defaults or the user's files) and the
 // rule of thumb, in the same rounds, on goodput, each comparison until decided or the budget ends.
 func (t *tuner) final(ctx context.Context) error {
-	rule := knob.RuleOfThumb()
+	rule := knob.RuleOfThumb(t.cpus())
 	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
 	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
 	if h.Baseline == "" {

@@ -153,3 +153,10 @@ func (t *tuner) finalLeast() time.Duration {
 	}
 	return startsCost(cold, t.costs.start(MetricGoodput)) + time.Duration(rounds)*round
 }
+
+// Order is the order tune decides ks in (decideAll): the knobs decided on CPU per request, the pool size, then
+// the rest.
+func Order(ks []knob.Knob) []string {
+	cpu, rest := cpuFirst(ks)
+	return append(append(names(cpu), knob.MaxChildren().Name), names(rest)...)
+}

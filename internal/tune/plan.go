@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime"
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
@@ -35,7 +34,7 @@ func (t *tuner) fit() error {
 	t.lengths.cpuN = int(math.Min(math.Max(math.Round(cpuSeconds*peak), minCPURequests), 4000))
 	// A CPU trial keeps the CPUs busy, no more: more connections would only queue, and every connection sends
 	// whole cycles of the mix (the same requests each trial), so they would round the trial up to more requests.
-	t.cpuConc = min(t.conc, cpuConcPerCore*runtime.NumCPU())
+	t.cpuConc = min(t.conc, cpuConcPerCore*t.cpus())
 	sent := evenRequests(t.lengths.cpuN, t.cpuConc, len(load.MixSequence(t.o.URLs)))
 	t.costs.guess[MetricGoodput] = t.lengths.warm + t.lengths.win + 50*time.Millisecond
 	t.costs.guess[MetricCPU] = time.Duration(float64(sent)/t.rateAt(t.cpuConc)*float64(time.Second)) + 30*time.Millisecond
@@ -112,8 +111,12 @@ func (t *tuner) planExperiments() {
 	t.plans = map[string]planned{}
 	pairs := 0
 	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; !pinned {
-		t.plans[knob.MaxChildren().Name] = planned{arms: 3, spec: TrialSpec{Metric: MetricGoodput}} // the knee's neighbours, as a rule
-		pairs += experiment.Pairs(experiment.Race, 3)
+		n := 3 // the sizes as the sweep leaves them (the latency goal may narrow them later)
+		if t.res.PoolSize != nil {
+			n = max(2, len(poolCandidates(t.res.Saturation, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0)))
+		}
+		t.plans[knob.MaxChildren().Name] = planned{arms: n, spec: TrialSpec{Metric: MetricGoodput, Steady: true}}
+		pairs += experiment.Pairs(experiment.Smallest, n)
 	}
 	reach := []knob.Config{t.best}
 	for _, k := range t.o.Knobs {

@@ -2,12 +2,16 @@ package tune
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // PoolSize records the three limits on pm.max_children and the choice.
@@ -20,12 +24,36 @@ type PoolSize struct {
 	// PeakRequestBytes is php-fpm's own figure: the largest peak memory of a request seen.
 	PeakRequestBytes int64 `json:"peak_request_bytes"`
 	// PerWorkerBytes is what each child is counted at: the larger of the two.
-	PerWorkerBytes int64  `json:"per_worker_bytes"`
-	Initial        int    `json:"initial"`
-	Chosen         int    `json:"chosen"`
-	Note           string `json:"note,omitempty"`
+	PerWorkerBytes int64 `json:"per_worker_bytes"`
+	// MemoryFrom says what set Memory: --memory, the host's available memory, or a cgroup's limit.
+	MemoryFrom string      `json:"memory_from,omitempty"`
+	OtherPools []OtherPool `json:"other_pools,omitempty"`
+	Initial    int         `json:"initial"`
+	Chosen     int         `json:"chosen"`
+	Note       string      `json:"note,omitempty"`
 	// P99Checks are the open-loop checks of the latency goal that sized the pool, when there is a goal.
 	P99Checks []P99Check `json:"p99_checks,omitempty"`
+	// Sizes are the sizes raced, smallest first, each against the best of them; Load is the connections every
+	// size was loaded with (enough to fill the largest).
+	Sizes []SizeResult `json:"sizes,omitempty"`
+	Load  int          `json:"load,omitempty"`
+	// Decided says the chosen size was shown within the minimum effect of the best; RangeLo and RangeHi bound
+	// the sizes that serve within it, shown or not yet shown worse.
+	Decided bool `json:"decided"`
+	RangeLo int  `json:"range_lo,omitempty"`
+	RangeHi int  `json:"range_hi,omitempty"`
+}
+
+// SizeResult is one pool size of the sizes' race.
+type SizeResult struct {
+	Size int `json:"size"`
+	// Status: winner (the pick), within (shown within the margin of the best), open (not yet shown either way),
+	// dropped (shown worse than another size), error.
+	Status string            `json:"status"`
+	Note   string            `json:"note,omitempty"`
+	RPS    float64           `json:"rps"` // median goodput of its trials
+	Rounds int               `json:"rounds"`
+	VsBest *stats.Comparison `json:"vs_best,omitempty"` // against the size with the best estimate; nil for that one
 }
 
 // poolSize sizes pm.max_children from the knee, capped by memory (shared memory plus children x peak private
@@ -45,6 +73,7 @@ func (t *tuner) poolSize() error {
 		}
 	}
 	n := max(ps.Knee, 1)
+	ps.MemoryFrom, ps.OtherPools = t.o.MemoryFrom, t.o.OtherPools
 	// A worker counts at the larger of its private memory's high-water and PHP's own peak for a request.
 	ps.PerWorkerBytes = max(ps.PeakUSSBytes, ps.PeakRequestBytes)
 	if t.o.Memory > 0 && ps.PerWorkerBytes > 0 {
@@ -57,6 +86,20 @@ func (t *tuner) poolSize() error {
 			n = ps.MemoryLimit
 			ps.Note = "memory limits the pool below the CPU knee"
 		}
+	}
+	if sat := t.res.Saturation; sat.OOM > 0 {
+		// The OOM killer struck at sat.OOM connections: no pool that large, whatever the figures said.
+		below := 1
+		for _, p := range sat.Points {
+			if p.Concurrency < sat.OOM {
+				below = max(below, p.Concurrency)
+			}
+		}
+		if ps.MemoryLimit == 0 || below < ps.MemoryLimit {
+			ps.MemoryLimit = below
+		}
+		n = min(n, below)
+		ps.Note = fmt.Sprintf("the OOM killer struck at %d connections in the sweep: at most %d children", sat.OOM, below)
 	}
 	ps.Initial = n
 	t.best.MaxChildren = n
@@ -93,29 +136,38 @@ func (t *tuner) poolRace(ctx context.Context) error {
 	return err
 }
 
-// sizePool races the best's pool size against its neighbours on the ladder, within memory and not below
-// floor: its row comes after the CPU knobs' (cpuFirst).
+// sizePool decides pm.max_children: the smallest size shown within the minimum effect of the best of the sizes
+// raced (experiment.Smallest), within memory and not below floor, all under one load that fills the largest
+// (a smaller pool queues the rest in its backlog, as it would in production). Not the best: on a flat curve the
+// best of a few noisy sizes is a different one each run (the demo gave 4 in one run and 8 in the next); the
+// smallest within the margin of whichever is best is the same size twice, or one inside the other run's range.
+// Its row comes after the CPU knobs' (cpuFirst).
 func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	k := knob.MaxChildren()
-	var values []string
-	for _, n := range knob.Neighbours(t.best.MaxChildren) {
-		if (limit == 0 || n <= limit) && n >= floor {
-			values = append(values, strconv.Itoa(n))
+	sizes := poolCandidates(t.res.Saturation, t.best.MaxChildren, limit, floor)
+	if len(sizes) < 2 {
+		row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "no other size fits"}
+		if len(sizes) == 1 {
+			t.best.MaxChildren = sizes[0]
+			row.Value = k.Get(t.best)
+			row.Note = "the only size the sweep, memory and the latency goal leave"
 		}
-	}
-	if len(values) == 0 {
-		t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "no neighbour fits"})
+		if ps := t.res.PoolSize; ps != nil {
+			ps.Note = row.Note
+		}
+		t.res.Knobs = append(t.res.Knobs, row)
 		t.release(k.Name)
 		return nil
 	}
-	arms := len(values) + 1
 	_, later := cpuFirst(t.o.Knobs)
 	spec := t.specOf(k)
+	spec.Steady = true // static pools: a dynamic one churns between interleaved trials (steadyPool)
+	arms := len(sizes)
 	allow, least := t.allowance(k.Name, arms, arms, spec, names(later)), t.d.cost(spec, arms, arms)
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
-				Note: "not re-measured against its neighbours: the budget ran out (" + least.Round(time.Second).String() + " would have been needed at the least); the knee's size is kept"})
+				Note: "not re-measured: the budget ran out (" + least.Round(time.Second).String() + " would have been needed at the least); the knee's size is kept"})
 			if ps := t.res.PoolSize; ps != nil {
 				ps.Note = NotRemeasured
 			}
@@ -125,11 +177,189 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 		allow = least
 	}
 	t.release(k.Name)
-	t.budget.Plan(experiment.Pairs(experiment.Race, arms))
-	r, err := t.d.race(ctx, race{knob: k, from: t.best, values: values, allowance: allow, stretch: t.stretch(k.Name, names(later)),
-		spec: spec})
-	if r != nil {
-		t.raceDone(r)
+	t.budget.Plan(experiment.Pairs(experiment.Smallest, arms))
+	return t.raceSizes(ctx, sizes, spec, allow, t.stretch(k.Name, names(later)))
+}
+
+// raceSizes runs the sizes' experiment and records its row, its comparisons and the pool's range.
+func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allow, stretch time.Duration) error {
+	k := knob.MaxChildren()
+	var values []string
+	for _, n := range sizes[1:] {
+		values = append(values, strconv.Itoa(n))
+	}
+	from := t.best.Clone()
+	from.MaxChildren = sizes[0]
+	rc, err := t.d.arms(race{knob: k, from: from, values: values, spec: spec})
+	if err != nil {
+		return err
+	}
+	n := len(rc.arms)
+	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Smallest, HigherIsBetter: true, MinEffect: t.o.MinEffect,
+		Alpha: t.budget.Draw(experiment.Pairs(experiment.Smallest, n)), RunAlpha: t.budget.Total(), ParallelStart: true,
+		Continue: t.d.within(t.clock.Now(), allow, stretch, n, spec.Metric),
+		Progress: func(p experiment.Progress) {
+			t.status("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d sizes in the race)", p.Round, k.Name, p.Arm, p.Live))
+		}}
+	out, err := experiment.Run(ctx, es)
+	if out != nil {
+		t.setBest(rc.cfgs[out.Winner])
+		stopAll(rc.arms)
+		t.sizesDone(sizes, rc.spec, out)
+	} else {
+		stopAll(rc.arms)
 	}
 	return err
+}
+
+// sizesDone records the sizes' race: the row (the pick against the best), each size's comparison with the best
+// and the range of sizes that serve within the margin, shown or not yet excluded.
+func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) {
+	k := knob.MaxChildren()
+	ps := t.res.PoolSize
+	if ps == nil {
+		ps = &PoolSize{}
+		t.res.PoolSize = ps
+	}
+	ps.Load, ps.Sizes, ps.Decided = spec.Conc, nil, false
+	best := strconv.Itoa(sizes[out.Best])
+	for i, a := range out.Arms {
+		sr := SizeResult{Size: sizes[i], Status: a.Status, Note: a.Note, RPS: medianOf(a.Trials, rate), Rounds: len(a.Trials)}
+		if a.Vs != nil {
+			sr.VsBest = a.Vs
+			t.res.Comparisons = append(t.res.Comparisons, Comparison{Knob: k.Name, A: best, B: strconv.Itoa(sizes[i]),
+				Config: "max_children=" + strconv.Itoa(sizes[i]), Metric: spec.Metric, Stats: *a.Vs,
+				ValueA: medianOf(out.Arms[out.Best].Trials, value), ValueB: medianOf(a.Trials, value), RPSA: medianOf(out.Arms[out.Best].Trials, rate),
+				RPSB: sr.RPS, ErrorsA: out.Arms[out.Best].Errors, ErrorsB: a.Errors, Rounds: sr.Rounds, Status: a.Status,
+				Accepted: i == out.Winner, Note: a.Note})
+		}
+		ps.Sizes = append(ps.Sizes, sr)
+	}
+	win := out.Arms[out.Winner]
+	ps.Decided = win.Status == experiment.StatusWinner && win.Note == ""
+	ps.RangeLo, ps.RangeHi = 0, 0
+	for _, sr := range ps.Sizes {
+		switch sr.Status {
+		case experiment.StatusWinner, experiment.StatusWithin, experiment.StatusOpen:
+			if ps.RangeLo == 0 {
+				ps.RangeLo = sr.Size
+			}
+			ps.RangeHi = sr.Size
+		}
+	}
+	row := KnobRow{Name: k.Name, Value: strconv.Itoa(sizes[out.Winner]), From: k.Get(t.o.Base), Metric: spec.Metric, Rounds: out.Rounds}
+	row.Note = ps.rangeNote(t.o.MinEffect)
+	// The row states the pick against the best; when the pick is the best, against the size nearest it.
+	c, other := win.Vs, best
+	if c == nil {
+		if j := nearestCompared(out, out.Winner); j >= 0 {
+			c, other = invert(out.Arms[j].Vs), strconv.Itoa(sizes[j])
+		}
+	}
+	row.Verdict = stats.Inconclusive
+	if ps.Decided {
+		row.Verdict = stats.NoDifference
+	}
+	if c != nil {
+		row.EffectPct, row.CILowPct, row.CIHighPct = 100*c.Estimate, 100*c.Lo, 100*c.Hi
+		row.Compared = fmt.Sprintf("max_children=%d vs %s", sizes[out.Winner], other)
+	}
+	t.res.Knobs = append(t.res.Knobs, row)
+}
+
+// nearestCompared is the arm nearest i (the next larger first) that was compared with the best, or -1.
+func nearestCompared(out *experiment.Outcome, i int) int {
+	for d := 1; d < len(out.Arms); d++ {
+		for _, j := range []int{i + d, i - d} {
+			if j >= 0 && j < len(out.Arms) && out.Arms[j].Vs != nil && out.Arms[j].Status != experiment.StatusError {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// rangeNote says what the sizes' race showed: the pick, the sizes within the margin and the ones still open.
+func (ps *PoolSize) rangeNote(minEffect float64) string {
+	var within, open, worse []string
+	for _, sr := range ps.Sizes {
+		switch sr.Status {
+		case experiment.StatusWinner, experiment.StatusWithin:
+			if sr.Status == experiment.StatusWithin || ps.Decided {
+				within = append(within, strconv.Itoa(sr.Size))
+			} else {
+				open = append(open, strconv.Itoa(sr.Size))
+			}
+		case experiment.StatusOpen:
+			open = append(open, strconv.Itoa(sr.Size))
+		case experiment.StatusDropped:
+			worse = append(worse, strconv.Itoa(sr.Size))
+		}
+	}
+	margin := fmt.Sprintf("%.0f%%", 100*minEffect)
+	var parts []string
+	if ps.RangeLo > 0 {
+		parts = append(parts, fmt.Sprintf("sizes %d to %d serve within %s of the best", ps.RangeLo, ps.RangeHi, margin))
+		if ps.RangeLo == ps.RangeHi {
+			parts[0] = fmt.Sprintf("size %d serves within %s of the best", ps.RangeLo, margin)
+		}
+	}
+	if len(within) > 0 {
+		parts = append(parts, "shown: "+strings.Join(within, ", "))
+	}
+	if len(open) > 0 {
+		parts = append(parts, "not yet shown: "+strings.Join(open, ", "))
+	}
+	if len(worse) > 0 {
+		parts = append(parts, "worse by more: "+strings.Join(worse, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// maxSizes is the most pool sizes raced: each costs a trial a round.
+const maxSizes = 5
+
+// poolCandidates are the pool sizes to race, smallest first: the sweep's concurrencies from the first that
+// reached half the peak's throughput up to the peak's (a pool of n under a load that fills it queues what it
+// cannot serve, so it serves at least what n connections did on the sweep's large pool: sizes below half the
+// peak would only be dropped), within memory (the largest that fits when the peak does not) and not below floor.
+// Without a sweep (simulations), the ladder's neighbours of cur.
+func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
+	var sizes []int
+	fits := func(n int) bool { return (limit == 0 || n <= limit) && n >= floor }
+	if sat == nil || len(sat.Points) == 0 {
+		for _, n := range append(knob.Neighbours(cur), cur) {
+			if fits(n) {
+				sizes = append(sizes, n)
+			}
+		}
+		slices.Sort(sizes)
+		return slices.Compact(sizes)
+	}
+	peak := 0.0
+	for _, p := range sat.Points {
+		peak = max(peak, p.Median)
+	}
+	started := false
+	for _, p := range sat.Points {
+		if p.Median >= peak/2 {
+			started = true
+		}
+		if started && fits(p.Concurrency) {
+			sizes = append(sizes, p.Concurrency)
+		}
+		if p.Concurrency >= sat.Peak {
+			break
+		}
+	}
+	if limit > 0 && sat.Peak > limit && limit >= floor && (len(sizes) == 0 || sizes[len(sizes)-1] < limit) {
+		sizes = append(sizes, limit) // the largest the memory allows stands in for the peak
+	}
+	if floor > 0 && len(sizes) == 0 && fits(floor) {
+		sizes = append(sizes, floor)
+	}
+	if len(sizes) > maxSizes {
+		sizes = sizes[len(sizes)-maxSizes:]
+	}
+	return sizes
 }

@@ -204,10 +204,12 @@ type TrialRecord struct {
 
 // Environment is where the results hold.
 type Environment struct {
-	Host  measure.Host `json:"host"`
-	PHP   string       `json:"php"`
-	Nginx string       `json:"nginx"`
-	FPM   string       `json:"php_fpm_binary"`
+	Host measure.Host `json:"host"`
+	// Limits are the place the pool was sized for: a cgroup's memory and CPUs, or the host's.
+	Limits *measure.Limits `json:"limits,omitempty"`
+	PHP    string          `json:"php"`
+	Nginx  string          `json:"nginx"`
+	FPM    string          `json:"php_fpm_binary"`
 }
 
 func environment(sc stack.Config) Environment {

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -18,6 +19,8 @@ type Saturation struct {
 	Peak   int     `json:"peak"`
 	// NoiseSD is the spread of a trial's log goodput around its point's mean: what one trial's figure wobbles.
 	NoiseSD float64 `json:"noise_sd"`
+	// OOM is the concurrency at which the kernel's OOM killer struck and the sweep stopped (0: it did not).
+	OOM int `json:"oom_at,omitempty"`
 }
 
 // Point is one concurrency of the sweep.
@@ -61,16 +64,6 @@ func nextConc(c, limit int, points []Point) int {
 // kneeShare is the share of the peak's throughput the knee reaches.
 const kneeShare = 0.85
 
-// sweepPool is the static pool of the sweep: large, unless memory says otherwise.
-func sweepPool(memory int64) int {
-	n := 128
-	if memory > 0 {
-		// Before anything is measured, assume a generous 64 MiB per worker plus 256 MiB shared.
-		n = min(n, max(4, int((memory-256<<20)/(64<<20))))
-	}
-	return n
-}
-
 // firstSweepPool is the sweep's pool until the curve is still rising at its size: a worker's first requests
 // cost more than its later ones, and every worker of a static pool takes its turn (php-fpm's workers wait in
 // accept, the longest-waiting first), so a pool is warmed a few requests a worker before it is measured (see
@@ -81,7 +74,7 @@ const firstSweepPool = 32
 // rising; the knee and the comparisons' load come from it. The pool grows from firstSweepPool to the largest
 // the memory allows (128) only when the curve is still rising at its size.
 func (t *tuner) saturation(ctx context.Context) error {
-	limit := sweepPool(t.o.Memory)
+	limit := sweepPool(t.o.Memory, urlPeak(t.res.URLs))
 	cfg := t.best.Clone()
 	cfg.PM, cfg.MaxChildren = "static", min(limit, firstSweepPool)
 	sat := &Saturation{Pool: cfg.MaxChildren}
@@ -125,8 +118,13 @@ func (t *tuner) saturation(ctx context.Context) error {
 		}
 		var good, p99, logs []float64
 		var errs int64
+		var oom error
 		for i := 0; i < sweepTrials; i++ {
 			o, err := a.Trial(ctx)
+			if errors.Is(err, ErrOOM) && len(sat.Points) > 0 && ctx.Err() == nil {
+				oom = err
+				break
+			}
 			if err != nil {
 				a.Stop()
 				return err
@@ -138,6 +136,12 @@ func (t *tuner) saturation(ctx context.Context) error {
 			errs += rec.Errors
 		}
 		a.Stop() // the pool stays warm while the next point's arm holds it
+		if oom != nil {
+			// The memory ran out at this load: no point here, and no pool this large.
+			sat.OOM = c
+			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections: %v", c, oom))
+			break
+		}
 		m, lo, hi := stats.MeanCI95(good)
 		sort.Float64s(p99)
 		p := Point{Concurrency: c, RPS: m, Median: stats.Median(good), Lo: lo, Hi: hi, P99Us: p99[len(p99)/2], Errors: errs}

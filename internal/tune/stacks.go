@@ -32,6 +32,8 @@ type stacks struct {
 	startWall, settleWall time.Duration
 	// checked: the run's first check is done (it alone logs in, measures memory and drops optional URLs).
 	checked bool
+	// oom counts the OOM killer's kills in the cgroup the stacks run in (nil: none to read).
+	oom *oomWatch
 }
 
 // lengths are the trials' lengths, fitted once the app's speed is known.
@@ -70,7 +72,7 @@ func (w *warmStack) died() bool {
 }
 
 func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
-	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, record: record, warn: warn}
+	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, record: record, warn: warn, oom: newOOMWatch()}
 }
 
 // warmOf is cfg's warm stack, or nil.

@@ -11,13 +11,18 @@ import (
 	"github.com/phptune/phptune/internal/measure"
 )
 
-// trial runs one measured trial on w and records it.
-func (s *stacks) trial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
+// trial runs one measured trial on w and records it. A trial during which the OOM killer struck in the stacks'
+// cgroup fails: it measured the kills.
+func (s *stacks) trial(ctx context.Context, spec TrialSpec, w *warmStack) (obs experiment.Observation, err error) {
 	if err := w.st.Died(); err != nil {
 		return experiment.Observation{}, fmt.Errorf("%s: %w", w.cfg, err)
 	}
-	var obs experiment.Observation
-	var err error
+	kills := s.oom.count()
+	defer func() {
+		if oerr := s.oom.check(kills); oerr != nil && ctx.Err() == nil {
+			obs, err = experiment.Observation{}, fmt.Errorf("%s: %w", w.cfg, oerr)
+		}
+	}()
 	if spec.Metric == MetricCPU {
 		obs, err = s.cpuTrial(ctx, spec, w)
 	} else {

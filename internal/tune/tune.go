@@ -45,8 +45,16 @@ type Options struct {
 	Knobs    []knob.Knob // decided in this order after the pool size
 	Budget   time.Duration
 	Memory   int64 // bytes the pool may use
-	P99      time.Duration
-	Rate     float64
+	// MemoryFrom says what set Memory: "--memory", the host's available memory, or a cgroup's limit, less what
+	// the other pools there may still take.
+	MemoryFrom string
+	// OtherPools are the php-fpm pools running in the same memory, whose growth was kept out of Memory.
+	OtherPools []OtherPool
+	// Limits are the place the pool is sized for (this process's cgroup, or a named one): its CPUs size the
+	// rule of thumb, the CPU trials' load and nginx's workers (nil: the host's).
+	Limits *measure.Limits
+	P99    time.Duration
+	Rate   float64
 	// MinEffect is relative (0.03 = 3%): the smallest change that counts as better or worse, and the bound
 	// within which an interval shows no difference.
 	MinEffect float64
@@ -87,6 +95,9 @@ const MinBudget = 30 * time.Second
 // ErrBudget says the budget cannot decide anything.
 var ErrBudget = errors.New("budget too small")
 
+// ErrOOM says the kernel's OOM killer struck during a trial: what it measured is no measurement.
+var ErrOOM = errors.New("out of memory")
+
 // Run tunes. On a cancelled ctx or an error part-way it returns the result so far (Partial) with the error.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	t, err := newTuner(o)
@@ -94,12 +105,33 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	t.res.Environment = environment(o.Stack)
+	t.res.Environment.Limits = o.Limits
 	t.stacks = newStacks(&t.o, &t.lengths, t.record, t.warn)
 	t.src = t.stacks
 	defer t.stacks.stopAll()
 	err = t.run(ctx)
 	t.finish(err)
 	return t.res, err
+}
+
+// Check finds the options' usage errors: the command calls it before it creates anything (its run dir).
+func (o Options) Check() error {
+	if o.Budget < MinBudget {
+		return exitcode.UsageErrorf("%w: --budget %s cannot measure the app and decide anything; give at least --budget %s", ErrBudget, o.Budget, MinBudget)
+	}
+	if o.Alpha != 0 && !(o.Alpha > 0 && o.Alpha < 1) {
+		return exitcode.UsageErrorf("--alpha %g: want a chance between 0 and 1, such as 0.05", o.Alpha)
+	}
+	if o.MinEffect < 0 {
+		return exitcode.UsageErrorf("--min-effect must not be negative")
+	}
+	if o.Timeout < 0 {
+		return exitcode.UsageErrorf("--timeout %s: want a positive duration", o.Timeout)
+	}
+	if (o.P99 > 0) != (o.Rate > 0) {
+		return exitcode.UsageErrorf("--p99 is judged open-loop at a rate: give --p99 and --rate together")
+	}
+	return nil
 }
 
 type tuner struct {
@@ -132,23 +164,14 @@ func newTuner(o Options) (*tuner, error) {
 	if len(o.URLs) == 0 {
 		o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 	}
-	if o.Budget < MinBudget {
-		return nil, exitcode.UsageErrorf("%w: --budget %s cannot measure the app and decide anything; give at least --budget %s", ErrBudget, o.Budget, MinBudget)
+	if err := o.Check(); err != nil {
+		return nil, err
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
+		o.Timeout = load.DefaultTimeout
 	}
 	if o.Alpha == 0 {
 		o.Alpha = stats.DefaultAlpha
-	}
-	if !(o.Alpha > 0 && o.Alpha < 1) {
-		return nil, exitcode.UsageErrorf("--alpha %g: want a chance between 0 and 1, such as 0.05", o.Alpha)
-	}
-	if o.MinEffect < 0 {
-		return nil, exitcode.UsageErrorf("--min-effect must not be negative")
-	}
-	if (o.P99 > 0) != (o.Rate > 0) {
-		return nil, exitcode.UsageErrorf("--p99 is judged open-loop at a rate: give --p99 and --rate together")
 	}
 	if o.Pins == nil {
 		o.Pins = map[string]string{}
@@ -220,6 +243,14 @@ func commandOf(pid int) string {
 	return strings.Join(args, " ")
 }
 
+// cpus is the whole CPUs the pool may use: the limits' (a cgroup's quota or cpuset), else the host's.
+func (t *tuner) cpus() int {
+	if t.o.Limits != nil {
+		return t.o.Limits.WholeCPUs()
+	}
+	return runtime.NumCPU()
+}
+
 // left is the time before the budget ends.
 func (t *tuner) left() time.Duration { return t.end.Sub(t.clock.Now()) }
 
@@ -243,7 +274,7 @@ func (t *tuner) run(ctx context.Context) error {
 	t.recordURLs(w.urlMemory) // the URLs as checked: with optional ones that failed left out
 	t.facts.MaxResponse = w.maxResponse
 	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
-	t.facts.Concurrency = sweepPool(t.o.Memory)
+	t.facts.Concurrency = sweepPool(t.o.Memory, urlPeak(t.res.URLs))
 	t.readOpcache(ctx, w)
 	if err := t.saturation(ctx); err != nil {
 		return err
@@ -255,7 +286,7 @@ func (t *tuner) run(ctx context.Context) error {
 		return err
 	}
 	t.facts.Concurrency = t.conc
-	t.facts.NginxWorkers = runtime.NumCPU() // knob.Config.Apply's worker_processes
+	t.facts.NginxWorkers = t.cpus() // knob.Config.Apply's worker_processes
 	switch {
 	case t.o.Screen == nil:
 	case t.o.ForceScreen || t.o.Budget >= ScreenBudget:

@@ -27,10 +27,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/phptune/phptune/internal/suggest"
 )
 
 // Request is how one request is sent. Method defaults to POST when there is a body, else GET.
@@ -84,7 +87,8 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-// Parse reads a URL file's content; a field it does not know is an error (a typo must not be ignored).
+// Parse reads a URL file's content; a field it does not know is an error (a typo must not be ignored), with the
+// nearest field's name.
 func Parse(data []byte) (*File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -93,26 +97,84 @@ func Parse(data []byte) (*File, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("it is empty: give urls: with a path each")
 		}
-		return nil, errors.New(oneLine(err))
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, errors.New(syntaxError(data, err))
+		}
+		return nil, errors.New(oneLine(te))
 	}
 	return &f, f.check()
 }
 
-// oneLine is a YAML error as one line: its entries joined, Go's type names left out.
-func oneLine(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+var unknownField = regexp.MustCompile(`^(line \d+: )?field (\S+) not found in type urlfile\.(\w+)$`)
+
+// oneLine is a YAML type error as one line: its entries joined, an unknown field with the nearest known name.
+func oneLine(te *yaml.TypeError) string {
 	var parts []string
-	for _, l := range strings.Split(msg, "\n") {
+	for _, l := range te.Errors {
 		l = strings.TrimSpace(l)
-		if i := strings.Index(l, " in type urlfile."); i >= 0 {
+		if m := unknownField.FindStringSubmatch(l); m != nil {
+			known := fieldsOf(m[3])
+			near := suggest.Phrase(m[2], known)
+			if near == "" {
+				near = " (the fields: " + strings.Join(known, ", ") + ")"
+			}
+			l = fmt.Sprintf("%sunknown field %q%s; see docs/urls.md", m[1], m[2], near)
+		} else if i := strings.Index(l, " in type urlfile."); i >= 0 {
 			l = l[:i] + " (see docs/urls.md)"
 		}
 		if l != "" {
-			parts = append(parts, strings.Replace(l, "field ", "unknown field ", 1))
+			parts = append(parts, l)
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// fieldsOf are the YAML names of the fields of the type called name in this package (URL, Login, File).
+func fieldsOf(name string) []string {
+	types := map[string]reflect.Type{"URL": reflect.TypeOf(URL{}), "Login": reflect.TypeOf(Login{}), "File": reflect.TypeOf(File{}),
+		"Request": reflect.TypeOf(Request{})}
+	var out []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			tag, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			switch {
+			case opts == "inline":
+				walk(t.Field(i).Type)
+			case tag != "" && tag != "-":
+				out = append(out, tag)
+			}
+		}
+	}
+	if t, ok := types[name]; ok {
+		walk(t)
+	}
+	return out
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxError is a YAML syntax error on the line where it is: the parser names the line where the block around
+// the error began (an indentation slip on line 3 of a list that begins on line 1 is reported on line 1). The
+// line taken is the first after the longest start of the file that still parses, with its text.
+func syntaxError(data []byte, err error) string {
+	msg := err.Error()
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.TrimPrefix(msg, "yaml: ")
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	good := 0
+	for n := 1; n <= len(lines); n++ {
+		var node yaml.Node
+		if yaml.Unmarshal([]byte(strings.Join(lines[:n], "")), &node) == nil {
+			good = n
+		}
+	}
+	at := min(good+1, len(lines))
+	text := strings.TrimRight(lines[at-1], "\r\n")
+	return fmt.Sprintf("line %d: %s: %q", at, msg[len(m[0]):], text)
 }
 
 func (f *File) check() error {

@@ -186,7 +186,28 @@ func TestBuildDetails(t *testing.T) {
 		t.Errorf("%s %v", r.Method, r.Headers)
 	}
 	_, err = Parse([]byte("urls:\n  - path: /\n    weigth: 3\n    bodyy: x\n"))
-	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "unknown field weigth") || strings.Contains(err.Error(), "urlfile.") {
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `unknown field "weigth"`) || strings.Contains(err.Error(), "urlfile.") {
 		t.Errorf("unknown fields: %v", err)
+	}
+}
+
+// A typo gets the nearest field's name, among the fields of where it is (a URL, the login, the file); a YAML
+// syntax error is reported on its own line, with that line.
+func TestErrorsNameTheFieldAndTheLine(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"urls:\n  - path: /\n    wieght: 3\n", `line 3: unknown field "wieght" (did you mean weight?)`},
+		{"urls:\n  - path: /\n    bodyfile: x\n", `(did you mean body_file?)`},
+		{"login:\n  path: /login\n  expect_cooky: x\nurls:\n  - path: /\n", `line 3: unknown field "expect_cooky" (did you mean expect_cookie?)`},
+		{"url:\n  - path: /\n", `line 1: unknown field "url" (did you mean urls?)`},
+		{"urls:\n  - path: /\n    zzzzzz: 1\n", `(the fields: path, method, headers, cookies, body, body_file, form, json, weight, expect, anonymous)`},
+		{"urls:\n  - path: /\n   weight: 3\n  - path: /x\n", `line 3: did not find expected '-' indicator: "   weight: 3"`},
+		{"urls:\n  - path: /\n    weight: [3\n", `line 3: did not find expected ',' or ']'`},
+		{"urls:\n  - path: /\n\tweight: 3\n", `line 3: found a tab character`},
+		{"# a comment\nurls:\n  - path: /a\n  - path: /b\n    form: {a: b\n  - path: /c\n", `line 5: `},
+	} {
+		_, err := Parse([]byte(c.file))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want %q", c.file, err, c.want)
+		}
 	}
 }

@@ -14,25 +14,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/phptune/phptune/internal/aptinstall"
 	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
-// missingPackages returns the packages dpkg does not list as installed.
-func missingPackages(pkgs []string) []string {
-	var missing []string
-	for _, p := range pkgs {
-		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
-		if err != nil || !strings.Contains(string(out), "ok installed") {
-			missing = append(missing, p)
-		}
-	}
-	return missing
-}
-
-// installPackages installs the missing ones with apt-get, asking nothing and saying what it installs.
+// installPackages installs the missing ones with apt-get, asking nothing and saying what it installs; a
+// service a package starts or enables (mariadb) is stopped and disabled again (aptinstall).
 func installPackages(ctx context.Context, pkgs []string, log io.Writer) error {
-	missing := missingPackages(pkgs)
+	missing := aptinstall.Missing(pkgs)
 	if len(missing) == 0 {
 		return nil
 	}
@@ -40,21 +30,10 @@ func installPackages(ctx context.Context, pkgs []string, log io.Writer) error {
 	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
 		return exitcode.MissingErrorf("install nginx first (apt-get install nginx-light), or apt-get pulls in apache2 for %s", strings.Join(missing, " "))
 	}
-	if os.Geteuid() != 0 {
-		return exitcode.MissingErrorf("missing Debian packages %s: run as root, or: sudo apt-get install --no-install-recommends %s",
-			strings.Join(missing, " "), strings.Join(missing, " "))
+	if err := aptinstall.Install(ctx, missing, log); err != nil {
+		return err
 	}
-	fmt.Fprintf(log, "installing Debian packages: %s\n", strings.Join(missing, " "))
-	env := append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if _, err := run(ctx, "", env, "apt-get", "update", "-q"); err != nil {
-		return fmt.Errorf("install packages: apt-get update: %w", err)
-	}
-	// Debian starts the packages' own services on install (mariadb): phptune never uses them.
-	args := append([]string{"install", "-y", "-q", "--no-install-recommends"}, missing...)
-	if _, err := run(ctx, "", env, "apt-get", args...); err != nil {
-		return fmt.Errorf("install packages %s: %w", strings.Join(missing, " "), err)
-	}
-	if still := missingPackages(pkgs); len(still) > 0 {
+	if still := aptinstall.Missing(pkgs); len(still) > 0 {
 		return fmt.Errorf("install packages: %s still not installed", strings.Join(still, " "))
 	}
 	return nil

@@ -1,0 +1,77 @@
+package tune
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/phptune/phptune/internal/measure"
+)
+
+// OtherPool is a php-fpm pool already running where the pool is sized for, and the memory kept for it: what it
+// may still grow to (its max_children workers at its largest worker's private memory now) beyond what its
+// workers hold already, which the memory figure (available memory, or a cgroup's limit less its use) has
+// counted out.
+type OtherPool struct {
+	Name        string `json:"name"`
+	Config      string `json:"config"` // the master's configuration file
+	File        string `json:"file,omitempty"`
+	MasterPID   int    `json:"master_pid"`
+	MaxChildren int    `json:"max_children"` // 0: not known (its configuration could not be read)
+	Workers     int    `json:"workers"`      // running now
+	WorkerBytes int64  `json:"worker_bytes"` // its largest worker's private memory now
+	HeldBytes   int64  `json:"held_bytes"`   // what its workers hold now
+	// Reserved is what is kept for it beyond HeldBytes: (MaxChildren - Workers) x WorkerBytes.
+	Reserved int64  `json:"reserved_bytes"`
+	Note     string `json:"note,omitempty"`
+}
+
+// OtherPools are the running pools that share the memory the pool is sized in: every pool on the host when the
+// host's memory bounds it, the pools whose masters run in the cgroup (or below it) when a cgroup's does. Pools
+// whose master is self (phptune's own) are left out.
+func OtherPools(pools []measure.RunningPool, lim measure.Limits, cgroupBound bool, cgroupOf func(pid int) string) []OtherPool {
+	var out []OtherPool
+	for _, p := range pools {
+		if cgroupBound && !under(cgroupOf(p.MasterPID), lim.Cgroup) {
+			continue
+		}
+		o := OtherPool{Name: p.Name, Config: p.Config, File: p.File, MasterPID: p.MasterPID, MaxChildren: p.MaxChildren,
+			Workers: len(p.Workers), WorkerBytes: p.Memory.PeakUSS, HeldBytes: int64(len(p.Workers)) * p.Memory.MeanUSS}
+		switch {
+		case p.MemoryError != "":
+			o.Note = "its workers' memory could not be read: " + p.MemoryError
+		case p.ConfigError != "":
+			o.Note = "its configuration could not be read (" + p.ConfigError + "): only what it holds now is counted"
+		case o.Workers == 0:
+			o.Note = "no worker running: its workers' size is not known"
+		default:
+			o.Reserved = int64(max(o.MaxChildren-o.Workers, 0)) * o.WorkerBytes
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// under says whether cgroup path p is root or below it.
+func under(p, root string) bool {
+	if p == "" || root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(root, p)
+	return err == nil && !strings.HasPrefix(rel, "..")
+}
+
+// Reserve is the memory kept for the other pools, and a line naming them for the output.
+func Reserve(others []OtherPool) (int64, string) {
+	var sum int64
+	var names []string
+	for _, o := range others {
+		sum += o.Reserved
+		names = append(names, fmt.Sprintf("%s (%d of %d children at %d MiB: %d MiB kept)", o.Name, o.Workers, o.MaxChildren,
+			o.WorkerBytes>>20, o.Reserved>>20))
+	}
+	if len(names) == 0 {
+		return 0, ""
+	}
+	return sum, "other php-fpm pools here: " + strings.Join(names, ", ")
+}
