@@ -89,21 +89,34 @@ func (t *tuner) serviceTime() float64 {
 	return 0
 }
 
-// capacity is the recommendation's goodput as measured, and by which trials: the final comparison's, else the
-// median of the trials of its configuration, else the sweep's point at its pool size or the largest below.
+// capacity is the recommendation's goodput as measured, and by which trials: the larger of the final
+// comparison's median and its size's in the pool sizes' race (under a load that fills the largest size), else
+// the median of the trials of its configuration, else the sweep's point at its pool size or the largest below.
 func (t *tuner) capacity() (float64, string) {
+	var rps float64
+	var from string
 	if h := t.res.Headline; h != nil && h.RecommendationRPS > 0 {
-		return h.RecommendationRPS, fmt.Sprintf("the final comparison's median at %d connections", t.conc)
+		rps, from = h.RecommendationRPS, fmt.Sprintf("the final comparison's median at %d connections", t.conc)
 	}
-	var rps []float64
+	if ps := t.res.PoolSize; ps != nil {
+		for _, sr := range ps.Sizes {
+			if sr.Size == t.best.MaxChildren && sr.RPS > rps {
+				rps, from = sr.RPS, fmt.Sprintf("the pool sizes' race at %d connections", ps.Load)
+			}
+		}
+	}
+	if rps > 0 {
+		return rps, from
+	}
+	var trials []float64
 	cfg := t.best.String()
 	for _, tr := range t.res.Trials {
 		if tr.Config == cfg && tr.Metric == MetricGoodput {
-			rps = append(rps, tr.Goodput)
+			trials = append(trials, tr.Goodput)
 		}
 	}
-	if len(rps) > 0 {
-		return stats.Median(rps), fmt.Sprintf("the median of its %d trials", len(rps))
+	if len(trials) > 0 {
+		return stats.Median(trials), fmt.Sprintf("the median of its %d trials", len(trials))
 	}
 	var best Point
 	if sat := t.res.Saturation; sat != nil {

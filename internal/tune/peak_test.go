@@ -42,6 +42,13 @@ func TestCheckPeak(t *testing.T) {
 	if c := tr.res.PeakCheck; c.Holds || !strings.HasSuffix(c.Note, "the host, not the pool, is short") {
 		t.Errorf("check %+v", c)
 	}
+	// The sizes' race served more at the pool's size, under a load that fills it: that figure.
+	tr = peakTuner(212, 8)
+	tr.res.PoolSize.Sizes, tr.res.PoolSize.Load = []SizeResult{{Size: 4, RPS: 120}, {Size: 8, RPS: 160}, {Size: 16, RPS: 170}}, 16
+	tr.checkPeak()
+	if c := tr.res.PeakCheck; c.CapacityRPS != 160 || c.CapacityFrom != "the pool sizes' race at 16 connections" {
+		t.Errorf("check %+v", c)
+	}
 	// Without a final comparison, the sweep's point at the pool's size or below.
 	tr = peakTuner(212, 8)
 	tr.res.Headline = nil
