@@ -6,7 +6,8 @@
 //
 // Files: tune.go (options, the run's phases), plan.go (trial lengths and the time each experiment gets),
 // stacks.go and trial.go (warm stacks and their trials), saturation.go, poolsize.go, screen.go, knobs.go (the
-// knob races), decide.go (a race on the engine, its report), final.go (against the baselines), p99.go.
+// knob races), decide.go (a race on the engine, its report), final.go (against the baselines), p99.go, peak.go
+// (the pool against an access log's busiest second).
 package tune
 
 import (
