@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phptune/phptune/internal/knob"
 )
 
 // peakLog is a combined log with request times: 10 requests a second for a minute, and peak requests in its
@@ -33,15 +35,15 @@ func peakLog(t *testing.T, peak int) string {
 	return p
 }
 
-// TestTuneLogPeakTooBig: a log whose busiest second (5000 requests) is far beyond what a CPU-bound page serves
-// here: tune prints the log's load with the mix, runs --p99 at the log's peak rate (--rate peak), and reports
+// TestTuneLogPeakTooBig: a log whose busiest second (5000 requests) is far beyond what a CPU-bound page (a few
+// ms of PHP) serves here: tune prints the log's load with the mix, runs --p99 at the log's peak rate (--rate peak), and reports
 // that the pool cannot hold the peak, in a row, a warning and result.json.
 func TestTuneLogPeakTooBig(t *testing.T) {
 	app := t.TempDir()
-	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $x = 0; for ($i = 0; $i < 200000; $i++) { $x += $i; } echo "sum $x";`), 0o644)
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $x = 0; for ($i = 0; $i < 1000000; $i++) { $x += $i; } echo "sum $x";`), 0o644)
 	log := peakLog(t, 5000)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--from-access-log", log, "--only", "none", "--budget", "40s", "--rate", "peak", "--p99", "1s",
+	r := phptune(t, "tune", app, "--from-access-log", log, "--only", "none", "--budget", "30s", "--rate", "peak", "--p99", "1s",
 		"--timeout", "2s", "--out", out)
 	t.Logf("\n%s\n%s", r.stdout, r.stderr)
 	if r.code != 3 || !strings.Contains(r.stderr, "the p99 goal 1s at 5000 req/s was not shown to be met") {
@@ -66,7 +68,8 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 		P99Check *struct {
 			Rate float64 `json:"rate"`
 		} `json:"p99_check"`
-		Warnings []string `json:"warnings"`
+		Warnings       []string    `json:"warnings"`
+		Recommendation knob.Config `json:"recommendation"`
 	}
 	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
 	if err := json.Unmarshal(data, &res); err != nil || res.LogLoad == nil || res.PeakCheck == nil || res.P99Check == nil {
@@ -76,8 +79,8 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 		t.Errorf("log load %+v, p99 check at %v req/s: want the peak 5000 of 5590 requests, checked at 5000", *res.LogLoad, res.P99Check.Rate)
 	}
 	c := res.PeakCheck
-	if c.Holds || c.PeakRPS != 5000 || c.CapacityRPS <= 0 || c.CapacityRPS >= 5000 || c.Workers <= c.MaxChildren {
-		t.Errorf("peak check %+v: want a pool that cannot hold 5000 req/s, short of workers", *c)
+	if c.Holds || c.PeakRPS != 5000 || c.CapacityRPS <= 0 || c.CapacityRPS >= 5000 || c.Workers < 1 || c.MaxChildren != res.Recommendation.MaxChildren {
+		t.Errorf("peak check %+v: want a pool of %d that cannot hold 5000 req/s", *c, res.Recommendation.MaxChildren)
 	}
 	warned := false
 	for _, w := range res.Warnings {

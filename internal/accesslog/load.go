@@ -76,7 +76,7 @@ const gapLimit = time.Hour
 
 const usPerS = int64(time.Second / time.Microsecond)
 
-// loadTally gathers the stamps of the requests that reach PHP while the files are read: 16 bytes a request.
+// loadTally gathers the stamps of the requests that reach PHP while the files are read: 24 bytes a request.
 type loadTally struct {
 	reqs                  []timedReq
 	requests, untimed     int
