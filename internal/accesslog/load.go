@@ -10,8 +10,9 @@ import (
 
 // Load is the traffic a log shows over time: the requests that reach PHP (every method and status, health
 // checks and --log-exclude'd URIs too; not static files unless kept, nor lines without a request), each counted
-// in the second of its stamp (nginx stamps a request when it ends, Apache's %t when it began). Rates are over the seconds from the first request to the last, idle seconds counted
-// as zero, silences of gapLimit or more left out (a rotation missing, a server down: not traffic).
+// in the second of its stamp (nginx stamps a request when it ends, Apache's %t when it began). Rates are over
+// the seconds from the first request to the last, idle seconds counted as zero, silences of gapLimit or more
+// left out (a rotation missing, a server down: not traffic).
 type Load struct {
 	Requests int `json:"requests"`
 	Timed    int `json:"timed"`   // of them, with a time stamp read
@@ -72,27 +73,33 @@ func (l *Load) WorkersAt(service float64) int {
 }
 
 // gapLimit is the shortest silence taken for missing log rather than idle time.
-const gapLimit = time.Hour
+const gapLimit = int64(time.Hour / time.Second)
 
 const usPerS = int64(time.Second / time.Microsecond)
 
-// loadTally gathers the stamps of the requests that reach PHP while the files are read: 24 bytes a request.
+// loadTally gathers, while the files are read, what the load needs: per second of the log, its requests and
+// the service time falling in it; and each request's service time (4 bytes), for their 99th percentile. Lines
+// in any order add up the same.
 type loadTally struct {
-	reqs                  []timedReq
+	secs  []secTally
+	index map[int64]int // second -> its secTally
+	last  int           // the secTally used last: consecutive lines mostly share a second
+	// services are the requests' service times in microseconds (plausible ones fit).
+	services              []uint32
 	requests, untimed     int
+	timed                 int
 	outOfOrder            int
-	last                  int64 // the previous stamp of this file
+	prev                  int64 // the previous stamp of this file
 	stampedInFile         int
 	zones                 []int // offsets seen, in seconds, the first first
 	upstream, requestOnly int   // requests whose service time is php-fpm's own, or the request's
 	coarse                bool
 }
 
-// timedReq is a request's stamp, microseconds since 1970, and its service time in microseconds (-1: none
-// logged); start says the stamp is when it began.
-type timedReq struct {
-	at, service int64
-	start       bool
+// secTally is one second of the log: its requests, the service time (microseconds) of those that began or
+// ended in it, and the change in the number of requests in flight all through it (spanning it whole), from it on.
+type secTally struct {
+	sec, n, area, spanning int64
 }
 
 // maxZones bounds the offsets kept: more are no more telling.
@@ -101,6 +108,24 @@ const maxZones = 4
 // newFile starts a file: lines are in order within one.
 func (l *loadTally) newFile() { l.stampedInFile = 0 }
 
+// slot is the tally of second sec.
+func (l *loadTally) slot(sec int64) *secTally {
+	if l.last < len(l.secs) && l.secs[l.last].sec == sec {
+		return &l.secs[l.last]
+	}
+	if l.index == nil {
+		l.index = map[int64]int{}
+	}
+	i, ok := l.index[sec]
+	if !ok {
+		i = len(l.secs)
+		l.secs = append(l.secs, secTally{sec: sec})
+		l.index[sec] = i
+	}
+	l.last = i
+	return &l.secs[i]
+}
+
 // add counts a request that reaches PHP.
 func (l *loadTally) add(r *request) {
 	l.requests++
@@ -108,16 +133,18 @@ func (l *loadTally) add(r *request) {
 		l.untimed++
 		return
 	}
-	if l.stampedInFile > 0 && r.at < l.last-usPerS {
+	l.timed++
+	if l.stampedInFile > 0 && r.at < l.prev-usPerS {
 		l.outOfOrder++
 	}
-	l.last = r.at
+	l.prev = r.at
 	l.stampedInFile++
 	l.coarse = l.coarse || r.coarse
 	if r.zoned && len(l.zones) < maxZones && !slices.Contains(l.zones, r.zone) {
 		l.zones = append(l.zones, r.zone)
 	}
-	service := int64(-1)
+	l.slot(second(r.at)).n++
+	var service int64
 	switch {
 	case r.upTimed && plausible(r.upstream):
 		service = int64(math.Round(r.upstream * 1e6))
@@ -125,13 +152,36 @@ func (l *loadTally) add(r *request) {
 	case r.timed && plausible(r.seconds):
 		service = int64(math.Round(r.seconds * 1e6))
 		l.requestOnly++
+	default:
+		return
 	}
-	l.reqs = append(l.reqs, timedReq{r.at, service, r.start})
+	l.services = append(l.services, uint32(service))
+	if r.start {
+		l.spread(r.at, r.at+service)
+	} else {
+		l.spread(r.at-service, r.at)
+	}
 }
 
-// load works the figures out; it sorts the stamps it holds.
+// spread adds a service interval (microseconds) to the seconds it falls in: its share of its first and last
+// second, and one more request in flight all through the seconds between.
+func (l *loadTally) spread(from, to int64) {
+	a, b := second(from), second(to)
+	if a == b {
+		l.slot(a).area += to - from
+		return
+	}
+	l.slot(a).area += (a+1)*usPerS - from
+	l.slot(b).area += to - b*usPerS
+	if b > a+1 {
+		l.slot(a+1).spanning++
+		l.slot(b).spanning--
+	}
+}
+
+// load works the figures out.
 func (l *loadTally) load() *Load {
-	out := &Load{Requests: l.requests, Timed: len(l.reqs), Untimed: l.untimed, OutOfOrder: l.outOfOrder, ToTheSecond: l.coarse}
+	out := &Load{Requests: l.requests, Timed: l.timed, Untimed: l.untimed, OutOfOrder: l.outOfOrder, ToTheSecond: l.coarse}
 	zone := time.UTC
 	for i, z := range l.zones {
 		name := time.Unix(0, 0).In(time.FixedZone("", z)).Format("-0700")
@@ -141,99 +191,82 @@ func (l *loadTally) load() *Load {
 		}
 	}
 	at := func(sec int64) time.Time { return time.Unix(sec, 0).In(zone) }
-	if len(l.reqs) == 0 {
+	if l.timed == 0 {
 		out.Note = "no request has a time stamp phptune reads: no rate"
 		return out
 	}
-	slices.SortFunc(l.reqs, func(a, b timedReq) int { return cmp.Compare(a.at, b.at) })
-	out.First, out.Last = at(second(l.reqs[0].at)), at(second(l.reqs[len(l.reqs)-1].at))
-	if second(l.reqs[0].at) == second(l.reqs[len(l.reqs)-1].at) {
-		out.Note = fmt.Sprintf("all %d requests stamped were logged in the same second: no rate over time can be given", len(l.reqs))
-		out.ServiceFrom, out.ServiceTimed, out.ServiceMeanUs, out.ServiceP99Us = l.service()
+	out.ServiceFrom, out.ServiceTimed, out.ServiceMeanUs, out.ServiceP99Us = l.service()
+	slices.SortFunc(l.secs, func(a, b secTally) int { return cmp.Compare(a.sec, b.sec) })
+	var stamped []secTally // the seconds with requests
+	for _, s := range l.secs {
+		if s.n > 0 {
+			stamped = append(stamped, s)
+		}
+	}
+	out.First, out.Last = at(stamped[0].sec), at(stamped[len(stamped)-1].sec)
+	if len(stamped) == 1 {
+		out.Note = fmt.Sprintf("all %d requests stamped were logged in the same second: no rate over time can be given", l.timed)
 		return out
 	}
-	firsts, span := l.segments(out)
+	span := segments(stamped, out)
 	out.SpanS = float64(span)
-	out.MeanRPS = float64(len(l.reqs)) / float64(span)
-	l.rates(out, span, at)
-	out.ServiceFrom, out.ServiceTimed, out.ServiceMeanUs, out.ServiceP99Us = l.service()
+	out.MeanRPS = float64(l.timed) / float64(span)
+	rates(stamped, span, out, at)
 	if out.ServiceTimed > 0 {
-		l.concurrency(out, firsts, span, at)
+		l.concurrency(stamped, span, out, at)
 	}
 	return out
 }
 
-// segments splits the sorted stamps where a silence of gapLimit or more falls: it returns the index of each
-// segment's first request and the seconds the segments cover.
-func (l *loadTally) segments(out *Load) (firsts []int, span int64) {
-	firsts = []int{0}
-	for i := 1; i < len(l.reqs); i++ {
-		if l.reqs[i].at-l.reqs[i-1].at >= int64(gapLimit/time.Microsecond) {
-			firsts = append(firsts, i)
+// segments counts the seconds the rates are over, the stamped seconds' span less silences of gapLimit or more.
+func segments(stamped []secTally, out *Load) (span int64) {
+	span = stamped[len(stamped)-1].sec - stamped[0].sec + 1
+	for i := 1; i < len(stamped); i++ {
+		if d := stamped[i].sec - stamped[i-1].sec; d >= gapLimit {
 			out.Gaps++
-			out.GapS += float64(second(l.reqs[i].at) - second(l.reqs[i-1].at) - 1)
+			out.GapS += float64(d - 1)
+			span -= d - 1
 		}
 	}
-	for k, i := range firsts {
-		last := len(l.reqs) - 1
-		if k+1 < len(firsts) {
-			last = firsts[k+1] - 1
-		}
-		span += second(l.reqs[last].at) - second(l.reqs[i].at) + 1
-	}
-	return firsts, span
+	return span
 }
 
 // rates finds the busiest second, the 99th percentile second (idle seconds counted) and the busiest 60 seconds.
-func (l *loadTally) rates(out *Load, span int64, at func(int64) time.Time) {
-	type count struct{ sec, n int64 }
-	var secs []count // the seconds with requests, in order
-	for _, r := range l.reqs {
-		s := second(r.at)
-		if len(secs) > 0 && secs[len(secs)-1].sec == s {
-			secs[len(secs)-1].n++
-			continue
-		}
-		secs = append(secs, count{s, 1})
-	}
-	ns := make([]run, len(secs))
-	for i, c := range secs {
-		ns[i] = run{c.n, 1}
-		if float64(c.n) > out.PeakRPS {
-			out.PeakRPS, out.PeakAt = float64(c.n), at(c.sec)
+func rates(stamped []secTally, span int64, out *Load, at func(int64) time.Time) {
+	ns := make([]run, len(stamped))
+	for i, s := range stamped {
+		ns[i] = run{s.n, 1}
+		if float64(s.n) > out.PeakRPS {
+			out.PeakRPS, out.PeakAt = float64(s.n), at(s.sec)
 		}
 	}
-	out.P99RPS = float64(p99(ns, span-int64(len(secs))))
-	if secs[len(secs)-1].sec-secs[0].sec < 59 {
+	out.P99RPS = float64(p99(ns, span-int64(len(stamped))))
+	if stamped[len(stamped)-1].sec-stamped[0].sec < 59 {
 		return // under a minute: no busiest minute to tell
 	}
 	var best, sum int64
 	j := 0
-	for i, c := range secs {
-		for j < len(secs) && secs[j].sec < c.sec+60 {
-			sum += secs[j].n
+	for i, s := range stamped {
+		for j < len(stamped) && stamped[j].sec < s.sec+60 {
+			sum += stamped[j].n
 			j++
 		}
 		if sum > best {
-			best, out.PeakMinuteAt = sum, at(c.sec)
+			best, out.PeakMinuteAt = sum, at(s.sec)
 		}
-		sum -= secs[i].n
+		sum -= stamped[i].n
 	}
 	out.PeakMinuteRPS = float64(best) / 60
 }
 
 // service is where the service times come from, how many requests have one, their mean and 99th percentile.
 func (l *loadTally) service() (from string, n int, meanUs, p99Us float64) {
-	var ts []run
-	var sum int64
-	for _, r := range l.reqs {
-		if r.service >= 0 {
-			ts = append(ts, run{r.service, 1})
-			sum += r.service
-		}
-	}
-	if len(ts) == 0 {
+	if len(l.services) == 0 {
 		return "", 0, 0, 0
+	}
+	var sum int64
+	for _, s := range l.services {
+		sum += int64(s)
 	}
 	switch {
 	case l.requestOnly == 0:
@@ -243,87 +276,57 @@ func (l *loadTally) service() (from string, n int, meanUs, p99Us float64) {
 	default:
 		from = ServiceMixed
 	}
-	return from, len(ts), float64(sum) / float64(len(ts)), float64(p99(ts, 0))
+	slices.Sort(l.services)
+	n = len(l.services)
+	return from, n, float64(sum) / float64(n), float64(l.services[rank99(int64(n))-1])
 }
 
-// concurrency sweeps the service intervals (each ending at its stamp, or beginning at it when stamped at the
-// start; within its segment's seconds: firsts are the segments' first requests) and sums each second's share of
-// them: the busiest second's and the 99th percentile second's.
-func (l *loadTally) concurrency(out *Load, firsts []int, span int64, at func(int64) time.Time) {
-	starts := make([]int64, 0, out.ServiceTimed)
-	ends := make([]int64, 0, out.ServiceTimed)
-	for k, i := range firsts {
-		last := len(l.reqs)
-		if k+1 < len(firsts) {
-			last = firsts[k+1]
-		}
-		from, to := second(l.reqs[i].at)*usPerS, (second(l.reqs[last-1].at)+1)*usPerS
-		for _, r := range l.reqs[i:last] {
-			switch {
-			case r.service < 0:
-			case r.start:
-				starts = append(starts, r.at)
-				ends = append(ends, min(r.at+r.service, to))
-			default:
-				starts = append(starts, max(r.at-r.service, from))
-				ends = append(ends, r.at)
-			}
-		}
-	}
-	slices.Sort(starts)
-	slices.Sort(ends)
-	var areas []run // microseconds of service in each second with any
-	var peak, peakSec int64
-	flush := func(sec, area, n int64) {
+// concurrency sums each second's share of the service intervals (sorted l.secs: the partial seconds, plus the
+// requests in flight all through it) within the segments of the stamped seconds (a request's time before the
+// log's first stamp, after its last or in a silence is not counted): the busiest second's and the 99th
+// percentile second's.
+func (l *loadTally) concurrency(stamped []secTally, span int64, out *Load, at func(int64) time.Time) {
+	var areas []run // microseconds of service in each second with any, within the segments
+	var peak, peakSec, busy, spanning int64
+	add := func(sec, area, n int64) {
 		if area > 0 {
 			areas = append(areas, run{area, n})
+			busy += n
 			if area > peak {
 				peak, peakSec = area, sec
 			}
 		}
 	}
-	var inflight, area int64
-	t := starts[0]
-	advance := func(to int64) {
-		for second(t) < second(to) {
-			b := (second(t) + 1) * usPerS
-			area += inflight * (b - t)
-			flush(second(t), area, 1)
-			area, t = 0, b
-			if inflight == 0 {
-				t = to
-				break
-			}
-			// The whole seconds before to's, each at inflight: one run (a long request spans thousands).
-			if n := second(to) - second(t); n > 0 {
-				flush(second(t), inflight*usPerS, n)
-				t += n * usPerS
-			}
+	j := -1 // the last stamped second at or before the one looked at
+	for i, s := range l.secs {
+		// The seconds since the previous one tallied: all spanned by the same requests.
+		if i > 0 && s.sec > l.secs[i-1].sec+1 && inSegment(stamped, j, s.sec-1) {
+			add(l.secs[i-1].sec+1, spanning*usPerS, s.sec-l.secs[i-1].sec-1)
 		}
-		area += inflight * (to - t)
-		t = to
-	}
-	for i, j := 0, 0; j < len(ends); {
-		if i < len(starts) && starts[i] <= ends[j] {
-			advance(starts[i])
-			inflight++
-			i++
-			continue
+		for j+1 < len(stamped) && stamped[j+1].sec <= s.sec {
+			j++
 		}
-		advance(ends[j])
-		inflight--
-		j++
+		spanning += s.spanning
+		if inSegment(stamped, j, s.sec) {
+			add(s.sec, s.area+spanning*usPerS, 1)
+		}
 	}
-	flush(second(t), area, 1)
 	if len(areas) == 0 {
 		return
 	}
-	var busy int64
-	for _, r := range areas {
-		busy += r.n
-	}
 	out.PeakConcurrency, out.PeakConcurrencyAt = float64(peak)/1e6, at(peakSec)
 	out.P99Concurrency = float64(p99(areas, span-busy)) / 1e6
+}
+
+// inSegment says whether second sec, at or after stamped[j] and before stamped[j+1], is within a segment.
+func inSegment(stamped []secTally, j int, sec int64) bool {
+	switch {
+	case j < 0:
+		return false
+	case stamped[j].sec == sec:
+		return true
+	}
+	return j+1 < len(stamped) && stamped[j+1].sec-stamped[j].sec < gapLimit
 }
 
 // run is n seconds (or requests) of one value.
@@ -336,7 +339,7 @@ func p99(runs []run, zeros int64) int64 {
 	for _, r := range runs {
 		n += r.n
 	}
-	k := (99*n + 99) / 100 // the rank, from 1: ceil(0.99 n)
+	k := rank99(n)
 	if k <= zeros {
 		return 0
 	}
@@ -349,6 +352,9 @@ func p99(runs []run, zeros int64) int64 {
 	}
 	return runs[len(runs)-1].v
 }
+
+// rank99 is the 99th percentile's rank among n values, from 1: ceil(0.99 n).
+func rank99(n int64) int64 { return (99*n + 99) / 100 }
 
 // second is the second a time in microseconds falls in.
 func second(us int64) int64 {
