@@ -18,7 +18,7 @@ type Load struct {
 	Timed    int `json:"timed"`   // of them, with a time stamp read
 	Untimed  int `json:"untimed"` // without one: counted in the mix, not in the rates
 	// OutOfOrder counts lines stamped more than a second before the line above them in the same file; rotated
-	// files may come in any order. All are sorted before anything is counted.
+	// files may come in any order. Each request counts where its stamp puts it, whatever the order.
 	OutOfOrder int       `json:"out_of_order"`
 	First      time.Time `json:"first,omitzero"`
 	Last       time.Time `json:"last,omitzero"`

@@ -228,7 +228,7 @@ func TestLoadSummaryLines(t *testing.T) {
 		"  peak 10 req/s (the busiest second, 14:14:10), 99th percentile second 6.0 req/s, busiest minute 1.2 req/s\n",
 		"  concurrency at its peak 5.4 (p99 second 2.0) from request times\n",
 		"  service time 499 ms mean, 1500 ms p99: at the mean, the peak needs about 5 workers\n",
-		"  1 line out of time order, sorted\n",
+		"  1 line out of time order, each counted at its stamp\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)

@@ -147,7 +147,7 @@ func (l *Load) notes() []string {
 		left = append(left, fmt.Sprintf("%s of an hour or more (%s in all)", plural(l.Gaps, "silence"), span(l.GapS)))
 	}
 	if l.OutOfOrder > 0 {
-		read = append(read, fmt.Sprintf("%s out of time order, sorted", plural(l.OutOfOrder, "line")))
+		read = append(read, fmt.Sprintf("%s out of time order, each counted at its stamp", plural(l.OutOfOrder, "line")))
 	}
 	if len(l.Zones) > 1 {
 		read = append(read, fmt.Sprintf("stamps in %s, shown in %s", strings.Join(l.Zones, ", "), l.Zones[0]))
