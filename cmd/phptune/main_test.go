@@ -254,7 +254,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{[]string{"bench", "gopher://x/"}, 2, "unknown scheme"},
 		{[]string{"bench", "http://" + closedAddr + "/", "-n", "1"}, 2, "cannot connect"},
 		{[]string{"bench", "http://" + closedAddr + "/", "-n", "5", "-d", "1s"}, 2, "not both"},
-		{[]string{"bench"}, 2, "accepts 1 arg"},
+		{[]string{"bench"}, 2, "missing TARGET"},
 		{[]string{"bench", "--no-such-flag", "http://x/"}, 2, "unknown flag"},
 		{[]string{"nosuchcommand"}, 2, "unknown command"},
 		{[]string{"serve", "--php-fpm", "/nonexistent/php-fpm"}, 2, "--php-fpm"},

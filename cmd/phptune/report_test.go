@@ -133,7 +133,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"report", notJSON}, "not a phptune result"},
 		{[]string{"report", serve}, `schema "phptune/serve/v1" is not one phptune report renders`},
-		{[]string{"report"}, "accepts 1 arg"},
+		{[]string{"report"}, "missing RESULT.json"},
 	} {
 		oneLineError(t, phptune(t, c.args...), c.want)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 	"github.com/phptune/phptune/workloads"
 )
@@ -36,6 +37,11 @@ type tuneJSON struct {
 		RecommendationRPS float64 `json:"recommendation_rps"`
 		DebianRPS         float64 `json:"debian_rps"`
 		RuleOfThumbRPS    float64 `json:"rule_of_thumb_rps"`
+
+		RecommendationReqPerCPUS float64           `json:"recommendation_req_per_cpu_s"`
+		DebianReqPerCPUS         float64           `json:"debian_req_per_cpu_s"`
+		VsDebian                 *stats.Comparison `json:"vs_debian"`
+		CapacityVsDebian         *stats.Comparison `json:"capacity_vs_debian"`
 	} `json:"headline"`
 	Plan struct {
 		Concurrency int     `json:"concurrency"`
@@ -151,6 +157,11 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	}
 	if res.Headline == nil || res.Headline.RecommendationRPS <= 0 || res.Headline.DebianRPS <= 0 || res.Headline.RuleOfThumbRPS <= 0 {
 		t.Errorf("headline %+v", res.Headline)
+	}
+	// Capacity from the same trials: requests per CPU-second of php-fpm and nginx, compared as goodput is.
+	if h := res.Headline; h == nil || h.RecommendationReqPerCPUS <= 0 || h.DebianReqPerCPUS <= 0 || h.CapacityVsDebian == nil ||
+		h.VsDebian == nil || h.CapacityVsDebian.N != h.VsDebian.N || h.CapacityVsDebian.Verdict == "" {
+		t.Errorf("headline's capacity %+v", res.Headline)
 	}
 	if res.Recommendation.INI["opcache.enable"] != "1" {
 		t.Errorf("recommendation %s keeps opcache off", res.Recommendation)

@@ -37,9 +37,30 @@
 // minimum effect in B's favour, worse the other way, no_difference when the interval lies within +-MinEffect
 // (an equivalence shown, as in TOST), and inconclusive when the experiment ended first (with the rounds that
 // would have decided it at the spread seen). An arm that fails to start or in a trial gets error, never worse.
-// An arm shown to fail requests where another fails none is worse on that alone (failed requests are not served
-// requests); shown means that chance, with equal rates of failure, would have put them all on it with
-// probability below half the pair's alpha (run.errorsShown).
+//
+// # What a spread of rounds does not show
+//
+// Three things the confidence sequence's model (independent normal rounds) leaves out are allowed for. A figure
+// that moves in steps (Observation.Step: a goodput trial of 30 requests moves in steps of 3%) is never given a
+// spread below what rounding adds (step²/12 a figure, Sheppard), its interval is widened by what rounding may have
+// biased the mean by (half a step when the figure never varies, nothing once it varies by half a step), and no
+// verdict rests on rounds whose log ratios are all identical (quantize.go). A stack's own offset lasts its life,
+// so rounds of one pair of stacks read it as the configurations' effect: given the spread of stacks' offsets
+// (Spec.StackSD) and the stack each trial ran on (Observation.Stack), a pair's spread includes what the offsets
+// of its stacks add (offsets.go). Failures are counted by trial, below.
+//
+// # Failures
+//
+// Failed requests are not served requests: an arm shown to fail more than another is worse, whatever its
+// figure (OnErrors). Failures come in bursts (a stall times out every request in flight), so the unit is a
+// trial with failures, not a request: among the rounds in which one arm's trial failed requests and the
+// other's did not, each is either arm's with chance 1/2 when their failures are alike, whatever the bursts'
+// sizes, and a sequential sign test (the Krichevsky-Trofimov mixture of binomial likelihood ratios, an
+// e-process) shows which arm fails more. A value that serves none of its requests in each of its first trials
+// while the other serves is shown at once (2 trials at a knob's share of alpha), assuming a working value
+// empties a trial at most once in a hundred (failures.go). A pair's alpha is spent once: three quarters on its
+// sequences (split between the figures when there are two), a quarter on its failure tests. A verdict in favour
+// of an arm that failed in two more rounds than its rival waits: failures take more rounds to show than a figure.
 //
 // # Races
 //
@@ -49,8 +70,17 @@
 // until every challenger still in is decided against it; the race ends when one arm is left, or when the budget
 // (Continue) or a futility rule (FutileAfter: no challenger's estimate a third of the minimum effect in its
 // favour) ends it. An arm's interval against the incumbent is narrowed through a third arm when both links are
-// decided the same way (all of a race's pairs hold at once). Versus compares each arm with Arms[0] until each
-// comparison is decided.
+// decided the same way: the sum of the links' intervals bounds it whenever both hold, so the narrowed interval
+// holds at three times a sequence's alpha (the direct sequence and the two links), which it states, with a p
+// computed for the chain (three times the least level at which the direct interval or the chain excludes zero).
+// Versus compares each arm with Arms[0] until each comparison is decided (on both figures, with Spec.Second).
+// Smallest finds the first arm, in the order given, shown within the minimum effect of the best (smallest.go).
+//
+// # Two figures
+//
+// Spec.Second judges a second figure of the same trials (tune's final comparison: goodput at the load measured,
+// and capacity, requests per CPU-second) by the same rule on the same rounds, each with its own interval and
+// verdict (ArmResult.Vs2), the pair's alpha split between them: one error budget over both.
 //
 // # One error budget
 //
@@ -64,7 +94,11 @@
 //
 // # Replay
 //
-// Noise and Replay replay rounds recorded in real runs (each arm's mean taken out) around planted effects:
-// simulated experiments, and simulated tune runs (tune.Simulate), take milliseconds each, which is how the
-// error rates and power are shown (the tests, bench/engine).
+// Noise and Replay replay rounds recorded in real runs around planted effects, the way real runs are hard: in
+// blocks of consecutive recorded rounds (drift, what a trial leaves to the next), each round's trials in the
+// order they ran, each stack with an offset of its own (ReplayOptions.StackSD), failure bursts planted. Each
+// arm's mean in its recorded experiment is taken out (the replay plants stacks' offsets itself). Simulated
+// experiments, and simulated tune runs (tune.Simulate), take milliseconds each, which is how the error rates
+// and power are shown (the tests, bench/engine). The noise files say which recorded runs chose the engine's
+// parameters (Noise.Tuning); bench/engine reports its figures on the others (Noise.Held).
 package experiment

@@ -19,6 +19,25 @@ type Observation struct {
 	Errors   int64   `json:"errors,omitempty"`   // requests that failed
 	// Rate is requests served a second of wall time, for the record when Value is another figure.
 	Rate float64 `json:"rate,omitempty"`
+	// Step is Value's resolution, relative: the step it moves in (1/count for a count of requests in a window, a
+	// timer's tick over the time it read); 0 when finer than anything that matters. A decision's spread is never
+	// taken below what the steps imply, and its interval allows for what they may hide (quantize.go).
+	Step float64 `json:"step,omitempty"`
+	// Second is a second figure of the same trial, positive, when the Spec decides on one (Spec.Second);
+	// SecondStep is its resolution.
+	Second     float64 `json:"second,omitempty"`
+	SecondStep float64 `json:"second_step,omitempty"`
+	// Stack says which of the arm's stacks ran the trial (any number, the same for the same stack), for
+	// Spec.StackSD: an arm whose trials all say 0 ran on one stack.
+	Stack int `json:"stack,omitempty"`
+}
+
+// Figure is a second figure an experiment judges (Spec.Second).
+type Figure struct {
+	Name           string
+	HigherIsBetter bool
+	// StackSD is Spec.StackSD for this figure.
+	StackSD float64
 }
 
 // Arm is one configuration under test.
@@ -56,6 +75,15 @@ type Spec struct {
 	Mode Mode
 	// HigherIsBetter says which way Value points.
 	HigherIsBetter bool
+	// StackSD is the spread of a stack's own offset on Value (log scale; measured with replicated stacks): each
+	// pair's interval allows for the offsets of the stacks its rounds ran on (Observation.Stack), so that an
+	// offset that lasts a stack's life is not read as the configuration's effect (offsets.go). 0: none.
+	StackSD float64
+	// Second, when set, is a second figure every trial gives (Observation.Second), judged on the same rounds by
+	// the same rule: each arm's comparison with Arms[0] on it is ArmResult.Vs2. The pair's alpha is split evenly
+	// between the two figures, so one error budget covers both. Versus decides an arm once both of its
+	// comparisons are decided; a race drops and picks on Value and states the second beside it.
+	Second *Figure
 	// MinEffect is the smallest relative change that counts as better or worse (0.01 = 1%); an interval inside
 	// +-MinEffect shows no difference.
 	MinEffect float64
@@ -157,7 +185,9 @@ type ArmResult struct {
 	Errors   int64 `json:"errors"`
 	// Vs is this arm against Arms[0]: the estimate and interval of the relative change of its Value, the
 	// anytime-valid p-value and the verdict (nil for Arms[0], and for an arm that never shared a round with it).
-	Vs  *stats.Comparison `json:"vs,omitempty"`
+	Vs *stats.Comparison `json:"vs,omitempty"`
+	// Vs2 is the same on the Spec's second figure (nil without one).
+	Vs2 *stats.Comparison `json:"vs_second,omitempty"`
 	Err error             `json:"-"`
 }
 

@@ -106,9 +106,12 @@ func TestFailedRequestsMakeAnArmWorse(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := out.Arms[1]
-	// 3 failures a trial from the second: shown B's own once 9 have fallen on it (1/2^9 below half the alpha).
-	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !r.Vs.OnErrors || !strings.Contains(r.Note, "B: 9 of 2009 requests failed, none with A") {
-		t.Fatalf("winner %d, %+v, note %q", out.Winner, r.Vs, r.Note)
+	// Failures in every trial from the second: B's better figure is held while it fails more, and the failing
+	// trials show B worse once 13 rounds have them (the mixture reaches 2 over a quarter of the pair's 0.01).
+	if out.Winner != 0 || r.Vs.Verdict != stats.Worse || !r.Vs.OnErrors || out.Rounds != 14 ||
+		!strings.Contains(r.Note, "B: requests failed in 13 rounds where A's did not, the other way round in 0 "+
+			"(39 of 7000 requests failed)") {
+		t.Fatalf("winner %d after %d rounds, %+v, note %q", out.Winner, out.Rounds, r.Vs, r.Note)
 	}
 }
 
@@ -342,11 +345,16 @@ func TestAWinnerByWayOfAnotherIsDecided(t *testing.T) {
 	if lo := math.Expm1(0.10 + 0.05); c.Lo <= 0 || c.Lo > lo || c.Estimate < c.Lo || c.Estimate > c.Hi {
 		t.Errorf("interval [%.3f, %.3f] around %.3f: want a lower bound above 0, below the links' %.3f, and the estimate inside", c.Lo, c.Hi, c.Estimate, lo)
 	}
-	if c.P > c.Alpha {
-		t.Errorf("p %.3g above alpha %.3g for a decided comparison", c.P, c.Alpha)
+	// What holds for it is what three sequences hold at once: three times a sequence's alpha, not one pair's;
+	// its p is the chain's own, on that level.
+	if a := e.rule().Alpha; math.Abs(c.Alpha-3*a) > 1e-12 || math.Abs(c.Conf-(1-3*a)) > 1e-12 {
+		t.Errorf("chained alpha %.4g, confidence %.4g: want 3 x %.4g", c.Alpha, c.Conf, a)
 	}
-	if d := e.out.Arms[2].Vs; d.Via != "" || d.Verdict != stats.Better {
-		t.Errorf("function vs off %+v: decided on its own, want no chain", d)
+	if want := 3 * e.chainLevel(2, 1, true); c.P > c.Alpha || math.Abs(c.P-want) > 1e-9 {
+		t.Errorf("p %.3g at alpha %.3g: want the chain's own %.3g, below its alpha", c.P, c.Alpha, want)
+	}
+	if d := e.out.Arms[2].Vs; d.Via != "" || d.Verdict != stats.Better || d.Alpha != e.rule().Alpha {
+		t.Errorf("function vs off %+v: decided on its own, want no chain and a sequence's alpha", d)
 	}
 }
 
@@ -370,6 +378,9 @@ func TestChainedIntervalsCover(t *testing.T) {
 				}
 				if c.Via != "" {
 					chained++
+					if (c.LogLo > 0 || c.LogHi < 0) && c.P > c.Alpha {
+						t.Errorf("chained %+v: excludes zero at p %.3g above its alpha %.3g", c, c.P, c.Alpha)
+					}
 				}
 				if c.LogLo > eff[j] || c.LogHi < eff[j] {
 					miss = true

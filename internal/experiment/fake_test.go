@@ -22,6 +22,17 @@ type fakeArm struct {
 	stops     int
 	onTrial   func()
 	lowerBest bool // the value is a time: effect makes it smaller
+	// burstRate is the chance that a trial has a burst of failures, of burstMean requests on average
+	// (geometric); broken: every request of every trial fails. requests is a trial's (0: 500).
+	burstRate, burstMean float64
+	broken               bool
+	requests             int64
+	// second, when set, gives a second figure of effect second[0] and noise second[1] (log scale).
+	second []float64
+	// stackSD is the spread of its stacks' offsets, a fresh stack every trials (0: one for its life).
+	stackSD float64
+	every   int
+	stacks  []float64
 }
 
 func (a *fakeArm) Name() string                    { return a.name }
@@ -38,14 +49,38 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	if a.failAt > 0 && a.trials >= a.failAt {
 		return Observation{}, errors.New("php-fpm exited")
 	}
+	stack := 0
+	if a.every > 0 {
+		stack = (a.trials - 1) / a.every
+	}
+	for a.stackSD > 0 && len(a.stacks) <= stack {
+		a.stacks = append(a.stacks, a.stackSD*a.rng.NormFloat64())
+	}
 	x := a.effect + a.sigma*a.rng.NormFloat64()
+	if a.stackSD > 0 {
+		x += a.stacks[stack]
+	}
 	if a.lowerBest {
 		x = -x
 	}
-	o := Observation{Value: 1000 * math.Exp(x), Requests: 500}
+	n := a.requests
+	if n == 0 {
+		n = 500
+	}
+	o := Observation{Value: 1000 * math.Exp(x), Requests: n, Stack: stack}
+	if a.second != nil {
+		o.Second = 50 * math.Exp(a.second[0]+a.second[1]*a.rng.NormFloat64())
+	}
 	if a.errorsAt > 0 && a.trials >= a.errorsAt && (a.errorsFor == 0 || a.trials < a.errorsAt+a.errorsFor) {
 		o.Errors = 3
 	}
+	if a.burstRate > 0 && a.rng.Float64() < a.burstRate {
+		o.Errors = min(geometric(a.rng, a.burstMean), n)
+	}
+	if a.broken {
+		o.Errors = n
+	}
+	o.Requests -= o.Errors
 	return o, nil
 }
 

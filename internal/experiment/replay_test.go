@@ -24,7 +24,7 @@ func TestReplayedErrorRates(t *testing.T) {
 			false_, covered := 0, 0
 			var rounds []float64
 			for i := 0; i < runs; i++ {
-				rep := NewReplay(noise, rng, 2)
+				rep := NewReplay(noise, rng)
 				out, err := Run(context.Background(), Spec{Arms: []Arm{rep.Arm("a", 0), rep.Arm("b", math.Log1p(effect))},
 					Mode: Race, HigherIsBetter: true, MinEffect: 0.03, Alpha: alpha, MaxRounds: 60})
 				if err != nil {
@@ -49,5 +49,76 @@ func TestReplayedErrorRates(t *testing.T) {
 				t.Errorf("%s: a 40%% effect took %.0f rounds (median)", metric, med)
 			}
 		}
+	}
+}
+
+// TestReplayKeepsWhatRealRunsHave: the replay keeps a recorded round's order (its first trial's residual goes to
+// whichever arm runs first), runs through the record in blocks of consecutive rounds, plants each stack's own
+// offset and failure bursts, and splits the record into the runs that chose the engine's parameters and the
+// others.
+func TestReplayKeepsWhatRealRunsHave(t *testing.T) {
+	// Round i's first trial ran 5% above its arm's mean, its second 5% below; i is kept in the third place.
+	n := Noise{Runs: []NoiseRun{{Source: "tuning", From: 0, Tuning: true}, {Source: "held", From: 600}}}
+	for i := 0; i < 1000; i++ {
+		n.Rounds = append(n.Rounds, []float64{0.05, -0.05, float64(i)})
+	}
+	if h, tu := n.Held(), n.Tuning(); len(h.Rounds) != 400 || len(tu.Rounds) != 600 || h.Rounds[0][2] != 600 || h.Source != "held" {
+		t.Fatalf("held %d rounds from %v (%s), tuning %d: want 400 from round 600, 600", len(h.Rounds), h.Rounds[0], h.Source, len(tu.Rounds))
+	}
+	rng := rand.New(rand.NewSource(1))
+	rep := NewReplay(n, rng)
+	a, b := rep.Arm("a", 0), rep.Arm("b", 0)
+	out, err := Run(context.Background(), Spec{Arms: []Arm{a, b}, Mode: Race, HigherIsBetter: true, MaxRounds: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first trial of a round is a's in odd rounds (Williams: AB, BA, ...): a's log ratio alternates +-10%.
+	for i, d := range out.Arms[1].Trials[:6] {
+		want := math.Exp(0.1)
+		if i%2 == 1 {
+			want = 1 / want
+		}
+		if got := out.Arms[0].Trials[i].Value / d.Value; math.Abs(got-want) > 1e-9 {
+			t.Fatalf("round %d: a/b %.4f, want %.4f (the first trial's residual to the arm that ran first)", i+1, got, want)
+		}
+	}
+	// Blocks: consecutive replayed rounds are consecutive recorded ones but at a block's end (mean 20).
+	breaks := 0
+	for i := 1; i < len(rep.draws); i++ {
+		if rep.draws[i][2] != rep.draws[i-1][2]+1 {
+			breaks++
+		}
+	}
+	if blocks := float64(len(rep.draws)) / float64(breaks+1); blocks < 12 || blocks > 30 {
+		t.Errorf("%d replayed rounds in %d blocks: want blocks of about %d", len(rep.draws), breaks+1, DefaultBlock)
+	}
+	// Stacks' offsets: one an arm for its life, spread as asked; bursts as asked.
+	rep = NewReplayWith(Noise{Rounds: [][]float64{{0, 0}}}, rng, ReplayOptions{StackSD: 0.02, Bursts: Bursts{Rate: 0.1, Mean: 8, Requests: 180}})
+	offsets := NewSequence(0)
+	trials, failing, failed := 0, 0, int64(0)
+	for i := 0; i < 2000; i++ {
+		arm := rep.Arm("x", 0)
+		first, _ := arm.Trial(context.Background())
+		for j := 0; j < 4; j++ {
+			o, _ := arm.Trial(context.Background())
+			trials++
+			if o.Errors > 0 {
+				failing++
+				failed += o.Errors
+				continue
+			}
+			if first.Errors == 0 && o.Value != first.Value {
+				t.Fatalf("an arm's trials %v and %v: want one stack's offset for its life", first.Value, o.Value)
+			}
+		}
+		if first.Errors == 0 {
+			offsets.Add(math.Log(first.Value / 1000))
+		}
+	}
+	if sd := offsets.SD(); math.Abs(sd-0.02) > 0.002 {
+		t.Errorf("stacks' offsets spread %.4f, want 0.02", sd)
+	}
+	if share, mean := float64(failing)/float64(trials), float64(failed)/float64(failing); math.Abs(share-0.1) > 0.02 || math.Abs(mean-8) > 1 {
+		t.Errorf("bursts in %.3f of trials, of %.1f requests: want 0.1 and 8", share, mean)
 	}
 }

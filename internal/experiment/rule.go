@@ -24,7 +24,7 @@ var Unbounded = math.Log(1000)
 
 // Judge is what s shows about the second arm: Better, Worse, NoDifference, or "" (undecided).
 func (r Rule) Judge(s *Sequence) stats.Verdict {
-	if s.N() < 2 {
+	if s.N() < 2 || s.Identical() {
 		return ""
 	}
 	lo, hi := s.Interval(r.Alpha)
@@ -46,11 +46,11 @@ func (r Rule) judge(lo, hi, est float64) stats.Verdict {
 }
 
 // Bound is what other comparisons of the same experiment show about a pair, on its log scale (oriented like
-// its sequence): an interval that holds whenever all the experiment's sequences hold, which its alpha covers
-// at once, and the p-value that goes with it. Via names how it was found.
+// its sequence): an interval that, together with the pair's own, holds at level 1 - Alpha, and the p-value
+// stated on that level. Via names how it was found.
 type Bound struct {
-	Lo, Hi, P float64
-	Via       string
+	Lo, Hi, P, Alpha float64
+	Via              string
 }
 
 // Comparison states s as the second arm against the first in the figure's own terms (higherIsBetter says which
@@ -68,13 +68,14 @@ func (r Rule) Bounded(s *Sequence, higherIsBetter bool, b *Bound) *stats.Compari
 		runAlpha = stats.DefaultAlpha
 	}
 	lo, hi := s.Interval(r.Alpha)
-	est, p, via := s.Mean(), s.P(), ""
+	est, p, via, alpha := s.Mean(), s.P(), "", r.Alpha
 	if b != nil && max(lo, b.Lo) <= min(hi, b.Hi) && (b.Lo > lo || b.Hi < hi) {
-		lo, hi, p, via = max(lo, b.Lo), min(hi, b.Hi), min(p, b.P), b.Via
+		// Narrowed by the bound: what holds is what both hold at once, at the bound's level.
+		lo, hi, p, via, alpha = max(lo, b.Lo), min(hi, b.Hi), b.P, b.Via, b.Alpha
 		est = min(max(est, lo), hi)
 	}
 	verdict := stats.Verdict("")
-	if s.N() >= 2 {
+	if s.N() >= 2 && !s.Identical() {
 		verdict = r.judge(lo, hi, est)
 	}
 	if !higherIsBetter {
@@ -85,8 +86,8 @@ func (r Rule) Bounded(s *Sequence, higherIsBetter bool, b *Bound) *stats.Compari
 	lo, hi = max(lo, -Unbounded), min(hi, Unbounded)
 	c := &stats.Comparison{N: s.N(), Paired: true, LogEstimate: est, LogLo: lo, LogHi: hi,
 		Estimate: math.Expm1(est), Lo: math.Expm1(lo), Hi: math.Expm1(hi),
-		Conf: 1 - r.Alpha, ConfAchieved: 1 - r.Alpha, P: p, Method: method, Alpha: r.Alpha, Via: via}
-	c.PAdjusted = math.Min(1, c.P*runAlpha/r.Alpha)
+		Conf: 1 - alpha, ConfAchieved: 1 - alpha, P: p, Method: method, Alpha: alpha, Via: via}
+	c.PAdjusted = math.Min(1, c.P*runAlpha/alpha)
 	c.Verdict = verdict
 	if c.Verdict == "" {
 		c.Verdict = stats.Inconclusive

@@ -15,8 +15,10 @@ type run struct {
 	out  *Outcome
 	live []int // arms still in, in index order
 	// seq[i][j], i < j: the log ratios of arm j against arm i over their common rounds, oriented so that
-	// positive means j is better.
-	seq       [][]*Sequence
+	// positive means j is better; seq2 the same of the second figure (nil without one).
+	seq, seq2 [][]*Sequence
+	// fails[i][j], i < j: the pair's failed trials.
+	fails     [][]failTally
 	pairAlpha float64
 	// scheduled counts the rounds since the live set last changed: the balanced orders start over then.
 	scheduled int
@@ -37,18 +39,32 @@ func newRun(s Spec) *run {
 	k := len(s.Arms)
 	e := &run{s: s, out: &Outcome{Name: s.Name, HigherIsBetter: s.HigherIsBetter}}
 	e.pairAlpha = s.Alpha / float64(Pairs(s.Mode, k))
-	e.seq = make([][]*Sequence, k)
-	for i := range e.seq {
-		e.seq[i] = make([]*Sequence, k)
-		for j := i + 1; j < k; j++ {
-			e.seq[i][j] = NewSequence(s.Mixture)
-		}
+	e.seq = sequences(k, s.Mixture, s.StackSD)
+	if s.Second != nil {
+		e.seq2 = sequences(k, s.Mixture, s.Second.StackSD)
+	}
+	e.fails = make([][]failTally, k)
+	for i := range e.fails {
+		e.fails[i] = make([]failTally, k)
 	}
 	for i, a := range s.Arms {
 		e.out.Arms = append(e.out.Arms, ArmResult{Name: a.Name(), Status: StatusOpen})
 		e.live = append(e.live, i)
 	}
 	return e
+}
+
+// sequences are the pairs' sequences of k arms: [i][j] for i < j, allowing for stacks' offsets of spread sd.
+func sequences(k int, g, sd float64) [][]*Sequence {
+	seq := make([][]*Sequence, k)
+	for i := range seq {
+		seq[i] = make([]*Sequence, k)
+		for j := i + 1; j < k; j++ {
+			seq[i][j] = NewSequence(g)
+			seq[i][j].stacks.sd = sd
+		}
+	}
+	return seq
 }
 
 // round runs one trial of every live arm in the next balanced order and, when all succeed, adds the round to
@@ -64,14 +80,14 @@ func (e *run) round(ctx context.Context) error {
 		arms[i] = e.live[o]
 	}
 	n := e.out.Rounds + 1
-	values := map[int]float64{}
+	obs := map[int]Observation{}
 	complete := true
 	for _, i := range arms {
 		a := e.s.Arms[i]
 		if e.s.Progress != nil {
 			e.s.Progress(Progress{Name: e.s.Name, Round: n, Arm: a.Name(), Live: len(e.live)})
 		}
-		obs, err := a.Trial(ctx)
+		o, err := a.Trial(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -83,15 +99,15 @@ func (e *run) round(ctx context.Context) error {
 			complete = false
 			continue
 		}
-		if !(obs.Value > 0) || math.IsInf(obs.Value, 0) {
-			return fmt.Errorf("%s: trial value %v: values must be positive and finite", a.Name(), obs.Value)
+		if err := e.check(o); err != nil {
+			return fmt.Errorf("%s: %w", a.Name(), err)
 		}
 		r := &e.out.Arms[i]
-		r.Trials, r.Round = append(r.Trials, obs), append(r.Round, n)
-		r.Requests += obs.Requests
-		r.Errors += obs.Errors
+		r.Trials, r.Round = append(r.Trials, o), append(r.Round, n)
+		r.Requests += o.Requests
+		r.Errors += o.Errors
 		e.out.Order = append(e.out.Order, a.Name())
-		values[i] = obs.Value
+		obs[i] = o
 	}
 	if !complete {
 		return nil
@@ -99,14 +115,40 @@ func (e *run) round(ctx context.Context) error {
 	e.out.Rounds = n
 	for x, i := range e.live {
 		for _, j := range e.live[x+1:] {
-			d := math.Log(values[j] / values[i])
-			if !e.s.HigherIsBetter {
-				d = -d
+			a, b := obs[i], obs[j]
+			addRound(e.seq[i][j], a.first(), b.first(), e.s.HigherIsBetter)
+			if e.seq2 != nil {
+				addRound(e.seq2[i][j], a.second(), b.second(), e.s.Second.HigherIsBetter)
 			}
-			e.seq[i][j].Add(d)
+			e.fails[i][j].add(a, b)
 		}
 	}
 	return nil
+}
+
+// check says what is wrong with a trial's figures: comparisons work on log ratios.
+func (e *run) check(o Observation) error {
+	bad := func(v float64) bool { return !(v > 0) || math.IsInf(v, 0) }
+	if bad(o.Value) {
+		return fmt.Errorf("trial value %v: values must be positive and finite", o.Value)
+	}
+	if e.s.Second != nil && bad(o.Second) {
+		return fmt.Errorf("trial's %s %v: values must be positive and finite", e.s.Second.Name, o.Second)
+	}
+	return nil
+}
+
+// first and second are the trial's figures as a sequence reads them.
+func (o Observation) first() reading  { return reading{math.Log(o.Value), o.Step, o.Stack} }
+func (o Observation) second() reading { return reading{math.Log(o.Second), o.SecondStep, o.Stack} }
+
+// addRound adds b against a to s, oriented so that positive means b is better.
+func addRound(s *Sequence, a, b reading, higherIsBetter bool) {
+	d := b.log - a.log
+	if !higherIsBetter {
+		d = -d
+	}
+	s.add(d, a, b)
 }
 
 // fail takes arm i out with the status error.
@@ -147,21 +189,32 @@ func (e *run) done() bool {
 	return len(e.live) <= 1 || e.live[0] != 0
 }
 
-// judge is what the pair (i, j) shows about j against i: Better, Worse, NoDifference or "" (undecided).
-func (e *run) judge(i, j int) stats.Verdict { return e.rule().Judge(e.seq[i][j]) }
-
-// rule is the decision rule of every pair of this experiment.
-func (e *run) rule() Rule {
-	return Rule{MinEffect: e.s.MinEffect, Alpha: e.pairAlpha, RunAlpha: e.s.RunAlpha}
+// judge is what the pair (i, j) shows about j against i: Better, Worse, NoDifference or "" (undecided; a
+// verdict in favour of an arm that failed more is held).
+func (e *run) judge(i, j int) stats.Verdict {
+	v := e.rule().Judge(e.seq[i][j])
+	if e.held(i, j, v) {
+		return ""
+	}
+	return v
 }
 
-// look decides what the rounds so far show: failed requests first (an arm that fails requests where another
-// fails none is worse, whatever its speed), then the confidence sequences.
+// rule is the decision rule of every pair's sequences: each figure's share of the pair's alpha.
+func (e *run) rule() Rule {
+	figures := 1.0
+	if e.s.Second != nil {
+		figures = 2
+	}
+	return Rule{MinEffect: e.s.MinEffect, Alpha: e.pairAlpha * seqShare / figures, RunAlpha: e.s.RunAlpha}
+}
+
+// look decides what the rounds so far show: failures first (an arm shown to fail more than another is worse,
+// whatever its speed), then the confidence sequences.
 func (e *run) look() {
 	if e.out.Rounds < e.s.MinRounds {
 		return
 	}
-	if e.errorsRule() {
+	if e.failuresRule() {
 		return
 	}
 	if e.s.Mode == Smallest {
@@ -170,7 +223,7 @@ func (e *run) look() {
 	}
 	if e.s.Mode == Versus {
 		for _, j := range append([]int(nil), e.live[1:]...) {
-			if v := e.judge(0, j); v != "" {
+			if e.judge(0, j) != "" && (e.seq2 == nil || e.rule().Judge(e.seq2[0][j]) != "") {
 				e.drop(j, StatusDecided, "")
 			}
 		}
@@ -225,73 +278,44 @@ func (e *run) keepReference(out map[int]string) bool {
 	return false
 }
 
-// errorsRule drops (Race) or decides (Versus) the arms shown to fail requests while another live arm failed
-// none (errorsShown): failed requests are not served ones, and an arm that fails is worse whatever its speed.
-func (e *run) errorsRule() bool {
+// failuresRule drops (Race) or decides (Versus) the arms shown to fail more than another live arm (failTally):
+// failed requests are not served ones, and an arm that fails more is worse whatever its speed.
+func (e *run) failuresRule() bool {
 	changed := false
 	if e.s.Mode == Versus {
 		for _, j := range append([]int(nil), e.live[1:]...) {
-			if v := e.errorVerdict(j); v != "" {
-				e.drop(j, StatusDecided, e.errorNote(j, 0))
+			switch e.failVerdict(0, j) {
+			case stats.Worse:
+				e.drop(j, StatusDecided, e.failNote(j, 0))
+				changed = true
+			case stats.Better:
+				e.drop(j, StatusDecided, e.failNote(0, j))
 				changed = true
 			}
 		}
 		return changed
 	}
-	clean := -1
-	for _, i := range e.live {
-		if e.out.Arms[i].Errors == 0 {
-			clean = i
-			break
+	out := map[int]string{}
+	for x, i := range e.live {
+		for _, j := range e.live[x+1:] {
+			switch e.failVerdict(i, j) {
+			case stats.Worse:
+				out[j] = e.failNote(j, i)
+			case stats.Better:
+				out[i] = e.failNote(i, j)
+			}
 		}
 	}
-	if clean < 0 {
-		return false
+	if len(out) == len(e.live) {
+		delete(out, e.bestLive())
 	}
 	for _, i := range append([]int(nil), e.live...) {
-		if e.errorsShown(i, clean) {
-			e.drop(i, StatusDropped, e.errorNote(i, clean))
+		if why, ok := out[i]; ok {
+			e.drop(i, StatusDropped, why)
 			changed = true
 		}
 	}
 	return changed
-}
-
-// errorsShown says whether arm bad's failed requests, where arm good failed none, are shown to be bad's own:
-// were their rates of failure equal, each failure would fall on bad with the chance of bad's share of their
-// requests, and all of the first k on bad has the chance share^k (either arm may be the one: half the pair's
-// alpha each). It is exact at any look, since once a failure falls on good it can never hold again. A broken
-// value that fails every request is shown in its first trial; two failures in 360 requests are not (a
-// 10-minute demo's huge_code_pages was decided better on those alone: the incumbent's trial had them).
-func (e *run) errorsShown(bad, good int) bool {
-	b, g := e.out.Arms[bad], e.out.Arms[good]
-	if b.Errors == 0 || g.Errors > 0 {
-		return false
-	}
-	share := float64(b.Requests+b.Errors) / float64(b.Requests+b.Errors+g.Requests)
-	return share < 1 && float64(b.Errors)*math.Log(share) <= math.Log(e.pairAlpha/2)
-}
-
-// errorVerdict is arm j against Arms[0] on failed requests alone: Worse when j is shown to fail requests that
-// Arms[0] does not, Better the other way round, "" otherwise.
-func (e *run) errorVerdict(j int) stats.Verdict {
-	switch {
-	case e.errorsShown(j, 0):
-		return stats.Worse
-	case e.errorsShown(0, j):
-		return stats.Better
-	}
-	return ""
-}
-
-// errorNote says how the arm with failures (i or clean, whichever failed) compares with the other.
-func (e *run) errorNote(i, clean int) string {
-	bad, good := i, clean
-	if e.out.Arms[i].Errors == 0 {
-		bad, good = clean, i
-	}
-	r := e.out.Arms[bad]
-	return fmt.Sprintf("%s: %d of %d requests failed, none with %s", r.Name, r.Errors, r.Errors+r.Requests, e.s.Arms[good].Name())
 }
 
 // futile says whether a race should end for lack of promise: FutileAfter rounds run, the incumbent still in,
@@ -362,45 +386,82 @@ func (e *run) bestLive() int {
 }
 
 // chain bounds arm j against Arms[0] through a third arm k of a race, shown better than Arms[0] and j better
-// than k (or worse and worse): all of a race's pairs hold at once within its alpha, so j against Arms[0] lies
-// within the sum of the two links' intervals. A race drops an arm once it is shown worse than another, so its
-// winner may have been compared with the incumbent for only a few rounds: on the demo, the JIT's off was
-// shown worse than function in 4 rounds and function worse than tracing in 7, while tracing against off,
-// stopped at 4 rounds, was undecided. The tightest such bound, or nil.
+// than k (or worse and worse): the sum of the two links' intervals bounds j against Arms[0] whenever both hold.
+// A race drops an arm once it is shown worse than another, so its winner may have been compared with the
+// incumbent for only a few rounds: on the demo, the JIT's off was shown worse than function in 4 rounds and
+// function worse than tracing in 7, while tracing against off, stopped at 4 rounds, was undecided. The
+// tightest such bound, or nil.
+//
+// What holds for it is what three sequences hold at once, the direct one and the two links: its level is
+// three times a sequence's alpha (within the race's, which covers all its pairs), and its p-value is three
+// times the least per-sequence alpha at which the direct interval or the chain excludes zero. Under no
+// difference each of the three misses at that level with chance at most that alpha, so it is a p-value at the
+// stated level, valid at any look like the sequences it comes from.
 func (e *run) chain(j int) *Bound {
 	if e.s.Mode != Race {
 		return nil
 	}
+	alpha := e.rule().Alpha
 	var best *Bound
+	via := 0
 	for k := 1; k < len(e.seq); k++ {
 		if k == j || e.out.Arms[k].Status == StatusError {
 			continue
 		}
-		lo1, hi1, p1, ok1 := e.link(0, k)
-		lo2, hi2, p2, ok2 := e.link(k, j)
+		lo1, hi1, ok1 := e.link(0, k, alpha)
+		lo2, hi2, ok2 := e.link(k, j, alpha)
 		if !ok1 || !ok2 || !(lo1 > 0 && lo2 > 0 || hi1 < 0 && hi2 < 0) {
 			continue
 		}
-		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, P: max(p1, p2), Via: e.out.Arms[k].Name}
+		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, Via: e.out.Arms[k].Name, Alpha: 3 * alpha}
 		if best == nil || b.Hi-b.Lo < best.Hi-best.Lo {
-			best = b
+			best, via = b, k
 		}
+	}
+	if best != nil {
+		best.P = min(1, 3*min(e.seq[0][j].P(), e.chainLevel(via, j, best.Lo > 0)))
 	}
 	return best
 }
 
-// link is arm j against arm i (positive: j better): its interval at the pair's level and its p-value; ok is
-// false before two shared rounds.
-func (e *run) link(i, j int) (lo, hi, p float64, ok bool) {
+// chainLevel is the least alpha at which the chain from Arms[0] through k to j, each link's interval at that
+// level, excludes zero on the side better says (found by bisection on its log: intervals widen as alpha shrinks).
+func (e *run) chainLevel(k, j int, better bool) float64 {
+	excludes := func(a float64) bool {
+		lo1, hi1, _ := e.link(0, k, a)
+		lo2, hi2, _ := e.link(k, j, a)
+		if better {
+			return lo1+lo2 > 0
+		}
+		return hi1+hi2 < 0
+	}
+	lo, hi := math.Log(1e-300), 0.0
+	if !excludes(1) {
+		return 1
+	}
+	for i := 0; i < 60; i++ {
+		mid := (lo + hi) / 2
+		if excludes(math.Exp(mid)) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Exp(hi)
+}
+
+// link is arm j against arm i (positive: j better): its interval at level 1 - alpha; ok is false before two
+// shared rounds.
+func (e *run) link(i, j int, alpha float64) (lo, hi float64, ok bool) {
 	s, flip := e.seq[min(i, j)][max(i, j)], j < i
 	if s.N() < 2 {
-		return 0, 0, 1, false
+		return math.Inf(-1), math.Inf(1), false
 	}
-	lo, hi = s.Interval(e.pairAlpha)
+	lo, hi = s.Interval(alpha)
 	if flip {
 		lo, hi = -hi, -lo
 	}
-	return lo, hi, s.P(), true
+	return lo, hi, true
 }
 
 // finish picks the winner and states every arm's comparison with Arms[0].
@@ -433,10 +494,16 @@ func (e *run) finish() {
 		}
 		if r.Status == StatusError {
 			r.Vs = &stats.Comparison{Verdict: stats.Error, Method: method}
+			if e.seq2 != nil {
+				r.Vs2 = &stats.Comparison{Verdict: stats.Error, Method: method}
+			}
 			continue
 		}
 		if e.seq[0][i].N() > 0 {
 			r.Vs = e.comparison(i)
+			if e.seq2 != nil {
+				r.Vs2 = e.onFailures(i, e.rule().Comparison(e.seq2[0][i], e.s.Second.HigherIsBetter))
+			}
 		}
 	}
 	if e.s.Mode == Race && o.Winner != 0 && o.Arms[0].Status == StatusOpen && e.beaten != "" {
@@ -448,11 +515,19 @@ func (e *run) finish() {
 	}
 }
 
-// comparison states arm j against Arms[0] in the Value's own terms; failed requests decide first.
+// comparison states arm j against Arms[0] in the Value's own terms; failures decide first.
 func (e *run) comparison(j int) *stats.Comparison {
 	c := e.rule().Bounded(e.seq[0][j], e.s.HigherIsBetter, e.chain(j))
-	if ev := e.errorVerdict(j); ev != "" {
-		c.Verdict, c.RoundsNeeded, c.OnErrors = ev, 0, true
+	if e.held(0, j, c.Verdict) { // verdicts are by goodness, whichever way the figure points
+		c.Verdict, c.RoundsNeeded = stats.Inconclusive, e.rule().roundsNeeded(e.seq[0][j])
+	}
+	return e.onFailures(j, c)
+}
+
+// onFailures is c decided on failures when they show arm j or Arms[0] to fail more.
+func (e *run) onFailures(j int, c *stats.Comparison) *stats.Comparison {
+	if fv := e.failVerdict(0, j); fv != "" {
+		c.Verdict, c.RoundsNeeded, c.OnErrors = fv, 0, true
 	}
 	return c
 }

@@ -13,6 +13,10 @@ type Sequence struct {
 	maxBF0   float64 // the largest Bayes factor against a zero mean seen at any look: the anytime p-value's
 	values   []float64
 	mixture  float64 // g: the prior variance of the standardised effect
+	// res is what the figures' steps imply (quantize.go): a floor under the spread, a bias the interval allows.
+	res resolution
+	// stacks are the stacks the rounds ran on, and what their offsets add (offsets.go).
+	stacks offsets
 }
 
 // DefaultMixture is g, the variance of the normal prior on the standardised effect (mean / sd of the log
@@ -33,16 +37,26 @@ func NewSequence(g float64) *Sequence {
 }
 
 // Add records one round's difference.
-func (s *Sequence) Add(d float64) {
+func (s *Sequence) Add(d float64) { s.add(d, reading{}, reading{}) }
+
+// add records one round's difference d of the figures a and b: with their steps, the spread is never taken
+// below what rounding implies and the interval allows for what rounding may have biased (quantize.go).
+func (s *Sequence) add(d float64, a, b reading) {
 	s.n++
 	delta := d - s.mean
 	s.mean += delta / float64(s.n)
 	s.m2 += delta * (d - s.mean)
 	s.values = append(s.values, d)
-	if s.n >= 2 {
+	s.res.add(a, b)
+	s.stacks.add(a.stack, b.stack)
+	if s.n >= 2 && !s.Identical() {
 		s.maxBF0 = math.Max(s.maxBF0, s.bayesFactor(0))
 	}
 }
+
+// Identical says that there are differences and all of them are the same: a spread of zero is no evidence of
+// anything (figures that move in steps all rounded alike), so no verdict rests on such rounds.
+func (s *Sequence) Identical() bool { return s.n >= 1 && s.m2 == 0 }
 
 // N is the number of differences.
 func (s *Sequence) N() int { return s.n }
@@ -50,12 +64,13 @@ func (s *Sequence) N() int { return s.n }
 // Mean is the mean difference (0 when empty).
 func (s *Sequence) Mean() float64 { return s.mean }
 
-// SD is the sample standard deviation (n-1 in the denominator; 0 with fewer than 2).
+// SD is the spread the sequence decides with: the sample standard deviation (n-1 in the denominator; 0 with
+// fewer than 2), or what the figures' steps imply when that is more, and what the stacks' offsets add.
 func (s *Sequence) SD() float64 {
 	if s.n < 2 {
 		return 0
 	}
-	return math.Sqrt(s.m2 / float64(s.n-1))
+	return math.Sqrt(max(s.m2/float64(s.n-1), s.res.floor(s.n)) + s.stacks.variance(s.n))
 }
 
 // Values are the differences in the order added.
@@ -78,17 +93,19 @@ func (s *Sequence) bayesFactor(mu0 float64) float64 {
 		}
 		return math.Inf(1)
 	}
-	t := (s.mean - mu0) / (sd / math.Sqrt(n))
+	// The mean is mu0's as far as rounding may have biased it.
+	t := max(math.Abs(s.mean-mu0)-s.res.bias(), 0) / (sd / math.Sqrt(n))
 	t2 = t * t
 	logBF := -0.5*math.Log(a) + (nu+1)/2*(math.Log1p(t2/nu)-math.Log1p(t2/(nu*a)))
 	return math.Exp(logBF)
 }
 
 // HalfWidth is the half-width of the confidence sequence at level 1 - alpha at the current look: the mean
-// mu0 is outside it exactly when the Bayes factor against mu0 reaches 1/alpha. +Inf with fewer than 2
-// differences, or when the look cannot exclude any mean yet (too few rounds for so small an alpha).
+// mu0 is outside it exactly when the Bayes factor against mu0 reaches 1/alpha; it includes what rounding may
+// have biased the mean by. +Inf with fewer than 2 differences, or when the look cannot exclude any mean yet (too
+// few rounds for so small an alpha).
 func (s *Sequence) HalfWidth(alpha float64) float64 {
-	return halfWidth(s.n, s.SD(), alpha, s.mixture)
+	return halfWidth(s.n, s.SD(), alpha, s.mixture) + s.res.bias()
 }
 
 // halfWidth solves BF(t) = 1/alpha for |t| with n differences of standard deviation sd.
@@ -128,7 +145,8 @@ func (s *Sequence) RoundsFor(width, alpha float64, limit int) int {
 	if s.n < 2 || !(width > 0) {
 		return 0
 	}
-	for n := max(s.n, 2); n <= limit; n++ {
+	width -= s.res.bias() // more rounds of figures that vary as little do not average it out
+	for n := max(s.n, 2); n <= limit && width > 0; n++ {
 		if halfWidth(n, sd, alpha, s.mixture) <= width {
 			return n
 		}

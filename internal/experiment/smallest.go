@@ -52,7 +52,7 @@ func (e *run) within(i int) bool {
 		if j == i {
 			continue
 		}
-		lo, _, _, ok := e.link(j, i)
+		lo, _, ok := e.link(j, i, e.rule().Alpha)
 		if !ok || lo <= -m {
 			return false
 		}

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,12 @@ type decider struct {
 	progress  func(phase, detail string)
 	// hold keeps a race's winner warm before its arms let go of it (nil: nothing to keep warm).
 	hold func(knob.Config)
+	// mixture is the confidence sequences' g (0: the engine's default) and minRounds the fewest rounds a race
+	// is given (0: minRounds): a simulation may choose others (bench/engine chooses them on recorded runs).
+	mixture   float64
+	minRounds int
+	// stackSD is the spread of a stack's own offset, by metric, that comparisons allow for (Spec.StackSD).
+	stackSD map[string]float64
 }
 
 // race is one knob's race: its candidate values against the incumbent configuration.
@@ -63,8 +70,18 @@ const minRounds = 4
 
 // cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
 func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
-	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(minRounds*k)*d.costs.trial(spec.Metric)
+	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
 }
+
+// tuned is es with the engine's parameters the decider was given for trials of metric (a simulation may try
+// others; the spread of stacks' offsets is not measured yet, so real runs allow for none).
+func (d *decider) tuned(es experiment.Spec, metric string) experiment.Spec {
+	es.Mixture, es.StackSD = d.mixture, d.stackSD[metric]
+	return es
+}
+
+// least is the fewest rounds a race is given.
+func (d *decider) least() int { return cmp.Or(d.minRounds, minRounds) }
 
 // startsCost is what starting cold arms side by side takes: about one start (settling is waiting for php-fpm).
 func startsCost(cold int, start time.Duration) time.Duration {
@@ -92,7 +109,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
 			}
 		}}
-	if rc.x, err = experiment.New(es); err != nil {
+	if rc.x, err = experiment.New(d.tuned(es, metric)); err != nil {
 		return nil, err
 	}
 	out, err := rc.x.Run(ctx)
@@ -122,7 +139,7 @@ func (d *decider) within(began time.Time, limit, stretch time.Duration, n int, m
 	return func(l experiment.Look) bool {
 		round := time.Duration(n) * d.costs.trial(metric)
 		next := d.clock.Now().Add(round)
-		if l.Rounds < minRounds {
+		if l.Rounds < d.least() {
 			return next.Before(d.end)
 		}
 		lim := limit

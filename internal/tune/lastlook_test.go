@@ -58,7 +58,7 @@ func TestSecondLookRacesInteractionsAgain(t *testing.T) {
 	paired, again := 0, 0
 	for seed := int64(0); seed < runs; seed++ {
 		so := demoSim(700+seed, 0.15, 3*time.Minute)
-		so.Noise[MetricCPU] = experiment.NewReplay(gaussNoise(rand.New(rand.NewSource(seed)), 0.10), rand.New(rand.NewSource(seed+1)), 4)
+		so.Noise[MetricCPU] = experiment.NewReplay(gaussNoise(rand.New(rand.NewSource(seed)), 0.10), rand.New(rand.NewSource(seed+1)))
 		base := Planted(map[string]map[string]float64{
 			"opcache": {"off": LogEffect(-0.44)},
 			"jit":     {"tracing": LogEffect(0.10), "function": LogEffect(0.05)},

@@ -201,7 +201,7 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 		Progress: func(p experiment.Progress) {
 			t.status("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d sizes in the race)", p.Round, k.Name, p.Arm, p.Live))
 		}}
-	out, err := experiment.Run(ctx, es)
+	out, err := experiment.Run(ctx, t.d.tuned(es, spec.Metric))
 	if out != nil {
 		t.setBest(rc.cfgs[out.Winner])
 		stopAll(rc.arms)

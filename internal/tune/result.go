@@ -144,7 +144,8 @@ type Comparison struct {
 	Note     string  `json:"note,omitempty"`
 }
 
-// Headline is the recommendation against the defaults.
+// Headline is the recommendation against the defaults, on goodput at the load measured and on capacity
+// (requests per CPU-second of php-fpm and nginx) from the same trials, one error budget over both.
 type Headline struct {
 	RecommendationRPS float64           `json:"recommendation_rps"`
 	DebianRPS         float64           `json:"debian_rps"`
@@ -154,6 +155,14 @@ type Headline struct {
 	RuleOfThumb       string            `json:"rule_of_thumb"`
 	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
 	Rounds            int               `json:"rounds,omitempty"`
+
+	// Capacity: the medians of requests per CPU-second and the recommendation's comparisons on it (nil when the
+	// servers' CPU could not be read).
+	RecommendationReqPerCPUS float64           `json:"recommendation_req_per_cpu_s,omitempty"`
+	DebianReqPerCPUS         float64           `json:"debian_req_per_cpu_s,omitempty"`
+	RuleOfThumbReqPerCPUS    float64           `json:"rule_of_thumb_req_per_cpu_s,omitempty"`
+	CapacityVsDebian         *stats.Comparison `json:"capacity_vs_debian,omitempty"`
+	CapacityVsRuleOfThumb    *stats.Comparison `json:"capacity_vs_rule_of_thumb,omitempty"`
 }
 
 // P99Check is the latency goal judged open-loop at the user's rate.
@@ -198,6 +207,9 @@ type TrialRecord struct {
 	Workers      int                `json:"workers_seen,omitempty"`
 	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
 	WallS        float64            `json:"wall_s,omitempty"`
+	// ReqPerCPUS, in goodput trials, is requests served per second of php-fpm's and nginx's CPU time over the
+	// window (capacity: fewer servers for the same traffic).
+	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
 	// AtS is when the trial began, in seconds from the run's start: the run's timeline.
 	AtS float64 `json:"at_s"`
 }

@@ -150,7 +150,7 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 		if l.Needed < experiment.MaxRoundsNeeded && cost <= spare && (pick == nil || cost < best) {
 			pick, best = o, cost
 		}
-		if starts+minRounds*trial <= spare && (near == nil || l.Promising && !nearPromising ||
+		if starts+time.Duration(t.d.least())*trial <= spare && (near == nil || l.Promising && !nearPromising ||
 			l.Promising == nearPromising && cost < nearCost) {
 			near, nearCost, nearPromising = o, cost, l.Promising
 		}

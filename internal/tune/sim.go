@@ -33,6 +33,13 @@ type SimOptions struct {
 	Conc                     int
 	// Pool is the pool size the sweep would pick (0: no pool-size race).
 	Pool int
+	// Mixture and MinRounds are the engine's parameters to try (0: tune's own): the confidence sequences' g and
+	// the fewest rounds a race is given.
+	Mixture   float64
+	MinRounds int
+	// StackSD is the spread of stacks' offsets the engine is told, by metric (Spec.StackSD); the replays
+	// plant their own (ReplayOptions.StackSD).
+	StackSD map[string]float64
 }
 
 // Simulate runs the decisions of a tune run on replayed arms.
@@ -43,7 +50,8 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	}
 	clock := &simClock{now: time.Unix(0, 0)}
 	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
-	src := &simSource{o: so, clock: clock, warm: map[string]int{}}
+	t.mixture, t.minRounds, t.stackSD = so.Mixture, so.MinRounds, so.StackSD
+	src := &simSource{o: so, clock: clock, warm: map[string]int{}, stacks: map[string]map[string][]float64{}}
 	t.src = src
 	src.hold(t.best) // the first stack, started before any decision
 	t.facts, t.conc = so.Facts, so.Conc
@@ -88,6 +96,9 @@ type simSource struct {
 	charged int
 	warm    map[string]int // configuration -> arms holding it, the tuner's hold included
 	held    string
+	// stacks are the offsets of the stacks a warm configuration's trials run on, by configuration and noise:
+	// a stack kept warm across races (the best so far, held) keeps its offset, a cold start draws a new one.
+	stacks map[string]map[string][]float64
 }
 
 // hold keeps cfg warm for the tuner, as stacks.hold does.
@@ -105,22 +116,71 @@ func (s *simSource) hold(cfg knob.Config) {
 
 func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	effect := s.o.Effect(cfg, spec.Metric)
-	cfg = runsOn(cfg, spec) // as stacks.Arm runs it: a twin is not the configuration held warm
-	r := cmp.Or(s.o.Noise[NoiseKey(spec.Metric, cfg.PM)], s.o.Noise[spec.Metric], s.o.Noise[MetricGoodput])
+	run := runsOn(cfg, spec) // as stacks.Arm runs it: a twin is not the configuration held warm
+	// Every arm of an experiment replays one record, so that they share its rounds (the machine's drift, a
+	// neighbour's burst), as arms that run in the same rounds do: twins' static pools, or the pools as written
+	// (the pm race's arms too, whose incumbent is the dynamic pool the noise was recorded on).
+	pm := ""
+	if spec.twin() {
+		pm = "static"
+	}
+	noise := s.noiseKey(spec.Metric, pm)
 	start := s.o.StartCost
 	if spec.twin() && s.o.TwinStartCost > 0 {
 		start = s.o.TwinStartCost
 	}
-	return &simArm{ReplayArm: r.Arm(cfg.String(), effect), s: s, key: cfg.Key(), cost: s.o.TrialCost[spec.Metric], start: start}
+	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start}
+	a.ReplayArm.Stack = s.stack(a.key, noise)
+	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
+		// A goodput trial reads the servers' CPU too: capacity, replayed from the CPU trials' noise (without
+		// a replay of its own, the trial's figure stands for it).
+		a.capacity = r.Arm(run.String(), s.o.Effect(cfg, MetricCPU))
+		a.capacity.Stack = s.stack(a.key, MetricCPU)
+	}
+	return a
+}
+
+// noiseKey is the replay a trial of metric on a pool of pm replays: its own, its metric's, or goodput's.
+func (s *simSource) noiseKey(metric, pm string) string {
+	for _, k := range []string{NoiseKey(metric, pm), metric} {
+		if s.o.Noise[k] != nil {
+			return k
+		}
+	}
+	return MetricGoodput
+}
+
+// stack is the offset of the stack a warm configuration's trial i runs on, in noise's replay: drawn when the
+// configuration starts cold, kept while it is warm, a fresh one every NewStackEvery trials.
+func (s *simSource) stack(key, noise string) func(i int) (int, float64) {
+	r := s.o.Noise[noise]
+	o := r.Options()
+	return func(i int) (int, float64) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		k := o.StackOf(i)
+		if o.StackSD == 0 {
+			return k, 0
+		}
+		if s.stacks[key] == nil {
+			s.stacks[key] = map[string][]float64{}
+		}
+		for len(s.stacks[key][noise]) <= k {
+			s.stacks[key][noise] = append(s.stacks[key][noise], o.StackSD*r.Rand().NormFloat64())
+		}
+		return k, s.stacks[key][noise][k]
+	}
 }
 
 type simArm struct {
 	*experiment.ReplayArm
-	s       *simSource
-	key     string
-	cost    time.Duration
-	start   time.Duration
-	holding bool
+	s     *simSource
+	key   string
+	cost  time.Duration
+	start time.Duration
+	// capacity replays the requests per CPU-second a goodput trial also reads (nil for CPU trials).
+	capacity *experiment.ReplayArm
+	holding  bool
 }
 
 func (a *simArm) Cold() bool {
@@ -135,12 +195,18 @@ func (a *simArm) Start(ctx context.Context) error {
 	if a.holding {
 		return nil
 	}
-	if a.s.warm[a.key] == 0 && a.First()+1 != a.s.charged {
-		a.s.clock.add(a.start)
-		a.s.charged = a.First() + 1
+	if a.s.warm[a.key] == 0 {
+		if a.First()+1 != a.s.charged {
+			a.s.clock.add(a.start)
+			a.s.charged = a.First() + 1
+		}
+		delete(a.s.stacks, a.key) // a cold start: fresh stacks
 	}
 	a.s.warm[a.key]++
 	a.holding = true
+	if a.capacity != nil {
+		_ = a.capacity.Start(ctx)
+	}
 	return a.ReplayArm.Start(ctx)
 }
 
@@ -148,10 +214,18 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	a.s.clock.add(a.cost)
 	o, err := a.ReplayArm.Trial(ctx)
 	o.Rate = o.Value
+	o.Second = o.Value
+	if a.capacity != nil && err == nil {
+		c, _ := a.capacity.Trial(ctx)
+		o.Second = c.Value
+	}
 	return o, err
 }
 
 func (a *simArm) Stop() {
+	if a.capacity != nil {
+		a.capacity.Stop()
+	}
 	a.s.mu.Lock()
 	defer a.s.mu.Unlock()
 	if a.holding {

@@ -35,7 +35,7 @@ func demoSim(seed int64, sd float64, budget time.Duration) SimOptions {
 			"opcache": {"off": LogEffect(-0.44)},
 			"jit":     {"tracing": LogEffect(0.20), "function": LogEffect(0.10)},
 		}),
-		Noise:     map[string]*experiment.Replay{MetricGoodput: experiment.NewReplay(noise, rng, 4)},
+		Noise:     map[string]*experiment.Replay{MetricGoodput: experiment.NewReplay(noise, rng)},
 		TrialCost: map[string]time.Duration{MetricGoodput: 450 * time.Millisecond, MetricCPU: 400 * time.Millisecond},
 		StartCost: time.Second, MinEffect: DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
 		Facts: knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10}}

@@ -67,7 +67,11 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	}
 	sampler := measure.NewSampler(map[string]int{"php-fpm": w.st.PID("php-fpm"), "nginx": w.st.PID("nginx")}, 200*time.Millisecond)
 	_ = sampler.Start(ctx)
+	cpu0, cpuErr := serverCPU(w)
+	loadBegan := time.Now()
 	res, err := r.Trial(ctx, 0, 0)
+	loadWall := time.Since(loadBegan)
+	cpu1, cpuErr1 := serverCPU(w)
 	sample, _ := sampler.Stop()
 	if ctx.Err() != nil {
 		return experiment.Observation{}, false, ctx.Err() // interrupted: whatever the window held is no trial
@@ -115,8 +119,30 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	// A window that served nothing counts as one request in it: a usable (and damning) log ratio.
 	rec.Value = max(good, 1/res.DurationS)
 	rec.WallS = time.Since(began).Seconds()
+	obs := experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good, Step: 1 / float64(max(ok, 1))}
+	if cpuErr == nil && cpuErr1 == nil && cpu1 > cpu0 {
+		// The servers' CPU was read around warm-up and window alike: the window's share of it is its share of
+		// the time, the load being steady.
+		cpu := (cpu1 - cpu0).Seconds() * res.DurationS / max(loadWall.Seconds(), res.DurationS)
+		rec.ReqPerCPUS = float64(max(ok, 1)) / cpu
+		obs.Second, obs.SecondStep = rec.ReqPerCPUS, obs.Step
+	}
 	s.record(rec)
-	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good}, false, nil
+	return obs, false, nil
+}
+
+// serverCPU is the CPU time php-fpm's and nginx's processes have used, from the scheduler's own clock
+// (nanoseconds, where the sampler's ticks move in steps of 10 ms a process).
+func serverCPU(w *warmStack) (time.Duration, error) {
+	var total time.Duration
+	for _, name := range []string{"php-fpm", "nginx"} {
+		d, err := measure.GroupCPU(w.st.PID(name))
+		if err != nil {
+			return 0, err
+		}
+		total += d
+	}
+	return total, nil
 }
 
 // cpuTrial sends a fixed set of requests (every connection whole cycles of the mix, so every trial serves the

@@ -159,6 +159,11 @@ type tuner struct {
 	skip    map[string]string          // knob -> why it is not tried
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
 	peakRPS float64
+	// mixture and minRounds are the decider's (0: the defaults): a simulation may try others. stackSD is the
+	// spread of stacks' offsets the engine allows for, by metric (none yet in real runs).
+	mixture   float64
+	minRounds int
+	stackSD   map[string]float64
 }
 
 func newTuner(o Options) (*tuner, error) {
@@ -336,7 +341,7 @@ func (t *tuner) finish(err error) {
 func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) error) error {
 	t.planExperiments()
 	t.d = &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
-		progress: t.status, hold: t.setBest}
+		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD}
 	cpu, rest := cpuFirst(t.o.Knobs)
 	after := names(rest)
 	if _, ok := t.plans[knob.MaxChildren().Name]; ok {

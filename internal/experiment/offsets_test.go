@@ -1,0 +1,56 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// TestStacksOffsetsAreNotEffects: two arms of one configuration, each on a stack of its own whose offset (sd 2%,
+// as two stacks of the demo differed) lasts its life, at 3% noise a round: told nothing of stacks, races of up
+// to 100 rounds read the offsets as effects in about a third of them; told their spread, in at most alpha. When the
+// arms' rounds run on fresh stacks as they go (one every 5 trials), a 10% effect is still found.
+func TestStacksOffsetsAreNotEffects(t *testing.T) {
+	const runs, alpha = 400, 0.01
+	for _, c := range []struct {
+		told         bool
+		every        int
+		effect, want float64 // the share of races decided better (a false verdict when effect is 0)
+	}{{false, 0, 0, 0.2}, {true, 0, 0, alpha}, {true, 5, 0, alpha}, {true, 5, 0.1, 0.9}} {
+		rng := rand.New(rand.NewSource(5))
+		better, worse := 0, 0
+		for i := 0; i < runs; i++ {
+			f := arms(rng, 0.03, 0, math.Log1p(c.effect))
+			for _, a := range f {
+				a.stackSD, a.every = 0.02, c.every
+			}
+			s := race(f, alpha, 0.03)
+			s.MaxRounds = 100
+			if c.told {
+				s.StackSD = 0.02
+			}
+			out, err := Run(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch out.Arms[1].Vs.Verdict {
+			case stats.Better:
+				better++
+			case stats.Worse:
+				worse++
+			}
+		}
+		t.Logf("told %v, a fresh stack every %d trials, effect %+.0f%%: better in %d, worse in %d of %d races", c.told, c.every, 100*c.effect, better, worse, runs)
+		switch share := float64(better+worse) / runs; {
+		case c.effect == 0 && !c.told && share < c.want:
+			t.Errorf("untold: %.3f of races decided: want the offsets to show (at least %.2f), or the test plants nothing", share, c.want)
+		case c.effect == 0 && c.told && share > c.want:
+			t.Errorf("told, every %d: %.3f of races decided where nothing differs but stacks: want at most alpha", c.every, share)
+		case c.effect > 0 && float64(better)/runs < c.want:
+			t.Errorf("a 10%% effect on fresh stacks found in %d of %d races", better, runs)
+		}
+	}
+}
