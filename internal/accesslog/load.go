@@ -82,7 +82,7 @@ const usPerS = int64(time.Second / time.Microsecond)
 // in any order add up the same.
 type loadTally struct {
 	secs  []secTally
-	index map[int64]int // second -> its secTally
+	index map[int64]int // second -> its secTally, once they came out of order (nil: secs is sorted)
 	last  int           // the secTally used last: consecutive lines mostly share a second
 	// services are the requests' service times in microseconds (plausible ones fit).
 	services              []uint32
@@ -99,7 +99,8 @@ type loadTally struct {
 // secTally is one second of the log: its requests, the service time (microseconds) of those that began or
 // ended in it, and the change in the number of requests in flight all through it (spanning it whole), from it on.
 type secTally struct {
-	sec, n, area, spanning int64
+	sec, area   int64
+	n, spanning int32
 }
 
 // maxZones bounds the offsets kept: more are no more telling.
@@ -108,23 +109,41 @@ const maxZones = 4
 // newFile starts a file: lines are in order within one.
 func (l *loadTally) newFile() { l.stampedInFile = 0 }
 
-// slot is the tally of second sec.
+// slot is the tally of second sec. While the seconds come about in order (a log, a request's start a little
+// before its stamp) they are kept sorted and found by binary search; once one comes far out of order (rotated
+// files read newest first) an index finds them.
 func (l *loadTally) slot(sec int64) *secTally {
 	if l.last < len(l.secs) && l.secs[l.last].sec == sec {
 		return &l.secs[l.last]
 	}
-	if l.index == nil {
-		l.index = map[int64]int{}
+	if l.index != nil {
+		i, ok := l.index[sec]
+		if !ok {
+			i = len(l.secs)
+			l.secs = append(grow(l.secs), secTally{sec: sec})
+			l.index[sec] = i
+		}
+		l.last = i
+		return &l.secs[i]
 	}
-	i, ok := l.index[sec]
-	if !ok {
-		i = len(l.secs)
-		l.secs = append(l.secs, secTally{sec: sec})
-		l.index[sec] = i
+	i, found := slices.BinarySearchFunc(l.secs, sec, func(s secTally, t int64) int { return cmp.Compare(s.sec, t) })
+	switch {
+	case found:
+	case len(l.secs)-i <= nearEnd:
+		l.secs = slices.Insert(grow(l.secs), i, secTally{sec: sec})
+	default:
+		l.index = make(map[int64]int, 2*len(l.secs))
+		for j, s := range l.secs {
+			l.index[s.sec] = j
+		}
+		return l.slot(sec)
 	}
 	l.last = i
 	return &l.secs[i]
 }
+
+// nearEnd is how far from the end of the sorted seconds a new one is inserted in place.
+const nearEnd = 64
 
 // add counts a request that reaches PHP.
 func (l *loadTally) add(r *request) {
@@ -155,12 +174,21 @@ func (l *loadTally) add(r *request) {
 	default:
 		return
 	}
-	l.services = append(l.services, uint32(service))
+	l.services = append(grow(l.services), uint32(service))
 	if r.start {
 		l.spread(r.at, r.at+service)
 	} else {
 		l.spread(r.at-service, r.at)
 	}
+}
+
+// grow doubles a full slice: append's own growth, a quarter at a time for large ones, allocates about five
+// times the final size on the way, and a fresh process pays for each new page.
+func grow[S ~[]E, E any](s S) S {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(len(s), 256))
 }
 
 // spread adds a service interval (microseconds) to the seconds it falls in: its share of its first and last
@@ -197,7 +225,7 @@ func (l *loadTally) load() *Load {
 	}
 	out.ServiceFrom, out.ServiceTimed, out.ServiceMeanUs, out.ServiceP99Us = l.service()
 	slices.SortFunc(l.secs, func(a, b secTally) int { return cmp.Compare(a.sec, b.sec) })
-	var stamped []secTally // the seconds with requests
+	stamped := make([]secTally, 0, len(l.secs)) // the seconds with requests
 	for _, s := range l.secs {
 		if s.n > 0 {
 			stamped = append(stamped, s)
@@ -235,7 +263,7 @@ func segments(stamped []secTally, out *Load) (span int64) {
 func rates(stamped []secTally, span int64, out *Load, at func(int64) time.Time) {
 	ns := make([]run, len(stamped))
 	for i, s := range stamped {
-		ns[i] = run{s.n, 1}
+		ns[i] = run{int64(s.n), 1}
 		if float64(s.n) > out.PeakRPS {
 			out.PeakRPS, out.PeakAt = float64(s.n), at(s.sec)
 		}
@@ -248,13 +276,13 @@ func rates(stamped []secTally, span int64, out *Load, at func(int64) time.Time) 
 	j := 0
 	for i, s := range stamped {
 		for j < len(stamped) && stamped[j].sec < s.sec+60 {
-			sum += stamped[j].n
+			sum += int64(stamped[j].n)
 			j++
 		}
 		if sum > best {
 			best, out.PeakMinuteAt = sum, at(s.sec)
 		}
-		sum -= stamped[i].n
+		sum -= int64(stamped[i].n)
 	}
 	out.PeakMinuteRPS = float64(best) / 60
 }
@@ -286,7 +314,7 @@ func (l *loadTally) service() (from string, n int, meanUs, p99Us float64) {
 // log's first stamp, after its last or in a silence is not counted): the busiest second's and the 99th
 // percentile second's.
 func (l *loadTally) concurrency(stamped []secTally, span int64, out *Load, at func(int64) time.Time) {
-	var areas []run // microseconds of service in each second with any, within the segments
+	areas := make([]run, 0, len(l.secs)) // microseconds of service in each second with any, within the segments
 	var peak, peakSec, busy, spanning int64
 	add := func(sec, area, n int64) {
 		if area > 0 {
@@ -306,7 +334,7 @@ func (l *loadTally) concurrency(stamped []secTally, span int64, out *Load, at fu
 		for j+1 < len(stamped) && stamped[j+1].sec <= s.sec {
 			j++
 		}
-		spanning += s.spanning
+		spanning += int64(s.spanning)
 		if inSegment(stamped, j, s.sec) {
 			add(s.sec, s.area+spanning*usPerS, 1)
 		}
