@@ -84,7 +84,7 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 	}
 	warned := false
 	for _, w := range res.Warnings {
-		warned = warned || strings.HasPrefix(w, "the pool cannot hold the access log's peak: the log's peak of 5000 req/s needs about")
+		warned = warned || strings.HasPrefix(w, "the log's peak of 5000 req/s needs about")
 	}
 	if !warned || !strings.Contains(r.stdout, "log's peak    5,000 req/s, about") || !strings.Contains(r.stdout, "CANNOT hold it") {
 		t.Errorf("no warning %q or row in the summary", res.Warnings)

@@ -27,7 +27,7 @@ type PeakCheck struct {
 }
 
 // checkPeak compares the sized pool with the log's peak, when the log gave one: a pool that cannot hold it is a
-// warning.
+// warning, the check's sentence.
 func (t *tuner) checkPeak() {
 	l := t.o.LogLoad
 	if !l.HasRate() {
@@ -46,7 +46,7 @@ func (t *tuner) checkPeak() {
 	c.Note = c.sentence()
 	t.res.PeakCheck = c
 	if !c.Holds {
-		t.warn("the pool cannot hold the access log's peak: " + c.Note)
+		t.warn(c.Note)
 	}
 }
 
@@ -57,7 +57,7 @@ func (c *PeakCheck) sentence() string {
 	if c.Workers > 0 {
 		s += fmt.Sprintf(" needs about %d workers at %s a request", c.Workers, ms(c.ServiceUs))
 	}
-	s += fmt.Sprintf("; the pool of %d serves %.0f req/s here (%s)", c.MaxChildren, c.CapacityRPS, c.CapacityFrom)
+	s += fmt.Sprintf("; the pool of %d serves %.0f req/s here", c.MaxChildren, c.CapacityRPS)
 	switch {
 	case c.Holds:
 		s += ": it holds the peak"
