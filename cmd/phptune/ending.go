@@ -52,9 +52,11 @@ func (e ending) finish(result any) error {
 	e.text(os.Stdout)
 	switch {
 	case e.dir != "" && e.holds != "":
-		fmt.Printf("\n  Results in %s: %s\n", e.dir, e.holds)
+		fmt.Println()
+		report.Line(os.Stdout, "  ", "    ", fmt.Sprintf("Results in %s: %s", e.dir, e.holds))
 	case e.dir != "":
-		fmt.Printf("\n  result: %s\n", filepath.Join(e.dir, name))
+		fmt.Println()
+		report.Line(os.Stdout, "  ", "    ", "result: "+filepath.Join(e.dir, name))
 	}
 	return nil
 }

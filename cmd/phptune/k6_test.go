@@ -46,7 +46,7 @@ func TestCompareK6WithPhptune(t *testing.T) {
 			t.Logf("rps: k6 against phptune %s %+v", row.Verdict, row.Stats)
 		}
 		if row.Metric == "rps" && row.Verdict != "no_difference" {
-			t.Errorf("k6 against phptune on one target: rps %s %+v", row.Verdict, row.Stats)
+			t.Errorf("k6 against phptune on one target: rps %s %+v\n%s", row.Verdict, row.Stats, r.stdout)
 		}
 	}
 }

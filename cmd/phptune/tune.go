@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/bytesize"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
@@ -63,8 +65,9 @@ KNOBS, IN THE ORDER TRIED
 you name with --knob are tried.
 
 FILES WRITTEN
-php-fpm-pool.conf, php.ini and nginx-upstream.conf (each checked by php-fpm -t and nginx -t), report.html and
-result.json, in the run dir (--out).`,
+php-fpm-pool.conf, php.ini and nginx-upstream.conf: Debian's pool (or --from-pool's, --from-ini's files) with the
+changes made in place, each checked by php-fpm -t and nginx -t; changes.diff (their diffs) and apply.txt (where each
+goes, the commands); report.html and result.json; in the run dir (--out).`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
@@ -185,7 +188,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	res.CommandLine, res.Builds = os.Args, builds
 	if runErr == nil {
-		if err := writeTuneFiles(ctx, out, res, o.Stack); err != nil {
+		if err := writeTuneFiles(ctx, out, res, o.Stack, f.fromPool, f.fromINI); err != nil {
 			return err
 		}
 	}
@@ -197,7 +200,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	holds := "report.html, result.json"
 	if runErr == nil {
-		holds += ", php-fpm-pool.conf, php.ini, nginx-upstream.conf"
+		holds += ", php-fpm-pool.conf, php.ini, nginx-upstream.conf, changes.diff, apply.txt"
 	}
 	end := ending{dir: out, json: f.json, holds: holds, text: func(w io.Writer) { report.Tune(w, res) },
 		pages: func(dir string) error { return writeTuneReport(dir, res) }}
@@ -563,9 +566,10 @@ func knobNames(ks []knob.Knob) string {
 	return strings.Join(names, ", ")
 }
 
-// writeTuneFiles writes the recommendation as files for a real installation, each checked by the server that
-// will read it.
-func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.Config) error {
+// writeTuneFiles writes the recommendation as files for a Debian server, each the starting configuration's
+// file (Debian's pool, or --from-pool's and --from-ini's) with the changes made in place and checked by the
+// server that will read it, with their diffs (changes.diff) and how to apply them (apply.txt).
+func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.Config, fromPool, fromINI string) error {
 	fpm, err := stack.FindPHPFPM(sc.PHPFPM)
 	if err != nil {
 		return err
@@ -579,28 +583,89 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 			res.Environment.Host.CPUs, res.Started.Format("2006-01-02")),
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
-	t := knob.Target{Workers: res.Environment.Host.CPUs}
+	t := apply.Target{Version: phpVersion(fpm, res.Environment.PHP), Workers: res.Environment.Host.CPUs}
 	if l := res.Environment.Limits; l != nil {
 		t.Workers = l.WholeCPUs()
 	}
 	if sc.App != "" {
 		t.Docroot, _ = filepath.Abs(sc.App)
 	}
-	files := res.Recommendation.Render(t, header)
-	if err := stack.CheckFPMPool(ctx, fpm, files.Pool); err != nil {
+	start, err := startFiles(t.Version, fromPool, fromINI)
+	if err != nil {
+		return err
+	}
+	plan, err := apply.Make(res.Recommendation, start, t, header)
+	if err != nil {
+		return err
+	}
+	files := map[string]string{}
+	for _, f := range plan.Files {
+		files[f.Name] = f.Text
+	}
+	if err := stack.CheckFPMPool(ctx, fpm, files[apply.PoolName]); err != nil {
 		return fmt.Errorf("generated pool file: %w", err)
 	}
-	if err := stack.CheckNginxUpstream(ctx, ngx, files.Nginx, res.Recommendation.Location()); err != nil {
+	if err := stack.CheckNginxUpstream(ctx, ngx, files[apply.NginxName], res.Recommendation.Location()); err != nil {
 		return fmt.Errorf("generated nginx snippet: %w", err)
 	}
+	var steps bytes.Buffer
+	report.ApplyText(&steps, plan, out)
+	files[apply.DiffName], files[applyName] = plan.Diffs(), steps.String()
 	res.Files = map[string]string{}
-	for name, text := range map[string]string{"php-fpm-pool.conf": files.Pool, "php.ini": files.INI, "nginx-upstream.conf": files.Nginx} {
-		if err := writeAtomic(filepath.Join(out, name), []byte(text)); err != nil {
+	for _, name := range []string{apply.PoolName, apply.ININame, apply.NginxName, apply.DiffName, applyName} {
+		if err := writeAtomic(filepath.Join(out, name), []byte(files[name])); err != nil {
 			return err
 		}
 		res.Files[name] = filepath.Join(out, name)
 	}
+	res.Apply = plan
 	return nil
+}
+
+// applyName is the run dir's file that says how to apply the recommendation.
+const applyName = "apply.txt"
+
+// startFiles are the files the recommendation changes: --from-pool's, else Debian's pool for this PHP when the
+// package put it there; --from-ini's.
+func startFiles(version, fromPool, fromINI string) (apply.Start, error) {
+	var s apply.Start
+	s.Pool.Path = fromPool
+	if fromPool == "" {
+		s.Pool.Path = apply.DebianPool(version)
+	}
+	b, err := os.ReadFile(s.Pool.Path)
+	switch {
+	case err == nil:
+		s.Pool.Text = string(b)
+	case fromPool != "":
+		return s, exitcode.UsageErrorf("--from-pool: %v", err)
+	default:
+		s.Pool.Path = "" // no Debian pool here: the pool is written whole
+	}
+	if fromINI != "" {
+		b, err := os.ReadFile(fromINI)
+		if err != nil {
+			return s, exitcode.UsageErrorf("--from-ini: %v", err)
+		}
+		s.INI = apply.File{Path: fromINI, Text: string(b)}
+	}
+	for _, f := range []*apply.File{&s.Pool, &s.INI} {
+		if f.Path != "" {
+			f.Path, _ = filepath.Abs(f.Path)
+		}
+	}
+	return s, nil
+}
+
+// phpVersion is PHP's major.minor: from Debian's binary name (php-fpm8.2), else from php -v's first line.
+func phpVersion(fpm, banner string) string {
+	if m := regexp.MustCompile(`php-fpm(\d+\.\d+)$`).FindStringSubmatch(fpm); m != nil {
+		return m[1]
+	}
+	if m := regexp.MustCompile(`PHP (\d+\.\d+)`).FindStringSubmatch(banner); m != nil {
+		return m[1]
+	}
+	return "8.2"
 }
 
 // parseMemory reads --memory: a size such as 4GiB, 512MiB or 512M.

@@ -3,6 +3,7 @@ package knob
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -33,48 +34,66 @@ func (c *Config) SetSetting(key, value string) {
 // FromPoolFile reads a php-fpm pool file (the user's current one): pm settings, listen, and the
 // php_value/php_admin_value lines, over c. Other directives are left to the user's file.
 func (c *Config) FromPoolFile(path string) error {
-	return readKV(path, func(k, v string) error {
-		switch {
-		case k == "pm":
-			return PM().Set(c, v)
-		case k == "pm.max_children", k == "pm.start_servers", k == "pm.min_spare_servers", k == "pm.max_spare_servers", k == "pm.max_requests":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return fmt.Errorf("%s = %q: want a whole number", k, v)
-			}
-			switch k {
-			case "pm.max_children":
-				c.MaxChildren = n
-			case "pm.start_servers":
-				c.StartServers = n
-			case "pm.min_spare_servers":
-				c.MinSpare = n
-			case "pm.max_spare_servers":
-				c.MaxSpare = n
-			case "pm.max_requests":
-				c.MaxRequests = n
-			}
-		case k == "listen":
-			if strings.Contains(v, "/") {
-				c.Listen = "unix"
-			} else {
-				c.Listen = "tcp"
-			}
-		case strings.HasPrefix(k, "php_value[") || strings.HasPrefix(k, "php_admin_value[") ||
-			strings.HasPrefix(k, "php_flag[") || strings.HasPrefix(k, "php_admin_flag["):
-			name := k[strings.IndexByte(k, '[')+1 : len(k)-1]
-			c.SetSetting(name, v)
+	return readKV(path, c.poolSetting)
+}
+
+// FromPoolText is FromPoolFile on a pool file's text; name names it in errors.
+func (c *Config) FromPoolText(name, text string) error {
+	return scanKV(name, strings.NewReader(text), c.poolSetting)
+}
+
+// poolSetting reads one directive of a pool file.
+func (c *Config) poolSetting(k, v string) error {
+	switch {
+	case k == "pm":
+		return PM().Set(c, v)
+	case k == "pm.max_children", k == "pm.start_servers", k == "pm.min_spare_servers", k == "pm.max_spare_servers", k == "pm.max_requests",
+		k == "listen.backlog":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s = %q: want a whole number", k, v)
 		}
-		return nil
-	})
+		switch k {
+		case "pm.max_children":
+			c.MaxChildren = n
+		case "pm.start_servers":
+			c.StartServers = n
+		case "pm.min_spare_servers":
+			c.MinSpare = n
+		case "pm.max_spare_servers":
+			c.MaxSpare = n
+		case "pm.max_requests":
+			c.MaxRequests = n
+		case "listen.backlog":
+			c.Backlog = n
+		}
+	case k == "listen":
+		if strings.Contains(v, "/") {
+			c.Listen = "unix"
+		} else {
+			c.Listen = "tcp"
+		}
+	case strings.HasPrefix(k, "php_value[") || strings.HasPrefix(k, "php_admin_value[") ||
+		strings.HasPrefix(k, "php_flag[") || strings.HasPrefix(k, "php_admin_flag["):
+		name := k[strings.IndexByte(k, '[')+1 : len(k)-1]
+		c.SetSetting(name, v)
+	}
+	return nil
 }
 
 // FromINIFile reads php.ini-style settings (the user's current ones) over c.
 func (c *Config) FromINIFile(path string) error {
-	return readKV(path, func(k, v string) error {
-		c.SetSetting(k, v)
-		return nil
-	})
+	return readKV(path, c.iniSetting)
+}
+
+// FromINIText is FromINIFile on a file's text; name names it in errors.
+func (c *Config) FromINIText(name, text string) error {
+	return scanKV(name, strings.NewReader(text), c.iniSetting)
+}
+
+func (c *Config) iniSetting(k, v string) error {
+	c.SetSetting(k, v)
+	return nil
 }
 
 func readKV(path string, set func(k, v string) error) error {
@@ -83,7 +102,12 @@ func readKV(path string, set func(k, v string) error) error {
 		return exitcode.UsageErrorf("%v", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return scanKV(path, f, set)
+}
+
+// scanKV calls set with each KEY = VALUE of an ini-style text, comments and sections skipped.
+func scanKV(path string, r io.Reader, set func(k, v string) error) error {
+	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == ';' || line[0] == '#' || line[0] == '[' {

@@ -36,6 +36,31 @@ type Knob struct {
 	Skip func(f Facts, cur Config) string
 	// Suggest, when set, gives the candidates from what was measured, in place of Candidates.
 	Suggest func(f Facts, cur Config) []string
+	// Show, when set, says what a value means where the value itself misleads a reader (backlog 0 is php-fpm's
+	// 511); Shown applies it.
+	Show func(v string) string
+}
+
+// Shown is value v of the knob named name as a reader should read it: what a default stands for, "(unset)"
+// for an ini setting left unset.
+func Shown(name, v string) string {
+	if k, ok := ByName(name); ok && k.Show != nil {
+		return k.Show(v)
+	}
+	if v == "" {
+		return "(unset)"
+	}
+	return v
+}
+
+// orDefault shows the empty value as the default it stands for.
+func orDefault(def string) func(string) string {
+	return func(v string) string {
+		if v == "" {
+			return "default (" + def + ")"
+		}
+		return v
+	}
 }
 
 // Values are the candidates of k given the facts.

@@ -1,13 +1,10 @@
 package knob
 
 import (
-	"context"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/phptune/phptune/internal/stack"
 )
 
 func TestKnobsSetAndGet(t *testing.T) {
@@ -50,39 +47,6 @@ func TestKnobsSetAndGet(t *testing.T) {
 	}
 	if _, err := Fixed("pm", []string{"static", "lazy"}); err == nil {
 		t.Error("a bad value of a known knob was accepted")
-	}
-}
-
-func TestRenderedFilesPassTheServersChecks(t *testing.T) {
-	fpm, err := stack.FindPHPFPM("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ngx, err := stack.FindNginx("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []Config{Debian(), RuleOfThumb(0),
-		{PM: "ondemand", MaxChildren: 32, Listen: "tcp", Keepalive: true, MaxRequests: 500, Backlog: 4096, INI: map[string]string{"opcache.enable": "1", "opcache.jit": "tracing"},
-			Defines:        map[string]string{"opcache.memory_consumption": "256", "opcache.preload": stack.DocrootVar + "/preload.php"},
-			FastCGIBuffers: "16 16k", PHPFPM: "/usr/sbin/php-fpm8.2"}} {
-		f := c.Render(Target{Workers: 2}, []string{"phptune test"})
-		if err := stack.CheckFPMPool(context.Background(), fpm, f.Pool); err != nil {
-			t.Errorf("%s: %v\n%s", c, err, f.Pool)
-		}
-		if err := stack.CheckNginxUpstream(context.Background(), ngx, f.Nginx, c.Location()); err != nil {
-			t.Errorf("%s: %v\n%s", c, err, f.Nginx)
-		}
-		if !strings.Contains(f.Pool, "pm.max_children = ") || !strings.HasPrefix(f.INI, "; phptune test") {
-			t.Errorf("files:\n%s\n%s", f.Pool, f.INI)
-		}
-	}
-	// The checks can fail.
-	if err := stack.CheckFPMPool(context.Background(), fpm, "[www]\npm = lazy\n"); err == nil {
-		t.Error("php-fpm -t accepted pm = lazy")
-	}
-	if err := stack.CheckNginxUpstream(context.Background(), ngx, "upstream php { server; }", nil); err == nil {
-		t.Error("nginx -t accepted a broken upstream")
 	}
 }
 

@@ -26,6 +26,12 @@ func MaxRequests() Knob {
 			c.MaxRequests = n
 			return nil
 		},
+		Show: func(v string) string {
+			if v == "0" {
+				return "0 (never)"
+			}
+			return v
+		},
 	}
 }
 
@@ -43,6 +49,12 @@ func Backlog() Knob {
 			}
 			c.Backlog = n
 			return nil
+		},
+		Show: func(v string) string {
+			if v == "0" || v == "" {
+				return "default (511)"
+			}
+			return v
 		},
 		Skip: func(f Facts, c Config) string {
 			if f.Concurrency > 0 && f.Concurrency < 511 {
@@ -138,6 +150,7 @@ func RealpathCache() Knob {
 			c.SetINI("realpath_cache_size", v)
 			return nil
 		},
+		Show: orDefault("4096K"),
 		Skip: func(f Facts, c Config) string {
 			if f.RealpathLimit == 0 {
 				return "realpath cache use not read"
@@ -240,6 +253,7 @@ func FastCGIBuffers() Knob {
 			c.FastCGIBuffers = v
 			return nil
 		},
+		Show: orDefault("8 4k"),
 		Skip: func(f Facts, c Config) string {
 			if f.MaxResponse > 0 && f.MaxResponse <= defaultFastCGIBuffers {
 				return fmt.Sprintf("the largest response (%d KiB) fits nginx's default buffers (%d KiB)", (f.MaxResponse+1023)>>10, defaultFastCGIBuffers>>10)
@@ -282,6 +296,12 @@ func Binary(binaries []string) Knob {
 				}
 			}
 			return fmt.Errorf("php %q: not one of the binaries given with --php-fpm", v)
+		},
+		Show: func(v string) string {
+			if v == "" {
+				return "the installed php-fpm"
+			}
+			return v
 		},
 		Skip: func(f Facts, c Config) string {
 			if len(binaries) < 2 {
@@ -348,6 +368,7 @@ func OpcacheMemory() Knob {
 			}
 			return nil
 		},
+		Show: orDefault("128/8/10000"),
 		Skip: func(f Facts, c Config) string {
 			if c.INI["opcache.enable"] == "0" {
 				return "opcache is off"

@@ -27,13 +27,13 @@ func TestBuildReportRendersInChromium(t *testing.T) {
 		return path
 	}
 	r := withUnavailable(recordedBuild(t))
-	seen, title, _ := openPage(t, ctx, write("build.html", r))
+	seen, title, _, _ := openPage(t, ctx, write("build.html", r))
 	if !strings.Contains(title, "PHP "+r.Source.Version) || !strings.Contains(title, r.App) {
 		t.Errorf("title %q lacks the PHP version and the app", title)
 	}
 	checkCharts(t, "build", seen, expectedBuildMarks(r))
 
 	u := unverified(recordedBuild(t))
-	seen, _, _ = openPage(t, ctx, write("build-unverified.html", u))
+	seen, _, _, _ = openPage(t, ctx, write("build-unverified.html", u))
 	checkCharts(t, "build unverified", seen, expectedBuildMarks(u))
 }

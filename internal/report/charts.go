@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -75,29 +76,23 @@ func saturationChart(s *tune.Saturation) *chart {
 	return c
 }
 
-// variant is one configuration measured, with the medians of its trials.
-type variant struct {
-	Name, Config                 string
-	Sweep                        bool // the saturation sweep's large pool
-	Trials                       int
-	Requests, Errors             int64
-	RPS, P50, P90, P99, P999     float64
-	FPMCPU, NginxCPU             float64 // µs a request
-	PeakUSS, MeanPSS, SharedSeen int64
-}
-
-// latencyChart shows, per variant, the medians over its trials of p50, p90, p99 and p99.9 on a log scale.
-func latencyChart(vs []variant) *chart {
-	var rows []variant
-	for _, v := range vs {
-		if !v.Sweep && v.P50 > 0 {
+// latencyChart shows, per configuration and load, the medians over its throughput trials of p50, p90, p99 and
+// p99.9 on a log scale; a row at another load than the comparisons' says its load.
+func latencyChart(cs []configRow, conc int) *chart {
+	var rows []configRow
+	for _, v := range cs {
+		if v.P50 > 0 {
 			rows = append(rows, v)
 		}
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	left := 210.0
+	labels := make([]string, len(rows))
+	for i, v := range rows {
+		labels[i] = latencyLabel(v, conc)
+	}
+	left := labelColumn(labels)
 	c := &chart{ID: "latency", Title: "Latency percentiles per configuration", W: chartW, H: padTop + 30*float64(len(rows)) + padBot}
 	bottom := c.H - padBot
 	lo, hi := math.Inf(1), 0.0
@@ -109,10 +104,10 @@ func latencyChart(vs []variant) *chart {
 		}
 	}
 	xs := scale{D0: lo / 1.3, D1: hi * 1.3, R0: left, R1: c.W - padRight, Log: true}
-	xAxis(c, xs, logTicks(xs.D0, xs.D1), msLabel, padTop, bottom, "latency (log scale), median over each configuration's trials")
+	xAxis(c, xs, logTicks(xs.D0, xs.D1), msLabel, padTop, bottom, "latency (log scale), median over each configuration's throughput trials")
 	for i, v := range rows {
 		y := padTop + 30*float64(i) + 15
-		c.text(left-10, y+4, short(v.Name, 30), "end", "row-label")
+		c.text(left-10, y+4, short(labels[i], maxLabel), "end", "row-label")
 		ends := []float64{}
 		for _, x := range []float64{v.P50, v.P90, v.P99, v.P999} {
 			if x > 0 {
@@ -129,22 +124,34 @@ func latencyChart(vs []variant) *chart {
 			}
 			class := []string{"p50", "p90", "p99", "p999"}[j]
 			c.mark(el{Kind: "circle", X: xs.at(p.v), Y: y, R: 5, Class: class,
-				Title: fmt.Sprintf("%s: %s %s (median of %d trials)", v.Name, p.name, msLabel(p.v), v.Trials)})
+				Title: fmt.Sprintf("%s at %d connections: %s %s (median of %d trials)", v.Name, v.Load, p.name, msLabel(p.v), v.GoodputTrials)})
 		}
 	}
 	c.Legend = []legendItem{{"p50", "p50"}, {"p90", "p90"}, {"p99", "p99"}, {"p999", "p99.9"}}
 	return c
 }
 
+// latencyLabel names a latency row: the configuration, and its load when it is not the comparisons'.
+func latencyLabel(v configRow, conc int) string {
+	if v.Load == conc {
+		return v.Name
+	}
+	return fmt.Sprintf("%s, %d conn.", v.Name, v.Load)
+}
+
+// latencyCaption says what the latency chart shows and at what load.
+func latencyCaption(cs []configRow, conc int) string {
+	text := "For each configuration measured in throughput trials after the sweep, the median over its trials of each trial's percentile " +
+		"(the final comparison's trials for its three configurations)."
+	if conc > 0 {
+		text += fmt.Sprintf(" The knob comparisons load %d connections; a row measured at another load says so.", conc)
+	}
+	return text
+}
+
 // memoryChart shows each configuration's peak private memory per worker against what the budget allows a
 // worker at the chosen pool size (a log scale when the budget is far above the workers' needs).
-func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
-	var rows []variant
-	for _, v := range vs {
-		if v.PeakUSS > 0 {
-			rows = append(rows, v)
-		}
-	}
+func memoryChart(rows []memRow, ps *tune.PoolSize) *chart {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -156,7 +163,11 @@ func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
 	if ps != nil {
 		counted = float64(ps.PerWorkerBytes)
 	}
-	left := 210.0
+	labels := make([]string, len(rows))
+	for i, v := range rows {
+		labels[i] = v.Name
+	}
+	left := labelColumn(labels)
 	c := &chart{ID: "memory", Title: "Memory per worker against the budget", W: chartW, H: padTop + 30*float64(len(rows)) + padBot + 10}
 	bottom := c.H - padBot
 	hi := math.Max(budget, counted)
@@ -177,12 +188,13 @@ func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
 	base := xs.at(xs.D0)
 	for i, v := range rows {
 		y := padTop + 30*float64(i) + 5
-		c.text(left-10, y+14, short(v.Name, 30), "end", "row-label")
+		c.text(left-10, y+14, short(v.Name, maxLabel), "end", "row-label")
 		w := xs.at(float64(v.PeakUSS)) - base
 		tip := fmt.Sprintf("%s: peak USS %s per worker", v.Name, bytesLabel(float64(v.PeakUSS)))
 		if v.MeanPSS > 0 {
 			tip += fmt.Sprintf(", mean PSS %s", bytesLabel(float64(v.MeanPSS)))
 		}
+		tip += " (in trials at " + joinInts(v.Loads) + " connections)"
 		c.mark(el{Kind: "rect", X: base, Y: y, W: math.Max(w, 1), H: 20, Class: "bar", Title: tip})
 	}
 	if counted > 0 {
@@ -205,24 +217,64 @@ func memoryChart(vs []variant, ps *tune.PoolSize) *chart {
 	return c
 }
 
-// effectsChart is a forest plot: each comparison's effect with its CI, coloured by verdict.
-func effectsChart(cs []tune.Comparison) *chart {
+// maxLabel is the longest row label a chart draws; the whole name stays in the tooltips and tables.
+const maxLabel = 39
+
+// labelColumn is the width of a chart's label column for these labels: 8 px a character at 12.5 px (the
+// widest glyphs' average), within limits that leave the plot room.
+func labelColumn(labels []string) float64 {
+	longest := 0
+	for _, l := range labels {
+		longest = max(longest, min(textLen(l), maxLabel))
+	}
+	return min(max(24+8*float64(longest), 150), 24+8*maxLabel)
+}
+
+func joinInts(v []int) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+// effectsChart is a forest plot: each comparison's effect with its CI, coloured by verdict, stated as the
+// kept value's against the other wherever the kept value is one of the two (as the table states it).
+func effectsChart(r *tune.Result) *chart {
+	kept := map[string]string{}
+	for _, k := range r.Knobs {
+		kept[k.Name] = k.Value
+	}
 	var rows []forestRow
-	for _, r := range cs {
+	for _, cmp := range r.Comparisons {
+		s := cmp.Stats
 		// An interval that is still unbounded (too few rounds for its level) says nothing a chart can show.
-		if r.Stats.N < 2 || r.Stats.LogHi-r.Stats.LogLo >= 2*experiment.Unbounded-1e-9 || math.Abs(r.Stats.LogLo) >= experiment.Unbounded-1e-9 ||
-			math.Abs(r.Stats.LogHi) >= experiment.Unbounded-1e-9 {
+		if s.N < 2 || s.LogHi-s.LogLo >= 2*experiment.Unbounded-1e-9 || math.Abs(s.LogLo) >= experiment.Unbounded-1e-9 ||
+			math.Abs(s.LogHi) >= experiment.Unbounded-1e-9 {
 			continue
 		}
-		label := fmt.Sprintf("%s=%s vs %s", r.Knob, orUnset(r.B), orUnset(r.A))
-		tip := fmt.Sprintf("%s: %s %s (CI %s to %s), %s, %s", label, signedPct(100*r.Stats.Estimate), metricLabel(r.Metric),
-			signedPct(100*r.Stats.Lo), signedPct(100*r.Stats.Hi), verdictText(r.Stats.Verdict), pLabel(r.Stats))
-		if r.Accepted {
-			tip += "; accepted"
+		first, second := cmp.B, cmp.A
+		if v, ok := kept[cmp.Knob]; ok && v == cmp.A {
+			first, second, s = cmp.A, cmp.B, reversed(s)
 		}
-		rows = append(rows, forestRow{Label: label, S: r.Stats, Tip: tip})
+		label := fmt.Sprintf("%s: %s against %s", cmp.Knob, knob.Shown(cmp.Knob, first), knob.Shown(cmp.Knob, second))
+		tip := fmt.Sprintf("%s: %s %s (%s CI %s to %s), %s, %s", label, changeHTML(100*s.Estimate), metricLabel(cmp.Metric),
+			levelText(statLevel(s)), changeHTML(100*s.Lo), changeHTML(100*s.Hi), verdictText(s.Verdict), pLabel(s))
+		if v, ok := kept[cmp.Knob]; ok && v == first {
+			tip += "; kept"
+		}
+		rows = append(rows, forestRow{Label: label, S: s, Tip: tip})
 	}
-	return forestChart("effects", "Each knob's effect", "change, candidate against the best so far (CI at the run's error budget)", rows)
+	return forestChart("effects", "Each knob's effect", "change of the first value against the second (the kept value first)", rows)
+}
+
+// reversed is A against B from a comparison of B against A: the interval turned over, the verdict too.
+func reversed(c stats.Comparison) stats.Comparison {
+	inv := change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}.inverse()
+	c.Estimate, c.Lo, c.Hi = inv.Est/100, inv.Lo/100, inv.Hi/100
+	c.LogEstimate, c.LogLo, c.LogHi = -c.LogEstimate, -c.LogHi, -c.LogLo
+	c.Verdict = flip(c.Verdict)
+	return c
 }
 
 // metricLabel names a tune metric in words.
@@ -232,6 +284,8 @@ func metricLabel(m string) string {
 		return "requests per CPU-second"
 	case tune.MetricWork:
 		return "work per request"
+	case tune.MetricCapacity:
+		return "requests per CPU-second of php-fpm and nginx"
 	}
 	return "requests/s"
 }
@@ -256,14 +310,11 @@ func forestChart(id, title, axisTitle string, rows []forestRow) *chart {
 	if len(rows) == 0 {
 		return nil
 	}
-	// The label column fits the longest label (at most 8 px a character at 12.5 px), within limits that leave
-	// the plot room.
-	const maxLabel = 39 // 24+8*39 = 336 px, within the cap
-	longest := 0
-	for _, r := range rows {
-		longest = max(longest, min(len([]rune(r.Label)), maxLabel))
+	labels := make([]string, len(rows))
+	for i, r := range rows {
+		labels[i] = r.Label
 	}
-	left, right := min(max(24+8*float64(longest), 150), 340), 180.0
+	left, right := labelColumn(labels), 180.0
 	c := &chart{ID: id, Title: title, W: chartW, H: padTop + 28*float64(len(rows)) + padBot}
 	bottom := c.H - padBot
 	lo, hi := 0.0, 0.0

@@ -59,7 +59,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1100, 900),
+		chromedp.WindowSize(1280, 900), // a laptop's width: the page must fit it
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
@@ -108,9 +108,83 @@ const probeJS = `Array.from(document.querySelectorAll("svg.chart")).map(function
     clipped: clipped};
 })`
 
+// layoutSeen is what the browser reports of a page's layout: what a reader would see broken.
+type layoutSeen struct {
+	// Overflow lists elements wider than the card, figure, table or section that holds them.
+	Overflow []string `json:"overflow"`
+	// PageWider says the page scrolls sideways at this width.
+	PageWider bool `json:"page_wider"`
+	// Duplicates lists legend entries, and chart rows, named twice in one chart.
+	Duplicates []string `json:"duplicates"`
+	// Placeholder is page text with an unexpanded ${...}.
+	Placeholder string `json:"placeholder"`
+	// Headline lists headline figures the configurations table does not show in the row and column they name.
+	Headline []string `json:"headline"`
+	Figures  int      `json:"figures"`
+}
+
+const layoutJS = `(function () {
+  var out = {overflow: [], page_wider: document.documentElement.scrollWidth > document.documentElement.clientWidth + 1,
+    duplicates: [], placeholder: "", headline: [], figures: 0};
+  var hidden = function (e) { return e.closest("details:not([open])") || e.closest("pre") || e.closest("svg"); };
+  var name = function (e) { return e.tagName.toLowerCase() + (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") +
+    " \"" + (e.textContent || "").trim().slice(0, 40) + "\""; };
+  document.querySelectorAll("main *").forEach(function (e) {
+    if (hidden(e)) return;
+    var r = e.getBoundingClientRect();
+    if (r.width === 0) return;
+    var box = e.parentElement && e.parentElement.closest(".card, figure, .file, table, section, header, dl, main");
+    if (!box) return;
+    var b = box.getBoundingClientRect();
+    if (r.left < b.left - 1 || r.right > b.right + 1) out.overflow.push(name(e) + " in " + name(box).slice(0, 40));
+  });
+  document.querySelectorAll("figure").forEach(function (f) {
+    var seen = {};
+    f.querySelectorAll(".legend span, text.row-label").forEach(function (x) {
+      var k = x.tagName + ":" + x.textContent.trim();
+      if (seen[k]) out.duplicates.push((f.id || "figure") + ": " + x.textContent.trim());
+      seen[k] = true;
+    });
+  });
+  var m = document.body.innerText.match(/\$\{[^}]*\}?/) || document.documentElement.outerHTML.match(/\$\{[^}]*\}?/);
+  if (m) out.placeholder = m[0];
+  document.querySelectorAll(".hfig").forEach(function (f) {
+    out.figures++;
+    var row = Array.from(document.querySelectorAll("#variants tr[data-row]")).find(function (r) { return r.getAttribute("data-row") === f.getAttribute("data-row"); });
+    var cell = row && row.querySelector('td[data-metric="' + f.getAttribute("data-metric") + '"]');
+    if (!cell || cell.textContent.trim() !== f.textContent.trim()) {
+      out.headline.push(f.getAttribute("data-row") + " " + f.getAttribute("data-metric") + " " + f.textContent.trim() + ": the table has " + (cell ? cell.textContent.trim() : "no such cell"));
+    }
+  });
+  return out;
+})()`
+
+// checkLayout fails on what a reader would see broken at this width.
+func checkLayout(t *testing.T, name string, l layoutSeen, headline bool) {
+	t.Helper()
+	if len(l.Overflow) > 0 {
+		t.Errorf("%s: elements wider than their card: %q", name, l.Overflow)
+	}
+	if l.PageWider {
+		t.Errorf("%s: the page scrolls sideways", name)
+	}
+	if len(l.Duplicates) > 0 {
+		t.Errorf("%s: named twice in a chart: %q", name, l.Duplicates)
+	}
+	if l.Placeholder != "" {
+		t.Errorf("%s: an unexpanded placeholder: %q", name, l.Placeholder)
+	}
+	if len(l.Headline) > 0 {
+		t.Errorf("%s: headline figures not in the table: %q", name, l.Headline)
+	}
+	if headline && l.Figures == 0 {
+		t.Errorf("%s: no headline figure found", name)
+	}
+}
+
 // openPage loads an HTML file and returns its charts as rendered, failing on any console error, uncaught
 // exception or failed load the page causes.
-func openPage(t *testing.T, ctx context.Context, path string) (seen map[string]chartSeen, title, copyButton string) {
+func openPage(t *testing.T, ctx context.Context, path string) (seen map[string]chartSeen, title, copyButton string, layout layoutSeen) {
 	t.Helper()
 	var mu sync.Mutex
 	var problems []string
@@ -147,6 +221,7 @@ func openPage(t *testing.T, ctx context.Context, path string) (seen map[string]c
 		chromedp.WaitReady("body"),
 		chromedp.Title(&title),
 		chromedp.Evaluate(probeJS, &charts),
+		chromedp.Evaluate(layoutJS, &layout),
 	); err != nil {
 		t.Fatalf("chromium on %s: %v", path, err)
 	}
@@ -192,7 +267,7 @@ func openPage(t *testing.T, ctx context.Context, path string) (seen map[string]c
 	for _, c := range charts {
 		seen[c.ID] = c
 	}
-	return seen, title, copyButton
+	return seen, title, copyButton, layout
 }
 
 // wantCharts counts the data marks each chart must show, from the result itself (not from the renderer).
@@ -234,12 +309,13 @@ func keys[V any](m map[string]V) []string {
 
 func TestReportRendersInChromium(t *testing.T) {
 	ctx := browser(t)
+	probeSeesBreakage(t, ctx)
 	dir := t.TempDir()
 	r := recordedTune(t)
 
 	full := filepath.Join(dir, "tune-full.html")
 	writeTuneHTML(t, full, r, recordedFiles(t))
-	seen, title, copied := openPage(t, ctx, full)
+	seen, title, copied, layout := openPage(t, ctx, full)
 	if !strings.Contains(title, r.App) {
 		t.Errorf("title %q lacks the app %q", title, r.App)
 	}
@@ -248,12 +324,22 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Errorf("the copy button says %q after a click", copied)
 	}
 	checkCharts(t, "full", seen, expectedMarks(r))
+	checkLayout(t, "full", layout, true)
+
+	// A run on today's code: CPU trials beside throughput trials at other loads, a preload with its docroot.
+	r3 := recordedTune3(t)
+	now := filepath.Join(dir, "tune-3.html")
+	writeTuneHTML(t, now, r3, recordedFiles(t))
+	seen, _, _, layout = openPage(t, ctx, now)
+	checkCharts(t, "recorded 3", seen, expectedMarks(r3))
+	checkLayout(t, "recorded 3", layout, true)
 
 	partial := partialOf(r)
 	part := filepath.Join(dir, "tune-partial.html")
 	writeTuneHTML(t, part, partial, nil)
-	seen, _, _ = openPage(t, ctx, part)
+	seen, _, _, layout = openPage(t, ctx, part)
 	checkCharts(t, "partial", seen, expectedMarks(partial))
+	checkLayout(t, "partial", layout, false)
 
 	b := recordedBench(t)
 	bench := filepath.Join(dir, "bench.html")
@@ -265,8 +351,9 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	seen, _, _ = openPage(t, ctx, bench)
+	seen, _, _, layout = openPage(t, ctx, bench)
 	checkCharts(t, "bench", seen, expectedBenchMarks(b))
+	checkLayout(t, "bench", layout, false)
 
 	var r2 tune.Result
 	data, err := os.ReadFile("testdata/tune-result-2.json")
@@ -289,6 +376,26 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	seen, _, _ = openPage(t, ctx, cmp)
+	seen, _, _, layout = openPage(t, ctx, cmp)
 	checkCharts(t, "compare", seen, map[string]int{"compare": statsRows(tr.Throughput)})
+	checkLayout(t, "compare", layout, false)
+}
+
+// probeSeesBreakage checks that the layout probe sees each breakage it is there for, on a page made with all
+// of them.
+func probeSeesBreakage(t *testing.T, ctx context.Context) {
+	page := `<!DOCTYPE html><html><head><style>main{width:600px} section{width:500px} figure{width:400px;margin:0}</style></head><body><main>
+<header><div class="card"><b class="hfig" data-row="recommendation @ 8" data-metric="req/s">640</b></div></header>
+<section id="settings"><table style="width:700px"><tr><td>wide</td></tr></table></section>
+<figure id="chart-memory"><div class="legend"><span><i></i>saturation sweep</span><span><i></i>saturation sweep</span></div></figure>
+<section id="variants"><table><tr data-row="recommendation @ 8"><td data-metric="req/s">620</td></tr></table></section>
+<p>opcache.preload=${DOCROOT}/preload.php</p></main></body></html>`
+	path := filepath.Join(t.TempDir(), "broken.html")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, l := openPage(t, ctx, path)
+	if len(l.Overflow) == 0 || len(l.Duplicates) != 1 || l.Placeholder != "${DOCROOT}" || len(l.Headline) != 1 || l.Figures != 1 {
+		t.Errorf("the probe missed a breakage: %+v", l)
+	}
 }

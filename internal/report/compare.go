@@ -24,9 +24,10 @@ func Compare(w io.Writer, r *compare.Report) {
 	if r.Paired {
 		rule = fmt.Sprintf("confidence sequences, one %.2g error budget over every comparison, minimum effect %.3g%%", r.Alpha, r.MinEffect*100)
 	}
-	fmt.Fprintf(w, "Comparing against %s: %s; %s\n", base.Name, how, rule)
+	writeWrapped(w, "", "  ", fmt.Sprintf("Comparing against %s: %s; %s", base.Name, how, rule), termWidth)
 	for _, a := range r.Arms {
-		fmt.Fprintf(w, "  %-3s %s  (%d trial%s, %s requests, %s errors)\n", a.Name, a.Target, a.Trials, plural(a.Trials), group(a.Requests), group(a.Errors))
+		writeWrapped(w, fmt.Sprintf("  %-3s ", a.Name), "      ", fmt.Sprintf("%s  (%d trial%s, %s requests, %s errors)", a.Target, a.Trials,
+			plural(a.Trials), group(a.Requests), group(a.Errors)), termWidth)
 	}
 	for _, a := range r.Arms[1:] {
 		ciHead, pHead := "95% CI", "p (Holm)"
@@ -57,14 +58,14 @@ func Compare(w io.Writer, r *compare.Report) {
 			fmt.Fprintf(w, "  %-8s %12s %12s %10s  %-22s %9s  %s\n", name, bv, av, pct(change), ci, p, verdict)
 		}
 	}
-	if r.Winner != "" {
-		fmt.Fprintf(w, "\n  race: %s is the pick (an arm shown slower than another left; the first keeps its place unless one is shown faster)", r.Winner)
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "\n  note: %s", n)
-	}
 	if len(r.Notes) > 0 || r.Winner != "" {
 		fmt.Fprintln(w)
+	}
+	if r.Winner != "" {
+		writeWrapped(w, "  ", "    ", fmt.Sprintf("race: %s is the pick (an arm shown slower than another left; the first keeps its place unless one is shown faster)", r.Winner), termWidth)
+	}
+	for _, n := range r.Notes {
+		writeWrapped(w, "  ", "    ", "note: "+n, termWidth)
 	}
 	if len(r.Order) > 0 {
 		fmt.Fprintf(w, "\n  run order: %s\n", strings.Join(r.Order, " "))

@@ -12,6 +12,7 @@ type comparePage struct {
 	Title  string
 	R      *compare.Report
 	T      *compare.TuneReport // set for a comparison of tune runs
+	Cells  [][]tuneCell        // T's knobs, a cell a run
 	Charts []*chart
 }
 
@@ -24,7 +25,7 @@ func CompareHTML(w io.Writer, r *compare.Report) error {
 // CompareTunesHTML writes a page for a comparison of tune runs: the knobs side by side, then the
 // recommendations' throughput and latency.
 func CompareTunesHTML(w io.Writer, t *compare.TuneReport) error {
-	return renderCompare(w, comparePage{Title: "phptune compare: tune runs", R: t.Throughput, T: t})
+	return renderCompare(w, comparePage{Title: "phptune compare: tune runs", R: t.Throughput, T: t, Cells: tuneCells(t)})
 }
 
 func renderCompare(w io.Writer, p comparePage) error {

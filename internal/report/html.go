@@ -7,10 +7,12 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
@@ -36,17 +38,25 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"unset":   orUnset,
 	"vs":      func(name, compared string) string { return strings.ReplaceAll(compared, name+"=", "") },
 	"cpu":     func(m map[string]float64, k string) string { return cpuCell(m[k]) },
+	"change":  changeHTML,
+	"cfg":     shownConfig,
+	"level":   levelText,
 }).ParseFS(htmlFS, "html/*.tmpl"))
 
-// tunePage is what the tune template renders: the result and what is derived from it for the page.
+// tunePage is what the tune template renders: the result and the model every renderer prints (rows,
+// configurations, headline).
 type tunePage struct {
 	R        *tune.Result
 	Title    string
 	Hero     []heroCard
 	Lede     string
 	Charts   []*chart
-	Variants []variant
+	Lines    []knobLine
+	Legend   []string // what the settings' columns, metrics and intervals mean
+	Configs  []configRow
+	Head     *headlineModel
 	Files    []configFile
+	Apply    *applyView
 	Env      [][2]string
 	Plan     [][2]string
 	Screens  []screenRow
@@ -70,42 +80,88 @@ type syscallRow struct {
 }
 
 type heroCard struct {
-	Big, Label, CI, Sub string
-	Verdict             stats.Verdict
-	Main                bool
+	Big, Label, CI string
+	// Figures are the two medians the change is between, each with its row in the configurations table.
+	Figures []heroFigure
+	Sub     string
+	Verdict stats.Verdict
+	Main    bool
 }
 
+// heroFigure is a headline figure and the configurations table's row and column it is taken from.
+type heroFigure struct{ Text, Row, Metric string }
+
 type configFile struct{ Name, Text string }
+
+// applyView is the plan's steps and diffs as the page shows them.
+type applyView struct {
+	Steps []apply.Step
+	Patch string
+	Notes []string
+	Diffs []fileDiff
+}
+
+// fileDiff is one file's diff against the start, a line at a time, each with its class (add, del, hunk).
+type fileDiff struct {
+	Name, Dest, From string
+	Lines            []diffLine
+}
+
+type diffLine struct{ Class, Text string }
+
+func viewApply(p *apply.Plan, dir string) *applyView {
+	v := &applyView{Steps: p.Steps(dir), Patch: p.Patch(dir), Notes: p.Notes}
+	for _, f := range p.Files {
+		d := fileDiff{Name: f.Name, Dest: f.Dest, From: f.From}
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(f.Diff, "\n"), "\n") {
+			class := ""
+			switch {
+			case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+				class = "head"
+			case strings.HasPrefix(l, "@@"):
+				class = "hunk"
+			case strings.HasPrefix(l, "+"):
+				class = "add"
+			case strings.HasPrefix(l, "-"):
+				class = "del"
+			}
+			d.Lines = append(d.Lines, diffLine{class, l})
+		}
+		v.Diffs = append(v.Diffs, d)
+	}
+	return v
+}
 
 // TuneHTML writes report.html for a tune result. files are the recommended configuration files by name
 // (php-fpm-pool.conf, php.ini, nginx-upstream.conf) with their contents; a partial run has none. Sections
 // whose data the result lacks are left out.
 func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
-	p := tunePage{R: r, Title: "phptune tune: " + r.App}
-	vs := variants(r)
-	p.Hero = hero(r)
-	p.Lede = lede(r)
-	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r.Comparisons), latencyChart(vs), memoryChart(vs, r.PoolSize)} {
+	p := tunePage{R: r, Title: "phptune tune: " + r.App, Lines: knobLines(r), Configs: configRows(r)}
+	p.Head = headlineOf(r, p.Configs)
+	p.Legend = legend(r, p.Lines, p.Head)
+	if p.Head != nil {
+		p.Legend = append(p.Legend, finalNote)
+	}
+	p.Hero = hero(p.Head)
+	p.Lede = lede(p.Head)
+	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r), latencyChart(p.Configs, r.Plan.Concurrency), memoryChart(memRows(r), r.PoolSize)} {
 		if c != nil {
 			p.Charts = append(p.Charts, c)
 		}
 	}
 	captions := map[string]string{}
 	if s := r.Saturation; s != nil {
-		text := fmt.Sprintf("Closed-loop load on a static pool of %d workers, %d trials a point (the line joins the means; whiskers are 95%% CIs). ",
+		text := fmt.Sprintf("Closed-loop load on a static pool of %d workers, %d trials a point (the line joins the means; whiskers are their 95%% CIs). ",
 			s.Pool, r.Plan.SweepTrials)
 		if s.Knee > 0 {
-			text += fmt.Sprintf("The knee, %d connections, is the smallest concurrency whose throughput CI overlaps the peak's (at %d); the pool size starts from it.", s.Knee, s.Peak)
+			text += "K" + strings.TrimPrefix(kneeText(r), "k") + "; the pool size starts from it."
 		} else {
 			text += "The sweep stopped before its knee was found."
 		}
 		captions["saturation"] = text
 	}
 	captions["effects"] = effectsCaption(r)
-	captions["latency"] = "For each configuration measured after the sweep, the median over its trials of each trial's percentile."
-	if n := r.Plan.Concurrency; n > 0 {
-		captions["latency"] += fmt.Sprintf(" The knob comparisons load %d connections.", n)
-	}
+	captions["latency"] = latencyCaption(p.Configs, r.Plan.Concurrency)
 	if ps := r.PoolSize; ps != nil {
 		text := fmt.Sprintf("Each bar is the largest private memory (USS) of a php-fpm worker seen in that configuration's trials. The sizing counts a worker at %s "+
 			"(the larger of that and PHP's own peak for a request) plus %s shared once.", bytesLabel(float64(ps.PerWorkerBytes)), bytesLabel(float64(ps.SharedBytes)))
@@ -122,15 +178,11 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	for _, c := range p.Charts {
 		c.Caption = captions[c.ID]
 	}
-	for _, v := range vs {
-		if !v.Sweep {
-			p.Variants = append(p.Variants, v)
-		}
-	}
-	known := []string{"php-fpm-pool.conf", "php.ini", "nginx-upstream.conf"}
+	known := []string{apply.PoolName, apply.ININame, apply.NginxName}
 	var extra []string
 	for name := range files {
-		if !contains(known, name) {
+		// How to apply them and their diffs are shown as steps and diffs, not as files.
+		if !contains(known, name) && name != apply.DiffName && name != "apply.txt" {
 			extra = append(extra, name)
 		}
 	}
@@ -139,6 +191,9 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 		if t, ok := files[name]; ok {
 			p.Files = append(p.Files, configFile{name, t})
 		}
+	}
+	if r.Apply != nil && len(p.Files) > 0 {
+		p.Apply = viewApply(r.Apply, filepath.Dir(r.Files[apply.PoolName]))
 	}
 	h := r.Environment.Host
 	cpu, started := "", ""
@@ -192,170 +247,75 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	return err
 }
 
-// effectsCaption says how the comparisons in the effects chart were decided.
+// effectsCaption says how the comparisons in the effects chart were decided and which way they read.
 func effectsCaption(r *tune.Result) string {
 	if r.Plan.Method == "" {
 		return "Every comparison the run made, in order, with its estimate and confidence interval."
 	}
-	return fmt.Sprintf("Every candidate each knob raced, in order, against the value it would replace: the estimate of the change "+
-		"(in requests per CPU-second of php-fpm for CPU-only knobs, in requests/s served otherwise) and its confidence interval, "+
-		"valid however early the race stopped. Each knob's values ran in the same interleaved rounds until one was shown better by at least "+
-		"%.3g%%, the rest shown worse or within %.3g%% (no difference), or the knob's share of the budget ran out (inconclusive). "+
-		"The run's error budget, %.2g, is shared by every pair of arms compared.", 100*r.Plan.MinEffect, 100*r.Plan.MinEffect, r.Plan.Alpha)
+	return fmt.Sprintf("Every value each knob raced, in order: the change of the first value named against the second, the value kept "+
+		"named first wherever it was one of the two, so that a positive change reads \"the kept value is better\" as in the table (in "+
+		"requests per CPU-second of php-fpm for CPU-only knobs, in requests/s served otherwise), with its interval. Each knob's values ran "+
+		"in the same interleaved rounds until one was shown better by at least %.3g%%, the rest shown worse or within %.3g%% (no "+
+		"difference), or the knob's share of the budget ran out (inconclusive).", 100*r.Plan.MinEffect, 100*r.Plan.MinEffect)
 }
 
-func hero(r *tune.Result) []heroCard {
-	h := r.Headline
+// hero is the headline's cards: the recommendation against the starting point and the rule of thumb, in each
+// metric the final compared, with the table's figures.
+func hero(h *headlineModel) []heroCard {
 	if h == nil {
 		return nil
 	}
-	base := h.Baseline
-	if base == "" {
-		base = "Debian's defaults"
-	}
 	var cards []heroCard
-	if c := h.VsDebian; c != nil {
-		cards = append(cards, heroCard{Main: true, Big: signedPct(100 * c.Estimate), Label: "throughput vs " + base,
-			CI: fmt.Sprintf("%s [%s, %s]", ciName(c), signedPct(100*c.Lo), signedPct(100*c.Hi)), Verdict: c.Verdict,
-			Sub: fmt.Sprintf("%s req/s against %s req/s (medians, %d interleaved rounds)", rate(h.RecommendationRPS), rate(h.DebianRPS), c.N)})
-	}
-	if c := h.VsRuleOfThumb; c != nil {
-		cards = append(cards, heroCard{Big: signedPct(100 * c.Estimate), Label: "vs the rule of thumb",
-			CI: fmt.Sprintf("%s [%s, %s]", ciName(c), signedPct(100*c.Lo), signedPct(100*c.Hi)), Verdict: c.Verdict,
-			Sub: fmt.Sprintf("%s req/s against %s req/s (%s)", rate(h.RecommendationRPS), rate(h.RuleOfThumbRPS), h.RuleOfThumb)})
+	for i, f := range h.Figures {
+		short, _ := metricWords(f.Metric)
+		fig := func(row configRow, v float64) heroFigure {
+			return heroFigure{Text: rate(v), Row: rowKey(row), Metric: short}
+		}
+		for _, x := range []struct {
+			name string
+			row  configRow
+			v    float64
+			c    *stats.Comparison
+			sub  string
+		}{{h.Baseline, h.Base, f.Base, f.VsBase, fmt.Sprintf("medians of %d interleaved rounds%s", h.Rounds, atConns(h.Load))},
+			{"the rule of thumb", h.Rule, f.Rule, f.VsRule, shownConfig(h.Rule.Config)}} {
+			c := x.c
+			if c == nil {
+				continue
+			}
+			cards = append(cards, heroCard{Main: i == 0 && x.name == h.Baseline, Big: changeHTML(100 * c.Estimate), Label: short + " against " + x.name,
+				CI: fmt.Sprintf("%s CI [%s, %s]", levelText(statLevel(*c)), changeHTML(100*c.Lo), changeHTML(100*c.Hi)), Verdict: c.Verdict,
+				Figures: []heroFigure{fig(h.Rec, f.Rec), fig(x.row, x.v)}, Sub: x.sub})
+		}
 	}
 	return cards
 }
 
+// rowKey names a configuration row for the page's cross-references: its name and load.
+func rowKey(c configRow) string { return fmt.Sprintf("%s @ %d", c.Name, c.Load) }
+
 // lede says the headline in a sentence, in words that do not claim more than the verdict.
-func lede(r *tune.Result) string {
-	h := r.Headline
-	if h == nil || h.VsDebian == nil {
+func lede(h *headlineModel) string {
+	if h == nil || len(h.Figures) == 0 || h.Figures[0].VsBase == nil {
 		return ""
 	}
-	c := h.VsDebian
-	base := h.Baseline
-	if base == "" {
-		base = "Debian's defaults"
-	}
-	ci := fmt.Sprintf("(%s %s to %s)", ciName(c), signedPct(100*c.Lo), signedPct(100*c.Hi))
+	c, base := h.Figures[0].VsBase, h.Baseline
+	ci := fmt.Sprintf("(%s CI %s to %s)", levelText(statLevel(*c)), changeHTML(100*c.Lo), changeHTML(100*c.Hi))
 	switch c.Verdict {
 	case stats.Better:
 		return fmt.Sprintf("The recommendation serves %.1f%% more requests/s than %s %s.", 100*c.Estimate, base, ci)
 	case stats.Worse:
 		return fmt.Sprintf("The recommendation serves %.1f%% fewer requests/s than %s %s: keep yours.", -100*c.Estimate, base, ci)
 	case stats.Inconclusive:
-		return fmt.Sprintf("The budget ended before the recommendation's throughput against %s was decided: %s requests/s %s. The settings below say which knobs mattered.", base, signedPct(100*c.Estimate), ci)
+		return fmt.Sprintf("The budget ended before the recommendation's throughput against %s was decided: %s requests/s %s. The settings below say which knobs mattered.", base, changeHTML(100*c.Estimate), ci)
 	}
-	return fmt.Sprintf("No difference in throughput from %s was shown: %s requests/s %s. The settings below say which knobs mattered.", base, signedPct(100*c.Estimate), ci)
+	return fmt.Sprintf("No difference in throughput from %s was shown: %s requests/s %s. The settings below say which knobs mattered.", base, changeHTML(100*c.Estimate), ci)
 }
 
-// ciName names a comparison's interval by its level: 95% for a fixed-size test, the level of the comparison's
-// share of the run's error budget for a sequential one.
-func ciName(c *stats.Comparison) string {
-	if c.Method == "confidence-sequence" && c.Conf > 0 {
-		return fmt.Sprintf("%.4g%% CI", 100*c.Conf)
-	}
-	return "95% CI"
-}
-
-// variants groups the trials by configuration, the recommendation and the references first.
-func variants(r *tune.Result) []variant {
-	rec, base := r.Recommendation.String(), r.Baseline.String()
-	rule := ""
-	baseName := "Debian's defaults"
-	if h := r.Headline; h != nil {
-		rule = h.RuleOfThumb
-		if h.Baseline != "" {
-			baseName = h.Baseline
-		}
-	}
-	name := func(cfg string, sweep bool) string {
-		var names []string
-		if sweep {
-			return "saturation sweep"
-		}
-		if cfg == rec && r.Headline != nil {
-			names = append(names, "recommendation")
-		}
-		if cfg == base {
-			names = append(names, baseName)
-		}
-		if cfg == rule && rule != "" {
-			names = append(names, "rule of thumb")
-		}
-		if len(names) > 0 {
-			return strings.Join(names, " = ")
-		}
-		if d := diffTokens(cfg, rec); len(d) > 0 {
-			return strings.Join(d, " ")
-		}
-		return cfg
-	}
-	type acc struct {
-		v                      variant
-		rps, p50, p90, p99, p9 []float64
-		fpm, ngx, pss          []float64
-	}
-	byKey := map[string]*acc{}
-	var order []string
-	for _, t := range r.Trials {
-		sweep := t.Phase == "saturation"
-		key := t.Config
-		if sweep {
-			key = "sweep " + key
-		}
-		a := byKey[key]
-		if a == nil {
-			a = &acc{v: variant{Name: name(t.Config, sweep), Config: t.Config, Sweep: sweep}}
-			byKey[key] = a
-			order = append(order, key)
-		}
-		a.v.Trials++
-		a.v.Requests += t.Requests
-		a.v.Errors += t.Errors
-		a.rps = append(a.rps, t.RPS)
-		if t.Requests > 0 {
-			a.p50, a.p90, a.p99, a.p9 = append(a.p50, t.Latency.P50), append(a.p90, t.Latency.P90), append(a.p99, t.Latency.P99), append(a.p9, t.Latency.P999)
-		}
-		if v, ok := t.ServerCPU["php-fpm"]; ok {
-			a.fpm = append(a.fpm, v)
-		}
-		if v, ok := t.ServerCPU["nginx"]; ok {
-			a.ngx = append(a.ngx, v)
-		}
-		if t.WorkerPSS > 0 {
-			a.pss = append(a.pss, float64(t.WorkerPSS))
-		}
-		a.v.PeakUSS = max(a.v.PeakUSS, t.WorkerUSS)
-		a.v.SharedSeen = max(a.v.SharedSeen, t.WorkerShared)
-	}
-	rank := func(k string) int {
-		switch byKey[k].v.Config {
-		case rec:
-			return 0
-		case base:
-			return 1
-		case rule:
-			return 2
-		}
-		return 3
-	}
-	sort.SliceStable(order, func(i, j int) bool {
-		si, sj := byKey[order[i]].v.Sweep, byKey[order[j]].v.Sweep
-		if si != sj {
-			return sj // the sweep last
-		}
-		return rank(order[i]) < rank(order[j])
-	})
-	out := make([]variant, 0, len(order))
-	for _, k := range order {
-		a := byKey[k]
-		a.v.RPS, a.v.P50, a.v.P90, a.v.P99, a.v.P999 = med(a.rps), med(a.p50), med(a.p90), med(a.p99), med(a.p9)
-		a.v.FPMCPU, a.v.NginxCPU, a.v.MeanPSS = med(a.fpm), med(a.ngx), int64(med(a.pss))
-		out = append(out, a.v)
-	}
-	return out
+// changeHTML is a change in percent as the terminal states it (pctText), with a typographic minus and
+// infinity.
+func changeHTML(p float64) string {
+	return strings.NewReplacer("-", "−", "inf", "∞").Replace(pctText(p))
 }
 
 func med(x []float64) float64 {

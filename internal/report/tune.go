@@ -3,142 +3,248 @@ package report
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
+	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
 
-// Tune writes tune's answer: one row a knob, then the headline.
+// Tune writes tune's answer: the sweep and the pool size, one row a knob about the value kept, what the
+// columns mean, then the final comparison; no line wider than termWidth.
 func Tune(w io.Writer, r *tune.Result) {
+	lines, rows := knobLines(r), configRows(r)
+	h := headlineOf(r, rows)
+	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
 	if r.Partial {
 		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
 	}
-	fmt.Fprintf(w, "phptune tune: %s, %d URL(s), %s of a %s budget\n", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS))
+	say("", "  ", fmt.Sprintf("phptune tune: %s, %d URL(s), %s of a %s budget", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS)))
 	if urls := urlList(r.URLs); len(urls) > 1 || (len(urls) == 1 && r.URLs[0].PeakMemory > 0) {
-		fmt.Fprintf(w, "  URLs: %s\n", strings.Join(urls, ", "))
+		if line := "  URLs: " + strings.Join(urls, ", "); textLen(line) <= termWidth {
+			fmt.Fprintln(w, line)
+		} else {
+			for i, u := range urls { // one a line, so that none is broken
+				lead := "        "
+				if i == 0 {
+					lead = "  URLs: "
+				}
+				say(lead, "          ", u)
+			}
+		}
 	}
 	for _, b := range r.Builds {
 		how := fmt.Sprintf("built in %s", secs(b.Seconds))
 		if b.Cached {
 			how = "from the build cache"
 		}
-		fmt.Fprintf(w, "  PHP %s trained on this mix (%s, outside the budget), raced as the knob php: %s\n", b.Variant, how, b.PHPFPM)
+		say("  ", "    ", fmt.Sprintf("PHP %s trained on this mix (%s, outside the budget), raced as the knob php: %s", b.Variant, how, b.PHPFPM))
 	}
 	if s := r.Saturation; s != nil && len(s.Points) > 0 {
-		fmt.Fprintf(w, "\n  Saturation (static pool of %d):", s.Pool)
-		for _, p := range s.Points {
-			fmt.Fprintf(w, "  c=%d %s", p.Concurrency, rate(p.RPS))
-		}
-		cpu := ""
-		if c := r.Plan.CPUConcurrency; c > 0 && c != r.Plan.Concurrency {
-			cpu = fmt.Sprintf(" (CPU trials %d)", c)
-		}
-		fmt.Fprintf(w, " req/s\n  %-13s knee at %d connections, peak at %d; knob comparisons load %d connections%s\n", "", s.Knee, s.Peak, r.Plan.Concurrency, cpu)
+		fmt.Fprintln(w)
+		say("  ", "    ", fmt.Sprintf("Saturation, a static pool of %d (requests/s by connections, the mean of %d trial%s a point):", s.Pool,
+			max(r.Plan.SweepTrials, 1), plural(max(r.Plan.SweepTrials, 1))))
+		sweepTable(s).write(w, 4, termWidth)
+		say("    ", "    ", kneeText(r))
 	}
 	if p := r.PoolSize; p != nil {
-		mem := "not limiting"
-		if p.MemoryLimit > 0 {
-			mem = fmt.Sprintf("%d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory), float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
-		}
-		how := "from the knee"
-		switch {
-		case p.Note == "pinned":
-			how = "(pinned)"
-		case p.Note == tune.NotRemeasured:
-			how = "from the knee (" + p.Note + ")"
-		case len(p.Sizes) == 0 && p.Note != "":
-			how = "(" + p.Note + ")"
-		case len(p.Sizes) > 0 && p.Decided:
-			how = fmt.Sprintf("(the smallest of %s shown within %.0f%% of the best, at %d connections)", sizeList(p.Sizes), 100*r.Plan.MinEffect, p.Load)
-		case len(p.Sizes) > 0:
-			how = fmt.Sprintf("(of %s at %d connections: the smallest whose estimate is within %.1f%% of the best; not yet shown)",
-				sizeList(p.Sizes), p.Load, 50*r.Plan.MinEffect)
-		}
-		fmt.Fprintf(w, "  Pool size     CPU knee %d; memory: %s; chosen %d %s\n", p.Knee, mem, p.Chosen, how)
-		if p.MemoryFrom != "" {
-			fmt.Fprintf(w, "  %-13s %s for the pool: %s\n", "", mib(p.Memory), p.MemoryFrom)
-		}
-		if p.RangeLo > 0 {
-			fmt.Fprintf(w, "  %-13s %s\n", "", sizeRange(p, r.Plan.MinEffect))
+		for i, line := range poolSizeText(p, r.Plan.MinEffect) {
+			if i == 0 {
+				say("  ", "    ", line)
+			} else {
+				say("    ", "    ", line)
+			}
 		}
 	}
-	fmt.Fprintf(w, "\n  %-19s %-20s %9s  %-20s %s\n", "knob", "value", "effect", "CI", "verdict")
-	for _, k := range r.Knobs {
-		val := unset(k.Value)
-		if k.From != k.Value {
-			val = unset(k.From) + " -> " + unset(k.Value)
-		}
-		eff, ci := "", ""
-		if k.Compared != "" {
-			eff = fmt.Sprintf("%+.1f%%", k.EffectPct)
-			ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", k.CILowPct, k.CIHighPct)
-		}
-		verdict := string(k.Verdict)
-		switch k.Verdict {
-		case stats.NoDifference:
-			verdict = "~ no_difference"
-		case stats.Inconclusive:
-			verdict = "? inconclusive"
-		case "":
-			verdict = "-"
-		}
-		fmt.Fprintf(w, "  %-19s %-20s %9s  %-20s %s", k.Name, val, eff, ci, verdict)
-		if k.Compared != "" {
-			fmt.Fprintf(w, "  (%s, %s, %d rounds)", k.Compared, metricShort(k.Metric), k.Rounds)
-		}
-		if k.Note != "" {
-			fmt.Fprintf(w, "  %s", k.Note)
-		}
-		if k.Need != "" {
-			fmt.Fprintf(w, "  would need %s", k.Need)
-		}
+	fmt.Fprintln(w)
+	knobTable(lines).write(w, 2, termWidth)
+	fmt.Fprintln(w)
+	for _, n := range legend(r, lines, h) {
+		say("  ", "  ", n)
+	}
+	if h != nil {
 		fmt.Fprintln(w)
-	}
-	if h := r.Headline; h != nil {
-		fmt.Fprintf(w, "\n  Recommendation: %s\n", r.Recommendation)
-		fmt.Fprintf(w, "  %-13s %s req/s\n", "it serves", rate(h.RecommendationRPS))
-		name := "Debian"
-		if h.Baseline != "" && h.Baseline != "Debian's defaults" {
-			name = "your config"
+		say("  ", "    ", "Recommendation: "+shownConfig(r.Recommendation.String()))
+		say("  ", "    ", fmt.Sprintf("The final comparison, %d round%s interleaved%s:", h.Rounds, plural(h.Rounds), atConns(h.Load)))
+		for _, f := range h.Figures {
+			headlineTable(h, f).write(w, 4, termWidth)
 		}
-		fmt.Fprintf(w, "  %-13s %s req/s%s\n", name, rate(h.DebianRPS), vs(h.VsDebian))
-		fmt.Fprintf(w, "  %-13s %s req/s%s   (%s)\n", "rule of thumb", rate(h.RuleOfThumbRPS), vs(h.VsRuleOfThumb), h.RuleOfThumb)
+		say("  ", "  ", finalNote)
 	}
 	if c := r.P99Check; c != nil {
-		fmt.Fprintf(w, "  %-13s p99 %s [%s, %s] at %s req/s open loop, goal %s: %s\n", "latency goal", us(c.P99Us), us(c.P99LoUs), us(c.P99HiUs),
-			rate(c.Rate), us(c.GoalUs), p99Verdict(c))
+		say("  ", "    ", fmt.Sprintf("Latency goal: p99 %s [%s, %s] (95%% interval) at %s req/s open loop, goal %s: %s", us(c.P99Us), us(c.P99LoUs), us(c.P99HiUs),
+			rate(c.Rate), us(c.GoalUs), p99Verdict(c)))
 	}
 	if c := r.PeakCheck; c != nil {
 		fmt.Fprintf(w, "  %-13s %s\n", "log's peak", peakRow(c))
 	}
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "  warning: %s\n", warn)
+		say("  ", "    ", "warning: "+warn)
 	}
-	fmt.Fprintf(w, "\n  %s\n", r.Note)
+	if p := r.Apply; p != nil {
+		fmt.Fprintln(w)
+		applyText(w, p, filepath.Dir(r.Files[apply.PoolName]), "  ")
+	}
+	if r.Note != "" {
+		fmt.Fprintln(w)
+		say("  ", "  ", r.Note)
+	}
 }
 
-// vs says how the recommendation compares with another arm: the change of the recommendation against it.
-func vs(c *stats.Comparison) string {
-	if c == nil {
-		return ""
+// knobTable lays the rows out for a terminal: the kept value first (start -> kept where the starting
+// configuration differs), what it was compared with, its change against that, the verdict.
+func knobTable(lines []knobLine) textTable {
+	t := textTable{Head: []string{"knob", "kept", "against", "change", "interval", "verdict", "metric", "rounds"},
+		Right: []bool{false, false, false, true, false, false, false, true}, Max: []int{20, 24, 14, 0, 0, 0, 0, 0}}
+	for _, l := range lines {
+		val := l.Value
+		if l.Start != "" {
+			val = l.Start + " -> " + l.Value
+		}
+		cells := []string{l.Name, val, l.Against, "", "", termWord(l.Word), "", ""}
+		if l.Change != nil {
+			cells[3], cells[4] = pctText(l.Change.Est), intervalText(l.Change)
+		}
+		if l.Change != nil || l.Metric == tune.MetricWork {
+			cells[6], _ = metricWords(l.Metric)
+		}
+		if l.Rounds > 0 && l.Change != nil {
+			cells[7] = fmt.Sprint(l.Rounds)
+		}
+		t.Rows = append(t.Rows, textRow{Cells: cells, Details: l.Details})
 	}
-	v := string(c.Verdict)
+	return t
+}
+
+// termWord marks the verdicts that decide nothing, as benchstat marks "~".
+func termWord(w string) string {
+	switch w {
+	case string(stats.NoDifference):
+		return "~ " + w
+	case string(stats.Inconclusive):
+		return "? " + w
+	}
+	return w
+}
+
+// legend says what the table's columns and metrics mean and at what level its intervals are, once.
+func legend(r *tune.Result, lines []knobLine, h *headlineModel) []string {
+	start := "Debian's defaults"
+	if h != nil {
+		start = h.Baseline
+	} else if r.Headline != nil && r.Headline.Baseline != "" {
+		start = r.Headline.Baseline
+	}
+	out := []string{fmt.Sprintf("kept: the value recommended, as START -> KEPT where the starting configuration (%s) has "+
+		"another; change: the kept value against the one under against, positive when the kept value is the better; verdict: "+
+		"the kept value's.", start)}
+	for _, m := range metricsUsed(lines, h) {
+		short, words := metricWords(m)
+		out = append(out, short+": "+words+".")
+	}
+	if n := levelsNote(r, lines, h); n != "" {
+		out = append(out, n)
+	}
+	return out
+}
+
+// finalNote says how the final comparison's figures and changes relate.
+const finalNote = "The final comparison's figures are each configuration's median over its rounds; its changes are estimated " +
+	"from the rounds' pairs (Hodges-Lehmann, on the ratio within each round), so a change need not equal the ratio of the medians."
+
+// headlineTable is one metric of the final comparison: each configuration's figure (the table's) and the
+// recommendation against it.
+func headlineTable(h *headlineModel, f headlineFigure) textTable {
+	short, _ := metricWords(f.Metric)
+	t := textTable{Head: []string{"configuration", short, "recommendation against it", "verdict"},
+		Right: []bool{false, true, false, false}}
+	t.Rows = append(t.Rows, textRow{Cells: []string{"recommendation", rate(f.Rec), "", ""}})
+	for _, x := range []struct {
+		name string
+		v    float64
+		c    *stats.Comparison
+	}{{h.Baseline, f.Base, f.VsBase}, {"rule of thumb", f.Rule, f.VsRule}} {
+		row := textRow{Cells: []string{x.name, rate(x.v), "", ""}}
+		if x.name == "rule of thumb" && h.Rule.Config != h.Rec.Config {
+			row.Details = []string{"the rule of thumb: " + shownConfig(h.Rule.Config)}
+		}
+		cells := row.Cells
+		if c := x.c; c != nil {
+			ch := &change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}
+			cells[2], cells[3] = pctText(ch.Est)+" "+intervalText(ch), termWord(verdictWord(c.Verdict))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// verdictWord is a comparison's verdict in the table's words.
+func verdictWord(v stats.Verdict) string {
 	if v == "" {
-		v = "no verdict"
+		return "no verdict"
 	}
-	return fmt.Sprintf("   recommendation %+.1f%% [%+.1f%%, %+.1f%%] %s", 100*c.Estimate, 100*c.Lo, 100*c.Hi, v)
+	return string(v)
 }
 
-// metricShort names a knob's metric in the terminal table.
-func metricShort(m string) string {
-	switch m {
-	case tune.MetricCPU:
-		return "req/CPU-s"
-	case tune.MetricWork:
-		return "work"
+// sweepTable is the saturation curve: requests/s under each load.
+func sweepTable(s *tune.Saturation) textTable {
+	t := textTable{Head: []string{"connections"}, Right: []bool{false}}
+	cells := []string{"req/s"}
+	for _, p := range s.Points {
+		t.Head, t.Right = append(t.Head, fmt.Sprint(p.Concurrency)), append(t.Right, true)
+		cells = append(cells, rate(p.RPS))
 	}
-	return "req/s"
+	t.Rows = []textRow{{Cells: cells}}
+	return t
+}
+
+// kneeText says where the knee is and what the comparisons load, by the rule tune uses.
+func kneeText(r *tune.Result) string {
+	s := r.Saturation
+	if s.Knee <= 0 {
+		return "the sweep stopped before its knee was found"
+	}
+	text := fmt.Sprintf("knee at %d connections (the fewest whose median reaches %.0f%% of the peak's), peak at %d", s.Knee, 100*tune.KneeShare, s.Peak)
+	if n := r.Plan.Concurrency; n > 0 {
+		text += fmt.Sprintf("; the knob comparisons load %d connections", n)
+		if c := r.Plan.CPUConcurrency; c > 0 && c != n {
+			text += fmt.Sprintf(", CPU trials %d", c)
+		}
+	}
+	return text
+}
+
+// poolSizeText says what limited the pool size and how it was chosen: a line, then where its memory came from
+// and the sizes that serve within the margin of the best, when the result has them.
+func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
+	mem := "memory not limiting"
+	if p.MemoryLimit > 0 {
+		mem = fmt.Sprintf("memory allows %d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory),
+			float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
+	}
+	how := "from the knee"
+	switch {
+	case p.Note == "pinned":
+		how = "(pinned)"
+	case p.Note == tune.NotRemeasured:
+		how = "from the knee (" + p.Note + ")"
+	case len(p.Sizes) == 0 && p.Note != "":
+		how = "(" + p.Note + ")"
+	case len(p.Sizes) > 0 && p.Decided:
+		how = fmt.Sprintf("(the smallest of %s shown within %.0f%% of the best, at %d connections)", sizeList(p.Sizes), 100*minEffect, p.Load)
+	case len(p.Sizes) > 0:
+		how = fmt.Sprintf("(of %s at %d connections: the smallest whose estimate is within %.1f%% of the best; not yet shown)",
+			sizeList(p.Sizes), p.Load, 50*minEffect)
+	}
+	out := []string{fmt.Sprintf("Pool size: CPU knee %d; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)}
+	if p.MemoryFrom != "" {
+		out = append(out, fmt.Sprintf("%s for the pool: %s", mib(p.Memory), p.MemoryFrom))
+	}
+	if p.RangeLo > 0 {
+		out = append(out, sizeRange(p, minEffect))
+	}
+	return out
 }
 
 func unset(v string) string {

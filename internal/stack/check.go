@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -41,8 +42,12 @@ func CheckNginxUpstream(ctx context.Context, nginxBin, upstream string, location
 	for _, d := range location {
 		keep += d + "; "
 	}
-	conf := fmt.Sprintf("pid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\nhttp {\n%s\nserver { listen 127.0.0.1:1; location ~ \\.php$ { fastcgi_pass php; %s} }\n}\n",
-		dir, dir, upstream, keep)
+	name := "php" // the location passes to the snippet's upstream
+	if m := upstreamName.FindStringSubmatch(upstream); m != nil {
+		name = m[1]
+	}
+	conf := fmt.Sprintf("pid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\nhttp {\n%s\nserver { listen 127.0.0.1:1; location ~ \\.php$ { fastcgi_pass %s; %s} }\n}\n",
+		dir, dir, upstream, name, keep)
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		return err
@@ -53,6 +58,8 @@ func CheckNginxUpstream(ctx context.Context, nginxBin, upstream string, location
 	}
 	return nil
 }
+
+var upstreamName = regexp.MustCompile(`(?m)^\s*upstream\s+([A-Za-z0-9_.-]+)\s*\{`)
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

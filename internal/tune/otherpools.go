@@ -67,8 +67,8 @@ func Reserve(others []OtherPool) (int64, string) {
 	var names []string
 	for _, o := range others {
 		sum += o.Reserved
-		names = append(names, fmt.Sprintf("%s (%d of %d children at %d MiB: %d MiB kept)", o.Name, o.Workers, o.MaxChildren,
-			o.WorkerBytes>>20, o.Reserved>>20))
+		names = append(names, fmt.Sprintf("%s (%d of %d children at %.1f MiB: %.1f MiB kept)", o.Name, o.Workers, o.MaxChildren,
+			float64(o.WorkerBytes)/(1<<20), float64(o.Reserved)/(1<<20)))
 	}
 	if len(names) == 0 {
 		return 0, ""

@@ -25,7 +25,7 @@ func TestOtherPoolsKeepTheirGrowth(t *testing.T) {
 		t.Fatalf("host-bound: %+v", all)
 	}
 	kept, line := Reserve(all)
-	if kept != 7*40<<20 || !strings.Contains(line, "www (3 of 10 children at 40 MiB: 280 MiB kept)") || !strings.Contains(line, "api") {
+	if kept != 7*40<<20 || !strings.Contains(line, "www (3 of 10 children at 40.0 MiB: 280.0 MiB kept)") || !strings.Contains(line, "api") {
 		t.Errorf("reserve %d %q", kept, line)
 	}
 	in := OtherPools(pools, measure.Limits{Cgroup: "/system.slice"}, true, of)

@@ -2,6 +2,8 @@ package tune
 
 import (
 	"os/exec"
+
+	"github.com/phptune/phptune/internal/apply"
 	"strings"
 	"time"
 
@@ -41,11 +43,14 @@ type Result struct {
 	P99Check       *P99Check    `json:"p99_check,omitempty"`
 	Facts          knob.Facts   `json:"facts"`
 	// Profile is why, per request: the baseline and the recommendation profiled side by side (tune --profile).
-	Profile  *profile.Result   `json:"profile,omitempty"`
-	Screens  []Screen          `json:"screens,omitempty"`
-	Trials   []TrialRecord     `json:"trials"`
-	Files    map[string]string `json:"files,omitempty"`
-	Warnings []string          `json:"warnings,omitempty"`
+	Profile *profile.Result   `json:"profile,omitempty"`
+	Screens []Screen          `json:"screens,omitempty"`
+	Trials  []TrialRecord     `json:"trials"`
+	Files   map[string]string `json:"files,omitempty"`
+	// Apply is how the files go onto a Debian server: where each goes, its diff against the starting
+	// configuration, the commands that check and reload.
+	Apply    *apply.Plan `json:"apply,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 	// Builds are the PHP builds made (or taken from the cache) for this run's mix before it (tune --build),
 	// outside its budget; each races as a value of the knob php.
 	Builds []Build `json:"builds,omitempty"`
@@ -104,6 +109,9 @@ const (
 	MetricCPU = "req_per_cpu_s"
 	// MetricWork is the screen's counts: instructions and system calls per request.
 	MetricWork = "work"
+	// MetricCapacity is requests served per second of php-fpm's and nginx's CPU time, read from the same
+	// goodput trials: fewer servers for the same traffic. The final comparison decides on it beside goodput.
+	MetricCapacity = "capacity"
 )
 
 // KnobRow is one line of the answer: a knob, the value chosen and what the decisive comparison showed.

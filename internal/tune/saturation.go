@@ -15,7 +15,7 @@ import (
 type Saturation struct {
 	Pool   int     `json:"pool"` // static pool size used
 	Points []Point `json:"points"`
-	Knee   int     `json:"knee"` // smallest concurrency reaching kneeShare of the peak's throughput
+	Knee   int     `json:"knee"` // smallest concurrency reaching KneeShare of the peak's throughput
 	Peak   int     `json:"peak"`
 	// NoiseSD is the spread of a trial's log goodput around its point's mean: what one trial's figure wobbles.
 	NoiseSD float64 `json:"noise_sd"`
@@ -61,8 +61,8 @@ func nextConc(c, limit int, points []Point) int {
 	return next
 }
 
-// kneeShare is the share of the peak's throughput the knee reaches.
-const kneeShare = 0.85
+// KneeShare is the share of the peak's median throughput the knee's median reaches (the report states the rule).
+const KneeShare = 0.85
 
 // firstSweepPool is the sweep's pool until the curve is still rising at its size: a worker's first requests
 // cost more than its later ones, and every worker of a static pool takes its turn (php-fpm's workers wait in
@@ -165,12 +165,12 @@ func (t *tuner) saturation(ctx context.Context) error {
 	}
 	sat.Peak = peak.Concurrency
 	sat.NoiseSD = rms(resid) * math.Sqrt(float64(sweepTrials)/float64(sweepTrials-1))
-	// The knee: the smallest concurrency that reaches kneeShare of the peak. On a 2-core machine the curve of
+	// The knee: the smallest concurrency that reaches KneeShare of the peak. On a 2-core machine the curve of
 	// an app that waits a little creeps up by a few percent a doubling long after its CPUs are busy, and three
 	// trials a point cannot tell such steps from noise (demo runs put a CI-overlap knee anywhere from 4 to 64);
 	// the pool race then tries the knee's neighbours.
 	for _, p := range sat.Points {
-		if p.Median >= kneeShare*peak.Median {
+		if p.Median >= KneeShare*peak.Median {
 			sat.Knee = p.Concurrency
 			break
 		}

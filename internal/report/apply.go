@@ -1,0 +1,51 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/phptune/phptune/internal/apply"
+)
+
+// ApplyText writes how to apply a plan whose files are in dir: apply.txt says it, the terminal summary ends
+// with it.
+func ApplyText(w io.Writer, p *apply.Plan, dir string) { applyText(w, p, dir, "") }
+
+func applyText(w io.Writer, p *apply.Plan, dir, indent string) {
+	say := func(first, rest, text string) { writeWrapped(w, indent+first, indent+rest, text, termWidth) }
+	say("", "", "To apply it on a Debian server (Debian's php-fpm and nginx), as root:")
+	for i, s := range p.Steps(dir) {
+		say(fmt.Sprintf("%d. ", i+1), "   ", s.Text)
+		for _, c := range s.Commands {
+			writeCommand(w, indent+"     ", c)
+		}
+		for _, l := range s.Lines {
+			fmt.Fprintf(w, "%s     %s\n", indent, l)
+		}
+	}
+	say("", "  ", fmt.Sprintf("Or the files of steps 1 to %d at once, each file replaced kept as FILE.orig:", len(p.Files)))
+	writeCommand(w, indent+"     ", p.Patch(dir))
+	for _, n := range p.Notes {
+		say("", "  ", "Note: "+n+".")
+	}
+	say("", "  ", fmt.Sprintf("%s has each file's unified diff against the starting configuration.", apply.DiffName))
+}
+
+// writeCommand writes a command to paste: on one line when it fits, else broken at spaces with the shell's
+// line continuation, so that it pastes whole.
+func writeCommand(w io.Writer, indent, cmd string) {
+	line := indent
+	for i, word := range strings.Fields(cmd) {
+		if i > 0 && textLen(line)+1+textLen(word)+2 > termWidth {
+			fmt.Fprintln(w, line+" \\")
+			line = indent + "  " + word
+			continue
+		}
+		if i > 0 {
+			line += " "
+		}
+		line += word
+	}
+	fmt.Fprintln(w, line)
+}

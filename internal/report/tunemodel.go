@@ -1,0 +1,305 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// The rows of tune's answer, decided once for every renderer (the terminal summary, report.html, a comparison
+// of tune runs), as benchstat computes its table before any writer prints it. A row is about the value it
+// shows: the value kept, the value it was compared with, and the change of the kept value against that one,
+// positive when the kept value is the better; its verdict is the kept value's.
+
+// knobLine is one knob's row.
+type knobLine struct {
+	Name  string
+	Value string // the value kept, as a reader reads it (knob.Shown: "default (511)", not "0")
+	// Start is the starting configuration's value when the kept one differs from it ("" otherwise): 5 -> 8.
+	Start string
+	// Against is the value the kept one was compared with ("" when it was not compared).
+	Against string
+	// Change is the kept value against Against, in percent (nil when not compared).
+	Change *change
+	// Verdict is the kept value's against Against: better means the kept value was shown the better.
+	Verdict stats.Verdict
+	// Word is the verdict in the table's words, the same in every renderer: the verdict when compared, else
+	// why not ("not tried", "pinned", "not compared", "others failed").
+	Word   string
+	Metric string
+	Rounds int
+	// Level is the interval's confidence level (0.9972), 0 when the result does not say.
+	Level float64
+	// Details are what a reader needs beside the row: why it was not tried, what would decide it, notes.
+	Details []string
+}
+
+// change is a relative change in percent with its interval.
+type change struct{ Est, Lo, Hi float64 }
+
+// knobLines are r's rows in its order.
+func knobLines(r *tune.Result) []knobLine {
+	out := make([]knobLine, 0, len(r.Knobs))
+	for _, k := range r.Knobs {
+		out = append(out, knobLineOf(r, k))
+	}
+	return out
+}
+
+// knobLineOf turns a knob's row, whose comparison is the decisive one as the race ran it (a candidate against
+// the incumbent), into the row about the value kept.
+func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
+	l := knobLine{Name: k.Name, Value: knob.Shown(k.Name, k.Value), Metric: k.Metric, Rounds: k.Rounds}
+	if start := startValue(k.Name, r.Baseline); start != k.Value {
+		l.Start = knob.Shown(k.Name, start)
+	}
+	var cand, inc string
+	l.Against, l.Change, l.Verdict, cand, inc = keptSide(k)
+	if l.Change != nil {
+		l.Level = levelOf(r, k.Name, cand, inc)
+		if k.Value != cand && k.Value != inc {
+			l.Details = append(l.Details, fmt.Sprintf("the change and verdict are %s's against %s", knob.Shown(k.Name, cand), l.Against))
+		}
+	} else if k.Compared != "" {
+		l.Details = append(l.Details, "compared: "+k.Compared)
+	}
+	l.Word = keptWord(l.Verdict, k.Note, l.Change != nil)
+	note := k.Note
+	if strings.HasPrefix(note, "not tried: ") && l.Change == nil {
+		note = strings.TrimPrefix(note, "not tried: ")
+	}
+	if note != "" && note != "pinned" {
+		l.Details = append(l.Details, note)
+	}
+	if k.Need != "" {
+		l.Details = append(l.Details, "would need "+k.Need)
+	}
+	return l
+}
+
+// keptSide states a row's decisive comparison, made as the race ran it (candidate against incumbent), as the
+// kept value's: the value it was compared with, the change and the verdict; cand and inc are the comparison's
+// values. No change when the row has no comparison that names its values.
+func keptSide(k tune.KnobRow) (against string, c *change, v stats.Verdict, cand, inc string) {
+	cand, inc, ok := parseCompared(k.Name, k.Compared)
+	if !ok {
+		return "", nil, k.Verdict, "", ""
+	}
+	ch := change{k.EffectPct, k.CILowPct, k.CIHighPct}
+	if k.Value == inc {
+		return knob.Shown(k.Name, cand), ch.inverse(), flip(k.Verdict), cand, inc
+	}
+	// The candidate kept; or neither (the caller says so): the comparison as it was made.
+	return knob.Shown(k.Name, inc), &ch, k.Verdict, cand, inc
+}
+
+// keptPhrase is a compared row's verdict and what it is against, in words: "better than off".
+func keptPhrase(v stats.Verdict, against string) string {
+	switch v {
+	case stats.Better:
+		return "better than " + against
+	case stats.Worse:
+		return "worse than " + against
+	case stats.NoDifference:
+		return "no difference from " + against
+	case stats.Inconclusive:
+		return "inconclusive against " + against
+	}
+	return verdictWord(v) + " against " + against
+}
+
+// startValue is the knob's value in the starting configuration (Debian's defaults, or the user's files).
+func startValue(name string, base knob.Config) string {
+	if k, ok := knob.ByName(name); ok {
+		return k.Get(base)
+	}
+	return knob.INI(name).Get(base)
+}
+
+// parseCompared splits a row's comparison, "NAME=B vs A", into the candidate B and the incumbent A, as the
+// values are kept ("(unset)" stands for the empty value).
+func parseCompared(name, s string) (cand, inc string, ok bool) {
+	rest, found := strings.CutPrefix(s, name+"=")
+	if !found {
+		return "", "", false
+	}
+	i := strings.LastIndex(rest, " vs ")
+	if i < 0 {
+		return "", "", false
+	}
+	unset := func(v string) string {
+		if v == "(unset)" {
+			return ""
+		}
+		return v
+	}
+	return unset(rest[:i]), unset(rest[i+len(" vs "):]), true
+}
+
+// inverse is A against B from B against A: the ratio turned over, the interval's ends swapped.
+func (c change) inverse() *change {
+	inv := func(p float64) float64 {
+		if p <= -100 {
+			return math.Inf(1)
+		}
+		return 100 * (100/(100+p) - 1)
+	}
+	return &change{inv(c.Est), inv(c.Hi), inv(c.Lo)}
+}
+
+// flip is the verdict of A against B from B's against A.
+func flip(v stats.Verdict) stats.Verdict {
+	switch v {
+	case stats.Better:
+		return stats.Worse
+	case stats.Worse:
+		return stats.Better
+	}
+	return v
+}
+
+// levelOf is the confidence level of the comparison of cand against inc in the knob's race (the last such).
+func levelOf(r *tune.Result, name, cand, inc string) float64 {
+	level := 0.0
+	for _, c := range r.Comparisons {
+		if c.Knob == name && c.B == cand && c.A == inc {
+			level = statLevel(c.Stats)
+		}
+	}
+	return level
+}
+
+// statLevel is the level a comparison's interval is at: its share of the run's error budget for a sequential
+// comparison, 95% for a fixed-size one.
+func statLevel(c stats.Comparison) float64 {
+	if c.Conf > 0 {
+		return c.Conf
+	}
+	if c.N > 0 {
+		return 0.95
+	}
+	return 0
+}
+
+// keptWord is a row's verdict in words. A race whose candidates all failed keeps the incumbent: "others
+// failed", never a red "error" on the value kept.
+func keptWord(v stats.Verdict, note string, compared bool) string {
+	switch {
+	case v == stats.Error && !compared:
+		return "others failed"
+	case v != "":
+		return string(v)
+	case note == "pinned":
+		return "pinned"
+	case strings.HasPrefix(note, "not tried"):
+		return "not tried"
+	}
+	return "not compared"
+}
+
+// metricWords names a metric short (for a column) and in words (said once, where the reader finds it).
+func metricWords(m string) (short, words string) {
+	switch m {
+	case tune.MetricCPU:
+		return "req/CPU-s", "requests served per second of php-fpm's CPU time (what a request costs the workers, read " +
+			"from their CPU clocks around a fixed set of requests, so a busy neighbour does not change it)"
+	case tune.MetricWork:
+		return "work", "instructions and system calls counted per request (a screen before any timed trial)"
+	case tune.MetricCapacity:
+		return "req/CPU-s (fpm+nginx)", "capacity: requests served per second of php-fpm's and nginx's CPU time in the " +
+			"same throughput trials (fewer servers for the same traffic)"
+	case "":
+		return "", ""
+	}
+	return "req/s", "requests served successfully per second through nginx (goodput: failed requests do not count)"
+}
+
+// metricsUsed are the metrics of the rows and the headline, each once, in the order first met.
+func metricsUsed(lines []knobLine, h *headlineModel) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(m string) {
+		short, _ := metricWords(m)
+		if short != "" && !seen[short] {
+			seen[short] = true
+			out = append(out, m)
+		}
+	}
+	for _, l := range lines {
+		if l.Change != nil || l.Metric == tune.MetricWork {
+			add(l.Metric)
+		}
+	}
+	if h != nil {
+		for _, f := range h.Figures {
+			add(f.Metric)
+		}
+	}
+	return out
+}
+
+// levelsNote says at what level the rows' and the headline's intervals are and why, once: each comparison's
+// interval is at its share of the run's error budget, so that every verdict of the run holds at once.
+func levelsNote(r *tune.Result, lines []knobLine, h *headlineModel) string {
+	lo, hi := 1.0, 0.0
+	for _, l := range lines {
+		if l.Level > 0 {
+			lo, hi = min(lo, l.Level), max(hi, l.Level)
+		}
+	}
+	if h != nil {
+		for _, f := range h.Figures {
+			for _, c := range []*stats.Comparison{f.VsBase, f.VsRule} {
+				if c != nil && statLevel(*c) > 0 {
+					lo, hi = min(lo, statLevel(*c)), max(hi, statLevel(*c))
+				}
+			}
+		}
+	}
+	if hi == 0 {
+		return ""
+	}
+	level := levelText(lo)
+	if levelText(hi) != level {
+		level = levelText(lo) + " to " + levelText(hi)
+	}
+	if r.Plan.Alpha <= 0 {
+		return fmt.Sprintf("Intervals are %s confidence intervals.", level)
+	}
+	return fmt.Sprintf("Intervals are at %s: the run's error budget (--alpha %g) is shared by every pair of values it compared, "+
+		"so that all its verdicts hold at once with %s confidence; each interval stays valid however early its race stopped.",
+		level, r.Plan.Alpha, levelText(1-r.Plan.Alpha))
+}
+
+// levelText is a confidence level in percent with the digits that tell it apart from 100%: 95%, 99.72%.
+func levelText(l float64) string {
+	s := fmt.Sprintf("%.4g%%", 100*l)
+	if s == "100%" {
+		s = fmt.Sprintf("%.6g%%", 100*l)
+	}
+	return s
+}
+
+// pctText is a change in percent for a terminal: one decimal below 100%, none above, "inf" for no bound.
+func pctText(p float64) string {
+	switch {
+	case math.IsInf(p, 1):
+		return "+inf"
+	case math.Abs(p) >= 99.95:
+		return fmt.Sprintf("%+.0f%%", p)
+	}
+	return fmt.Sprintf("%+.1f%%", p)
+}
+
+// intervalText is [lo, hi] in pctText's words.
+func intervalText(c *change) string {
+	return "[" + pctText(c.Lo) + ", " + pctText(c.Hi) + "]"
+}
+
+// shownConfig is a configuration's one-line form for a reader: the docroot placeholder named in words.
+func shownConfig(s string) string { return strings.ReplaceAll(s, stack.DocrootVar, "<docroot>") }
