@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,8 +37,9 @@ func peakLog(t *testing.T, peak int) string {
 }
 
 // TestTuneLogPeakTooBig: a log whose busiest second (5000 requests) is far beyond what a CPU-bound page (a few
-// ms of PHP) serves here: tune prints the log's load with the mix, runs --p99 at the log's peak rate (--rate peak), and reports
-// that the pool cannot hold the peak, in a row, a warning and result.json.
+// ms of PHP) serves here: tune prints the log's load with the mix, runs --p99 at the log's peak rate (--rate
+// peak), and reports that the pool cannot hold the peak (5000 requests of 5 ms: 25 in flight by the log's times) on the pool's row,
+// in a warning and in result.json.
 func TestTuneLogPeakTooBig(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $x = 0; for ($i = 0; $i < 1000000; $i++) { $x += $i; } echo "sum $x";`), 0o644)
@@ -60,6 +62,7 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 		PeakCheck *struct {
 			PeakRPS     float64 `json:"peak_rps"`
 			Workers     int     `json:"workers_needed"`
+			LogConc     float64 `json:"log_concurrency"`
 			MaxChildren int     `json:"max_children"`
 			CapacityRPS float64 `json:"capacity_rps"`
 			Holds       bool    `json:"holds"`
@@ -79,15 +82,17 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 		t.Errorf("log load %+v, p99 check at %v req/s: want the peak 5000 of 5590 requests, checked at 5000", *res.LogLoad, res.P99Check.Rate)
 	}
 	c := res.PeakCheck
-	if c.Holds || c.PeakRPS != 5000 || c.CapacityRPS <= 0 || c.CapacityRPS >= 5000 || c.Workers < 1 || c.MaxChildren != res.Recommendation.MaxChildren {
+	if c.Holds || c.PeakRPS != 5000 || c.CapacityRPS <= 0 || c.CapacityRPS >= 5000 || c.Workers < 1 || c.MaxChildren != res.Recommendation.MaxChildren ||
+		math.Abs(c.LogConc-25) > 0.01 {
 		t.Errorf("peak check %+v: want a pool of %d that cannot hold 5000 req/s", *c, res.Recommendation.MaxChildren)
 	}
 	warned := false
 	for _, w := range res.Warnings {
 		warned = warned || strings.HasPrefix(w, "the log's peak of 5000 req/s needs about")
 	}
-	if !warned || !strings.Contains(r.stdout, "log's peak    5,000 req/s, about") || !strings.Contains(r.stdout, "CANNOT hold it") {
-		t.Errorf("no warning %q or row in the summary", res.Warnings)
+	if !warned || !strings.Contains(r.stdout, "the log's peak: 5,000 req/s (25.0 in flight in the log), about") ||
+		!strings.Contains(r.stdout, "CANNOT hold it") {
+		t.Errorf("no warning %q or pool row's line in the summary", res.Warnings)
 	}
 }
 

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -17,6 +18,10 @@ type PeakCheck struct {
 	ServiceUs   float64 `json:"service_us"`
 	Workers     int     `json:"workers_needed"`
 	MaxChildren int     `json:"max_children"`
+	// LogConcurrency is the requests in flight in the log's busiest second by its own times (Load's
+	// PeakConcurrency: the production host's, queueing included; 0 without times). It is shown beside Workers,
+	// which decides: here is where the pool was measured. It decides when there is no service time here.
+	LogConcurrency float64 `json:"log_concurrency,omitempty"`
 	// CapacityRPS is the recommendation's goodput as measured; CapacityFrom says by which trials.
 	CapacityRPS  float64 `json:"capacity_rps"`
 	CapacityFrom string  `json:"capacity_from"`
@@ -33,10 +38,12 @@ func (t *tuner) checkPeak() {
 	if !l.HasRate() {
 		return
 	}
-	c := &PeakCheck{PeakRPS: l.PeakRPS, MaxChildren: t.best.MaxChildren}
+	c := &PeakCheck{PeakRPS: l.PeakRPS, MaxChildren: t.best.MaxChildren, LogConcurrency: l.PeakConcurrency}
 	if s := t.serviceTime(); s > 0 {
 		c.ServiceUs = s * 1e6
 		c.Workers = l.WorkersAt(s)
+	} else {
+		c.Workers = int(math.Ceil(l.PeakConcurrency - 1e-9))
 	}
 	c.CapacityRPS, c.CapacityFrom = t.capacity()
 	if ps := t.res.PoolSize; ps != nil && ps.MemoryLimit > 0 && ps.MemoryLimit < c.Workers && c.MaxChildren < c.Workers {
@@ -54,8 +61,14 @@ func (t *tuner) checkPeak() {
 // the pool of 8 serves 150 req/s here".
 func (c *PeakCheck) sentence() string {
 	s := fmt.Sprintf("the log's peak of %.0f req/s", c.PeakRPS)
-	if c.Workers > 0 {
+	if c.LogConcurrency > 0 {
+		s += fmt.Sprintf(" (at most %.1f requests in flight by the log's times)", c.LogConcurrency)
+	}
+	switch {
+	case c.ServiceUs > 0:
 		s += fmt.Sprintf(" needs about %d workers at %s a request", c.Workers, ms(c.ServiceUs))
+	case c.Workers > 0:
+		s += fmt.Sprintf(" needs about %d workers", c.Workers)
 	}
 	s += fmt.Sprintf("; the pool of %d serves %.0f req/s here", c.MaxChildren, c.CapacityRPS)
 	switch {

@@ -20,13 +20,14 @@ func peakTuner(peak float64, children int) *tuner {
 func TestCheckPeak(t *testing.T) {
 	// 212 req/s x 66 ms = 13.99: 14 workers, more than the 8 of the pool and the 10 memory holds; 150 < 212.
 	tr := peakTuner(212, 8)
+	tr.o.LogLoad.PeakConcurrency = 20.5
 	tr.checkPeak()
 	c := tr.res.PeakCheck
 	if c == nil || c.Holds || c.Workers != 14 || c.MaxChildren != 8 || c.CapacityRPS != 150 || c.MemoryLimit != 10 {
 		t.Fatalf("check %+v", c)
 	}
-	want := "the log's peak of 212 req/s needs about 14 workers at 66 ms a request; the pool of 8 serves 150 req/s here; " +
-		"memory holds 10 children"
+	want := "the log's peak of 212 req/s (at most 20.5 requests in flight by the log's times) needs about 14 workers at " +
+		"66 ms a request; the pool of 8 serves 150 req/s here; memory holds 10 children"
 	if c.Note != want || len(tr.res.Warnings) != 1 || tr.res.Warnings[0] != want || c.CapacityFrom != "the final comparison's median at 8 connections" {
 		t.Errorf("note %q\nwarnings %q\nwant %q", c.Note, tr.res.Warnings, want)
 	}
@@ -54,6 +55,14 @@ func TestCheckPeak(t *testing.T) {
 	tr.res.Headline = nil
 	tr.checkPeak()
 	if c := tr.res.PeakCheck; c.CapacityRPS != 140 || c.CapacityFrom != "the sweep at 8 connections" {
+		t.Errorf("check %+v", c)
+	}
+	// Without the sweep's one-connection point, the log's own concurrency: 20.5 in flight, 21 workers.
+	tr = peakTuner(212, 24)
+	tr.o.LogLoad.PeakConcurrency = 20.5
+	tr.res.Saturation.Points = tr.res.Saturation.Points[1:]
+	tr.checkPeak()
+	if c := tr.res.PeakCheck; c.Workers != 21 || c.ServiceUs != 0 || c.Holds || !strings.Contains(c.Note, "in flight by the log's times) needs about 21 workers;") {
 		t.Errorf("check %+v", c)
 	}
 	// A log without a rate: no check.
