@@ -9,15 +9,7 @@ import (
 // parse at all.
 func stampOf(t *testing.T, pattern, line string) request {
 	t.Helper()
-	p := &lineParser{}
-	if pattern != "" {
-		f, err := compileFormat(pattern)
-		if err != nil {
-			t.Fatalf("compile %q: %v", pattern, err)
-		}
-		p.f = f
-	}
-	r, ok := p.parse([]byte(line))
+	r, ok := parserOf(t, pattern).parse([]byte(line))
 	if !ok {
 		t.Fatalf("%q does not parse with %q", line, pattern)
 	}
