@@ -88,7 +88,8 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 	}
 	warned := false
 	for _, w := range res.Warnings {
-		warned = warned || strings.HasPrefix(w, "the log's peak of 5000 req/s needs about")
+		warned = warned || strings.HasPrefix(w, "the log's peak of 5000 req/s (at most 25.0 requests in flight by the log's times) needs about") &&
+			strings.Contains(w, "it cannot hold the peak")
 	}
 	if !warned || !strings.Contains(r.stdout, "the log's peak: 5,000 req/s (25.0 in flight in the log), about") ||
 		!strings.Contains(r.stdout, "CANNOT hold it") {

@@ -58,7 +58,7 @@ func (t *tuner) checkPeak() {
 }
 
 // sentence says it as a person reads it: "the log's peak of 212 req/s needs about 14 workers at 66 ms a request;
-// the pool of 8 serves 150 req/s here".
+// the pool of 8 serves 150 req/s here: it cannot hold the peak".
 func (c *PeakCheck) sentence() string {
 	s := fmt.Sprintf("the log's peak of %.0f req/s", c.PeakRPS)
 	if c.LogConcurrency > 0 {
@@ -73,13 +73,13 @@ func (c *PeakCheck) sentence() string {
 	s += fmt.Sprintf("; the pool of %d serves %.0f req/s here", c.MaxChildren, c.CapacityRPS)
 	switch {
 	case c.Holds:
-		s += ": it holds the peak"
+		return s + ": it holds the peak"
 	case c.MemoryLimit > 0:
-		s += fmt.Sprintf("; memory holds %d children", c.MemoryLimit)
+		return s + fmt.Sprintf(": it cannot hold the peak; memory holds %d children", c.MemoryLimit)
 	case c.MaxChildren >= c.Workers:
-		s += ": the workers suffice; the host, not the pool, is short"
+		return s + ": it cannot hold the peak; the workers suffice, the host is short"
 	}
-	return s
+	return s + ": it cannot hold the peak"
 }
 
 func ms(us float64) string {
