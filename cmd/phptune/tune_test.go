@@ -207,7 +207,7 @@ func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo str_repeat("waited ", 100);`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--only", "none", "--budget", "100s", "--profile", "--out", out)
+	r := phptune(t, "tune", app, "--only", "none", "--budget", "80s", "--profile", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -274,7 +274,7 @@ func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 		}
 		return rps
 	}
-	rps := grid(append(cells, chosen), 3)
+	rps := grid(append(cells, chosen), 2)
 	best := cells[0]
 	for n, v := range rps {
 		if v > rps[best] {
@@ -432,7 +432,7 @@ func TestTuneMemoryLimitsThePool(t *testing.T) {
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000);
 if (isset($_GET['big'])) { $b = str_repeat("x", 48 << 20); echo strlen($b); } else { echo "small"; }`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--url", "/?big", "--url", "/?a", "--url", "/?b", "--only", "none", "--memory", "400MiB", "--budget", "90s", "--out", out)
+	r := phptune(t, "tune", app, "--url", "/?big", "--url", "/?a", "--url", "/?b", "--only", "none", "--memory", "400MiB", "--budget", "60s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -538,7 +538,7 @@ func TestTuneInAMemoryCgroup(t *testing.T) {
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $b = str_repeat("x", 40 << 20); echo strlen($b);`), 0o644)
 	out := t.TempDir()
 	wrap := []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}
-	r := phptuneVia(t, wrap, "tune", app, "--only", "none", "--budget", "90s", "--out", out)
+	r := phptuneVia(t, wrap, "tune", app, "--only", "none", "--budget", "60s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -302,10 +302,7 @@ func sizeList(sizes []tune.SizeResult) string {
 
 // sizeRange says which pool sizes serve within the margin of the best: shown, or not yet shown worse.
 func sizeRange(p *tune.PoolSize, minEffect float64) string {
-	r := fmt.Sprintf("sizes %d to %d serve within %.0f%% of the best", p.RangeLo, p.RangeHi, 100*minEffect)
-	if p.RangeLo == p.RangeHi {
-		r = fmt.Sprintf("only size %d serves within %.0f%% of the best", p.RangeLo, 100*minEffect)
-	}
+	r := p.RangeText(minEffect)
 	var worse []string
 	for _, s := range p.Sizes {
 		if s.Status == "dropped" {

@@ -296,13 +296,9 @@ func (ps *PoolSize) rangeNote(minEffect float64) string {
 			worse = append(worse, strconv.Itoa(sr.Size))
 		}
 	}
-	margin := fmt.Sprintf("%.0f%%", 100*minEffect)
 	var parts []string
-	if ps.RangeLo > 0 {
-		parts = append(parts, fmt.Sprintf("sizes %d to %d serve within %s of the best", ps.RangeLo, ps.RangeHi, margin))
-		if ps.RangeLo == ps.RangeHi {
-			parts[0] = fmt.Sprintf("size %d serves within %s of the best", ps.RangeLo, margin)
-		}
+	if r := ps.RangeText(minEffect); r != "" {
+		parts = append(parts, r)
 	}
 	if len(within) > 0 {
 		parts = append(parts, "shown: "+strings.Join(within, ", "))
@@ -318,6 +314,9 @@ func (ps *PoolSize) rangeNote(minEffect float64) string {
 
 // maxSizes is the most pool sizes raced: each costs a trial a round.
 const maxSizes = 5
+
+// minSizes is how many sizes the race gets, when the sweep measured them, however early its peak.
+const minSizes = 3
 
 // poolCandidates are the pool sizes to race, smallest first: the sweep's concurrencies from the first that
 // reached half the peak's throughput up to the peak's (a pool of n under a load that fills it queues what it
@@ -345,11 +344,13 @@ func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
 		if p.Median >= peak/2 {
 			started = true
 		}
+		// Past the peak only while fewer than three sizes are in: the sweep's points after it were within 5% of
+		// it, and on a busy machine a flat curve can peak at 1 connection by chance (a pool of 1 on two CPUs).
+		if p.Concurrency > sat.Peak && len(sizes) >= minSizes {
+			break
+		}
 		if started && fits(p.Concurrency) {
 			sizes = append(sizes, p.Concurrency)
-		}
-		if p.Concurrency >= sat.Peak {
-			break
 		}
 	}
 	if limit > 0 && sat.Peak > limit && limit >= floor && (len(sizes) == 0 || sizes[len(sizes)-1] < limit) {
@@ -362,4 +363,25 @@ func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
 		sizes = sizes[len(sizes)-maxSizes:]
 	}
 	return sizes
+}
+
+// RangeText says which sizes serve within the margin of the best: once none of them is open, for they are shown;
+// before, as the sizes not yet ruled out. Empty without a race.
+func (ps *PoolSize) RangeText(minEffect float64) string {
+	margin := fmt.Sprintf("%.0f%%", 100*minEffect)
+	open := false
+	for _, sr := range ps.Sizes {
+		open = open || sr.Status == experiment.StatusOpen || sr.Status == experiment.StatusWinner && !ps.Decided
+	}
+	switch {
+	case ps.RangeLo == 0:
+		return ""
+	case open && ps.RangeLo == ps.RangeHi:
+		return fmt.Sprintf("size %d not shown worse than the best by more than %s", ps.RangeLo, margin)
+	case open:
+		return fmt.Sprintf("sizes %d to %d not shown worse than the best by more than %s", ps.RangeLo, ps.RangeHi, margin)
+	case ps.RangeLo == ps.RangeHi:
+		return fmt.Sprintf("only size %d serves within %s of the best", ps.RangeLo, margin)
+	}
+	return fmt.Sprintf("sizes %d to %d serve within %s of the best", ps.RangeLo, ps.RangeHi, margin)
 }
