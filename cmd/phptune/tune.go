@@ -36,7 +36,7 @@ type tuneFlags struct {
 	mix                                                                                             mixFlags
 	budget, p99, timeout                                                                            time.Duration
 	rate, minEffect, alpha                                                                          float64
-	json, noScreen, screen, profile, builds                                                         bool
+	json, noScreen, screen, profile, builds, ratePeak                                               bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -53,6 +53,7 @@ func newTuneCmd() *cobra.Command {
   phptune tune ./myapp --url-file urls.yaml                  # logged-in pages, forms, APIs
   phptune tune ./myapp --from-pool /etc/php/8.2/fpm/pool.d/www.conf --soak 1h   # max_requests from an hour's growth
   phptune tune ./myapp --p99 200ms --rate 300                # and check a latency goal at that rate
+  phptune tune ./myapp --from-access-log access.log --p99 200ms --rate peak   # at the log's busiest second
   phptune tune ./myapp --url / --url /blog/ --build pgo      # a PHP trained on this mix competes`,
 		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
 omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
@@ -110,7 +111,7 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.StringVar(&f.soak, "soak", "", "serve the mix for `DURATION` on top of --budget, reading each worker's memory growth per "+
 		"request for max_requests (default: a tenth of the budget, within it, when max_requests is decided), or off")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal judged open-loop at --rate: exit 3 unless the p99 is shown below it")
-	fl.Float64Var(&f.rate, "rate", 0, "open model: requests/s at which --p99 is judged")
+	fl.Var(rateValue{&f.rate, &f.ratePeak}, "rate", "open model: `RATE` requests/s at which --p99 is judged, or peak: the access log's busiest second")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
 	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "soak", "p99", "rate", "screen", "no-screen")
@@ -220,7 +221,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if res.P99Check != nil && !res.P99Check.Met {
 		c := res.P99Check
 		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not shown to be met: p99 %.1f ms [%.1f, %.1f] (%s)",
-			f.p99, f.rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
+			f.p99, c.Rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
 	}
 	return nil
 }
@@ -285,6 +286,9 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 		return o, exitcode.UsageErrorf("--build and --skip php: the builds race as the knob php")
 	}
 	if err := f.load(&o, app); err != nil {
+		return o, err
+	}
+	if err := f.logLoad(&o); err != nil {
 		return o, err
 	}
 	// The starting point and the knobs.

@@ -55,7 +55,26 @@
 //	request time                      $request_time (s)       %D (µs), %T or %{s}T (s), %{ms}T, %{us}T
 //	request time fallback             $upstream_response_time
 //
-// Any other variable or directive is matched and skipped; Apache %t is the bracketed "[...]" time.
-// The URI is taken from $request_uri, else the request line, else path and query; the method from
-// $request_method, else the request line, else GET.
+// Any other variable or directive is matched and skipped. The URI is taken from $request_uri, else the
+// request line, else path and query; the method from $request_method, else the request line, else GET.
+//
+// # Time stamps
+//
+// Each line's stamp gives the load over time (Mix.Load: requests a second, concurrency, service time; see
+// Load). Read are:
+//
+//	nginx $time_local, and the bracket       25/Nov/2026:14:17:23 +0000 (an ISO 8601 stamp there is read too)
+//	  of combined and common
+//	nginx $time_iso8601                      2026-11-25T14:17:23+00:00 (a fraction of a second, Z, too)
+//	nginx $msec                              1795616243.123
+//	Apache %t                                [25/Nov/2026:14:17:23 +0000]
+//	Apache %{sec}t, %{msec}t, %{usec}t       counts since 1970; %{msec_frac}t and %{usec_frac}t as the
+//	                                         fraction of another %{...}t ("%{%d/%b/%Y %T}t.%{msec_frac}t")
+//	Apache %{FORMAT}t                        strftime: %d %e %b %h %B %m %Y %y %H %k %I %l %p %M %S %T %R
+//	                                         %D %F %z %Z %s %a %A %%; a format with another directive is not read
+//
+// nginx stamps a line when the request ends; Apache's %t and %{...}t when it began, unless the format starts
+// with "end:". A stamp without a zone (%Z other than UTC or GMT, none at all) is taken as UTC, so a clock
+// change in such a log shifts an hour. A stamp to the second stands for the middle of its second. A stamp that
+// does not read leaves the line counted in the mix and in Load.Untimed, not in the rates.
 package accesslog

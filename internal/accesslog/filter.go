@@ -54,7 +54,7 @@ var reasons = [nReasons]struct{ key, what, word string }{
 	byExclude:   {"excluded", "excluded by --log-exclude", ""},
 }
 
-// drop says why r is not replayed, or keepIt. Only GET by default: replaying a POST repeats its
+// drop says why r is not replayed, or keepIt; r.static must be set. Only GET by default: replaying a POST repeats its
 // side effects; only 2xx and 304: an error or a redirect measures that, not the page.
 func (k Keep) drop(r *request) reason {
 	if r.uri == nil {
@@ -66,14 +66,10 @@ func (k Keep) drop(r *request) reason {
 	if !k.Errors && r.status >= 0 && !(r.status >= 200 && r.status < 300 || r.status == 304) {
 		return byStatus
 	}
-	path := r.uri
-	if i := bytes.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
-	if !k.Static && isStatic(path) {
+	if !k.Static && r.static {
 		return byStatic
 	}
-	if !k.Health && isHealth(path) {
+	if !k.Health && isHealth(pathOf(r.uri)) {
 		return byHealth
 	}
 	return keepIt
@@ -95,6 +91,14 @@ func setOf(s ...string) map[string]bool {
 		m[x] = true
 	}
 	return m
+}
+
+// pathOf is uri without its query.
+func pathOf(uri []byte) []byte {
+	if i := bytes.IndexByte(uri, '?'); i >= 0 {
+		return uri[:i]
+	}
+	return uri
 }
 
 func isStatic(path []byte) bool {

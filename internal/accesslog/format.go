@@ -29,6 +29,8 @@ type token struct {
 	kind    fieldKind
 	bracket bool // the value is "[...]" (Apache %t) and may itself hold the next literal
 	dash    bool // a glued nginx $uri$is_args$args: a trailing "-" is the empty $args
+	// times are the layouts a time stamp field is read with, in order (nil: not a time, or one not read).
+	times []*timeLayout
 }
 
 // format is a compiled log format.
@@ -214,7 +216,7 @@ func compileNginx(p string) ([]token, error) {
 			i++
 			continue
 		}
-		b.field(token{kind: nginxFields[name]})
+		b.field(token{kind: nginxFields[name], times: nginxTimes[name]})
 		i += n
 	}
 	return b.done()
@@ -311,7 +313,11 @@ func apacheToken(d byte, arg string) token {
 			return token{kind: fMicros}
 		}
 	case 't':
-		return token{bracket: arg == ""}
+		t := token{bracket: arg == ""}
+		if l, ok := apacheTime(arg); ok {
+			t.times = []*timeLayout{l}
+		}
+		return t
 	}
 	return token{kind: fSkip}
 }

@@ -13,8 +13,8 @@ type parsed struct {
 	timed       bool
 }
 
-// parseOne parses one line with pattern ("" auto-detects) and says which format matched.
-func parseOne(t *testing.T, pattern, line string) (parsed, string, bool) {
+// parserOf is a line parser for pattern ("" auto-detects).
+func parserOf(t *testing.T, pattern string) *lineParser {
 	t.Helper()
 	p := &lineParser{}
 	if pattern != "" {
@@ -24,6 +24,13 @@ func parseOne(t *testing.T, pattern, line string) (parsed, string, bool) {
 		}
 		p.f = f
 	}
+	return p
+}
+
+// parseOne parses one line with pattern ("" auto-detects) and says which format matched.
+func parseOne(t *testing.T, pattern, line string) (parsed, string, bool) {
+	t.Helper()
+	p := parserOf(t, pattern)
 	r, ok := p.parse([]byte(line))
 	return parsed{string(r.method), string(r.uri), r.status, r.seconds, r.timed}, p.name(), ok
 }

@@ -12,6 +12,17 @@ type request struct {
 	status  int // -1 when the format has no status
 	seconds float64
 	timed   bool
+	// upstream is php-fpm's part of the time ($upstream_response_time), apart.
+	upstream float64
+	upTimed  bool
+	// at is when the line says the request was logged (at its end), or began when start; microseconds since 1970.
+	at      int64
+	stamped bool
+	start   bool
+	coarse  bool // stamped to the second
+	zone    int  // the stamp's offset from UTC, seconds, when zoned
+	zoned   bool
+	static  bool // a static file's path: set by the tally
 }
 
 // fields holds the raw values of one line's read fields.
@@ -21,6 +32,7 @@ type fields struct {
 	hasStatus, hasArgs               bool
 	seconds, upstream                float64
 	timed, upTimed                   bool
+	at                               stamp
 }
 
 var get = []byte("GET")
@@ -39,7 +51,13 @@ func (f *format) parse(line []byte, scratch *[]byte) (request, bool) {
 			pos += len(t.lit)
 			continue
 		}
-		end := f.fieldEnd(i, line, pos)
+		end := -1
+		if t.times != nil {
+			end = f.timeEnd(i, line, pos, &v.at)
+		}
+		if end < 0 {
+			end = f.fieldEnd(i, line, pos)
+		}
 		if end < 0 {
 			return request{}, false
 		}
@@ -75,6 +93,29 @@ func (f *format) fieldEnd(i int, line []byte, pos int) int {
 		return len(line)
 	}
 	return indexLit(line, pos, from, f.toks[i+1].lit)
+}
+
+// timeEnd reads the time stamp of the field at toks[i]: where it ends, when one of its layouts reads it and the
+// format's next text follows; else -1, and the field is matched as any other (the line counts, its time does not).
+func (f *format) timeEnd(i int, line []byte, pos int, st *stamp) int {
+	for _, l := range f.toks[i].times {
+		s := *st
+		end := l.read(line, pos, &s)
+		if end >= 0 && f.follows(i, line, end) {
+			*st = s
+			return end
+		}
+	}
+	return -1
+}
+
+// follows says whether the text after the field at toks[i] starts at end: the next literal, or the line's end
+// (a space too after a built-in format's last field).
+func (f *format) follows(i int, line []byte, end int) bool {
+	if i+1 == len(f.toks) {
+		return end == len(line) || f.tail && line[end] == ' '
+	}
+	return bytes.HasPrefix(line[end:], f.toks[i+1].lit)
 }
 
 // indexLit finds lit in line from from on; a quote preceded by an odd number of backslashes (after
@@ -178,6 +219,9 @@ func (v *fields) request(scratch *[]byte) (request, bool) {
 	if !r.timed {
 		r.seconds, r.timed = v.upstream, v.upTimed
 	}
+	r.upstream, r.upTimed = v.upstream, v.upTimed
+	r.at, r.stamped = v.at.micros()
+	r.start, r.coarse, r.zone, r.zoned = v.at.start, v.at.coarse(), v.at.zone, v.at.hasZone
 	return r, true
 }
 

@@ -61,6 +61,7 @@ type Mix struct {
 	Routes   []Route // chosen, by requests (time-picked ones after)
 	Covered  float64 // share of kept requests the chosen routes hold
 	Format   string  // the format used, as a name ("combined", "common") or the pattern
+	Load     *Load   // the traffic over time, from the stamps
 }
 
 const (
@@ -125,6 +126,7 @@ func (t *tally) read(r io.Reader, name string) error {
 		br, zipped = bufio.NewReaderSize(zr, maxLine), true
 	}
 	p := t.parserFor()
+	t.load.newFile()
 	err := t.lines(br, name, p)
 	t.noteFormat(p)
 	if err != nil && zipped {

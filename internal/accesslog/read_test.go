@@ -161,8 +161,12 @@ func TestSummary(t *testing.T) {
 	var out bytes.Buffer
 	m.Summary(&out)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 1+len(m.Routes) {
+	if len(lines) != 2+len(m.Routes) {
 		t.Fatalf("summary:\n%s", out.String())
+	}
+	// Every line of the log is stamped in one second: no rate.
+	if want := "load: 100 requests to PHP; all 100 requests stamped were logged in the same second"; !strings.HasPrefix(lines[len(lines)-1], want) {
+		t.Errorf("load line %q, want %q...", lines[len(lines)-1], want)
 	}
 	for _, want := range []string{"access log access.log (combined): 102 lines, 101 parsed, 1 unparseable", "dropped 1 static files", "kept 100"} {
 		if !strings.Contains(lines[0], want) {

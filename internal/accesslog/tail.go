@@ -28,7 +28,8 @@ func (v *fields) tailTimes(b []byte) {
 		v.seconds, v.timed = keyed, true
 	case hasBare && plausible(bare):
 		v.seconds, v.timed = bare, true
-	case hasUp && plausible(up):
+	}
+	if hasUp && plausible(up) {
 		v.upstream, v.upTimed = up, true
 	}
 }

@@ -16,6 +16,7 @@ type tally struct {
 	uris    map[string]map[string]*hit // method, then URI
 	seq     int
 	formats []string // names of the formats the files were read with, distinct
+	load    loadTally
 }
 
 func newTally(o Options) (*tally, error) {
@@ -97,6 +98,12 @@ func (t *tally) line(name string, n int, b []byte, p *lineParser) {
 		t.bad(name, n, b)
 		return
 	}
+	if r.uri != nil {
+		r.static = isStatic(pathOf(r.uri))
+		if t.keep.Static || !r.static {
+			t.load.add(&r) // every request PHP sees loads the pool, replayed or not
+		}
+	}
 	if why := t.keep.drop(&r); why != keepIt {
 		t.dropped[why]++
 		return
@@ -155,6 +162,7 @@ func (t *tally) mix(o Options) (*Mix, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
+	m.Load = t.load.load()
 	m.Routes, m.Covered = choose(buildRoutes(t.hits()), m.Kept, m.HasTime, o.withDefaults())
 	return m, nil
 }

@@ -84,6 +84,9 @@ func Tune(w io.Writer, r *tune.Result) {
 		say("  ", "    ", fmt.Sprintf("Latency goal: p99 %s [%s, %s] (95%% interval) at %s req/s open loop, goal %s: %s", us(c.P99Us), us(c.P99LoUs), us(c.P99HiUs),
 			rate(c.Rate), us(c.GoalUs), p99Verdict(c)))
 	}
+	if c := r.PeakCheck; c != nil && !peakOnPoolRow(r) {
+		say("  ", "    ", peakRow(c))
+	}
 	for _, warn := range r.Warnings {
 		say("  ", "    ", "warning: "+warn)
 	}

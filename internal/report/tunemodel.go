@@ -82,6 +82,9 @@ func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
 	if k.Need != "" {
 		l.Details = append(l.Details, "would need "+k.Need)
 	}
+	if k.Name == knob.MaxChildren().Name && r.PeakCheck != nil {
+		l.Details = append(l.Details, peakRow(r.PeakCheck))
+	}
 	return l
 }
 

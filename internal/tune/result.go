@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
@@ -56,6 +57,9 @@ type Result struct {
 	// Builds are the PHP builds made (or taken from the cache) for this run's mix before it (tune --build),
 	// outside its budget; each races as a value of the knob php.
 	Builds []Build `json:"builds,omitempty"`
+	// LogLoad is the access log's load (tune --from-access-log); PeakCheck the recommendation against its peak.
+	LogLoad   *accesslog.Load `json:"log_load,omitempty"`
+	PeakCheck *PeakCheck      `json:"peak_check,omitempty"`
 }
 
 // URL is one URL of the mix.

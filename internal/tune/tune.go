@@ -7,7 +7,8 @@
 // Files: tune.go (options, the run's phases), plan.go (trial lengths and the time each experiment gets),
 // stacks.go and trial.go (warm stacks and their trials), saturation.go, poolsize.go, soak.go (memory over a long
 // series of requests: pm.max_requests), screen.go, knobs.go (the knob races), decide.go (a race on the engine,
-// its report), final.go (against the baselines), p99.go.
+// its report), final.go (against the baselines), p99.go, peak.go (the pool against an access log's busiest
+// second).
 package tune
 
 import (
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -70,6 +72,8 @@ type Options struct {
 	// Soak is how long the workers' memory is measured over a long series of requests (pm.max_requests and the
 	// pool's memory bound come from it), on top of Budget: 0 takes a tenth of Budget instead, < 0 turns it off.
 	Soak time.Duration
+	// LogLoad is the access log's load, when the mix is from one: the pool sized is checked against its peak.
+	LogLoad *accesslog.Load
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
@@ -199,6 +203,7 @@ func newTuner(o Options) (*tuner, error) {
 	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
 		Recommendation: o.Base,
 		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
+	t.res.LogLoad = o.LogLoad
 	t.recordURLs(nil)
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
 		Alpha: o.Alpha, MinEffect: o.MinEffect, PerStack: map[string]int{MetricCPU: PerStack(MetricCPU), MetricGoodput: PerStack(MetricGoodput)}}
@@ -313,6 +318,7 @@ func (t *tuner) run(ctx context.Context) error {
 	if err := t.decideAll(ctx, t.poolRace); err != nil {
 		return err
 	}
+	t.checkPeak()
 	if t.o.P99 > 0 {
 		return t.p99(ctx)
 	}

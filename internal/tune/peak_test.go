@@ -1,0 +1,75 @@
+package tune
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// peakTuner is a tuner after its races: the sweep's one-connection point says a request takes 66 ms, the final
+// comparison that the recommendation serves 150 req/s, memory holds 10 children.
+func peakTuner(peak float64, children int) *tuner {
+	t := &tuner{o: Options{LogLoad: &accesslog.Load{PeakRPS: peak, MeanRPS: 1}}, best: knob.Config{MaxChildren: children}, conc: 8,
+		res: &Result{Saturation: &Saturation{Points: []Point{{Concurrency: 1, Median: 1 / 0.066}, {Concurrency: 8, Median: 140}}},
+			Headline: &Headline{RecommendationRPS: 150}, PoolSize: &PoolSize{MemoryLimit: 10}}}
+	return t
+}
+
+func TestCheckPeak(t *testing.T) {
+	// 212 req/s x 66 ms = 13.99: 14 workers, more than the 8 of the pool and the 10 memory holds; 150 < 212.
+	tr := peakTuner(212, 8)
+	tr.o.LogLoad.PeakConcurrency = 20.5
+	tr.checkPeak()
+	c := tr.res.PeakCheck
+	if c == nil || c.Holds || c.Workers != 14 || c.MaxChildren != 8 || c.CapacityRPS != 150 || c.MemoryLimit != 10 {
+		t.Fatalf("check %+v", c)
+	}
+	want := "the log's peak of 212 req/s (at most 20.5 requests in flight by the log's times) needs about 14 workers at " +
+		"66 ms a request; the pool of 8 serves 150 req/s here: it cannot hold the peak; memory holds 10 children"
+	if c.Note != want || len(tr.res.Warnings) != 1 || tr.res.Warnings[0] != want || c.CapacityFrom != "the final comparison's median at 8 connections" {
+		t.Errorf("note %q\nwarnings %q\nwant %q", c.Note, tr.res.Warnings, want)
+	}
+	// 100 req/s: 7 workers, in a pool of 8 serving 150: it holds, no warning.
+	tr = peakTuner(100, 8)
+	tr.checkPeak()
+	if c := tr.res.PeakCheck; !c.Holds || c.Workers != 7 || c.MemoryLimit != 0 || len(tr.res.Warnings) != 0 || !strings.HasSuffix(c.Note, ": it holds the peak") {
+		t.Errorf("check %+v, warnings %q", c, tr.res.Warnings)
+	}
+	// 180 req/s needs 12 workers; a pool of 16 has them, but serves 150: the host is short, not the pool.
+	tr = peakTuner(180, 16)
+	tr.checkPeak()
+	if c := tr.res.PeakCheck; c.Holds || !strings.HasSuffix(c.Note, ": it cannot hold the peak; the workers suffice, the host is short") {
+		t.Errorf("check %+v", c)
+	}
+	// The sizes' race served more at the pool's size, under a load that fills it: that figure.
+	tr = peakTuner(212, 8)
+	tr.res.PoolSize.Sizes, tr.res.PoolSize.Load = []SizeResult{{Size: 4, RPS: 120}, {Size: 8, RPS: 160}, {Size: 16, RPS: 170}}, 16
+	tr.checkPeak()
+	if c := tr.res.PeakCheck; c.CapacityRPS != 160 || c.CapacityFrom != "the pool sizes' race at 16 connections" {
+		t.Errorf("check %+v", c)
+	}
+	// Without a final comparison, the sweep's point at the pool's size or below.
+	tr = peakTuner(212, 8)
+	tr.res.Headline = nil
+	tr.checkPeak()
+	if c := tr.res.PeakCheck; c.CapacityRPS != 140 || c.CapacityFrom != "the sweep at 8 connections" {
+		t.Errorf("check %+v", c)
+	}
+	// Without the sweep's one-connection point, the log's own concurrency: 20.5 in flight, 21 workers.
+	tr = peakTuner(212, 24)
+	tr.o.LogLoad.PeakConcurrency = 20.5
+	tr.res.Saturation.Points = tr.res.Saturation.Points[1:]
+	tr.checkPeak()
+	if c := tr.res.PeakCheck; c.Workers != 21 || c.ServiceUs != 0 || c.Holds || !strings.Contains(c.Note, "in flight by the log's times) needs about 21 workers;") ||
+		!strings.HasSuffix(c.Note, "the workers suffice, the host is short") {
+		t.Errorf("check %+v", c)
+	}
+	// A log without a rate: no check.
+	tr = peakTuner(0, 8)
+	tr.checkPeak()
+	if tr.res.PeakCheck != nil {
+		t.Errorf("check %+v without a rate", tr.res.PeakCheck)
+	}
+}
