@@ -54,7 +54,7 @@ func soakLines(r *tune.Result) []string {
 			hold = fmt.Sprintf("about %s (%s)", bytesize.Format(float64(d.Bytes)), hold)
 		}
 		out = append(out, fmt.Sprintf("A worker starts at %s; after a day at %s req/s (%s), never recycled, it would hold %s.",
-			bytesize.Format(float64(sk.StartBytes)), rate(d.Rate), dayFrom(d.From), hold))
+			bytesize.Format(float64(sk.StartBytes)), rate(d.Rate), dayFrom(d.From, len(sk.Day) == 1), hold))
 	}
 	if g.Shown && sk.MaxRequests > 0 {
 		s := fmt.Sprintf("pm.max_requests %d keeps a worker within %s", sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))
@@ -71,9 +71,12 @@ func soakLines(r *tune.Result) []string {
 	return out
 }
 
-func dayFrom(from string) string {
-	if from == "measured" {
+func dayFrom(from string, alone bool) string {
+	switch {
+	case from == "measured" && alone:
 		return "the soak's own rate; tune has no access log's"
+	case from == "measured":
+		return "the soak's own rate"
 	}
 	return from
 }

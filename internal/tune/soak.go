@@ -433,7 +433,13 @@ func (t *tuner) soakSizing(sk *Soak) {
 	}
 	g := sk.Growth
 	sk.StartBytes = startBytes(sk.Series, g.PerRequest)
-	// The access log's rate, when tune is given one, goes first: it is the load the pool serves.
+	// The access log's rate, when tune is given one, goes first: it is the load the pool serves (its mean, as a
+	// day is mostly not its peak).
+	if l := t.o.LogLoad; l != nil {
+		if d, ok := sk.dayAt(l.MeanRPS, "the access log's mean rate"); ok {
+			sk.Day = append(sk.Day, d)
+		}
+	}
 	if d, ok := sk.dayAt(sk.RPS, "measured"); ok {
 		sk.Day = append(sk.Day, d)
 	}
