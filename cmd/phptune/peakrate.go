@@ -39,7 +39,8 @@ func (r rateValue) Set(s string) error {
 	return nil
 }
 
-func (r rateValue) Type() string { return "rate" }
+// Type is bench's: --rate means requests a second everywhere ("peak" is one more way to give it).
+func (r rateValue) Type() string { return "float64" }
 
 // logLoad hands tune the access log's load and, for --rate peak, takes the rate from it: the busiest second,
 // not the 99th percentile second, as the pool must hold the peak the log shows ("server reached

@@ -59,19 +59,16 @@ func newTuneCmd() *cobra.Command {
 omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
 from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
 no_difference) or its share of --budget runs out (inconclusive); the knob server races Apache's runtimes
-(event + php-fpm, prefork + mod_php) when Apache is installed, each sized by the same memory rule. Finally the
-recommendation is compared with Debian's defaults and the "static, 2 x cores" rule of thumb. phptune never
-changes system configuration; the results hold for this host.
+when installed, sized by the same rule. Finally the recommendation is compared with Debian's defaults and the
+"2 x cores" rule of thumb.
 
 KNOBS, IN THE ORDER TRIED
-` + tuneKnobOrder() + ` A knob that cannot matter here is reported as not tried, with the reason; values
-you name with --knob are tried.
+` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.
 
 FILES WRITTEN
 php-fpm-pool.conf, php.ini and nginx-upstream.conf: Debian's pool (or --from-pool's, --from-ini's files) with the
-changes made in place, each checked by php-fpm -t and nginx -t (where an Apache runtime wins, apache-site.conf and
-apache-mpm.conf, checked by apache2 -t, in place of nginx's, and no pool under mod_php); changes.diff (their diffs)
-and apply.txt (where each goes, the commands); report.html and result.json; in the run dir (--out).`,
+changes made in place, each checked by php-fpm -t and nginx -t (Apache's site
+and MPM files where Apache wins); changes.diff, apply.txt (where each goes), report.html, result.json in --out.`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
