@@ -199,6 +199,8 @@ type Growth struct {
 	// PerRequest is the pooled slope, bytes a request, with a one-sided lower bound (z = 3).
 	PerRequest float64 `json:"per_request"`
 	Lower      float64 `json:"lower"`
+	// Shown says the growth is steady: shown above zero, in both halves and in most workers.
+	Shown bool `json:"shown"`
 	// FirstHalf and SecondHalf are the slopes over the earlier and the later half of each worker's reads: a leak
 	// grows in both, a heap that grew once to a new high-water mark in one.
 	FirstHalf  float64 `json:"first_half"`

@@ -349,7 +349,7 @@ func notes(t Target, w window, p *Pool) []string {
 		n = append(n, "memory limit not read: "+p.Memory.Error)
 	}
 	if g := p.Growth; g == nil && p.Samples > 0 {
-		n = append(n, fmt.Sprintf("growth per request not measured: no worker served %d requests and %d more in the window", warmupRequests, minSeriesRequests))
+		n = append(n, fmt.Sprintf("growth per request not measured: no worker was read four times with requests between, after its first %d", warmupRequests))
 	}
 	if c := p.Opcache; c.Last != nil && c.OOMRestarts+c.HashRestarts == 0 && c.Last.OOMRestarts+c.Last.HashRestarts > 0 {
 		n = append(n, fmt.Sprintf("opcache restarted %d time(s) for lack of memory or keys before the check (none during it)", c.Last.OOMRestarts+c.Last.HashRestarts))

@@ -150,7 +150,7 @@ func TestWorkerSeriesRestartsOnRecycle(t *testing.T) {
 			mem:    map[int]procMem{7: {uss: 1000 * req}}})
 	}
 	s := workerSeries(obs, "/status")
-	if len(s) != 2 || len(s[0]) != 3 || len(s[1]) != 2 || s[1][0].req != 25 {
+	if len(s) != 2 || len(s[0].Points) != 3 || len(s[1].Points) != 2 || s[1].Points[0].Requests != 25 {
 		t.Fatalf("series %+v", s)
 	}
 }
@@ -167,8 +167,8 @@ func TestWorkerSeriesLeavesOutCheck(t *testing.T) {
 	}
 	s := workerSeries(obs, "/status")
 	var reqs []int64
-	for _, p := range s[0] {
-		reqs = append(reqs, p.req)
+	for _, p := range s[0].Points {
+		reqs = append(reqs, p.Requests)
 	}
 	if len(s) != 1 || !slices.Equal(reqs, []int64{30, 40, 50, 58}) {
 		t.Errorf("the app's requests %v, want 30 40 50 58", reqs)

@@ -100,8 +100,10 @@ type Growth struct {
 	Lo         float64 `json:"lo"`
 	Hi         float64 `json:"hi"`
 	SE         float64 `json:"se"`
-	// Workers are the series with a slope (four reads or more), Requests the requests across them.
+	// Workers are the series with a slope (four reads or more), Growing those of them with a positive one,
+	// Requests the requests across them.
 	Workers  int   `json:"workers"`
+	Growing  int   `json:"growing"`
 	Requests int64 `json:"requests"`
 	// FirstHalf and SecondHalf are the pooled slopes of every series' earlier and later half.
 	FirstHalf  float64 `json:"first_half"`
@@ -270,7 +272,7 @@ func EstimateGrowth(series []WorkerSeries) Growth {
 	}
 	b, se, df := pooled(fitted)
 	t := stats.TQuantile(0.975, df)
-	g.PerRequest, g.SE, g.Lo, g.Hi, g.Workers = b, se, b-t*se, b+t*se, len(fitted)
+	g.PerRequest, g.SE, g.Lo, g.Hi, g.Workers, g.Growing = b, se, b-t*se, b+t*se, len(fitted), growing
 	g.FirstHalf, g.SecondHalf = halves(fitted)
 	g.Shown = b-stats.TQuantile(showP, df)*se > 0 && 3*g.FirstHalf >= b && 2*g.SecondHalf >= b && 3*growing >= 2*len(fitted)
 	return g
