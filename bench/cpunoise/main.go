@@ -23,6 +23,7 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 func main() {
@@ -185,13 +186,6 @@ func meanCPU(g [2][]trial) float64 {
 // sd is the spread about the mean: two stacks of one configuration may differ a little in level (where each
 // lands in memory), which a race's pairs see as a small effect, not noise.
 func sd(v []float64) float64 {
-	m := 0.0
-	for _, x := range v {
-		m += x / float64(len(v))
-	}
-	s := 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return math.Sqrt(s / float64(len(v)-1))
+	_, s := stats.MeanSD(v)
+	return s
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // Kinds of background start.
@@ -170,25 +171,10 @@ func summarize(res [][]float64, over [][][kinds]float64) []summary {
 	names := append(kindName[:], "clean")
 	var out []summary
 	for k := kinds; k >= 0; k-- {
-		m, sd := meanSD(groups[k])
+		m, sd := stats.MeanSD(groups[k])
 		out = append(out, summary{name: names[k], n: len(groups[k]), mean: m, sd: sd})
 	}
 	return out
-}
-
-func meanSD(v []float64) (float64, float64) {
-	if len(v) < 2 {
-		return math.NaN(), math.NaN()
-	}
-	m := 0.0
-	for _, x := range v {
-		m += x / float64(len(v))
-	}
-	s := 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return m, math.Sqrt(s / float64(len(v)-1))
 }
 
 func later(a, b time.Time) time.Time {

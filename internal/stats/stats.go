@@ -378,25 +378,33 @@ func Holm(p []float64) []float64 {
 	return adj
 }
 
-// MeanCI95 is the mean of x and its 95% confidence interval from Student's t distribution: for descriptive
-// intervals (a point of a curve), not for comparisons, which pair their trials.
-func MeanCI95(x []float64) (mean, lo, hi float64) {
-	n := float64(len(x))
+// MeanSD is the mean of x and its sample standard deviation (NaN for fewer than two values).
+func MeanSD(x []float64) (mean, sd float64) {
 	if len(x) == 0 {
-		return math.NaN(), math.NaN(), math.NaN()
+		return math.NaN(), math.NaN()
 	}
 	for _, v := range x {
 		mean += v
 	}
-	mean /= n
+	mean /= float64(len(x))
 	if len(x) < 2 {
-		return mean, mean, mean
+		return mean, math.NaN()
 	}
 	var ss float64
 	for _, v := range x {
 		ss += (v - mean) * (v - mean)
 	}
-	h := tQuantile975(len(x)-1) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return mean, math.Sqrt(ss / float64(len(x)-1))
+}
+
+// MeanCI95 is the mean of x and its 95% confidence interval from Student's t distribution: for descriptive
+// intervals (a point of a curve), not for comparisons, which pair their trials.
+func MeanCI95(x []float64) (mean, lo, hi float64) {
+	mean, sd := MeanSD(x)
+	if len(x) < 2 {
+		return mean, mean, mean
+	}
+	h := tQuantile975(len(x)-1) * sd / math.Sqrt(float64(len(x)))
 	return mean, mean - h, mean + h
 }
 
