@@ -5,7 +5,9 @@
 // php-fpm, nginx and, in the arm with it, check itself), the ratios with check to without and their 95% CIs over
 // the rounds' paired ratios, and the CPU the check process used a second. Goodput moves with whatever else the
 // shared machine runs; capacity counts the CPU the requests and check took, whatever the neighbours do, so it is
-// the sharper figure of the two. bench/checkcost.sh runs it (about 2 minutes with the defaults).
+// the sharper figure of the two. Last, an accounting of a started check's CPU and its reads' against the CPU the
+// stack uses, under steady load: the most it can take from a CPU-bound pool. bench/checkcost.sh runs it (about 3
+// minutes with the defaults).
 package main
 
 import (
@@ -100,7 +102,96 @@ func run(bin string, rounds int, trialLen, interval time.Duration, children, con
 		}
 	}
 	report(without, with, trialLen, interval, children, conc)
+	return steady(ctx, r, st, bin, conf, interval)
+}
+
+// steadyTrials is how many trials the steady accounting spans, after check's start-up (steadySkip).
+const (
+	steadyTrials = 5
+	steadySkip   = 3 * time.Second
+)
+
+// steady accounts for what a started check takes: one check runs beside steadyTrials trials back to back, and its
+// CPU (every thread's) is read with the pool's and nginx's from steadySkip on, with the requests served. A check
+// takes from a CPU-bound pool at most the share of the CPU it and its reads use: its own, and at most two
+// requests (a status read, an opcache read) an interval at what a request of the load costs the stack. That
+// share is read to a fraction of a percent in one run, where the side-by-side goodput ratio needs hundreds of
+// rounds on a shared machine to resolve 1%.
+func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, interval time.Duration) error {
+	span := time.Duration(steadyTrials)*(r.Options().Duration+warmup) + steadySkip + 5*time.Second
+	cmd := exec.CommandContext(ctx, bin, "check", conf, "--for", span.String(), "--interval", interval.String(), "--json")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	}()
+	time.Sleep(steadySkip)
+	groups := []int{st.PID("php-fpm"), st.PID("nginx")}
+	before, err := cpuOf(groups)
+	if err != nil {
+		return err
+	}
+	checkBefore, err := threadsCPU(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	var requests int64
+	for i := 0; i < steadyTrials; i++ {
+		res, err := r.Trial(ctx, 0, 0)
+		if err != nil {
+			return err
+		}
+		requests += res.Requests
+	}
+	wall := time.Since(began).Seconds()
+	after, err := cpuOf(groups)
+	if err != nil {
+		return err
+	}
+	checkAfter, err := threadsCPU(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	var stackCPU time.Duration
+	for i := range groups {
+		stackCPU += after[i] - before[i]
+	}
+	checkPerS := (checkAfter - checkBefore).Seconds() / wall
+	stackPerS := stackCPU.Seconds() / wall
+	// Requests counted over the trials' windows, CPU over their warm-ups too: the cost a request is an upper bound.
+	perRequest := stackCPU.Seconds() / float64(requests)
+	readsPerS := 2 / interval.Seconds()
+	share := (checkPerS + readsPerS*perRequest) / (stackPerS + checkPerS)
+	fmt.Printf("steady, %.0f s of load beside one started check: check %.2f ms of CPU a second, its reads (at most %.0f a second)"+
+		" %.2f ms of the pool's; %.3f%% of the CPU the pool, nginx and check used (%.0f ms a second): the most a check can"+
+		" take from a CPU-bound pool's throughput (target: under 1%%)\n",
+		wall, 1000*checkPerS, readsPerS, 1000*readsPerS*perRequest, 100*share, 1000*(stackPerS+checkPerS))
 	return nil
+}
+
+// threadsCPU is the CPU time every thread of process pid has used so far (their schedstat, nanoseconds): check is
+// a Go program of several threads, and /proc/PID/schedstat is its first thread's alone.
+func threadsCPU(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("check (pid %d) has no threads to read: did it exit?", pid)
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that exited meanwhile
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(b), &ns); err != nil {
+			return 0, fmt.Errorf("%s: %w", t, err)
+		}
+		total += time.Duration(ns)
+	}
+	return total, nil
 }
 
 // trial loads the stack for one window, with a check running beside it when checking. php-fpm's and nginx's CPU
