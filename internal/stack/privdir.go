@@ -76,6 +76,43 @@ func lockDown(priv string, gid int) error {
 	return nil
 }
 
+// reachable says, when the workers run as another user, whether they can enter every directory above dir (the
+// private dir's parents): one that is closed to them (a root of mode 0700, say) makes every page a 404 that no
+// log explains.
+func reachable(dir string, w workers) error {
+	if w.uid < 0 {
+		return nil
+	}
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("private dir %s: %w", dir, err)
+		}
+		if !canEnter(st, w) {
+			return exitcode.UsageErrorf("the workers' user %s cannot enter %s (mode %04o), above the private dir %s: "+
+				"let it in (chmod o+x %s) or pass --user with one that may", w.user, p, st.Mode().Perm(), dir, p)
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
+}
+
+// canEnter says whether w may search directory st (its owner's, group's or others' x bit, as the kernel picks).
+func canEnter(st os.FileInfo, w workers) bool {
+	perm := st.Mode().Perm()
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok:
+		return true // not Linux's stat: nothing to judge by
+	case int(sys.Uid) == w.uid:
+		return perm&0o100 != 0
+	case int(sys.Gid) == w.gid:
+		return perm&0o010 != 0
+	}
+	return perm&0o001 != 0
+}
+
 // workers is who runs the servers' workers when phptune runs as root (empty names and -1 ids otherwise: the
 // servers keep our user, and their user directives would only warn).
 type workers struct {

@@ -307,12 +307,18 @@ func (cfg Config) checkApp() error {
 	return nil
 }
 
+// privParent holds the private dirs: the workers must be able to enter it and every directory above it.
+const privParent = "/tmp"
+
 // newPrivate makes the stack's private directory (locked down, owned by this process), its run dir and the
 // served copy of the app, the writable paths handed to the workers. On an error the stack returned, if any,
 // holds what was made, for Stop to remove.
 func newPrivate(cfg Config, w workers) (*Stack, error) {
 	sweepStale()
-	priv, err := os.MkdirTemp("/tmp", "phptune-")
+	if err := reachable(filepath.Join(privParent, "phptune-*"), w); err != nil {
+		return nil, err
+	}
+	priv, err := os.MkdirTemp(privParent, "phptune-")
 	if err != nil {
 		return nil, fmt.Errorf("create private dir: %w", err)
 	}
