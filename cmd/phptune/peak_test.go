@@ -63,6 +63,7 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 			PeakRPS     float64 `json:"peak_rps"`
 			Workers     int     `json:"workers_needed"`
 			LogConc     float64 `json:"log_concurrency"`
+			MostRPS     float64 `json:"most_rps"`
 			MaxChildren int     `json:"max_children"`
 			CapacityRPS float64 `json:"capacity_rps"`
 			Holds       bool    `json:"holds"`
@@ -89,7 +90,10 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 	warned := false
 	for _, w := range res.Warnings {
 		warned = warned || strings.HasPrefix(w, "the log's peak of 5000 req/s (at most 25.0 requests in flight by the log's times) needs about") &&
-			strings.Contains(w, "it cannot hold the peak")
+			strings.Contains(w, "it cannot hold the peak, and no pool size here can")
+	}
+	if c.MostRPS <= 0 || c.MostRPS >= 5000 || !strings.Contains(r.stdout, "nor can any size here") {
+		t.Errorf("peak check %+v: want the most any size served, below the peak, and said on the pool's row", *c)
 	}
 	if !warned || !strings.Contains(r.stdout, "the log's peak: 5,000 req/s (25.0 in flight in the log), about") ||
 		!strings.Contains(r.stdout, "CANNOT hold it") {

@@ -22,8 +22,11 @@ func peakRow(c *tune.PeakCheck) string {
 		s += fmt.Sprintf(", about %d workers", c.Workers)
 	}
 	s += fmt.Sprintf("; the pool of %d serves %s req/s: ", c.MaxChildren, rate(c.CapacityRPS))
-	if c.Holds {
+	switch {
+	case c.Holds:
 		return s + "holds it"
+	case c.MostRPS > 0:
+		return s + fmt.Sprintf("CANNOT hold it, nor can any size here (at most %s req/s)", rate(c.MostRPS))
 	}
 	return s + "CANNOT hold it"
 }

@@ -26,9 +26,12 @@ type PeakCheck struct {
 	CapacityRPS  float64 `json:"capacity_rps"`
 	CapacityFrom string  `json:"capacity_from"`
 	// MemoryLimit is the children that fit in memory, when fewer than Workers and the pool is short of them.
-	MemoryLimit int    `json:"memory_limit,omitempty"`
-	Holds       bool   `json:"holds"`
-	Note        string `json:"note"`
+	MemoryLimit int `json:"memory_limit,omitempty"`
+	// MostRPS is the most any pool size served here (the sweep's points, the sizes' race), when below the
+	// peak: then no pool size on this host holds it.
+	MostRPS float64 `json:"most_rps,omitempty"`
+	Holds   bool    `json:"holds"`
+	Note    string  `json:"note"`
 }
 
 // checkPeak compares the sized pool with the log's peak, when the log gave one: a pool that cannot hold it is a
@@ -48,6 +51,9 @@ func (t *tuner) checkPeak() {
 	c.CapacityRPS, c.CapacityFrom = t.capacity()
 	if ps := t.res.PoolSize; ps != nil && ps.MemoryLimit > 0 && ps.MemoryLimit < c.Workers && c.MaxChildren < c.Workers {
 		c.MemoryLimit = ps.MemoryLimit
+	}
+	if most := max(t.mostServed(), c.CapacityRPS); most > 0 && most < c.PeakRPS {
+		c.MostRPS = most
 	}
 	c.Holds = c.CapacityRPS >= c.PeakRPS && c.MaxChildren >= c.Workers
 	c.Note = c.sentence()
@@ -74,12 +80,34 @@ func (c *PeakCheck) sentence() string {
 	switch {
 	case c.Holds:
 		return s + ": it holds the peak"
+	case c.MemoryLimit > 0 && c.MostRPS > 0:
+		return s + fmt.Sprintf(": it cannot hold the peak; memory holds %d children, and no pool size here served more than %.0f req/s",
+			c.MemoryLimit, c.MostRPS)
 	case c.MemoryLimit > 0:
 		return s + fmt.Sprintf(": it cannot hold the peak; memory holds %d children", c.MemoryLimit)
+	case c.MostRPS > 0:
+		return s + fmt.Sprintf(": it cannot hold the peak, and no pool size here can: the most any served was %.0f req/s "+
+			"(the peak needs about %.1f hosts like this one, or cheaper requests)", c.MostRPS, c.PeakRPS/c.MostRPS)
 	case c.MaxChildren >= c.Workers:
 		return s + ": it cannot hold the peak; the workers suffice, the host is short"
 	}
 	return s + ": it cannot hold the peak"
+}
+
+// mostServed is the most goodput any pool size was measured to serve: the sweep's medians and the sizes' race.
+func (t *tuner) mostServed() float64 {
+	var most float64
+	if sat := t.res.Saturation; sat != nil {
+		for _, p := range sat.Points {
+			most = max(most, p.Median)
+		}
+	}
+	if ps := t.res.PoolSize; ps != nil {
+		for _, sr := range ps.Sizes {
+			most = max(most, sr.RPS)
+		}
+	}
+	return most
 }
 
 func ms(us float64) string {
