@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
@@ -304,9 +305,18 @@ func pctText(p float64) string {
 	return fmt.Sprintf("%+.1f%%", p)
 }
 
-// intervalText is [lo, hi] in pctText's words.
+// intervalText is [lo, hi] in pctText's words; an interval the engine could not bound yet (too few rounds for
+// its level: a side at experiment.Unbounded, a thousandfold) says so, where "[-99.9%, +99900%]" read as a figure.
 func intervalText(c *change) string {
+	if unboundedPct(c.Lo) || unboundedPct(c.Hi) {
+		return "[not bounded yet]"
+	}
 	return "[" + pctText(c.Lo) + ", " + pctText(c.Hi) + "]"
+}
+
+// unboundedPct says whether a bound in percent is experiment.Unbounded's.
+func unboundedPct(p float64) bool {
+	return math.Abs(math.Log1p(p/100)) >= experiment.Unbounded-1e-6 || math.IsInf(p, 0)
 }
 
 // shownConfig is a configuration's one-line form for a reader: the docroot placeholder named in words.
