@@ -19,8 +19,9 @@ type Rule struct {
 
 const method = "confidence-sequence"
 
-// Unbounded is the log bound that stands for no bound at all in a comparison's interval: a thousandfold.
-var Unbounded = math.Log(1000)
+// Unbounded is the log bound that stands for no bound at all in a comparison's interval: a thousandfold,
+// ln(1000).
+const Unbounded = 6.907755278982137
 
 // Judge is what s shows about the second arm: Better, Worse, NoDifference, or "" (undecided).
 func (r Rule) Judge(s *Sequence) stats.Verdict {
