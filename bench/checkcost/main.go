@@ -119,6 +119,10 @@ const (
 // rounds on a shared machine to resolve 1%.
 func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, interval time.Duration) error {
 	span := time.Duration(steadyTrials)*(r.Options().Duration+warmup) + steadySkip + 5*time.Second
+	statusCost, err := statusReadCost(ctx, st)
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, bin, "check", conf, "--for", span.String(), "--interval", interval.String(), "--json")
 	if err := cmd.Start(); err != nil {
 		return err
@@ -163,13 +167,45 @@ func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf stri
 	stackPerS := stackCPU.Seconds() / wall
 	// Requests counted over the trials' windows, CPU over their warm-ups too: the cost a request is an upper bound.
 	perRequest := stackCPU.Seconds() / float64(requests)
-	readsPerS := 2 / interval.Seconds()
-	share := (checkPerS + readsPerS*perRequest) / (stackPerS + checkPerS)
-	fmt.Printf("steady, %.0f s of load beside one started check: check %.2f ms of CPU a second, its reads (at most %.0f a second)"+
-		" %.2f ms of the pool's; %.3f%% of the CPU the pool, nginx and check used (%.0f ms a second): the most a check can"+
-		" take from a CPU-bound pool's throughput (target: under 1%%)\n",
-		wall, 1000*checkPerS, readsPerS, 1000*readsPerS*perRequest, 100*share, 1000*(stackPerS+checkPerS))
+	// check reads the status every interval, and opcache (a small script of its own, bounded here by what a
+	// request of the app costs) ten times a window, at most every 30 s and at least an interval apart (check's
+	// sampler: opcacheReads, opcacheMaxEvery).
+	opcacheEvery := min(max(span/10, interval), 30*time.Second)
+	readsCPU := statusCost.Seconds()/interval.Seconds() + perRequest/opcacheEvery.Seconds()
+	share := (checkPerS + readsCPU) / (stackPerS + checkPerS)
+	fmt.Printf("steady, %.0f s of load beside one started check: check %.2f ms of CPU a second; its reads %.2f ms of the pool's"+
+		" (a status read costs the pool %.0f us, measured; an opcache read every %s, at most an app request's %.2f ms);"+
+		" %.3f%% of the CPU the pool, nginx and check used (%.0f ms a second): the most a check can take from a"+
+		" CPU-bound pool's throughput (target: under 1%%)\n", wall, 1000*checkPerS, 1000*readsCPU, 1e6*statusCost.Seconds(),
+		opcacheEvery.Round(100*time.Millisecond), 1000*perRequest, 100*share, 1000*(stackPerS+checkPerS))
 	return nil
+}
+
+// statusReads is how many status reads statusReadCost sends, one after another, to the idle pool.
+const statusReads = 500
+
+// statusReadCost is what one read of the status page (?json&full, as check sends it) costs the pool in CPU:
+// statusReads of them on the idle pool, its CPU read around them.
+func statusReadCost(ctx context.Context, st *stack.Stack) (time.Duration, error) {
+	pool, ok := st.Pool("www")
+	if !ok || pool.StatusPath == "" {
+		return 0, fmt.Errorf("the demo's pool has no status path")
+	}
+	pg := st.PID("php-fpm")
+	before, err := measure.GroupCPU(pg)
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < statusReads; i++ {
+		if _, err := measure.ReadFPMStatus(ctx, pool.Network, pool.Address, pool.StatusPath); err != nil {
+			return 0, err
+		}
+	}
+	after, err := measure.GroupCPU(pg)
+	if err != nil {
+		return 0, err
+	}
+	return (after - before) / statusReads, nil
 }
 
 // threadsCPU is the CPU time every thread of process pid has used so far (their schedstat, nanoseconds): check is
