@@ -173,11 +173,13 @@ func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf stri
 	opcacheEvery := min(max(span/10, interval), 30*time.Second)
 	readsCPU := statusCost.Seconds()/interval.Seconds() + perRequest/opcacheEvery.Seconds()
 	share := (checkPerS + readsCPU) / (stackPerS + checkPerS)
-	fmt.Printf("steady, %.0f s of load beside one started check: check %.2f ms of CPU a second; its reads %.2f ms of the pool's"+
-		" (a status read costs the pool %.0f us, measured; an opcache read every %s, at most an app request's %.2f ms);"+
-		" %.3f%% of the CPU the pool, nginx and check used (%.0f ms a second): the most a check can take from a"+
-		" CPU-bound pool's throughput (target: under 1%%)\n", wall, 1000*checkPerS, 1000*readsCPU, 1e6*statusCost.Seconds(),
-		opcacheEvery.Round(100*time.Millisecond), 1000*perRequest, 100*share, 1000*(stackPerS+checkPerS))
+	fmt.Printf("steady, %.0f s of load beside one started check:\n", wall)
+	fmt.Printf("  check's own CPU: %.2f ms a second\n", 1000*checkPerS)
+	fmt.Printf("  its reads: %.2f ms of the pool's CPU a second (a status read costs the pool %.0f us, measured; an opcache\n"+
+		"  read every %s, counted at an app request's %.2f ms)\n", 1000*readsCPU, 1e6*statusCost.Seconds(),
+		opcacheEvery.Round(100*time.Millisecond), 1000*perRequest)
+	fmt.Printf("  %.3f%% of the CPU the pool, nginx and check used (%.0f ms a second): the most a check can take from a\n"+
+		"  CPU-bound pool's throughput (target: under 1%%)\n", 100*share, 1000*(stackPerS+checkPerS))
 	return nil
 }
 
