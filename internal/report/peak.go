@@ -26,7 +26,7 @@ func peakRow(c *tune.PeakCheck) string {
 	case c.Holds:
 		return s + "holds it"
 	case c.MostRPS > 0:
-		return s + fmt.Sprintf("CANNOT hold it, nor can any size here (at most %s req/s)", rate(c.MostRPS))
+		return s + fmt.Sprintf("CANNOT hold it, nor did any size measured (at most %s req/s)", rate(c.MostRPS))
 	}
 	return s + "CANNOT hold it"
 }

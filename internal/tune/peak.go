@@ -81,12 +81,12 @@ func (c *PeakCheck) sentence() string {
 	case c.Holds:
 		return s + ": it holds the peak"
 	case c.MemoryLimit > 0 && c.MostRPS > 0:
-		return s + fmt.Sprintf(": it cannot hold the peak; memory holds %d children, and no pool size here served more than %.0f req/s",
+		return s + fmt.Sprintf(": it cannot hold the peak; memory holds %d children, and no pool size measured here served more than %.0f req/s",
 			c.MemoryLimit, c.MostRPS)
 	case c.MemoryLimit > 0:
 		return s + fmt.Sprintf(": it cannot hold the peak; memory holds %d children", c.MemoryLimit)
 	case c.MostRPS > 0:
-		return s + fmt.Sprintf(": it cannot hold the peak, and no pool size here can: the most any served was %.0f req/s "+
+		return s + fmt.Sprintf(": it cannot hold the peak, and no pool size measured here could: the most any served was %.0f req/s "+
 			"(the peak needs about %.1f hosts like this one, or cheaper requests)", c.MostRPS, c.PeakRPS/c.MostRPS)
 	case c.MaxChildren >= c.Workers:
 		return s + ": it cannot hold the peak; the workers suffice, the host is short"

@@ -28,7 +28,7 @@ func TestCheckPeak(t *testing.T) {
 	}
 	want := "the log's peak of 212 req/s (at most 20.5 requests in flight by the log's times) needs about 14 workers at " +
 		"66 ms a request; the pool of 8 serves 150 req/s here: it cannot hold the peak; memory holds 10 children, and no pool size " +
-		"here served more than 150 req/s"
+		"measured here served more than 150 req/s"
 	if c.Note != want || len(tr.res.Warnings) != 1 || tr.res.Warnings[0] != want || c.CapacityFrom != "the final comparison's median at 8 connections" {
 		t.Errorf("note %q\nwarnings %q\nwant %q", c.Note, tr.res.Warnings, want)
 	}
@@ -42,8 +42,8 @@ func TestCheckPeak(t *testing.T) {
 	// short, not the pool.
 	tr = peakTuner(180, 16)
 	tr.checkPeak()
-	if c := tr.res.PeakCheck; c.Holds || c.MostRPS != 150 || !strings.HasSuffix(c.Note, ": it cannot hold the peak, and no pool size here "+
-		"can: the most any served was 150 req/s (the peak needs about 1.2 hosts like this one, or cheaper requests)") {
+	if c := tr.res.PeakCheck; c.Holds || c.MostRPS != 150 || !strings.HasSuffix(c.Note, ": it cannot hold the peak, and no pool size measured "+
+		"here could: the most any served was 150 req/s (the peak needs about 1.2 hosts like this one, or cheaper requests)") {
 		t.Errorf("check %+v", c)
 	}
 	// The same, where the sizes' race saw a size serve 200: the pool, not the host, falls short.
@@ -73,7 +73,7 @@ func TestCheckPeak(t *testing.T) {
 	tr.res.Saturation.Points = tr.res.Saturation.Points[1:]
 	tr.checkPeak()
 	if c := tr.res.PeakCheck; c.Workers != 21 || c.ServiceUs != 0 || c.Holds || !strings.Contains(c.Note, "in flight by the log's times) needs about 21 workers;") ||
-		!strings.HasSuffix(c.Note, "no pool size here can: the most any served was 150 req/s (the peak needs about 1.4 hosts like this one, or cheaper requests)") {
+		!strings.HasSuffix(c.Note, "no pool size measured here could: the most any served was 150 req/s (the peak needs about 1.4 hosts like this one, or cheaper requests)") {
 		t.Errorf("check %+v", c)
 	}
 	// A log without a rate: no check.
