@@ -113,8 +113,8 @@ const (
 
 // steady accounts for what a started check takes: one check runs beside steadyTrials trials back to back, and its
 // CPU (every thread's) is read with the pool's and nginx's from steadySkip on, with the requests served. A check
-// takes from a CPU-bound pool at most the share of the CPU it and its reads use: its own, and at most two
-// requests (a status read, an opcache read) an interval at what a request of the load costs the stack. That
+// takes from a CPU-bound pool at most the share of the CPU it and its reads use: its own, a status read an
+// interval at what one costs the pool (measured first), and the opcache reads at an app request's cost. That
 // share is read to a fraction of a percent in one run, where the side-by-side goodput ratio needs hundreds of
 // rounds on a shared machine to resolve 1%.
 func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, interval time.Duration) error {
@@ -133,11 +133,19 @@ func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf stri
 	}()
 	time.Sleep(steadySkip)
 	groups := []int{st.PID("php-fpm"), st.PID("nginx")}
-	before, err := cpuOf(groups)
-	if err != nil {
-		return err
+	// read is the stack's CPU (php-fpm's and nginx's) and check's so far.
+	read := func() (servers, check time.Duration, err error) {
+		cpus, err := cpuOf(groups)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, c := range cpus {
+			servers += c
+		}
+		check, err = threadsCPU(cmd.Process.Pid)
+		return servers, check, err
 	}
-	checkBefore, err := threadsCPU(cmd.Process.Pid)
+	stackBefore, checkBefore, err := read()
 	if err != nil {
 		return err
 	}
@@ -151,18 +159,11 @@ func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf stri
 		requests += res.Requests
 	}
 	wall := time.Since(began).Seconds()
-	after, err := cpuOf(groups)
+	stackAfter, checkAfter, err := read()
 	if err != nil {
 		return err
 	}
-	checkAfter, err := threadsCPU(cmd.Process.Pid)
-	if err != nil {
-		return err
-	}
-	var stackCPU time.Duration
-	for i := range groups {
-		stackCPU += after[i] - before[i]
-	}
+	stackCPU := stackAfter - stackBefore
 	checkPerS := (checkAfter - checkBefore).Seconds() / wall
 	stackPerS := stackCPU.Seconds() / wall
 	// Requests counted over the trials' windows, CPU over their warm-ups too: the cost a request is an upper bound.
@@ -193,8 +194,8 @@ func statusReadCost(ctx context.Context, st *stack.Stack) (time.Duration, error)
 	if !ok || pool.StatusPath == "" {
 		return 0, fmt.Errorf("the demo's pool has no status path")
 	}
-	pg := st.PID("php-fpm")
-	before, err := measure.GroupCPU(pg)
+	fpm := []int{st.PID("php-fpm")}
+	before, err := cpuOf(fpm)
 	if err != nil {
 		return 0, err
 	}
@@ -203,11 +204,11 @@ func statusReadCost(ctx context.Context, st *stack.Stack) (time.Duration, error)
 			return 0, err
 		}
 	}
-	after, err := measure.GroupCPU(pg)
+	after, err := cpuOf(fpm)
 	if err != nil {
 		return 0, err
 	}
-	return (after - before) / statusReads, nil
+	return (after[0] - before[0]) / statusReads, nil
 }
 
 // threadsCPU is the CPU time every thread of process pid has used so far (their schedstat, nanoseconds): check is
