@@ -55,6 +55,11 @@ type Options struct {
 	// number each (Requests is rounded up to connections x whole cycles): every run then serves exactly the
 	// same requests, whose costs can be compared run to run whatever the URLs' costs.
 	Even bool
+	// Drain, in the closed model over a window, lets the requests in flight when the window closes finish
+	// (within the timeout) instead of abandoning them, and sends no new ones: every request sent is then
+	// answered before the run returns, so Served counts all the work the server did for it (a trial's
+	// requests per CPU-second). The window's figures are the same either way.
+	Drain bool
 	// Engine, when set, runs the trials instead of the built-in generator (k6).
 	Engine Engine
 }
@@ -198,7 +203,10 @@ type Result struct {
 	// answered (a refused connection or a reset has no latency worth the name, and would read as fast).
 	LatencyAll []Quantile `json:"latency_all_us,omitempty"`
 
-	InFlightAtEnd     int64    `json:"in_flight_at_end"`
+	InFlightAtEnd int64 `json:"in_flight_at_end"`
+	// Served counts the requests answered well from the first send to the last answer (closed model): the
+	// warm-up's, the window's and, with Drain, those still in flight when the window closed.
+	Served            int64    `json:"served,omitempty"`
 	Reconnects        int64    `json:"reconnects"`
 	ClientCPUUsPerReq float64  `json:"client_cpu_us_per_req"`
 	ClientCPUS        float64  `json:"client_cpu_s"`
@@ -254,6 +262,7 @@ type worker struct {
 	maxBytes   int64
 	stderr     int64
 	inFlight   int64
+	served     int64 // answered well, warm-up and drain included
 	reconnects int64
 	late       int64
 	maxLag     time.Duration
@@ -507,6 +516,7 @@ func (res *Result) mergeWorkers(o *Options, workers []*worker) {
 		res.MaxBytes = max(res.MaxBytes, w.maxBytes)
 		res.StderrBytes += w.stderr
 		res.InFlightAtEnd += w.inFlight
+		res.Served += w.served
 		res.Reconnects += w.reconnects
 		res.LateStarts += w.late
 		res.Unsent += w.unsent
@@ -575,7 +585,7 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 			return
 		}
 		deadline := start.Add(o.Timeout)
-		if !countMode && deadline.After(end) {
+		if !countMode && !o.Drain && deadline.After(end) {
 			// A request still running when the window closes is in flight at the end, not a timeout.
 			deadline = end
 		}
@@ -586,7 +596,17 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 		if !countMode {
 			measuring = !fin.Before(measureStart)
 		}
-		if err != nil && (ctx.Err() != nil || (!countMode && !fin.Before(end) && deadline.Equal(end))) {
+		if !countMode && !fin.Before(end) {
+			// In flight when the window closed: not the window's; answered in the drain, or cut at its close.
+			if o.Drain && ctx.Err() == nil && w.answered(o, accept, err, &out, req) {
+				w.served++
+			}
+			if measuring {
+				w.inFlight++
+			}
+			return
+		}
+		if err != nil && ctx.Err() != nil {
 			if measuring {
 				w.inFlight++
 			}
@@ -595,6 +615,8 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 		if !measuring {
 			if err != nil {
 				backoff = pause(ctx, err, backoff)
+			} else if w.answered(o, accept, err, &out, req) {
+				w.served++
 			}
 			continue
 		}
@@ -602,12 +624,21 @@ func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[6
 		if err != nil && classifyErr(err) == cTimeout {
 			lat = o.Timeout // recorded at the timeout, whatever the clock said
 		}
-		if w.record(o, accept, err, &out, lat, 0, req, cnt) && err != nil {
+		failed := w.record(o, accept, err, &out, lat, 0, req, cnt)
+		if failed && err != nil {
 			backoff = pause(ctx, err, backoff)
 		} else if err == nil {
 			backoff = 0
 		}
+		if !failed {
+			w.served++
+		}
 	}
+}
+
+// answered says whether a request outside the window was answered well, by the window's own rule.
+func (w *worker) answered(o *Options, accept *[600]bool, err error, out *outcome, req int) bool {
+	return err == nil && w.classifyResponse(out, o, accept, req) < 0
 }
 
 // runOpen is the open model: request idx is sent at its due time (or as soon as the connection is free when

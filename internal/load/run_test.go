@@ -4,11 +4,14 @@ import (
 	"context"
 	"io/fs"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -348,6 +351,40 @@ func TestEvenRunsServeTheSameRequests(t *testing.T) {
 		// 25 over 4 connections is 7 each, rounded up to whole cycles of 3: 9 each, 36 in all, a third of them API.
 		if res.Requests != 36 || res.ErrorsByClass[ClassBody] != 12 {
 			t.Fatalf("run %d: %d requests, %d API: want 36 and 12", i, res.Requests, res.ErrorsByClass[ClassBody])
+		}
+	}
+}
+
+// TestDrainAnswersWhatWasInFlight: with Drain, the requests in flight when the window closes are answered and
+// counted in Served (every request sent), not in the window; without it they are cut and only the answered
+// ones are served.
+func TestDrainAnswersWhatWasInFlight(t *testing.T) {
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		time.Sleep(150 * time.Millisecond)
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	for _, drain := range []bool{true, false} {
+		got.Store(0)
+		res, err := Run(context.Background(), Options{Target: mustTarget(t, srv.URL+"/"), Request: Request{KeepAlive: true}, Connections: 4,
+			Warmup: 200 * time.Millisecond, Duration: 500 * time.Millisecond, Timeout: 5 * time.Second, SkipPreflight: true, Drain: drain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := got.Load()
+		if res.InFlightAtEnd < 1 || res.Requests < 4 || res.Errors != 0 {
+			t.Fatalf("drain %v: %d requests in the window, %d in flight at its end, %d errors", drain, res.Requests, res.InFlightAtEnd, res.Errors)
+		}
+		if drain && res.Served != sent {
+			t.Errorf("drain: served %d of %d sent: want every one", res.Served, sent)
+		}
+		if !drain && res.Served != sent-res.InFlightAtEnd {
+			t.Errorf("no drain: served %d, sent %d, %d cut at the end: want sent less the cut", res.Served, sent, res.InFlightAtEnd)
+		}
+		if res.Served <= res.Requests {
+			t.Errorf("drain %v: served %d, window %d: the warm-up's answers are served too", drain, res.Served, res.Requests)
 		}
 	}
 }

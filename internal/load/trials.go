@@ -101,7 +101,7 @@ func Merge(trials []*Result) *Result {
 	first := trials[0]
 	m := *first
 	m.ErrorsByClass, m.StatusCodes, m.ErrorSamples = map[string]int64{}, map[string]int64{}, nil
-	m.Requests, m.Errors, m.Bytes, m.StderrBytes, m.InFlightAtEnd, m.Reconnects = 0, 0, 0, 0, 0, 0
+	m.Requests, m.Errors, m.Bytes, m.StderrBytes, m.InFlightAtEnd, m.Reconnects, m.Served = 0, 0, 0, 0, 0, 0, 0
 	m.LateStarts, m.Unsent, m.MaxLagUs, m.ClientCPUS, m.Partial = 0, 0, 0, 0, false
 	m.Warnings, m.Trials = nil, nil
 	m.hist = hdrhistogram.New(first.hist.LowestTrackableValue(), first.hist.HighestTrackableValue(), int(first.hist.SignificantFigures()))
@@ -122,6 +122,7 @@ func Merge(trials []*Result) *Result {
 		m.MaxBytes = max(m.MaxBytes, r.MaxBytes)
 		m.StderrBytes += r.StderrBytes
 		m.InFlightAtEnd += r.InFlightAtEnd
+		m.Served += r.Served
 		m.Reconnects += r.Reconnects
 		m.LateStarts += r.LateStarts
 		m.Unsent += r.Unsent

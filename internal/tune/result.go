@@ -226,7 +226,8 @@ type TrialRecord struct {
 	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
 	WallS        float64            `json:"wall_s,omitempty"`
 	// ReqPerCPUS, in goodput trials, is requests served per second of the servers' CPU time (php-fpm's and
-	// nginx's, or Apache's) over the window (capacity: fewer servers for the same traffic).
+	// nginx's, or Apache's) from the first request sent to the last answered, warm-up and drain included
+	// (capacity: fewer servers for the same traffic).
 	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
 	// FrontPSS is the HTTP server's memory in front of php-fpm (nginx's or Apache's group, PSS at its peak).
 	FrontPSS int64 `json:"front_pss_bytes,omitempty"`

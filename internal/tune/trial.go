@@ -64,6 +64,7 @@ const maxQueue = 4 * time.Second
 func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time, last bool) (experiment.Observation, bool, error) {
 	o := s.loadOptions(w, spec.Conc)
 	o.Warmup, o.Duration = max(o.Warmup, w.queue*3/2), max(o.Duration, 2*w.queue)
+	o.Drain = true // every request sent is answered before the CPU is read: capacity counts all of the work
 	r, err := load.NewRunner(o)
 	if err != nil {
 		return experiment.Observation{}, false, err
@@ -77,9 +78,7 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	sampler := measure.NewSampler(w.st.Groups(), 200*time.Millisecond)
 	_ = sampler.Start(ctx)
 	cpu0, cpuErr := serverCPU(w)
-	loadBegan := time.Now()
 	res, err := r.Trial(ctx, 0, 0)
-	loadWall := time.Since(loadBegan)
 	cpu1, cpuErr1 := serverCPU(w)
 	sample, _ := sampler.Stop()
 	if ctx.Err() != nil {
@@ -111,10 +110,8 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 		Goodput: good, Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq}
 	if sample != nil && res.Requests > 0 {
 		rec.ServerCPU = map[string]float64{}
-		// The sampler's window includes the warm-up: scale by the measured window's share of the time.
-		share := o.Duration.Seconds() / (o.Duration + o.Warmup).Seconds()
 		for g, d := range sample.CPU {
-			rec.ServerCPU[g] = d.Seconds() * share * 1e6 / float64(res.Requests)
+			rec.ServerCPU[g] = d.Seconds() * 1e6 / float64(served(res))
 		}
 		if wm, ok := sample.Workers[w.st.PHP()]; ok {
 			rec.WorkerPSS, rec.WorkerUSS, rec.WorkerShared, rec.Workers = wm.MeanPSS, wm.PeakUSS, wm.Shared, wm.Count
@@ -137,14 +134,25 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	rec.WallS = time.Since(began).Seconds()
 	obs := experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good, Step: 1 / float64(max(ok, 1)), Stack: w.serial}
 	if cpuErr == nil && cpuErr1 == nil && cpu1 > cpu0 {
-		// The servers' CPU was read around warm-up and window alike: the window's share of it is its share of
-		// the time, the load being steady.
-		cpu := (cpu1 - cpu0).Seconds() * res.DurationS / max(loadWall.Seconds(), res.DurationS)
-		rec.ReqPerCPUS = float64(max(ok, 1)) / cpu
-		obs.Second, obs.SecondStep = rec.ReqPerCPUS, obs.Step
+		// The servers' CPU was read before the first request was sent and after the last was answered (the
+		// load drains): all of its work, and nothing else, is inside, as in a CPU trial. Counting only the
+		// window's answers against a share of that CPU made capacity as noisy as goodput: at 32 connections a
+		// 0.5 s window holds about 120 answers, and which of them fall inside moves the count by 10%.
+		n := served(res)
+		rec.ReqPerCPUS = float64(n) / (cpu1 - cpu0).Seconds()
+		obs.Second, obs.SecondStep = rec.ReqPerCPUS, 1/float64(n)
 	}
 	s.record(rec)
 	return obs, false, nil
+}
+
+// served is the count of requests a goodput trial's servers did the work of: all answered well, the
+// warm-up's and the drain's too; where the engine does not count them (k6), the window's.
+func served(res *load.Result) int64 {
+	if res.Served > 0 {
+		return res.Served
+	}
+	return max(res.Requests-res.Errors, 1)
 }
 
 // serverCPU is the CPU time the stack's servers have used (php-fpm's and nginx's, or Apache's), from the
