@@ -2,7 +2,8 @@
 # Tune's value on real applications: each preset prepared (its Debian packages installed, provisioned once),
 # tuned at the budget, and the recommendation's final interleaved comparison (fresh trials, inside the tune)
 # against Debian's defaults and the "static, 2 x cores" rule read back: one table of the gain in capacity (requests
-# per CPU-second) and in goodput, each with its interval and verdict, what changed and the time it took.
+# per CPU-second) and in goodput, each with its interval and verdict, what changed and the time it took; where
+# capacity is undecided, the rounds that would decide it against the rounds the whole budget could hold.
 # Usage: bench/real-apps.sh [BUDGET] [PRESET...]   (default 10m; wordpress mediawiki dokuwiki laravel symfony)
 # PHPTUNE=path picks the binary (default bin/phptune). OUT=DIR keeps each run's results (default a temp dir);
 # a preset already run in OUT is not run again, so an interrupted run goes on where it stopped.
@@ -55,6 +56,14 @@ for p in presets:
     changed = ["%s %s->%s" % (k, base.get(k, "-"), rec.get(k, "-")) for k in sorted(set(base) | set(rec)) if base.get(k) != rec.get(k)]
     print("%-10s %-26s %-14s %-26s %-14s %5ss" % (p, c, cv, d, dv, seconds))
     print("%-10s capacity vs static 2 x cores %s %s" % ("", t, tv))
+    cc, rs = h.get("capacity_vs_debian") or {}, h.get("round_s") or 0
+    if cc.get("verdict") == "inconclusive" and rs > 0:
+        # What deciding would take at this final's pace, against all the rounds the budget could have held.
+        need = cc.get("rounds_needed", 0)
+        about = "over" if need >= 1000 else "about"
+        print("%-10s capacity undecided after %d rounds of %.1f s: deciding needs %s %d rounds (%s %.0f min); the"
+              " whole budget holds %d" % ("", h.get("rounds", 0), rs, about, need, about, need * rs / 60,
+                                          r.get("budget_s", 0) / rs))
     print("%-10s changed: %s" % ("", ", ".join(changed) or "nothing"))
 print("runs kept in", out)
 PY

@@ -288,9 +288,13 @@ func hero(h *headlineModel) []heroCard {
 			if c == nil {
 				continue
 			}
+			sub := x.sub
+			if n := headlineNeed(h, c); n != "" {
+				sub += "; deciding it would need " + n
+			}
 			cards = append(cards, heroCard{Main: i == 0 && x.name == h.Baseline, Big: changeHTML(100 * c.Estimate), Label: short + " against " + x.name,
 				CI: fmt.Sprintf("%s CI [%s, %s]", levelText(statLevel(*c)), changeHTML(100*c.Lo), changeHTML(100*c.Hi)), Verdict: c.Verdict,
-				Figures: []heroFigure{fig(h.Rec, f.Rec), fig(x.row, x.v)}, Sub: x.sub})
+				Figures: []heroFigure{fig(h.Rec, f.Rec), fig(x.row, x.v)}, Sub: sub})
 		}
 	}
 	return cards

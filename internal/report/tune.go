@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/stats"
@@ -181,10 +182,22 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 		if c := x.c; c != nil {
 			ch := &change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}
 			cells[2], cells[3] = pctText(ch.Est)+" "+intervalText(ch), termWord(verdictWord(c.Verdict))
+			if n := headlineNeed(h, c); n != "" {
+				row.Details = append(row.Details, "deciding it would need "+n)
+			}
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// headlineNeed is what would have decided an inconclusive comparison of the final, at the time its rounds took
+// ("" when it was decided, or nothing says).
+func headlineNeed(h *headlineModel, c *stats.Comparison) string {
+	if c.Verdict != stats.Inconclusive || c.RoundsNeeded <= 0 || !(h.RoundS > 0) {
+		return ""
+	}
+	return tune.Need(c.RoundsNeeded, h.Rounds, time.Duration(h.RoundS*float64(time.Second)))
 }
 
 // verdictWord is a comparison's verdict in the table's words.

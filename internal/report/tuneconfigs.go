@@ -252,6 +252,7 @@ func containsInt(list []int, v int) bool {
 type headlineModel struct {
 	Baseline        string // what the starting point is called: Debian's defaults, or your configuration
 	Rounds, Load    int
+	RoundS          float64 // a round's seconds, on average
 	Rec, Base, Rule configRow
 	// Figures are the metrics compared: goodput, and any other the final measures, each with its intervals.
 	Figures []headlineFigure
@@ -273,7 +274,7 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		return nil
 	}
 	n := namerOf(r)
-	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, Load: r.Plan.Concurrency}
+	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, RoundS: h.RoundS, Load: r.Plan.Concurrency}
 	for _, t := range r.Trials {
 		if t.Phase == "final" {
 			m.Load = t.Concurrency

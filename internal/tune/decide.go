@@ -276,7 +276,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 					live++
 				}
 			}
-			row.Need = need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
+			row.Need = Need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
 			if out.Winner != 0 && inc.Status == experiment.StatusDropped {
 				// The pick by way of another value: the incumbent was shown worse than one that lost to it.
 				notes = append(notes, fmt.Sprintf("%s=%s is the race's pick: %s=%s was shown %s", k.Name, orUnset(row.Value), k.Name, orUnset(from), inc.Note))
@@ -328,8 +328,9 @@ func betterOrWorse(better bool) string {
 	return "worse"
 }
 
-// need says what would decide an inconclusive comparison: the rounds in all, and about how much more time.
-func need(rounds, done int, perRound time.Duration) string {
+// Need says what would decide an inconclusive comparison: the rounds in all, and about how much more time at
+// perRound a round.
+func Need(rounds, done int, perRound time.Duration) string {
 	if rounds <= 0 {
 		return ""
 	}

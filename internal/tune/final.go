@@ -53,6 +53,7 @@ func (t *tuner) final(ctx context.Context) error {
 		return err
 	}
 	h.Rounds = out.Rounds
+	h.RoundS = t.clock.Now().Sub(began).Seconds() / float64(out.Rounds)
 	h.RecommendationRPS = medianOf(out.Arms[0].Trials, rate)
 	h.DebianRPS = medianOf(out.Arms[1].Trials, rate)
 	h.RuleOfThumbRPS = medianOf(out.Arms[2].Trials, rate)

@@ -170,6 +170,9 @@ type Headline struct {
 	RuleOfThumb       string            `json:"rule_of_thumb"`
 	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
 	Rounds            int               `json:"rounds,omitempty"`
+	// RoundS is what a round of the final took, on average: with an inconclusive comparison's rounds_needed,
+	// the time that would have decided it.
+	RoundS float64 `json:"round_s,omitempty"`
 
 	// Capacity: the medians of requests per CPU-second and the recommendation's comparisons on it (nil when the
 	// servers' CPU could not be read).
