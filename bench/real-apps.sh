@@ -57,6 +57,9 @@ for p in presets:
     print("%-10s %-26s %-14s %-26s %-14s %5ss" % (p, c, cv, d, dv, seconds))
     print("%-10s capacity vs static 2 x cores %s %s" % ("", t, tv))
     cc, rs = h.get("capacity_vs_debian") or {}, h.get("round_s") or 0
+    fin = [x for x in r.get("trials") or [] if x.get("phase") == "final"]
+    if not rs and fin and h.get("rounds"):  # results from before round_s: the final's span over its rounds
+        rs = (max(x["at_s"] for x in fin) - min(x["at_s"] - x["wall_s"] for x in fin)) / h["rounds"]
     if cc.get("verdict") == "inconclusive" and rs > 0:
         # What deciding would take at this final's pace, against all the rounds the budget could have held.
         need = cc.get("rounds_needed", 0)
