@@ -110,14 +110,16 @@ func TestAStallIsNotAHang(t *testing.T) {
 	if err != nil || !(obs.Value > 0) {
 		t.Errorf("a goodput trial in a stall: %+v, %v; want an observation", obs, err)
 	}
-	// Once its windows are known to complete requests, a window in a stall is what the app served: nothing. It
-	// lasts its window and the drain (the requests in flight wait out the timeout), not a stretched window.
+	// Once its windows are known to complete requests, a window in a stall is what the app served: nothing, not
+	// a window stretched until the stall ends (which would serve some). It lasts its warm-up, its window and the
+	// drain: the requests in flight wait out the timeout, and on a busy machine one that timed out in the window
+	// may be followed by one that waits it out again.
 	wait = stallFor(t, good.w, 1500*time.Millisecond)
 	began := time.Now()
 	obs, err = good.Trial(ctx)
 	took := time.Since(began)
 	wait()
-	if err != nil || obs.Requests != 0 || !(obs.Value > 0) || took > o.Timeout+400*time.Millisecond {
+	if err != nil || obs.Requests != 0 || !(obs.Value > 0) || took > 3*o.Timeout {
 		t.Errorf("a goodput trial in a stall, the queue known: %+v, %v in %s; want an empty window counted as it was, not stretched", obs, err, took)
 	}
 
