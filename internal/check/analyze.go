@@ -30,6 +30,8 @@ type window struct {
 	queueErr   error
 	memErr     error
 	missed     int
+	failed     int
+	failErr    error
 	own        int
 	opcache    []*measure.Opcache
 	opWhy      string // why opcache was not read
@@ -48,10 +50,13 @@ type window struct {
 // analyze sums up one pool's window.
 func analyze(t Target, w window) *Pool {
 	p := &Pool{Name: t.Name, Network: t.Network, Address: t.Address, StatusPath: t.StatusPath, MasterPID: t.MasterPID,
-		Config: t.Config, Samples: len(w.obs), StatusMissed: w.missed, OwnRequests: w.own, QueueSamples: len(w.queue),
+		Config: t.Config, Samples: len(w.obs), StatusMissed: w.missed, StatusFailed: w.failed, OwnRequests: w.own, QueueSamples: len(w.queue),
 		ElapsedS: w.end.Sub(w.start).Seconds()}
 	if t.Pool != nil {
 		p.PoolFile = t.Pool.File
+	}
+	if w.failErr != nil {
+		p.StatusError = w.failErr.Error()
 	}
 	if p.Name == "" && len(w.obs) > 0 {
 		p.Name = w.obs[0].status.Pool

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,21 @@ func TestOpcacheFindings(t *testing.T) {
 	}
 	if got := ids(opcacheOf(window{opcache: []*measure.Opcache{{Loaded: true, INI: ini}}})); len(got) != 1 || got[0] != FindOpcacheOff {
 		t.Errorf("opcache off: %v", got)
+	}
+}
+
+// TestStatusFailuresSayWhatHappened: a status read that timed out is a pool whose every worker was held; one that
+// failed otherwise (twice in a row) is said as it failed, not as a ten-second wait.
+func TestStatusFailuresSayWhatHappened(t *testing.T) {
+	if f, _ := unanswered(&Pool{Samples: 12, StatusFailed: 1, StatusError: "read: connection reset by peer"}, tuneCmd{}); f == nil ||
+		!strings.Contains(f.Title, "failed 1 time(s), each after a second try: read: connection reset by peer") ||
+		strings.Contains(f.Title, "unanswered") {
+		t.Errorf("a failed read: %+v", f)
+	}
+	if f, _ := unanswered(&Pool{Samples: 12, StatusMissed: 1}, tuneCmd{}); f == nil || !strings.Contains(f.Title, "unanswered for 10s, 1 time(s)") {
+		t.Errorf("a timed-out read: %+v", f)
+	}
+	if f, _ := unanswered(&Pool{Samples: 12}, tuneCmd{}); f != nil {
+		t.Errorf("every read answered: %+v", f)
 	}
 }

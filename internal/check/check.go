@@ -68,8 +68,12 @@ type Pool struct {
 	// App is what the status page showed of the app the pool serves: for the tune command lines.
 	App App `json:"app"`
 
-	Samples      int     `json:"samples"`       // status pages read
-	StatusMissed int     `json:"status_missed"` // status reads that got no answer in time
+	Samples      int `json:"samples"`       // status pages read
+	StatusMissed int `json:"status_missed"` // status reads that got no answer in time
+	// StatusFailed counts status reads that failed otherwise (refused, reset), each after a second try;
+	// StatusError is the first such failure.
+	StatusFailed int     `json:"status_failed,omitempty"`
+	StatusError  string  `json:"status_error,omitempty"`
 	OwnRequests  int     `json:"own_requests"`  // requests check sent (status and opcache), taken out of Traffic
 	QueueSamples int     `json:"queue_samples"` // kernel accept-queue reads
 	ElapsedS     float64 `json:"elapsed_s"`

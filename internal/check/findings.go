@@ -129,6 +129,12 @@ func backlog(p *Pool, tn tuneCmd) (*Finding, Suggestion) {
 }
 
 func unanswered(p *Pool, _ tuneCmd) (*Finding, Suggestion) {
+	if p.StatusMissed == 0 && p.StatusFailed > 0 {
+		return &Finding{ID: FindUnanswered,
+			Title: fmt.Sprintf("the status page failed %d time(s), each after a second try: %s", p.StatusFailed, p.StatusError),
+			Evidence: []string{fmt.Sprintf("%d of %d status reads failed twice in a row (the first failure: %s)", p.StatusFailed,
+				p.StatusFailed+p.Samples, p.StatusError)}}, Suggestion{}
+	}
 	if p.StatusMissed == 0 {
 		return nil, Suggestion{}
 	}

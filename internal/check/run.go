@@ -234,7 +234,7 @@ func (r *poolRun) after(start, end time.Time) window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w.obs, w.queue, w.backlog, w.queueErr, w.missed, w.own = s.obs, s.queue, s.backlog, s.queueErr, s.missed, s.own
-	w.memErr = s.memErr
+	w.memErr, w.failed, w.failErr = s.memErr, s.failed, s.failErr
 	w.opcache, w.opWhy = s.opcache, r.opWhy
 	if s.opErr != nil {
 		w.opWhy = s.opErr.Error()

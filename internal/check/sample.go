@@ -54,8 +54,10 @@ type sampler struct {
 	backlog  int
 	queueErr error
 	memErr   error // the first worker whose memory could not be read
-	missed   int
-	own      int // requests sent to the pool, answered or not
+	missed   int   // status reads that timed out
+	failed   int   // status reads that failed otherwise, twice in a row
+	failErr  error // the first such failure
+	own      int   // requests sent to the pool, answered or not
 	opcache  []*measure.Opcache
 	opErr    error
 	lastOp   time.Time
@@ -130,12 +132,25 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache bool) {
 	s.mu.Unlock()
 	t0 := time.Now()
 	st, err := measure.ReadFPMStatus(c, s.t.Network, s.t.Address, s.t.StatusPath)
+	if err != nil && c.Err() == nil {
+		// Not a timeout: a read that failed outright (seen once in CI on a healthy pool, on a loaded machine) is
+		// tried again before it counts.
+		s.mu.Lock()
+		s.own++
+		s.mu.Unlock()
+		st, err = measure.ReadFPMStatus(c, s.t.Network, s.t.Address, s.t.StatusPath)
+	}
 	wait := time.Since(t0)
+	timedOut := c.Err() != nil
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
 			s.mu.Lock()
-			s.missed++
+			if timedOut {
+				s.missed++
+			} else if s.failed++; s.failErr == nil {
+				s.failErr = err
+			}
 			s.mu.Unlock()
 		}
 		return

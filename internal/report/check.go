@@ -64,7 +64,12 @@ func checkPool(w io.Writer, p *check.Pool) {
 	if s.Known {
 		mr = fmt.Sprint(s.MaxRequests)
 	}
-	fmt.Fprintf(w, "  pm %s, max_children %s, max_requests %s; %d status reads, %d unanswered\n", orDash(s.PM), mc, mr, p.Samples, p.StatusMissed)
+	failed := ""
+	if p.StatusFailed > 0 {
+		failed = fmt.Sprintf(", %d failed", p.StatusFailed)
+	}
+	fmt.Fprintf(w, "  pm %s, max_children %s, max_requests %s; %d status reads, %d unanswered%s\n", orDash(s.PM), mc, mr, p.Samples,
+		p.StatusMissed, failed)
 	row := func(label, text string) { wrapTo(w, fmt.Sprintf("  %-9s ", label), strings.Repeat(" ", 12), text) }
 	t := p.Traffic
 	row("Traffic", fmt.Sprintf("%s requests, %s/s; max_children reached %d time(s) (%d since the pool started); %d slow (php-fpm's count)",
