@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -59,7 +60,8 @@ func run(bin string, rounds int, trialLen, interval time.Duration, children, con
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s: %w (bench/checkcost.sh builds it)", bin, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// Ctrl-C or SIGTERM ends the rounds early and reports the whole rounds done so far: a long run keeps its data.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "static", children
@@ -82,27 +84,48 @@ func run(bin string, rounds int, trialLen, interval time.Duration, children, con
 		return err
 	}
 	conf := filepath.Join(st.RunDir, "php-fpm.conf")
-	var without, with arm
+	without, with, err := measureRounds(ctx, r, st, bin, conf, rounds, interval)
+	if len(with.goodput) > 1 {
+		report(without, with, trialLen, interval, children, conc)
+	}
+	if err != nil {
+		return err
+	}
+	return steady(ctx, r, st, bin, conf, interval)
+}
+
+// progressEvery is how many rounds pass between the interim lines on stderr a long run prints.
+const progressEvery = 25
+
+// measureRounds runs the ABBA rounds. On an error (an interrupt included) it returns the whole rounds done.
+func measureRounds(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, rounds int,
+	interval time.Duration) (without, with arm, err error) {
 	for i := 0; i < rounds; i++ {
 		order := []bool{false, true}
 		if i%2 == 1 {
 			order = []bool{true, false}
 		}
+		var fs [2]figures
 		for _, checking := range order {
 			f, err := trial(ctx, r, st, bin, conf, checking, interval)
 			if err != nil {
-				return err
+				return without, with, fmt.Errorf("round %d: %w", i+1, err)
 			}
-			a := &without
 			if checking {
-				a = &with
-				a.cpu = append(a.cpu, f.checkCPU)
+				fs[1] = f
+			} else {
+				fs[0] = f
 			}
-			a.goodput, a.capacity = append(a.goodput, f.goodput), append(a.capacity, f.capacity)
+		}
+		without.goodput, without.capacity = append(without.goodput, fs[0].goodput), append(without.capacity, fs[0].capacity)
+		with.goodput, with.capacity = append(with.goodput, fs[1].goodput), append(with.capacity, fs[1].capacity)
+		with.cpu = append(with.cpu, fs[1].checkCPU)
+		if (i+1)%progressEvery == 0 {
+			m, lo, hi := logRatioCI(with.capacity, without.capacity)
+			fmt.Fprintf(os.Stderr, "round %d: capacity with / without %.4f [%.4f, %.4f]\n", i+1, m, lo, hi)
 		}
 	}
-	report(without, with, trialLen, interval, children, conc)
-	return steady(ctx, r, st, bin, conf, interval)
+	return without, with, nil
 }
 
 // steadyTrials is how many trials the steady accounting spans, after check's start-up (steadySkip).
@@ -312,10 +335,16 @@ func report(without, with arm, trialLen, interval time.Duration, children, conc 
 
 // ratio prints the geometric mean of the rounds' paired ratios a/b with its 95% CI.
 func ratio(what string, a, b []float64) {
+	m, lo, hi := logRatioCI(a, b)
+	fmt.Printf("with / without, %s: %.4f  95%% CI [%.4f, %.4f]  (target: within 1%%)\n", what, m, lo, hi)
+}
+
+// logRatioCI is the geometric mean of the paired ratios a/b and its 95% CI.
+func logRatioCI(a, b []float64) (m, lo, hi float64) {
 	var logs []float64
 	for i := range a {
 		logs = append(logs, math.Log(a[i]/b[i]))
 	}
-	m, lo, hi := stats.MeanCI95(logs)
-	fmt.Printf("with / without, %s: %.4f  95%% CI [%.4f, %.4f]  (target: within 1%%)\n", what, math.Exp(m), math.Exp(lo), math.Exp(hi))
+	m, lo, hi = stats.MeanCI95(logs)
+	return math.Exp(m), math.Exp(lo), math.Exp(hi)
 }
