@@ -254,9 +254,12 @@ func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 		how = "(" + p.Note + ")"
 	case len(p.Sizes) > 0 && p.Decided:
 		how = fmt.Sprintf("(the smallest of %s shown within %.0f%% of the best, at %d connections)", sizeList(p.Sizes), 100*minEffect, p.Load)
+	case len(p.Sizes) > 0 && p.Kept:
+		how = fmt.Sprintf("(the starting size kept: the race of %s at %d connections ended open, none shown within %.0f%% "+
+			"of the best)", sizeList(p.Sizes), p.Load, 100*minEffect)
 	case len(p.Sizes) > 0:
-		how = fmt.Sprintf("(of %s at %d connections: the smallest whose estimate is within %.1f%% of the best; not yet shown)",
-			sizeList(p.Sizes), p.Load, 50*minEffect)
+		how = fmt.Sprintf("(the race of %s at %d connections ended open, none shown within %.0f%% of the best: of the "+
+			"sizes not shown worse, the nearest to the starting size)", sizeList(p.Sizes), p.Load, 100*minEffect)
 	}
 	out := []string{fmt.Sprintf("Pool size: CPU knee %d; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)}
 	if p.MemoryFrom != "" {

@@ -42,6 +42,9 @@ type PoolSize struct {
 	Decided bool `json:"decided"`
 	RangeLo int  `json:"range_lo,omitempty"`
 	RangeHi int  `json:"range_hi,omitempty"`
+	// Kept says an open race kept the starting configuration's size: it lay within the range, and no size was
+	// shown better than the others by more than the margin.
+	Kept bool `json:"kept,omitempty"`
 
 	// GrownPerWorkerBytes, when set, is what a worker grows to by pm.max_requests (the soak's growth per
 	// request): larger than PerWorkerBytes, it is what MemoryLimit counts each child at.
@@ -207,40 +210,82 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 		}}
 	out, err := experiment.Run(ctx, t.d.tuned(es, spec.Metric))
 	if out != nil {
-		t.setBest(rc.cfgs[out.Winner])
+		cfg := rc.cfgs[out.Winner].Clone()
 		stopAll(rc.arms)
-		t.sizesDone(sizes, rc.spec, out)
+		cfg.MaxChildren = t.sizesDone(sizes, rc.spec, out)
+		t.setBest(cfg)
 	} else {
 		stopAll(rc.arms)
 	}
 	return err
 }
 
-// sizesDone records the sizes' race: the row (the pick against the best), each size's comparison with the best
-// and the range of sizes that serve within the margin, shown or not yet excluded.
-func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) {
+// sizesDone records the sizes' race and returns the size chosen: the row (the pick against the best), each
+// size's comparison with the best and the range of sizes that serve within the margin, shown or not yet excluded.
+// Decided, the pick is the smallest size shown within the margin. Open, it is the starting configuration's size,
+// or the nearest end of the range when that size lies outside it (openPick): every other knob keeps its
+// incumbent until something is shown better, and the race's own pick when open is a noisy estimate after a few
+// rounds (six demo runs picked 8, 8, 32, 4, 4 and 8; every range held 5).
+func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) int {
 	k := knob.MaxChildren()
 	ps := t.res.PoolSize
 	if ps == nil {
 		ps = &PoolSize{}
 		t.res.PoolSize = ps
 	}
-	ps.Load, ps.Sizes, ps.Decided = spec.Conc, nil, false
-	best := strconv.Itoa(sizes[out.Best])
+	ps.Load, ps.Sizes = spec.Conc, nil
 	for i, a := range out.Arms {
-		sr := SizeResult{Size: sizes[i], Status: a.Status, Note: a.Note, RPS: medianOf(a.Trials, rate), Rounds: len(a.Trials)}
-		if a.Vs != nil {
-			sr.VsBest = a.Vs
-			t.res.Comparisons = append(t.res.Comparisons, Comparison{Knob: k.Name, A: best, B: strconv.Itoa(sizes[i]),
-				Config: "max_children=" + strconv.Itoa(sizes[i]), Metric: spec.Metric, Stats: *a.Vs,
-				ValueA: medianOf(out.Arms[out.Best].Trials, value), ValueB: medianOf(a.Trials, value), RPSA: medianOf(out.Arms[out.Best].Trials, rate),
-				RPSB: sr.RPS, ErrorsA: out.Arms[out.Best].Errors, ErrorsB: a.Errors, Rounds: sr.Rounds, Status: a.Status,
-				Accepted: i == out.Winner, Note: a.Note})
-		}
-		ps.Sizes = append(ps.Sizes, sr)
+		ps.Sizes = append(ps.Sizes, SizeResult{Size: sizes[i], Status: a.Status, Note: a.Note, RPS: medianOf(a.Trials, rate),
+			Rounds: len(a.Trials), VsBest: a.Vs})
 	}
 	win := out.Arms[out.Winner]
 	ps.Decided = win.Status == experiment.StatusWinner && win.Note == ""
+	ps.setRange()
+	pick, picked := sizes[out.Winner], out.Winner
+	if !ps.Decided {
+		pick, picked = ps.openPick(t.o.Base.MaxChildren, pick)
+	}
+	best := strconv.Itoa(sizes[out.Best])
+	for i, sr := range ps.Sizes {
+		if sr.VsBest == nil {
+			continue
+		}
+		a := out.Arms[i]
+		t.res.Comparisons = append(t.res.Comparisons, Comparison{Knob: k.Name, A: best, B: strconv.Itoa(sr.Size),
+			Config: "max_children=" + strconv.Itoa(sr.Size), Metric: spec.Metric, Stats: *sr.VsBest,
+			ValueA: medianOf(out.Arms[out.Best].Trials, value), ValueB: medianOf(a.Trials, value), RPSA: medianOf(out.Arms[out.Best].Trials, rate),
+			RPSB: sr.RPS, ErrorsA: out.Arms[out.Best].Errors, ErrorsB: a.Errors, Rounds: sr.Rounds, Status: sr.Status,
+			Accepted: i == picked, Note: sr.Note})
+	}
+	row := KnobRow{Name: k.Name, Value: strconv.Itoa(pick), From: k.Get(t.o.Base), Metric: spec.Metric, Rounds: out.Rounds,
+		Note: ps.rangeNote(t.o.MinEffect), Verdict: stats.Inconclusive}
+	if ps.Decided {
+		row.Verdict = stats.NoDifference
+	} else {
+		row.Note = ps.openNote(t.o.Base.MaxChildren) + "; " + row.Note
+	}
+	if picked < 0 {
+		// A size between the raced ones: nothing measured it, so the row has no change of its own.
+		t.res.Knobs = append(t.res.Knobs, row)
+		return pick
+	}
+	// The row states the pick against the best; when the pick is the best, against the size nearest it.
+	c, other := out.Arms[picked].Vs, best
+	if c == nil {
+		if j := nearestCompared(out, picked); j >= 0 {
+			c, other = invert(out.Arms[j].Vs), strconv.Itoa(sizes[j])
+		}
+	}
+	if c != nil {
+		row.EffectPct, row.CILowPct, row.CIHighPct = 100*c.Estimate, 100*c.Lo, 100*c.Hi
+		row.Compared = fmt.Sprintf("max_children=%d vs %s", pick, other)
+	}
+	t.res.Knobs = append(t.res.Knobs, row)
+	return pick
+}
+
+// setRange sets the range of the sizes not shown worse than the best: the winner, the within and the open ones.
+func (ps *PoolSize) setRange() {
 	ps.RangeLo, ps.RangeHi = 0, 0
 	for _, sr := range ps.Sizes {
 		switch sr.Status {
@@ -251,24 +296,37 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 			ps.RangeHi = sr.Size
 		}
 	}
-	row := KnobRow{Name: k.Name, Value: strconv.Itoa(sizes[out.Winner]), From: k.Get(t.o.Base), Metric: spec.Metric, Rounds: out.Rounds}
-	row.Note = ps.rangeNote(t.o.MinEffect)
-	// The row states the pick against the best; when the pick is the best, against the size nearest it.
-	c, other := win.Vs, best
-	if c == nil {
-		if j := nearestCompared(out, out.Winner); j >= 0 {
-			c, other = invert(out.Arms[j].Vs), strconv.Itoa(sizes[j])
+}
+
+// openNote says why an open race's pick is what it is.
+func (ps *PoolSize) openNote(start int) string {
+	if ps.Kept {
+		return fmt.Sprintf("the starting %d kept: no size was shown better", start)
+	}
+	return fmt.Sprintf("the starting %d lies outside the sizes raced and not shown worse: the nearest of them", start)
+}
+
+// openPick is the size an open race recommends: the starting configuration's, kept when it lies within the sizes
+// not shown worse, else the nearest end of their range; fallback without a range. It marks the raced size it
+// names, if any, as the pick (winner) and returns its index among the sizes, or -1 for a size not raced.
+func (ps *PoolSize) openPick(start, fallback int) (pick, index int) {
+	pick = fallback
+	if ps.RangeLo > 0 {
+		pick = min(max(start, ps.RangeLo), ps.RangeHi)
+	}
+	ps.Kept = pick == start
+	index = -1
+	for i := range ps.Sizes {
+		sr := &ps.Sizes[i]
+		if sr.Status == experiment.StatusWinner {
+			sr.Status, sr.Note = experiment.StatusOpen, ""
+		}
+		if sr.Size == pick {
+			sr.Status, index = experiment.StatusWinner, i
+			sr.Note = "the pick: not shown worse, and no size shown better"
 		}
 	}
-	row.Verdict = stats.Inconclusive
-	if ps.Decided {
-		row.Verdict = stats.NoDifference
-	}
-	if c != nil {
-		row.EffectPct, row.CILowPct, row.CIHighPct = 100*c.Estimate, 100*c.Lo, 100*c.Hi
-		row.Compared = fmt.Sprintf("max_children=%d vs %s", sizes[out.Winner], other)
-	}
-	t.res.Knobs = append(t.res.Knobs, row)
+	return pick, index
 }
 
 // nearestCompared is the arm nearest i (the next larger first) that was compared with the best, or -1.

@@ -1,0 +1,87 @@
+package tune
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// sizesOutcome is a sizes' race as experiment.Smallest leaves it: statuses per size, the best and the winner, each
+// size other than the best with a comparison against it.
+func sizesOutcome(best, winner int, statuses ...string) *experiment.Outcome {
+	out := &experiment.Outcome{Best: best, Winner: winner, Rounds: 7}
+	for i, s := range statuses {
+		a := experiment.ArmResult{Status: s, Trials: []experiment.Observation{{Value: 100, Rate: 100}}}
+		if s == experiment.StatusWinner && i == winner {
+			a.Note = "not yet shown within the margin: the budget ran out"
+		}
+		if i != best {
+			a.Vs = &stats.Comparison{Verdict: stats.Inconclusive, Estimate: -0.01, Lo: -0.06, Hi: 0.04}
+		}
+		out.Arms = append(out.Arms, a)
+	}
+	return out
+}
+
+// TestAnOpenSizeRaceKeepsTheStartingSize: a sizes' race that ends open does not recommend its noisy leader (six
+// demo runs picked 8, 8, 32, 4, 4 and 8): it keeps the starting size when that lies within the sizes not shown
+// worse, else the nearest of them; a decided race recommends its smallest size shown within.
+func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
+	open, win, drop, within := experiment.StatusOpen, experiment.StatusWinner, experiment.StatusDropped, experiment.StatusWithin
+	for _, c := range []struct {
+		name     string
+		start    int
+		sizes    []int
+		out      *experiment.Outcome
+		want     int
+		kept     bool
+		compared string // the row's comparison; "" for a size not raced
+	}{
+		{"start between raced sizes", 5, []int{2, 4, 8, 16}, sizesOutcome(3, 2, open, open, win, open), 5, true, ""},
+		{"start raced", 8, []int{2, 4, 8, 16}, sizesOutcome(3, 1, open, win, open, open), 8, true, "max_children=8 vs 16"},
+		{"start below the range", 5, []int{4, 8, 16, 32}, sizesOutcome(2, 3, drop, open, open, win), 8, false, "max_children=8 vs 16"},
+		{"start above the range", 50, []int{4, 8, 16}, sizesOutcome(1, 0, win, open, open), 16, false, "max_children=16 vs 8"},
+		{"decided", 5, []int{2, 4, 8, 16}, func() *experiment.Outcome {
+			o := sizesOutcome(3, 2, drop, drop, win, within)
+			o.Arms[2].Note = ""
+			return o
+		}(), 8, false, "max_children=8 vs 16"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}, res: &Result{}}
+			got := tu.sizesDone(c.sizes, TrialSpec{Conc: 32, Metric: MetricGoodput}, c.out)
+			ps, row := tu.res.PoolSize, tu.res.Knobs[0]
+			if got != c.want || row.Value != strconv.Itoa(c.want) || ps.Kept != c.kept || row.Compared != c.compared {
+				t.Fatalf("pick %d, row %q compared %q, kept %v: want %d, compared %q, kept %v (%s)", got, row.Value, row.Compared,
+					ps.Kept, c.want, c.compared, c.kept, row.Note)
+			}
+			winners, accepted := 0, 0
+			for _, sr := range ps.Sizes {
+				if sr.Status == experiment.StatusWinner {
+					winners++
+				}
+			}
+			for _, cm := range tu.res.Comparisons {
+				if cm.Accepted {
+					accepted++
+					if cm.Config != "max_children="+strconv.Itoa(c.want) {
+						t.Errorf("%s accepted, the pick is %d", cm.Config, c.want)
+					}
+				}
+			}
+			// The pick is marked once where it was raced, and its comparison accepted unless it is the best.
+			raced := slices.Contains(c.sizes, c.want)
+			if (winners == 1) != raced || winners > 1 || (accepted == 1) != (raced && c.want != c.sizes[c.out.Best]) {
+				t.Errorf("%d sizes marked the pick, %d comparisons accepted; the pick raced: %v", winners, accepted, raced)
+			}
+			if c.name != "decided" && (row.Verdict != stats.Inconclusive || ps.Decided) {
+				t.Errorf("an open race: verdict %s, decided %v", row.Verdict, ps.Decided)
+			}
+			t.Log(row.Note)
+		})
+	}
+}
