@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -36,7 +37,7 @@ func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	defer r.mu.Unlock()
 	g := r.groups[spec.Phase]
 	if g == nil {
-		g = &moves{s: r.stacks, per: perStack(spec), arms: map[*replicaArm]bool{}}
+		g = &moves{s: r.stacks, most: perStack(spec), arms: map[*replicaArm]bool{}}
 		r.groups[spec.Phase] = g
 	}
 	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec}
@@ -76,9 +77,43 @@ const (
 // moves are the arms of one experiment, which move to fresh stacks together.
 type moves struct {
 	s    *stacks
-	per  int
+	most int // the most rounds a stack serves an arm (perStack); fewer when its trials are steady (stackRounds)
 	mu   sync.Mutex
 	arms map[*replicaArm]bool // the arms started and not stopped
+	sp   spread               // what the arms' trials and starts took, and how much the trials varied
+	// cur is the rounds a stack serves an arm (0: most), set between rounds so that every arm of a round
+	// reads the same.
+	cur int
+}
+
+// per is the rounds a stack serves an arm now. The caller holds g.mu.
+func (g *moves) per() int {
+	if g.cur == 0 {
+		return g.most
+	}
+	return g.cur
+}
+
+// due says whether a has served its stack's rounds.
+func (g *moves) due(a *replicaArm) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return a.n >= g.per()
+}
+
+// tally counts a trial of a and, once every arm has run as many trials on its stack as a (a round's end), sets
+// the rounds a stack serves from what the trials and starts took.
+func (g *moves) tally(a *replicaArm, v float64, d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sp.trial(a, v, d, a.n == 0)
+	a.n++
+	for b := range g.arms {
+		if b.n != a.n {
+			return
+		}
+	}
+	g.cur = g.sp.rounds(len(g.arms), g.most)
 }
 
 // replicaArm runs its trials on its current stack until it has served per of them and a fresh one is ready.
@@ -116,6 +151,7 @@ func (a *replicaArm) Start(ctx context.Context) error {
 	if w := a.g.s.warmOf(a.cfg); w != nil && a.used[w.serial] {
 		u = fresh
 	}
+	cold, t0 := a.Cold(), time.Now()
 	w, err := a.g.s.acquire(ctx, a.cfg, a.spec, u)
 	if err != nil {
 		return err
@@ -123,6 +159,9 @@ func (a *replicaArm) Start(ctx context.Context) error {
 	a.runOn(w)
 	a.g.mu.Lock()
 	a.g.arms[a] = true
+	if cold {
+		a.g.sp.start(time.Since(t0))
+	}
 	a.g.mu.Unlock()
 	return nil
 }
@@ -132,13 +171,18 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 	if a.w == nil {
 		return experiment.Observation{}, errors.New("arm not started")
 	}
-	if a.n >= a.g.per {
+	if a.g.due(a) {
 		if err := a.g.move(ctx, a); err != nil {
 			return experiment.Observation{}, err
 		}
 	}
+	t0 := time.Now()
 	obs, err := a.g.s.trial(ctx, a.spec, a.w)
-	a.n++
+	v := obs.Value
+	if err != nil {
+		v = 0
+	}
+	a.g.tally(a, v, time.Since(t0))
 	return obs, err
 }
 
@@ -146,6 +190,7 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 func (a *replicaArm) Stop() {
 	a.g.mu.Lock()
 	delete(a.g.arms, a)
+	delete(a.g.sp.last, a)
 	next := a.next
 	a.next = nil
 	a.g.mu.Unlock()
@@ -166,14 +211,19 @@ func (g *moves) move(ctx context.Context, a *replicaArm) error {
 	g.mu.Lock()
 	if a.next == nil {
 		var due []*replicaArm
+		per := g.per()
 		for b := range g.arms {
-			if b.next == nil && b.n >= g.per-1 {
+			if b.next == nil && b.n >= per-1 {
 				due = append(due, b)
 			}
 		}
 		g.mu.Unlock()
+		t0 := time.Now()
 		g.startFor(ctx, due)
 		g.mu.Lock()
+		if ctx.Err() == nil {
+			g.sp.start(time.Since(t0)) // side by side: the move's cost, whatever the number of arms
+		}
 	}
 	next := a.next
 	a.next = nil

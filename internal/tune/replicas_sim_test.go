@@ -91,5 +91,13 @@ func TestReplicasKeepTheErrorRate(t *testing.T) {
 		if told > 0.005 {
 			t.Errorf("%s: moving and allowing for the offsets gave false verdicts in %.2f%% of races, want at most 0.5%% (0.25%% planned)", c.name, 100*told)
 		}
+		// Steady trials move more often (stackRounds, down to a stack a round): the allowance holds there too.
+		for _, k := range []int{1, 2} {
+			told, r := falseVerdicts(t, runs, k, stack, c.trial, DefaultStackSD)
+			t.Logf("%s: %.2f%% moving every %d rounds and allowing for %.0f%% (%.0f rounds)", c.name, 100*told, k, 100*DefaultStackSD, r)
+			if told > 0.005 {
+				t.Errorf("%s: moving every %d rounds and allowing for the offsets gave false verdicts in %.2f%% of races, want at most 0.5%%", c.name, k, 100*told)
+			}
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 // TestArmsMoveToFreshStacks (real php-fpm and nginx): two arms of one configuration, as the final comparison
 // of a configuration against itself has, run on stacks of their own from the first round, and both move to
-// fresh stacks every perStackCPU rounds, together; the tuner's held stack serves one arm first; once the arms
+// fresh stacks together, at most every perStackCPU rounds; the tuner's held stack serves one arm first; once the arms
 // stop, only the held stack is left running; resumed, an arm does not go back to a stack it ran on.
 func TestArmsMoveToFreshStacks(t *testing.T) {
 	o := Options{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
@@ -64,17 +64,31 @@ func TestArmsMoveToFreshStacks(t *testing.T) {
 			t.Errorf("trial %d ran on stack %d and told the engine %d", i+1, rec.Stack, told[i])
 		}
 	}
-	seen := map[int]int{}
-	for a := range seq {
-		for r, n := range seq[a] {
-			if moved := r > 0 && n != seq[a][r-1]; moved != (r%perStackCPU == 0 && r > 0) {
-				t.Errorf("arm %d, round %d: moved %v; want a fresh stack every %d rounds", a, r+1, moved, perStackCPU)
-			}
+	// The arms move together, each stack serving at most perStackCPU rounds (fewer when the trials are steady
+	// against what a start costs: stackRounds), and every stack but the last at least one.
+	seen, moves, served := map[int]int{}, 0, 0
+	for r := range seq[0] {
+		moved := [2]bool{}
+		for a := range seq {
+			n := seq[a][r]
+			moved[a] = r > 0 && n != seq[a][r-1]
 			if b, ok := seen[n]; ok && b != a {
 				t.Errorf("stack %d served both arms", n)
 			}
 			seen[n] = a
 		}
+		if moved[0] != moved[1] {
+			t.Errorf("round %d: one arm moved and the other did not", r+1)
+		}
+		if moved[0] {
+			moves, served = moves+1, 0
+		}
+		if served++; served > perStackCPU {
+			t.Errorf("round %d: a stack served %d rounds, more than %d", r+1, served, perStackCPU)
+		}
+	}
+	if moves < 2 {
+		t.Errorf("%d moves in %d rounds, want 2 or more", moves, rounds)
 	}
 	if seq[0][0] != 1 {
 		t.Errorf("the first arm began on stack %d, not the held one (1)", seq[0][0])

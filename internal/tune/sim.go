@@ -103,8 +103,33 @@ type simSource struct {
 }
 
 // simMoves is what an experiment's arms have paid for moving to fresh stacks (see replicated): each move costs the
-// experiment its live arms' starts side by side.
-type simMoves struct{ live, paid int }
+// experiment its live arms' starts side by side. Like moves, it sets the rounds a stack serves at each round's
+// end from the trials' spread and costs (stackRounds).
+type simMoves struct {
+	live, paid int
+	arms       map[*simArm]bool
+	sp         spread
+	cur        int // 0: the most
+}
+
+// per is the rounds a stack serves an arm now, most at the most. The caller holds the source's lock.
+func (g *simMoves) per(most int) int {
+	if g.cur == 0 {
+		return most
+	}
+	return g.cur
+}
+
+// tally counts a's trial and, at a round's end, sets the rounds a stack serves. The caller holds the lock.
+func (g *simMoves) tally(a *simArm, v float64, first bool) {
+	g.sp.trial(a, v, a.cost, first)
+	for b := range g.arms {
+		if b.n != a.n {
+			return
+		}
+	}
+	g.cur = g.sp.rounds(len(g.arms), a.per)
+}
 
 // hold keeps cfg warm for the tuner, as stacks.hold does.
 func (s *simSource) hold(cfg knob.Config) {
@@ -140,7 +165,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	g := s.moves[spec.Phase]
 	if g == nil {
-		g = &simMoves{}
+		g = &simMoves{arms: map[*simArm]bool{}}
 		s.moves[spec.Phase] = g
 	}
 	s.mu.Unlock()
@@ -149,12 +174,12 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	if s.o.Noise[noise].Options().NewStackEvery > 0 {
 		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
 	}
-	a.ReplayArm.Stack = s.stack(a.key, noise, a.per)
+	a.ReplayArm.Stack = s.stack(a.key, noise, a.stackOf)
 	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
 		// A goodput trial reads the servers' CPU too: capacity, replayed from the CPU trials' noise (without
 		// a replay of its own, the trial's figure stands for it).
 		a.capacity = r.Arm(run.String(), s.o.Effect(cfg, MetricCPU))
-		a.capacity.Stack = s.stack(a.key, MetricCPU, a.per)
+		a.capacity.Stack = s.stack(a.key, MetricCPU, a.stackOf)
 	}
 	return a
 }
@@ -169,19 +194,16 @@ func (s *simSource) noiseKey(metric, pm string) string {
 	return MetricGoodput
 }
 
-// stack is the offset of the stack a warm configuration's trial i runs on, in noise's replay: drawn when the
-// configuration starts cold, kept while it is warm, a fresh one every per trials (perStack) when the replay moves
-// stacks at all (NewStackEvery).
-func (s *simSource) stack(key, noise string, per int) func(i int) (int, float64) {
+// stack is the offset of the stack a warm configuration's trial runs on, in noise's replay: drawn when the
+// configuration starts cold, kept while it is warm, a fresh one each time the arm moves (stackOf: the arm's
+// count of its stacks) when the replay moves stacks at all (NewStackEvery).
+func (s *simSource) stack(key, noise string, stackOf func() int) func(i int) (int, float64) {
 	r := s.o.Noise[noise]
 	o := r.Options()
-	if o.NewStackEvery > 0 {
-		o.NewStackEvery = per // replicated stacks move as tune's arms do (perStack)
-	}
-	return func(i int) (int, float64) {
+	return func(int) (int, float64) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		k := o.StackOf(i)
+		k := stackOf()
 		if o.StackSD == 0 {
 			return k, 0
 		}
@@ -205,8 +227,13 @@ type simArm struct {
 	capacity *experiment.ReplayArm
 	holding  bool
 	moves    *simMoves
-	per, n   int // trials a stack serves (0: one for its life); trials on this one
+	per, n   int // the most trials a stack serves (0: one for its life); trials on this one
+	// stacks is how many stacks it moved to; epoch its moves since it started.
+	stacks, epoch int
 }
+
+// stackOf is the arm's stack, counted from its first. The caller holds the source's lock.
+func (a *simArm) stackOf() int { return a.stacks }
 
 func (a *simArm) Cold() bool {
 	a.s.mu.Lock()
@@ -224,6 +251,7 @@ func (a *simArm) Start(ctx context.Context) error {
 		if a.First()+1 != a.s.charged {
 			a.s.clock.add(a.start)
 			a.s.charged = a.First() + 1
+			a.moves.sp.start(a.start)
 		}
 		delete(a.s.stacks, a.key) // a cold start: fresh stacks
 	}
@@ -233,7 +261,11 @@ func (a *simArm) Start(ctx context.Context) error {
 		a.moves.paid = 0
 	}
 	a.moves.live++
-	a.n = 0
+	a.moves.arms[a] = true
+	if a.per > 0 && a.ReplayArm.Trials() > 0 {
+		a.stacks++ // resumed, an arm does not go back to a stack it ran on
+	}
+	a.n, a.epoch = 0, 0
 	if a.capacity != nil {
 		_ = a.capacity.Start(ctx)
 	}
@@ -241,17 +273,27 @@ func (a *simArm) Start(ctx context.Context) error {
 }
 
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
-	if a.per > 0 && a.n > 0 && a.n%a.per == 0 {
-		a.s.mu.Lock()
-		if m := a.n / a.per; a.moves.paid < m {
-			a.moves.paid = m
+	a.s.mu.Lock()
+	if a.per > 0 && a.n > 0 && a.n >= a.moves.per(a.per) {
+		a.epoch++
+		if a.moves.paid < a.epoch {
+			a.moves.paid = a.epoch
 			a.s.clock.add(startsCost(a.moves.live, a.start))
+			a.moves.sp.start(startsCost(a.moves.live, a.start))
 		}
-		a.s.mu.Unlock()
+		a.n = 0
+		a.stacks++
 	}
-	a.n++
+	first := a.n == 0
+	a.s.mu.Unlock()
 	a.s.clock.add(a.cost)
 	o, err := a.ReplayArm.Trial(ctx)
+	a.s.mu.Lock()
+	a.n++
+	if a.per > 0 {
+		a.moves.tally(a, o.Value, first)
+	}
+	a.s.mu.Unlock()
 	o.Rate = o.Value
 	o.Second = o.Value
 	if a.capacity != nil && err == nil {
@@ -271,6 +313,7 @@ func (a *simArm) Stop() {
 		a.s.warm[a.key]--
 		a.holding = false
 		a.moves.live--
+		delete(a.moves.arms, a)
 	}
 }
 
