@@ -386,8 +386,8 @@ func decided(v stats.Verdict) bool {
 const header = "  budget  stacks: sd every told |  false better/worse: any  null final | wrong no_diff | all covered | JIT tracing any |" +
 	" 5% found | opcache rounds | null no_diff | final decided: capacity goodput | s used"
 
-const legend = `  (stacks: the spread of their offsets planted, a fresh stack every so many trials of an arm, CPU/goodput ("-": one for its
-  life), and whether the engine is told the spread (Spec.StackSD). Per run: "any" counts a run with a wrong sign anywhere, "null" on a knob without effect, "final" in the final
+const legend = `  (stacks: the spread of their offsets planted, a fresh stack every so many trials of an arm at the most, CPU/goodput,
+  fewer when the trials are steady against a start's cost (tune's stackRounds; "-": one for its life), and whether the engine is told the spread (Spec.StackSD). Per run: "any" counts a run with a wrong sign anywhere, "null" on a knob without effect, "final" in the final
   comparison on goodput or capacity; "all covered": every stated interval of the run covers its truth. Targets: a
   false better/worse in at most 5% of runs counting every verdict; the JIT decided in at least 90% of 3-minute runs.)`
 
@@ -399,8 +399,8 @@ func (sc *score) row(budget time.Duration, s setup) string {
 	}
 	every := "-"
 	if s.replay.NewStackEvery > 0 {
-		// tune's arms move as tune.PerStack says, whatever the replay's own NewStackEvery.
-		every = fmt.Sprintf("%d/%d", tune.PerStack(tune.MetricCPU), tune.PerStack(tune.MetricGoodput))
+		// tune's arms move as tune does (at most tune.PerStack), whatever the replay's own NewStackEvery.
+		every = fmt.Sprintf("<=%d/%d", tune.PerStack(tune.MetricCPU), tune.PerStack(tune.MetricGoodput))
 	}
 	return fmt.Sprintf("  %6s %10.1f%% %5s %4s | %22.1f%% %5.1f%% %5.1f%% | %12.1f%% | %11.1f%% | %6.1f%% %6.1f%% | %7.1f%% | %8.1f%%, %2.0f | %11.1f%% | %16.1f%% %7.1f%% | %6.0f",
 		budget, 100*s.replay.StackSD, every, told, pct(sc.falseAny, n), pct(sc.falseNull, n), pct(sc.falseFinal, n), pct(sc.wrongNoDiff, n), pct(sc.covered, n),
