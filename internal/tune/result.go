@@ -89,8 +89,9 @@ type Plan struct {
 	// CPUConcurrency is the CPU trials' load: the knee's, at most two connections a CPU.
 	CPUConcurrency int `json:"cpu_concurrency,omitempty"`
 	SweepTrials    int `json:"sweep_trials_per_point"`
-	// StackSD is the spread of a stack's own offset the comparisons allow for, by metric, and PerStack the rounds
-	// a stack serves an arm before fresh ones take over (docs/engine.md, "Replicated stacks").
+	// StackSD is the spread of a stack's own offset the comparisons allow for, by metric, and PerStack the most
+	// rounds a stack serves an arm before fresh ones take over, fewer where the trials are steady (stackRounds;
+	// docs/engine.md, "Replicated stacks").
 	StackSD     map[string]float64 `json:"stack_sd,omitempty"`
 	PerStack    map[string]int     `json:"rounds_per_stack,omitempty"`
 	Experiments int                `json:"experiments_planned"` // races planned: the pool size, the knobs, the final
