@@ -255,11 +255,12 @@ func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 	case len(p.Sizes) > 0 && p.Decided:
 		how = fmt.Sprintf("(the smallest of %s shown within %.0f%% of the best, at %d connections)", sizeList(p.Sizes), 100*minEffect, p.Load)
 	case len(p.Sizes) > 0 && p.Kept:
-		how = fmt.Sprintf("(the starting size kept: the race of %s at %d connections ended open, none shown within %.0f%% "+
-			"of the best)", sizeList(p.Sizes), p.Load, 100*minEffect)
+		how = fmt.Sprintf("(the starting size kept: the race of %s at %d connections ended before its smallest size not "+
+			"shown worse was shown within %.0f%% of the best)", sizeList(p.Sizes), p.Load, 100*minEffect)
 	case len(p.Sizes) > 0:
-		how = fmt.Sprintf("(the race of %s at %d connections ended open, none shown within %.0f%% of the best: of the "+
-			"sizes not shown worse, the nearest to the starting size)", sizeList(p.Sizes), p.Load, 100*minEffect)
+		how = fmt.Sprintf("(the race of %s at %d connections ended before its smallest size not shown worse was shown "+
+			"within %.0f%% of the best: of the sizes not shown worse, the nearest to the starting size)", sizeList(p.Sizes),
+			p.Load, 100*minEffect)
 	}
 	out := []string{fmt.Sprintf("Pool size: CPU knee %d; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)}
 	if p.MemoryFrom != "" {

@@ -3,6 +3,7 @@ package tune
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -45,6 +46,11 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 		{"start raced", 8, []int{2, 4, 8, 16}, sizesOutcome(3, 1, open, win, open, open), 8, true, "max_children=8 vs 16"},
 		{"start below the range", 5, []int{4, 8, 16, 32}, sizesOutcome(2, 3, drop, open, open, win), 8, false, "max_children=8 vs 16"},
 		{"start above the range", 50, []int{4, 8, 16}, sizesOutcome(1, 0, win, open, open), 16, false, "max_children=16 vs 8"},
+		// A size shown worse (or failed) inside the range is never the pick, nor is a size beside it.
+		{"start raced and shown worse", 8, []int{4, 8, 16}, sizesOutcome(2, 0, win, drop, open), 16, false, "max_children=16 vs 8"},
+		{"start beside a size that failed", 6, []int{4, 8, 16}, sizesOutcome(2, 0, win, experiment.StatusError, open), 4, false, "max_children=4 vs 16"},
+		// A size shown within the margin but not the smallest not shown worse: the race is open; kept as shown.
+		{"start shown within", 8, []int{2, 4, 8, 16}, sizesOutcome(3, 1, open, win, within, open), 8, true, "max_children=8 vs 16"},
 		{"decided", 5, []int{2, 4, 8, 16}, func() *experiment.Outcome {
 			o := sizesOutcome(3, 2, drop, drop, win, within)
 			o.Arms[2].Note = ""
@@ -77,6 +83,9 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			raced := slices.Contains(c.sizes, c.want)
 			if (winners == 1) != raced || winners > 1 || (accepted == 1) != (raced && c.want != c.sizes[c.out.Best]) {
 				t.Errorf("%d sizes marked the pick, %d comparisons accepted; the pick raced: %v", winners, accepted, raced)
+			}
+			if c.name == "start shown within" && !strings.Contains(row.Note, "shown: 8") {
+				t.Errorf("the pick was shown within the margin, and the row does not say so: %s", row.Note)
 			}
 			if c.name != "decided" && (row.Verdict != stats.Inconclusive || ps.Decided) {
 				t.Errorf("an open race: verdict %s, decided %v", row.Verdict, ps.Decided)

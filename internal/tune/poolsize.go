@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,8 @@ type SizeResult struct {
 	RPS    float64           `json:"rps"` // median goodput of its trials
 	Rounds int               `json:"rounds"`
 	VsBest *stats.Comparison `json:"vs_best,omitempty"` // against the size with the best estimate; nil for that one
+	// Within: shown within the margin of every size not shown worse.
+	Within bool `json:"within,omitempty"`
 }
 
 // poolSize sizes pm.max_children from the knee, capped by memory (shared memory plus children x peak private
@@ -211,9 +214,9 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 	out, err := experiment.Run(ctx, t.d.tuned(es, spec.Metric))
 	if out != nil {
 		cfg := rc.cfgs[out.Winner].Clone()
-		stopAll(rc.arms)
 		cfg.MaxChildren = t.sizesDone(sizes, rc.spec, out)
-		t.setBest(cfg)
+		t.setBest(cfg) // held before the arms stop: the pick's warm stack, if it was raced, stays for what follows
+		stopAll(rc.arms)
 	} else {
 		stopAll(rc.arms)
 	}
@@ -223,7 +226,7 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 // sizesDone records the sizes' race and returns the size chosen: the row (the pick against the best), each
 // size's comparison with the best and the range of sizes that serve within the margin, shown or not yet excluded.
 // Decided, the pick is the smallest size shown within the margin. Open, it is the starting configuration's size,
-// or the nearest end of the range when that size lies outside it (openPick): every other knob keeps its
+// or the size not shown worse nearest it (openPick): every other knob keeps its
 // incumbent until something is shown better, and the race's own pick when open is a noisy estimate after a few
 // rounds (six demo runs picked 8, 8, 32, 4, 4 and 8; every range held 5).
 func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) int {
@@ -240,6 +243,10 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 	}
 	win := out.Arms[out.Winner]
 	ps.Decided = win.Status == experiment.StatusWinner && win.Note == ""
+	for i := range ps.Sizes {
+		sr := &ps.Sizes[i]
+		sr.Within = sr.Status == experiment.StatusWithin || i == out.Winner && ps.Decided
+	}
 	ps.setRange()
 	pick, picked := sizes[out.Winner], out.Winner
 	if !ps.Decided {
@@ -303,16 +310,31 @@ func (ps *PoolSize) openNote(start int) string {
 	if ps.Kept {
 		return fmt.Sprintf("the starting %d kept: no size was shown better", start)
 	}
-	return fmt.Sprintf("the starting %d lies outside the sizes raced and not shown worse: the nearest of them", start)
+	return fmt.Sprintf("the starting %d is neither a size not shown worse nor between two: the nearest of them", start)
 }
 
-// openPick is the size an open race recommends: the starting configuration's, kept when it lies within the sizes
-// not shown worse, else the nearest end of their range; fallback without a range. It marks the raced size it
-// names, if any, as the pick (winner) and returns its index among the sizes, or -1 for a size not raced.
+// openPick is the size an open race recommends: the starting configuration's, kept when it is a size raced and
+// not shown worse, or lies between two such sizes; else the size not shown worse nearest it by ratio (the larger of
+// two as near); fallback when every size was shown worse. It marks the size it names, if raced, as the pick (winner) and
+// returns its index among the sizes, or -1 for a size not raced.
 func (ps *PoolSize) openPick(start, fallback int) (pick, index int) {
 	pick = fallback
-	if ps.RangeLo > 0 {
-		pick = min(max(start, ps.RangeLo), ps.RangeHi)
+	near := -1
+	// Near by ratio, as the sizes run up a ladder of doubles: from 8, 4 and 16 are as near.
+	dist := func(i int) float64 { return math.Abs(math.Log(float64(ps.Sizes[i].Size) / float64(max(start, 1)))) }
+	for i, sr := range ps.Sizes {
+		if sr.live() && (near < 0 || dist(i) <= dist(near)) {
+			near = i
+		}
+	}
+	if near >= 0 {
+		pick = ps.Sizes[near].Size
+	}
+	for i := 0; i+1 < len(ps.Sizes); i++ {
+		lo, hi := ps.Sizes[i], ps.Sizes[i+1]
+		if lo.Size < start && start < hi.Size && lo.live() && hi.live() {
+			pick = start
+		}
 	}
 	ps.Kept = pick == start
 	index = -1
@@ -327,6 +349,15 @@ func (ps *PoolSize) openPick(start, fallback int) (pick, index int) {
 		}
 	}
 	return pick, index
+}
+
+// live says the size was not shown worse: the pick, shown within the margin, or open.
+func (sr SizeResult) live() bool {
+	switch sr.Status {
+	case experiment.StatusWinner, experiment.StatusWithin, experiment.StatusOpen:
+		return true
+	}
+	return false
 }
 
 // nearestCompared is the arm nearest i (the next larger first) that was compared with the best, or -1.
@@ -345,16 +376,12 @@ func nearestCompared(out *experiment.Outcome, i int) int {
 func (ps *PoolSize) rangeNote(minEffect float64) string {
 	var within, open, worse []string
 	for _, sr := range ps.Sizes {
-		switch sr.Status {
-		case experiment.StatusWinner, experiment.StatusWithin:
-			if sr.Status == experiment.StatusWithin || ps.Decided {
-				within = append(within, strconv.Itoa(sr.Size))
-			} else {
-				open = append(open, strconv.Itoa(sr.Size))
-			}
-		case experiment.StatusOpen:
+		switch {
+		case sr.live() && sr.Within:
+			within = append(within, strconv.Itoa(sr.Size))
+		case sr.live():
 			open = append(open, strconv.Itoa(sr.Size))
-		case experiment.StatusDropped:
+		case sr.Status == experiment.StatusDropped:
 			worse = append(worse, strconv.Itoa(sr.Size))
 		}
 	}
@@ -433,7 +460,7 @@ func (ps *PoolSize) RangeText(minEffect float64) string {
 	margin := fmt.Sprintf("%.0f%%", 100*minEffect)
 	open := false
 	for _, sr := range ps.Sizes {
-		open = open || sr.Status == experiment.StatusOpen || sr.Status == experiment.StatusWinner && !ps.Decided
+		open = open || sr.live() && !sr.Within
 	}
 	switch {
 	case ps.RangeLo == 0:
