@@ -113,6 +113,7 @@ func (g *moves) tally(a *replicaArm, v float64, d time.Duration) {
 			return
 		}
 	}
+	g.sp.roundEnd()
 	g.cur = g.sp.rounds(len(g.arms), g.most)
 }
 
@@ -190,7 +191,7 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 func (a *replicaArm) Stop() {
 	a.g.mu.Lock()
 	delete(a.g.arms, a)
-	delete(a.g.sp.last, a)
+	a.g.sp.forget(a)
 	next := a.next
 	a.next = nil
 	a.g.mu.Unlock()

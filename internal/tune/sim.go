@@ -128,6 +128,7 @@ func (g *simMoves) tally(a *simArm, v float64, first bool) {
 			return
 		}
 	}
+	g.sp.roundEnd()
 	g.cur = g.sp.rounds(len(g.arms), a.per)
 }
 
@@ -314,6 +315,7 @@ func (a *simArm) Stop() {
 		a.holding = false
 		a.moves.live--
 		delete(a.moves.arms, a)
+		a.moves.sp.forget(a)
 	}
 }
 

@@ -26,37 +26,72 @@ func stackRounds(sigma float64, start, round time.Duration, most int) int {
 	return min(max(int(math.Round(k)), 1), most)
 }
 
-// spread tallies what stackRounds needs from an experiment's own trials: successive trials of an arm on one
-// stack (their log difference's mean square is twice an arm's variance a trial, whatever the stack's offset and
-// a slow drift), the trials' wall time and the starts'.
+// spread tallies what stackRounds needs from an experiment's own trials and starts. The spread a round is read
+// from each arm's deviation from its round's mean (what the round shares, the machine's drift or a neighbour's
+// burst, is not a pair's noise: it cancels in their ratio), differenced from round to round while the arms stay
+// on their stacks (which takes their offsets out): for m arms, the mean square of a change of deviation is
+// 2 σ_a² (1 - 1/m), and a pair's variance a round is 2 σ_a².
 type spread struct {
-	sqDiff    float64
-	diffs     int
+	sqDiff    float64 // the rounds' estimates of a pair's variance, summed
+	diffs     int     // the rounds that gave one
 	trialWall time.Duration
 	trials    int
 	startWall time.Duration
 	starts    int
-	last      map[any]float64 // an arm's last trial's log figure on its current stack
+	cur       map[any]float64 // this round's log figures by arm (a failed trial has none)
+	fresh     bool            // a trial of this round was the first on its stack
+	prev      map[any]float64 // last round's deviations, when every arm stayed on its stack since
 }
 
 // trial counts a trial of a, of figure v (0: failed), that took d; first says it was the first on its stack.
 func (s *spread) trial(a any, v float64, d time.Duration, first bool) {
-	if s.last == nil {
-		s.last = map[any]float64{}
+	if s.cur == nil {
+		s.cur = map[any]float64{}
 	}
 	s.trialWall += d
 	s.trials++
-	prev, ok := s.last[a]
-	delete(s.last, a)
-	if v <= 0 {
-		return
+	s.fresh = s.fresh || first
+	if v > 0 {
+		s.cur[a] = math.Log(v)
 	}
-	l := math.Log(v)
-	if ok && !first {
-		s.sqDiff += (l - prev) * (l - prev)
-		s.diffs++
+}
+
+// roundEnd closes a round: every arm has run its trial.
+func (s *spread) roundEnd() {
+	m := len(s.cur)
+	mean := 0.0
+	for _, x := range s.cur {
+		mean += x / float64(m)
 	}
-	s.last[a] = l
+	dev := map[any]float64{}
+	for a, x := range s.cur {
+		dev[a] = x - mean
+	}
+	if m >= 2 && !s.fresh && len(s.prev) == m {
+		sq := 0.0
+		for a, d := range dev {
+			p, ok := s.prev[a]
+			if !ok {
+				sq = -1
+				break
+			}
+			sq += (d - p) * (d - p)
+		}
+		if sq >= 0 {
+			s.sqDiff += sq / float64(m) / (1 - 1/float64(m))
+			s.diffs++
+		}
+	}
+	s.prev, s.cur, s.fresh = dev, map[any]float64{}, false
+	if m < 2 {
+		s.prev = nil
+	}
+}
+
+// forget drops a stopped arm.
+func (s *spread) forget(a any) {
+	delete(s.cur, a)
+	s.prev = nil
 }
 
 // start counts a start (or the side by side starts of one move) that took d.
@@ -65,15 +100,14 @@ func (s *spread) start(d time.Duration) {
 	s.starts++
 }
 
-// minDiffs is how many within-stack differences the rule waits for before it moves off the default.
-const minDiffs = 3
+// minDiffs is how many rounds' estimates the rule waits for before it moves off the most: the first stack's.
+const minDiffs = 4
 
 // rounds is the rounds a stack serves an arm of an experiment of arms arms, most at the most, from what was seen.
 func (s *spread) rounds(arms, most int) int {
 	if s.diffs < minDiffs || s.starts == 0 || s.trials == 0 {
 		return most
 	}
-	// A pair's log ratio varies as two arms' trials: twice an arm's variance, which is half the mean square.
 	sigma := math.Sqrt(s.sqDiff / float64(s.diffs))
 	round := time.Duration(max(arms, 2)) * (s.trialWall / time.Duration(s.trials))
 	return stackRounds(sigma, s.startWall/time.Duration(s.starts), round, most)

@@ -29,28 +29,39 @@ func TestStackRoundsFollowTheSpread(t *testing.T) {
 	}
 }
 
-// TestSpreadReadsTheTrialsNoise: the spread a round, read from successive trials of each arm on one stack, is a
-// pair's: an arm's trials of sd 4% give about 5.7% whatever each stack's offset (a 10% one here), and the
-// stack's first trial is never differenced against the last stack's.
+// TestSpreadReadsTheTrialsNoise: the spread a round is a pair's: arms' trials of sd 4% give about 5.7%, whatever
+// each stack's offset (10% here) and whatever the rounds share (a drift of 10% a round, which cancels in a pair's
+// ratio); a round with a stack's first trial gives none.
 func TestSpreadReadsTheTrialsNoise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var sp spread
-	a, b := new(int), new(int)
-	for st := 0; st < 200; st++ {
-		offset := 0.1 * rng.NormFloat64()
-		for i := 0; i < 5; i++ {
-			for _, arm := range []any{a, b} {
-				sp.trial(arm, math.Exp(offset+0.04*rng.NormFloat64()), time.Second, i == 0)
+	for _, arms := range []int{2, 3} {
+		var sp spread
+		keys := make([]any, arms)
+		for i := range keys {
+			keys[i] = new(int)
+		}
+		for st := 0; st < 300; st++ {
+			offsets := make([]float64, arms)
+			for i := range offsets {
+				offsets[i] = 0.1 * rng.NormFloat64()
+			}
+			for r := 0; r < 5; r++ {
+				shared := 0.1 * rng.NormFloat64()
+				for i, k := range keys {
+					sp.trial(k, math.Exp(shared+offsets[i]+0.04*rng.NormFloat64()), time.Second, r == 0)
+				}
+				sp.roundEnd()
 			}
 		}
-	}
-	sp.start(time.Second)
-	if sigma := math.Sqrt(sp.sqDiff / float64(sp.diffs)); math.Abs(sigma-0.04*math.Sqrt2) > 0.004 || sp.diffs != 200*4*2 {
-		t.Errorf("a pair's spread read as %.4f from %d differences, want about %.4f from %d", sigma, sp.diffs, 0.04*math.Sqrt2, 200*4*2)
-	}
-	// 5.7% / 2% x sqrt(1 s / (2 x 2 s)) = 1.4: a stack a round.
-	if k := sp.rounds(2, 5); k != 1 {
-		t.Errorf("%d rounds a stack, want 1", k)
+		sp.start(3 * time.Second)
+		sigma := math.Sqrt(sp.sqDiff / float64(sp.diffs))
+		if math.Abs(sigma-0.04*math.Sqrt2) > 0.004 || sp.diffs != 300*4 {
+			t.Errorf("%d arms: a pair's spread read as %.4f from %d rounds, want about %.4f from %d", arms, sigma, sp.diffs, 0.04*math.Sqrt2, 300*4)
+		}
+		// 5.7% / 2% x sqrt(3 s / (2 x arms x 1 s)): 2.4 for two arms, 2.0 for three.
+		if k := sp.rounds(arms, 5); k != 2 {
+			t.Errorf("%d arms: %d rounds a stack, want 2", arms, k)
+		}
 	}
 	var none spread
 	if k := none.rounds(2, 5); k != 5 {
