@@ -51,7 +51,8 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	clock := &simClock{now: time.Unix(0, 0)}
 	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
 	t.mixture, t.minRounds, t.stackSD = so.Mixture, so.MinRounds, so.StackSD
-	src := &simSource{o: so, clock: clock, warm: map[string]int{}, stacks: map[string]map[string][]float64{}}
+	src := &simSource{o: so, clock: clock, warm: map[string]int{}, offsets: map[int]map[string]float64{}, warmStack: map[string]int{},
+		busy: map[int]bool{}}
 	t.src = src
 	src.hold(t.best) // the first stack, started before any decision
 	t.facts, t.conc = so.Facts, so.Conc
@@ -97,9 +98,19 @@ type simSource struct {
 	warm    map[string]int // configuration -> arms holding it, the tuner's hold included
 	held    string
 	moves   map[string]*simMoves // by Phase, as replicated keeps them
-	// stacks are the offsets of the stacks a warm configuration's trials run on, by configuration and noise:
-	// a stack kept warm across races (the best so far, held) keeps its offset, a cold start draws a new one.
-	stacks map[string]map[string][]float64
+	// Stacks are numbered as tune numbers them (serial), each with an offset of its own by noise, drawn when first
+	// read. warmStack is a configuration's warm stack (the last one an arm of it ran on, or the one held), which
+	// the next arm of it takes when no arm runs on it and it has not run there before; busy, the stacks arms run on.
+	serial    int
+	offsets   map[int]map[string]float64
+	warmStack map[string]int
+	busy      map[int]bool
+}
+
+// newStack numbers a fresh stack. The caller holds the lock.
+func (s *simSource) newStack() int {
+	s.serial++
+	return s.serial
 }
 
 // simMoves is what an experiment's arms have paid for moving to fresh stacks (see replicated): each move costs the
@@ -142,6 +153,9 @@ func (s *simSource) hold(cfg knob.Config) {
 			s.warm[s.held]--
 		}
 		s.held = key
+		if _, ok := s.warmStack[key]; !ok {
+			s.warmStack[key] = s.newStack()
+		}
 	}
 }
 
@@ -175,12 +189,12 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	if s.o.Noise[noise].Options().NewStackEvery > 0 {
 		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
 	}
-	a.ReplayArm.Stack = s.stack(a.key, noise, a.stackOf)
+	a.ReplayArm.Stack = s.stack(noise, a.stackOf)
 	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
 		// A goodput trial reads the servers' CPU too: capacity, replayed from the CPU trials' noise (without
 		// a replay of its own, the trial's figure stands for it).
 		a.capacity = r.Arm(run.String(), s.o.Effect(cfg, MetricCPU))
-		a.capacity.Stack = s.stack(a.key, MetricCPU, a.stackOf)
+		a.capacity.Stack = s.stack(MetricCPU, a.stackOf)
 	}
 	return a
 }
@@ -195,10 +209,10 @@ func (s *simSource) noiseKey(metric, pm string) string {
 	return MetricGoodput
 }
 
-// stack is the offset of the stack a warm configuration's trial runs on, in noise's replay: drawn when the
-// configuration starts cold, kept while it is warm, a fresh one each time the arm moves (stackOf: the arm's
-// count of its stacks) when the replay moves stacks at all (NewStackEvery).
-func (s *simSource) stack(key, noise string, stackOf func() int) func(i int) (int, float64) {
+// stack is the stack an arm's trial runs on (stackOf: its serial) and that stack's offset in noise's replay,
+// drawn when first read: a stack kept warm across races (the best so far, held) keeps its offset, a fresh one
+// (a cold start, a move) draws its own.
+func (s *simSource) stack(noise string, stackOf func() int) func(i int) (int, float64) {
 	r := s.o.Noise[noise]
 	o := r.Options()
 	return func(int) (int, float64) {
@@ -208,13 +222,15 @@ func (s *simSource) stack(key, noise string, stackOf func() int) func(i int) (in
 		if o.StackSD == 0 {
 			return k, 0
 		}
-		if s.stacks[key] == nil {
-			s.stacks[key] = map[string][]float64{}
+		if s.offsets[k] == nil {
+			s.offsets[k] = map[string]float64{}
 		}
-		for len(s.stacks[key][noise]) <= k {
-			s.stacks[key][noise] = append(s.stacks[key][noise], o.StackSD*r.Rand().NormFloat64())
+		v, ok := s.offsets[k][noise]
+		if !ok {
+			v = o.StackSD * r.Rand().NormFloat64()
+			s.offsets[k][noise] = v
 		}
-		return k, s.stacks[key][noise][k]
+		return k, v
 	}
 }
 
@@ -229,17 +245,35 @@ type simArm struct {
 	holding  bool
 	moves    *simMoves
 	per, n   int // the most trials a stack serves (0: one for its life); trials on this one
-	// stacks is how many stacks it moved to; epoch its moves since it started.
-	stacks, epoch int
+	// cur is the stack it runs on, used the ones it ran on; epoch its moves since it started.
+	cur, epoch int
+	used       map[int]bool
 }
 
-// stackOf is the arm's stack, counted from its first. The caller holds the source's lock.
-func (a *simArm) stackOf() int { return a.stacks }
+// stackOf is the arm's stack. The caller holds the source's lock.
+func (a *simArm) stackOf() int { return a.cur }
+
+// warm is the configuration's warm stack when the arm may take it: no arm runs on it, and it has not run there.
+// The caller holds the source's lock.
+func (a *simArm) warm() (int, bool) {
+	w, ok := a.s.warmStack[a.key]
+	return w, ok && a.s.warm[a.key] > 0 && !a.s.busy[w] && !a.used[w]
+}
+
+// runOn makes k the stack its trials run on. The caller holds the source's lock.
+func (a *simArm) runOn(k int) {
+	if a.used == nil {
+		a.used = map[int]bool{}
+	}
+	delete(a.s.busy, a.cur)
+	a.cur, a.used[k], a.s.busy[k], a.s.warmStack[a.key] = k, true, true, k
+}
 
 func (a *simArm) Cold() bool {
 	a.s.mu.Lock()
 	defer a.s.mu.Unlock()
-	return a.s.warm[a.key] == 0
+	_, ok := a.warm()
+	return !ok
 }
 
 func (a *simArm) Start(ctx context.Context) error {
@@ -248,13 +282,15 @@ func (a *simArm) Start(ctx context.Context) error {
 	if a.holding {
 		return nil
 	}
-	if a.s.warm[a.key] == 0 {
+	if w, ok := a.warm(); ok {
+		a.runOn(w)
+	} else {
 		if a.First()+1 != a.s.charged {
 			a.s.clock.add(a.start)
 			a.s.charged = a.First() + 1
 			a.moves.sp.start(a.start)
 		}
-		delete(a.s.stacks, a.key) // a cold start: fresh stacks
+		a.runOn(a.s.newStack()) // a cold start: a fresh stack
 	}
 	a.s.warm[a.key]++
 	a.holding = true
@@ -263,9 +299,6 @@ func (a *simArm) Start(ctx context.Context) error {
 	}
 	a.moves.live++
 	a.moves.arms[a] = true
-	if a.per > 0 && a.ReplayArm.Trials() > 0 {
-		a.stacks++ // resumed, an arm does not go back to a stack it ran on
-	}
 	a.n, a.epoch = 0, 0
 	if a.capacity != nil {
 		_ = a.capacity.Start(ctx)
@@ -283,7 +316,7 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 			a.moves.sp.start(startsCost(a.moves.live, a.start))
 		}
 		a.n = 0
-		a.stacks++
+		a.runOn(a.s.newStack())
 	}
 	first := a.n == 0
 	a.s.mu.Unlock()
@@ -316,6 +349,7 @@ func (a *simArm) Stop() {
 		a.moves.live--
 		delete(a.moves.arms, a)
 		a.moves.sp.forget(a)
+		delete(a.s.busy, a.cur)
 	}
 }
 
