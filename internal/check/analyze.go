@@ -68,7 +68,7 @@ func analyze(t Target, w window) *Pool {
 	p.Queue, p.Series.QT, p.Series.Queue = queue(w, p.Traffic.PerSecond)
 	p.Settings.Backlog = p.Queue.Backlog
 	p.Slow = slow(w, t.StatusPath, p.Settings.SlowlogTimeoutS)
-	p.Memory, p.Series.Memory = memory(w, p.Settings.MaxChildren)
+	p.Memory, p.Series.MT, p.Series.Memory = memory(w, p.Settings.MaxChildren)
 	p.Growth = growthOf(w, t.StatusPath, p.Settings.MaxRequests)
 	p.Opcache = opcacheOf(w)
 	if w.cpuOK && p.ElapsedS > 0 {
@@ -298,17 +298,23 @@ func slow(w window, statusPath string, slowlog float64) Slow {
 	return s
 }
 
-// memory sums up the workers' memory over the window and what the pool may take at max_children.
-func memory(w window, maxChildren int) (Memory, []int64) {
+// memory sums up the workers' memory over the window and what the pool may take at max_children, with the
+// pool's memory at each read of it (seconds since the start, bytes).
+func memory(w window, maxChildren int) (Memory, []float64, []int64) {
 	m := Memory{MasterUSS: w.masterUSS}
-	var shared []float64
+	var shared, ts []float64
 	var series []int64
 	var sumUSS, n int64
 	pids := map[int]bool{}
 	for _, o := range w.obs {
-		var total int64
 		for _, p := range o.status.Processes {
 			m.PeakRequest = max(m.PeakRequest, p.LastRequestMemory)
+		}
+		if o.mem == nil {
+			continue
+		}
+		var total int64
+		for _, p := range o.status.Processes {
 			pm, ok := o.mem[p.PID]
 			if !ok {
 				continue
@@ -321,6 +327,7 @@ func memory(w window, maxChildren int) (Memory, []int64) {
 			shared = append(shared, float64(pm.rss-pm.uss))
 		}
 		series = append(series, total)
+		ts = append(ts, round(o.at.Sub(w.start).Seconds(), 2))
 	}
 	m.Workers = len(pids)
 	if n > 0 {
@@ -362,7 +369,7 @@ func memory(w window, maxChildren int) (Memory, []int64) {
 	if w.oomOK {
 		m.OOMKills = w.oomAfter - w.oomBefore
 	}
-	return m, series
+	return m, ts, series
 }
 
 // opcacheOf compares opcache's first and last reads.

@@ -243,11 +243,14 @@ type OpcacheCheck struct {
 
 // Series are the pool's samples over time, for the report's charts.
 type Series struct {
-	// Status samples: seconds since the start, busy workers, workers, the pool's memory (bytes).
+	// Status samples: seconds since the start, busy workers, workers.
 	T       []float64 `json:"t"`
 	Busy    []int     `json:"busy"`
 	Workers []int     `json:"workers"`
-	Memory  []int64   `json:"memory"`
+	// The pool's memory (bytes) at the samples that read it (seconds since the start): every few seconds, as
+	// reading it costs more than the status page (results of before this field: every sample, at T).
+	MT     []float64 `json:"memory_t,omitempty"`
+	Memory []int64   `json:"memory"`
 	// Queue samples (every interval, from the kernel): seconds since the start and connections waiting.
 	QT    []float64 `json:"queue_t"`
 	Queue []int     `json:"queue"`

@@ -18,6 +18,11 @@ const (
 	// every opcacheMaxEvery: a cache that fills and restarts is full only part of the time.
 	opcacheReads    = 10
 	opcacheMaxEvery = 30 * time.Second
+	// memReads is how many times the workers' memory is read over a window, at most every memMaxEvery and at
+	// least every interval: a worker's smaps_rollup costs about 1.4 ms of CPU (measured beside a loaded demo pool),
+	// most of what sampling costs, and memory moves slowly against a status read's every second.
+	memReads    = 30
+	memMaxEvery = 5 * time.Second
 )
 
 // observation is one status read and the workers' memory read right after it.
@@ -25,7 +30,7 @@ type observation struct {
 	at     time.Time
 	wait   time.Duration // the status request's own time: how long a request waited for a worker, plus ~1 ms
 	status *measure.FPMStatus
-	mem    map[int]procMem // by pid, for the workers in status
+	mem    map[int]procMem // by pid, for the workers in status; nil when not read at this sample
 	queue  int             // the socket's accept queue right after, -1 unknown
 	// ownBefore is how many requests check had sent the pool before this read: php-fpm's accepted conn counts
 	// check's own, twice each (the read, and the kept connection's close), and they are not the app's.
@@ -45,8 +50,9 @@ type sampler struct {
 	t        Target
 	interval time.Duration
 	probe    *opcacheProbe
-	// opcacheEvery spaces opcache reads: a tenth of the window, at least an interval, at most opcacheMaxEvery.
-	opcacheEvery time.Duration
+	// opcacheEvery spaces opcache reads: a tenth of the window, at least an interval, at most opcacheMaxEvery;
+	// memEvery the workers' memory reads likewise (memReads, memMaxEvery).
+	opcacheEvery, memEvery time.Duration
 
 	mu       sync.Mutex
 	obs      []observation
@@ -61,11 +67,13 @@ type sampler struct {
 	opcache  []*measure.Opcache
 	opErr    error
 	lastOp   time.Time
+	lastMem  time.Time
 }
 
 func newSampler(t Target, interval, window time.Duration, probe *opcacheProbe) *sampler {
 	every := min(max(window/opcacheReads, interval), opcacheMaxEvery)
-	return &sampler{t: t, interval: interval, probe: probe, opcacheEvery: every}
+	mem := min(max(window/memReads, interval), memMaxEvery)
+	return &sampler{t: t, interval: interval, probe: probe, opcacheEvery: every, memEvery: mem}
 }
 
 // run samples until end or until ctx is done: the accept queue every interval, the status page (with the
@@ -80,7 +88,7 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 	inflight := false
 	start := func() {
 		inflight = true
-		go func() { s.readStatus(ctx, s.opcacheDue()); done <- struct{}{} }()
+		go func() { s.readStatus(ctx, s.opcacheDue(), s.memDue()); done <- struct{}{} }()
 	}
 	s.readQueue(false)
 	start()
@@ -98,7 +106,7 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 				<-done
 			}
 			if ctx.Err() == nil {
-				s.readStatus(ctx, s.opcacheWorks())
+				s.readStatus(ctx, s.opcacheWorks(), true)
 			}
 			return
 		case <-ctx.Done():
@@ -123,8 +131,16 @@ func (s *sampler) opcacheDue() bool {
 	return s.probe != nil && s.opErr == nil && time.Since(s.lastOp) >= s.opcacheEvery
 }
 
-// readStatus reads the status page, then the memory of the workers it lists, then (when due) opcache.
-func (s *sampler) readStatus(ctx context.Context, withOpcache bool) {
+// memDue says whether the workers' memory is due: memEvery since the last read, less half an interval for the
+// ticks' jitter.
+func (s *sampler) memDue() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.lastMem) >= s.memEvery-s.interval/2
+}
+
+// readStatus reads the status page, then (when due) the memory of the workers it lists and opcache.
+func (s *sampler) readStatus(ctx context.Context, withOpcache, withMem bool) {
 	c, cancel := context.WithTimeout(ctx, statusTimeout)
 	s.mu.Lock()
 	ownBefore := s.own
@@ -155,14 +171,17 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache bool) {
 		}
 		return
 	}
-	o := observation{at: time.Now(), wait: wait, status: st, mem: make(map[int]procMem, len(st.Processes)), queue: -1, ownBefore: ownBefore}
+	o := observation{at: time.Now(), wait: wait, status: st, queue: -1, ownBefore: ownBefore}
 	var memErr error
-	for _, p := range st.Processes {
-		ps, err := measure.ReadProc(p.PID)
-		if err == nil {
-			o.mem[p.PID] = procMem{uss: ps.USS, rss: ps.RSS}
-		} else if !errors.Is(err, os.ErrNotExist) && memErr == nil {
-			memErr = err // another user's workers, when check is not root
+	if withMem {
+		o.mem = make(map[int]procMem, len(st.Processes))
+		for _, p := range st.Processes {
+			ps, err := measure.ReadProc(p.PID)
+			if err == nil {
+				o.mem[p.PID] = procMem{uss: ps.USS, rss: ps.RSS}
+			} else if !errors.Is(err, os.ErrNotExist) && memErr == nil {
+				memErr = err // another user's workers, when check is not root
+			}
 		}
 	}
 	if q, err := measure.ReadListenQueue(s.t.Network, s.t.Address); err == nil {
@@ -174,6 +193,9 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache bool) {
 	s.obs = append(s.obs, o)
 	if memErr != nil && s.memErr == nil {
 		s.memErr = memErr
+	}
+	if withMem {
+		s.lastMem = o.at
 	}
 	s.mu.Unlock()
 	if withOpcache && ctx.Err() == nil {

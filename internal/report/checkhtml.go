@@ -196,10 +196,20 @@ func poolMemoryChart(p *check.Pool, i int) *chart {
 	for k, v := range s.Memory {
 		vals[k] = float64(v)
 	}
-	c.add(el{Kind: "path", D: stepPath(xs, ys, s.T, vals), Class: "curve"})
+	mt := s.MT
+	if len(mt) != len(s.Memory) {
+		mt = s.T // a result of before memory_t: memory at every sample
+	}
+	c.add(el{Kind: "path", D: stepPath(xs, ys, mt, vals), Class: "curve"})
+	workers := map[float64]int{} // memory is read at some status samples: their workers, by time
 	for k, t := range s.T {
+		if k < len(s.Workers) {
+			workers[t] = s.Workers[k]
+		}
+	}
+	for k, t := range mt {
 		c.mark(el{Kind: "circle", X: xs.at(t), Y: ys.at(vals[k]), R: 2.5, Class: "point",
-			Title: fmt.Sprintf("%s: %s (%d workers)", secs(t), bytesLabel(vals[k]), s.Workers[k])})
+			Title: fmt.Sprintf("%s: %s (%d workers)", secs(t), bytesLabel(vals[k]), workers[t])})
 	}
 	c.Legend = []legendItem{{"point", "the pool now: master + shared once + each worker's private memory"}}
 	if m.Budget > 0 {
