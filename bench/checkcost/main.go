@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
+	"github.com/phptune/phptune/internal/check"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
@@ -146,7 +147,10 @@ func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf stri
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, bin, "check", conf, "--for", span.String(), "--interval", interval.String(), "--json")
+	if span > check.DefaultFor {
+		return fmt.Errorf("the steady accounting's %s is longer than check's default window", span)
+	}
+	cmd := exec.CommandContext(ctx, bin, "check", conf, "--for", check.DefaultFor.String(), "--interval", interval.String(), "--json")
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -192,9 +196,9 @@ func steady(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf stri
 	// Requests counted over the trials' windows, CPU over their warm-ups too: the cost a request is an upper bound.
 	perRequest := stackCPU.Seconds() / float64(requests)
 	// check reads the status every interval, and opcache (a small script of its own, bounded here by what a
-	// request of the app costs) ten times a window, at most every 30 s and at least an interval apart (check's
-	// sampler: opcacheReads, opcacheMaxEvery).
-	opcacheEvery := min(max(span/10, interval), 30*time.Second)
+	// request of the app costs) ten times its default window, at most every 30 s and at least an interval apart
+	// (check's sampler: opcacheReads, opcacheMaxEvery).
+	opcacheEvery := min(max(check.DefaultFor/10, interval), 30*time.Second)
 	readsCPU := statusCost.Seconds()/interval.Seconds() + perRequest/opcacheEvery.Seconds()
 	share := (checkPerS + readsCPU) / (stackPerS + checkPerS)
 	fmt.Printf("steady, %.0f s of load beside one started check:\n", wall)
@@ -265,8 +269,8 @@ func trial(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf strin
 	var started time.Time
 	groups := []int{st.PID("php-fpm"), st.PID("nginx")}
 	if checking {
-		trialLen := r.Options().Duration
-		cmd = exec.CommandContext(ctx, bin, "check", conf, "--for", (trialLen + 2*warmup).String(), "--interval", interval.String(), "--json")
+		// The window a user gets (check's default), stopped at the trial's end: its reads come at that window's pace.
+		cmd = exec.CommandContext(ctx, bin, "check", conf, "--for", check.DefaultFor.String(), "--interval", interval.String(), "--json")
 		if err := cmd.Start(); err != nil {
 			return figures{}, err
 		}
