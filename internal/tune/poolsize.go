@@ -410,7 +410,8 @@ const minSizes = 3
 // poolCandidates are the pool sizes to race, smallest first: the sweep's concurrencies from the first that
 // reached half the peak's throughput up to the peak's (a pool of n under a load that fills it queues what it
 // cannot serve, so it serves at least what n connections did on the sweep's large pool: sizes below half the
-// peak would only be dropped), within memory (the largest that fits when the peak does not) and not below floor.
+// peak would only be dropped), within memory (the largest that fits when the peak does not) and not below floor;
+// of more than maxSizes, the smallest four and the largest.
 // Without a sweep (simulations), the ladder's neighbours of cur.
 func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
 	var sizes []int
@@ -449,7 +450,12 @@ func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
 		sizes = append(sizes, floor)
 	}
 	if len(sizes) > maxSizes {
-		sizes = sizes[len(sizes)-maxSizes:]
+		// The smallest and the largest: the question is the smallest size within the margin of the best, and the
+		// best is about the largest. Keeping the largest five instead left the small sizes out whenever a noisy
+		// sweep put its peak far out (a 3-minute demo raced 8 to 128 where a 10-minute one raced 4 to 64, so the
+		// starting 5 lay inside one range and below the other). A curve still rising past the fourth size gets
+		// the largest, not a size between.
+		sizes = append(sizes[:maxSizes-1], sizes[len(sizes)-1])
 	}
 	return sizes
 }
