@@ -154,3 +154,26 @@ func TestStatusFailuresSayWhatHappened(t *testing.T) {
 		t.Errorf("every read answered: %+v", f)
 	}
 }
+
+// TestMemoryReadAtSomeSamples: the workers' memory is read at some status samples only (memReads a window); the
+// pool's memory series has those samples alone, at their own times, and the figures come from them, never from
+// a sample without memory read as none.
+func TestMemoryReadAtSomeSamples(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	w := window{start: t0}
+	for k := 0; k < 12; k++ {
+		st := &measure.FPMStatus{Processes: []measure.FPMProcess{proc(10, "Idle", "/index.php", int64(k)), proc(11, "Idle", "/index.php", int64(k))}}
+		o := observation{at: t0.Add(time.Duration(k) * time.Second), status: st}
+		if k%4 == 0 {
+			o.mem = map[int]procMem{10: {uss: int64(k+1) << 20, rss: 10 << 20}, 11: {uss: 1 << 20, rss: 10 << 20}}
+		}
+		w.obs = append(w.obs, o)
+	}
+	m, ts, series := memory(w, 8)
+	if len(ts) != 3 || len(series) != 3 || ts[1] != 4 || ts[2] != 8 {
+		t.Fatalf("memory at %v: %v, want three reads at 0, 4 and 8 s", ts, series)
+	}
+	if m.MaxUSS != 9<<20 || m.Now != series[2] || m.Now == 0 || m.Workers != 2 {
+		t.Errorf("memory %+v: want the largest worker 9 MiB and now the last read's", m)
+	}
+}

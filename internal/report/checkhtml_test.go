@@ -28,13 +28,16 @@ func recordedCheck(t testing.TB) *check.Result {
 }
 
 // expectedCheckMarks counts, from the result alone, the marks each chart must show: a busy count and a memory
-// figure per status read of each pool.
+// figure per read of the workers' memory (every status read in results of before memory_t).
 func expectedCheckMarks(r *check.Result) map[string]int {
 	want := map[string]int{}
 	for i, p := range r.Pools {
 		if n := len(p.Series.T); n > 0 {
 			want["busy-"+itoa(i)] = n
 			want["memory-"+itoa(i)] = n
+			if m := len(p.Series.MT); m > 0 {
+				want["memory-"+itoa(i)] = m // memory read at some samples only (memory_t)
+			}
 		}
 	}
 	return want
