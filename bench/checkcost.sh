@@ -4,6 +4,7 @@
 # capacity (requests per CPU-second of php-fpm, nginx and check itself, steadier on a shared machine); then an
 # accounting of a started check's CPU and reads against the CPU the pool uses under steady load (the most check
 # can take from a CPU-bound pool). About 3 minutes; ROUNDS=n for more, INTERVAL=250ms to sample 4 times as often.
+# Runs pool: -rounds-file FILE appends each round; -from FILE reports the rounds kept there, measuring nothing.
 set -eu
 cd "$(dirname "$0")/.."
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"

@@ -38,8 +38,22 @@ func main() {
 	interval := flag.Duration("interval", time.Second, "check's --interval")
 	children := flag.Int("children", 4, "the static pool's max_children")
 	conc := flag.Int("c", 8, "connections")
+	roundsFile := flag.String("rounds-file", "", "append each round's figures to this `FILE` (runs pool with -from)")
+	from := flag.String("from", "", "measure nothing: report the rounds kept in this `FILE`")
 	flag.Parse()
-	if err := run(*bin, *rounds, *trialLen, *interval, *children, *conc); err != nil {
+	if *from != "" {
+		without, with, err := readRounds(*from)
+		if err == nil && len(with.goodput) < 2 {
+			err = fmt.Errorf("%s: %d rounds, want 2 or more", *from, len(with.goodput))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "checkcost:", err)
+			os.Exit(1)
+		}
+		report(without, with, *trialLen, *interval, *children, *conc)
+		return
+	}
+	if err := run(*bin, *rounds, *trialLen, *interval, *children, *conc, *roundsFile); err != nil {
 		fmt.Fprintln(os.Stderr, "checkcost:", err)
 		os.Exit(1)
 	}
@@ -57,7 +71,7 @@ type arm struct {
 // figures are one trial's.
 type figures struct{ goodput, capacity, checkCPU float64 }
 
-func run(bin string, rounds int, trialLen, interval time.Duration, children, conc int) error {
+func run(bin string, rounds int, trialLen, interval time.Duration, children, conc int, roundsFile string) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s: %w (bench/checkcost.sh builds it)", bin, err)
 	}
@@ -85,7 +99,12 @@ func run(bin string, rounds int, trialLen, interval time.Duration, children, con
 		return err
 	}
 	conf := filepath.Join(st.RunDir, "php-fpm.conf")
-	without, with, err := measureRounds(ctx, r, st, bin, conf, rounds, interval)
+	keep, err := openRoundLog(roundsFile)
+	if err != nil {
+		return err
+	}
+	defer keep.Close()
+	without, with, err := measureRounds(ctx, r, st, bin, conf, rounds, interval, keep)
 	if len(with.goodput) > 1 {
 		report(without, with, trialLen, interval, children, conc)
 	}
@@ -100,7 +119,7 @@ const progressEvery = 25
 
 // measureRounds runs the ABBA rounds. On an error (an interrupt included) it returns the whole rounds done.
 func measureRounds(ctx context.Context, r *load.Runner, st *stack.Stack, bin, conf string, rounds int,
-	interval time.Duration) (without, with arm, err error) {
+	interval time.Duration, keep *roundLog) (without, with arm, err error) {
 	for i := 0; i < rounds; i++ {
 		order := []bool{false, true}
 		if i%2 == 1 {
@@ -121,6 +140,9 @@ func measureRounds(ctx context.Context, r *load.Runner, st *stack.Stack, bin, co
 		without.goodput, without.capacity = append(without.goodput, fs[0].goodput), append(without.capacity, fs[0].capacity)
 		with.goodput, with.capacity = append(with.goodput, fs[1].goodput), append(with.capacity, fs[1].capacity)
 		with.cpu = append(with.cpu, fs[1].checkCPU)
+		if err := keep.add(fs[0], fs[1]); err != nil {
+			return without, with, fmt.Errorf("round %d: %w", i+1, err)
+		}
 		if (i+1)%progressEvery == 0 {
 			m, lo, hi := logRatioCI(with.capacity, without.capacity)
 			fmt.Fprintf(os.Stderr, "round %d: capacity with / without %.4f [%.4f, %.4f]\n", i+1, m, lo, hi)
