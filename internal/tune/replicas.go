@@ -80,19 +80,11 @@ type moves struct {
 	most int // the most rounds a stack serves an arm (perStack); fewer when its trials are steady (stackRounds)
 	mu   sync.Mutex
 	arms map[*replicaArm]bool // the arms started and not stopped
-	sp   spread               // what the arms' trials and starts took, and how much the trials varied
-	// cur is the rounds a stack serves an arm (0: most), set between rounds so that every arm of a round
-	// reads the same.
-	cur int
+	sp   spread               // what the arms' trials and starts took, how much the trials varied, and per
 }
 
 // per is the rounds a stack serves an arm now. The caller holds g.mu.
-func (g *moves) per() int {
-	if g.cur == 0 {
-		return g.most
-	}
-	return g.cur
-}
+func (g *moves) per() int { return g.sp.per(g.most) }
 
 // due says whether a has served its stack's rounds.
 func (g *moves) due(a *replicaArm) bool {
@@ -113,8 +105,7 @@ func (g *moves) tally(a *replicaArm, v float64, d time.Duration) {
 			return
 		}
 	}
-	g.sp.roundEnd()
-	g.cur = g.sp.rounds(len(g.arms), g.most)
+	g.sp.closeRound(len(g.arms), g.most)
 }
 
 // replicaArm runs its trials on its current stack until it has served per of them and a fresh one is ready.

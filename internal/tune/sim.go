@@ -120,15 +120,6 @@ type simMoves struct {
 	live, paid int
 	arms       map[*simArm]bool
 	sp         spread
-	cur        int // 0: the most
-}
-
-// per is the rounds a stack serves an arm now, most at the most. The caller holds the source's lock.
-func (g *simMoves) per(most int) int {
-	if g.cur == 0 {
-		return most
-	}
-	return g.cur
 }
 
 // tally counts a's trial and, at a round's end, sets the rounds a stack serves. The caller holds the lock.
@@ -139,8 +130,7 @@ func (g *simMoves) tally(a *simArm, v float64, first bool) {
 			return
 		}
 	}
-	g.sp.roundEnd()
-	g.cur = g.sp.rounds(len(g.arms), a.per)
+	g.sp.closeRound(len(g.arms), a.per)
 }
 
 // hold keeps cfg warm for the tuner, as stacks.hold does.
@@ -308,7 +298,7 @@ func (a *simArm) Start(ctx context.Context) error {
 
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	a.s.mu.Lock()
-	if a.per > 0 && a.n > 0 && a.n >= a.moves.per(a.per) {
+	if a.per > 0 && a.n > 0 && a.n >= a.moves.sp.per(a.per) {
 		a.epoch++
 		if a.moves.paid < a.epoch {
 			a.moves.paid = a.epoch

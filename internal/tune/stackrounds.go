@@ -41,6 +41,23 @@ type spread struct {
 	cur       map[any]float64 // this round's log figures by arm (a failed trial has none)
 	fresh     bool            // a trial of this round was the first on its stack
 	prev      map[any]float64 // last round's deviations, when every arm stayed on its stack since
+	// k is the rounds a stack serves an arm (0: the most), set at a round's end so that every arm of a round
+	// reads the same.
+	k int
+}
+
+// per is the rounds a stack serves an arm now, most at the most.
+func (s *spread) per(most int) int {
+	if s.k == 0 {
+		return most
+	}
+	return s.k
+}
+
+// closeRound ends a round of arms arms (every one has run its trial) and sets the rounds a stack serves.
+func (s *spread) closeRound(arms, most int) {
+	s.roundEnd()
+	s.k = s.rounds(arms, most)
 }
 
 // trial counts a trial of a, of figure v (0: failed), that took d; first says it was the first on its stack.
