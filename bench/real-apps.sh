@@ -48,6 +48,8 @@ for p in presets:
     h = r.get("headline") or {}
     c, cv = gain(h.get("capacity_vs_debian"))
     d, dv = gain(h.get("vs_debian"))
+    if h.get("same_as_baseline"):  # nothing shown better: the recommendation is Debian's defaults, not raced
+        c, cv, d, dv = "the same configuration", "no change", "the same configuration", "no change"
     t, tv = gain(h.get("capacity_vs_rule_of_thumb"))
     base, rec = r.get("baseline") or {}, r.get("recommendation") or {}
     flat = lambda c: {("%s %s" % (k, s) if isinstance(v, dict) else k): (w if isinstance(v, dict) else v)

@@ -332,10 +332,11 @@ func (sc *score) add(res *tune.Result, so tune.SimOptions) {
 				vs = append(vs, verdict{c: c.c, truth: rec - so.Effect(c.base, tune.MetricGoodput), final: true})
 			}
 		}
-		if c := h.CapacityVsDebian; c != nil && decided(c.Verdict) {
+		// A recommendation that is the starting point is not raced against it: the headline says so, decided.
+		if c := h.CapacityVsDebian; h.Same || c != nil && decided(c.Verdict) {
 			sc.capacity++
 		}
-		if c := h.VsDebian; c != nil && decided(c.Verdict) {
+		if c := h.VsDebian; h.Same || c != nil && decided(c.Verdict) {
 			sc.goodput++
 		}
 	}
@@ -388,7 +389,8 @@ const header = "  budget  stacks: sd every told |  false better/worse: any  null
 
 const legend = `  (stacks: the spread of their offsets planted, a fresh stack every so many trials of an arm at the most, CPU/goodput,
   fewer when the trials are steady against a start's cost (tune's stackRounds; "-": one for its life), and whether the engine is told the spread (Spec.StackSD). Per run: "any" counts a run with a wrong sign anywhere, "null" on a knob without effect, "final" in the final
-  comparison on goodput or capacity; "all covered": every stated interval of the run covers its truth. Targets: a
+  comparison on goodput or capacity; "all covered": every stated interval of the run covers its truth; "final decided":
+  the recommendation against the starting point decided, or the same configuration (not raced). Targets: a
   false better/worse in at most 5% of runs counting every verdict; the JIT decided in at least 90% of 3-minute runs.)`
 
 func (sc *score) row(budget time.Duration, s setup) string {

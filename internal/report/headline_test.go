@@ -1,10 +1,13 @@
 package report
 
 import (
+	"bytes"
+	"html"
 	"strings"
 	"testing"
 
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
 )
 
 // TestHeadlineSaysWhatWouldDecide: an inconclusive row of the final says how many rounds, and how much more
@@ -27,5 +30,54 @@ func TestHeadlineSaysWhatWouldDecide(t *testing.T) {
 	}
 	if got := headlineNeed(&headlineModel{Rounds: 12}, open); got != "" {
 		t.Errorf("no time a round known: %q, want nothing", got)
+	}
+}
+
+// TestARecommendationThatIsTheStartingPoint: where nothing was shown better, the headline says the recommendation
+// is the starting point and compares it with the rule of thumb alone; with no other configuration, nothing.
+func TestARecommendationThatIsTheStartingPoint(t *testing.T) {
+	r := recordedTune(t)
+	r.Recommendation = r.Baseline
+	h := r.Headline
+	h.Same, h.VsDebian, h.CapacityVsDebian, h.DebianRPS, h.Rounds = true, nil, nil, h.RecommendationRPS, 12
+	var b strings.Builder
+	Tune(&b, r)
+	out := b.String()
+	for _, want := range []string{"It is Debian's defaults: no knob was shown better", "recommendation = Debian's defaults",
+		"against the rule of thumb alone", "The final comparison"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\n    Debian's defaults ") {
+		t.Errorf("a row sets the recommendation against itself:\n%s", out)
+	}
+	var page bytes.Buffer
+	if err := TuneHTML(&page, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := html.UnescapeString(page.String())
+	for _, want := range []string{"no change</div>", "the recommendation is Debian's defaults", "nothing to change", "against the rule of thumb"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(p, "against Debian's defaults</div>") {
+		t.Error("the page sets the recommendation against itself")
+	}
+
+	// The recommendation is the rule of thumb too: nothing was compared.
+	r.Headline = &tune.Headline{Baseline: "Debian's defaults", RuleOfThumb: r.Baseline.String(), Same: true, RuleSame: true}
+	b.Reset()
+	Tune(&b, r)
+	if out := b.String(); !strings.Contains(out, "(it is the rule of thumb too)") || strings.Contains(out, "The final comparison") {
+		t.Errorf("nothing compared:\n%s", out)
+	}
+	page.Reset()
+	if err := TuneHTML(&page, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p := page.String(); !strings.Contains(p, "no change</div>") || strings.Contains(p, "<svg class=\"headline") {
+		t.Error("the page of a run with nothing compared")
 	}
 }

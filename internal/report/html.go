@@ -271,6 +271,10 @@ func hero(h *headlineModel) []heroCard {
 		return nil
 	}
 	var cards []heroCard
+	if h.Same {
+		cards = append(cards, heroCard{Main: true, Big: "no change", Label: "the recommendation is " + h.Baseline,
+			Sub: "no knob was shown better than its starting value, so it was not raced against itself"})
+	}
 	for i, f := range h.Figures {
 		short, _ := metricWords(f.Metric)
 		fig := func(row configRow, v float64) heroFigure {
@@ -305,6 +309,9 @@ func rowKey(c configRow) string { return fmt.Sprintf("%s @ %d", c.Name, c.Load) 
 
 // lede says the headline in a sentence, in words that do not claim more than the verdict.
 func lede(h *headlineModel) string {
+	if h != nil && h.Same {
+		return fmt.Sprintf("The recommendation is %s: no knob was shown better than its starting value, so there is nothing to change.", h.Baseline)
+	}
 	if h == nil || len(h.Figures) == 0 || h.Figures[0].VsBase == nil {
 		return ""
 	}

@@ -75,11 +75,16 @@ func Tune(w io.Writer, r *tune.Result) {
 	if h != nil {
 		fmt.Fprintln(w)
 		say("  ", "    ", "Recommendation: "+shownConfig(r.Recommendation.String()))
-		say("  ", "    ", fmt.Sprintf("The final comparison, %d round%s interleaved%s:", h.Rounds, plural(h.Rounds), atConns(h.Load)))
-		for _, f := range h.Figures {
-			headlineTable(h, f).write(w, 4, termWidth)
+		if s := sameText(h); s != "" {
+			say("  ", "    ", s)
 		}
-		say("  ", "  ", finalNote)
+		if len(h.Figures) > 0 {
+			say("  ", "    ", fmt.Sprintf("The final comparison, %d round%s interleaved%s:", h.Rounds, plural(h.Rounds), atConns(h.Load)))
+			for _, f := range h.Figures {
+				headlineTable(h, f).write(w, 4, termWidth)
+			}
+			say("  ", "  ", finalNote)
+		}
 	}
 	if c := r.P99Check; c != nil {
 		say("  ", "    ", fmt.Sprintf("Latency goal: p99 %s [%s, %s] (95%% interval) at %s req/s open loop, goal %s: %s", us(c.P99Us), us(c.P99LoUs), us(c.P99HiUs),
@@ -168,12 +173,23 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 	short, _ := metricWords(f.Metric)
 	t := textTable{Head: []string{"configuration", short, "recommendation against it", "verdict"},
 		Right: []bool{false, true, false, false}}
-	t.Rows = append(t.Rows, textRow{Cells: []string{"recommendation", rate(f.Rec), "", ""}})
+	rec := "recommendation"
+	if h.Same {
+		rec += " = " + h.Baseline
+	}
+	if h.RuleSame {
+		rec += " = rule of thumb"
+	}
+	t.Rows = append(t.Rows, textRow{Cells: []string{rec, rate(f.Rec), "", ""}})
 	for _, x := range []struct {
 		name string
 		v    float64
 		c    *stats.Comparison
-	}{{h.Baseline, f.Base, f.VsBase}, {"rule of thumb", f.Rule, f.VsRule}} {
+		same bool
+	}{{h.Baseline, f.Base, f.VsBase, h.Same}, {"rule of thumb", f.Rule, f.VsRule, h.RuleSame}} {
+		if x.same {
+			continue // its row is the recommendation's
+		}
 		row := textRow{Cells: []string{x.name, rate(x.v), "", ""}}
 		if x.name == "rule of thumb" && h.Rule.Config != h.Rec.Config {
 			row.Details = []string{"the rule of thumb: " + shownConfig(h.Rule.Config)}
@@ -189,6 +205,20 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// sameText says that the recommendation is the starting point, and so was not raced against it ("" when it is
+// not).
+func sameText(h *headlineModel) string {
+	if !h.Same {
+		return ""
+	}
+	s := "It is " + h.Baseline + ": no knob was shown better than its starting value, so there is nothing to change, " +
+		"and the final comparison does not race a configuration against itself"
+	if h.RuleSame {
+		return s + " (it is the rule of thumb too)."
+	}
+	return s + "; it sets it against the rule of thumb alone."
 }
 
 // headlineNeed is what would have decided an inconclusive comparison of the final, at the time its rounds took

@@ -254,6 +254,8 @@ type headlineModel struct {
 	Rounds, Load    int
 	RoundS          float64 // a round's seconds, on average
 	Rec, Base, Rule configRow
+	// Same: the recommendation is the starting point, not raced against itself; RuleSame: it is the rule of thumb.
+	Same, RuleSame bool
 	// Figures are the metrics compared: goodput, and any other the final measures, each with its intervals.
 	Figures []headlineFigure
 }
@@ -274,7 +276,7 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		return nil
 	}
 	n := namerOf(r)
-	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, RoundS: h.RoundS, Load: r.Plan.Concurrency}
+	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, RoundS: h.RoundS, Load: r.Plan.Concurrency, Same: h.Same, RuleSame: h.RuleSame}
 	for _, t := range r.Trials {
 		if t.Phase == "final" {
 			m.Load = t.Concurrency
@@ -290,6 +292,9 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		return configRow{Name: n.name(cfg), Config: cfg, Load: m.Load, Goodput: fallback, Final: true}
 	}
 	m.Rec, m.Base, m.Rule = find(n.rec, h.RecommendationRPS), find(n.base, h.DebianRPS), find(n.rule, h.RuleOfThumbRPS)
+	if h.Same && h.RuleSame {
+		return m // the recommendation is both baselines: nothing was compared
+	}
 	m.Figures = []headlineFigure{{Metric: tune.MetricGoodput, Rec: m.Rec.Goodput, Base: m.Base.Goodput, Rule: m.Rule.Goodput,
 		VsBase: h.VsDebian, VsRule: h.VsRuleOfThumb}}
 	// Capacity, decided on the same rounds: requests per CPU-second of php-fpm and nginx, the rows' Capacity.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -16,6 +17,10 @@ import (
 // php-fpm and nginx) read from the same trials, each comparison until both are decided or the budget ends. The
 // two figures share the comparison's alpha: one error budget over both. Goodput varies by 10 to 20% a round on
 // a busy machine, the CPU a request by about 5%: capacity decides where goodput cannot.
+//
+// A baseline that is the recommendation itself is not raced against it: the answer is known (nothing to change),
+// and an A/A race could only end inconclusive or, after a thousand rounds, as no difference. Each distinct
+// configuration runs as one arm.
 func (t *tuner) final(ctx context.Context) error {
 	rule := knob.RuleOfThumb(t.cpus())
 	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
@@ -26,21 +31,30 @@ func (t *tuner) final(ctx context.Context) error {
 	}
 	t.res.Headline = h
 	spec := TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc}
-	cfgs := []knob.Config{t.best, t.o.Base, rule}
-	arms := make([]experiment.Arm, len(cfgs))
 	names := []string{"recommendation", h.Baseline, "rule of thumb"}
+	cfgs, armOf := distinct([]knob.Config{t.best, t.o.Base, rule})
+	h.Same, h.RuleSame = armOf[1] == 0, armOf[2] == 0
+	t.budget.Release(experiment.Pairs(experiment.Versus, 3) - experiment.Pairs(experiment.Versus, len(cfgs)))
+	if len(cfgs) == 1 {
+		return nil // the recommendation is both baselines: nothing to compare
+	}
+	arms := make([]experiment.Arm, len(cfgs))
 	for i, c := range cfgs {
-		arms[i] = &timedArm{Arm: t.src.Arm(c, spec), name: names[i], c: t.costs, clock: t.clock, metric: MetricGoodput}
+		arms[i] = &timedArm{Arm: t.src.Arm(c, spec), name: names[slices.Index(armOf, i)], c: t.costs, clock: t.clock, metric: MetricGoodput}
 	}
 	defer stopAll(arms)
+	others := "rule of thumb"
+	if !h.Same {
+		others = h.Baseline + " vs " + others
+	}
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Second: &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
-		Alpha:  t.budget.Draw(experiment.Pairs(experiment.Versus, 3)), RunAlpha: t.budget.Total(), ParallelStart: true,
+		Alpha:  t.budget.Draw(experiment.Pairs(experiment.Versus, len(arms))), RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {
 			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)
 		},
 		Progress: func(p experiment.Progress) {
-			t.status("final", fmt.Sprintf("recommendation vs %s vs rule of thumb, round %d", h.Baseline, p.Round))
+			t.status("final", fmt.Sprintf("recommendation vs %s, round %d", others, p.Round))
 		}}
 	began := t.clock.Now()
 	out, err := experiment.Run(ctx, t.d.tuned(es, MetricGoodput))
@@ -54,18 +68,34 @@ func (t *tuner) final(ctx context.Context) error {
 	}
 	h.Rounds = out.Rounds
 	h.RoundS = t.clock.Now().Sub(began).Seconds() / float64(out.Rounds)
-	h.RecommendationRPS = medianOf(out.Arms[0].Trials, rate)
-	h.DebianRPS = medianOf(out.Arms[1].Trials, rate)
-	h.RuleOfThumbRPS = medianOf(out.Arms[2].Trials, rate)
-	h.VsDebian, h.VsRuleOfThumb = invert(out.Arms[1].Vs), invert(out.Arms[2].Vs)
-	h.RecommendationReqPerCPUS = medianOf(out.Arms[0].Trials, second)
-	h.DebianReqPerCPUS = medianOf(out.Arms[1].Trials, second)
-	h.RuleOfThumbReqPerCPUS = medianOf(out.Arms[2].Trials, second)
-	h.CapacityVsDebian, h.CapacityVsRuleOfThumb = invert(out.Arms[1].Vs2), invert(out.Arms[2].Vs2)
+	arm := func(i int) experiment.ArmResult { return out.Arms[armOf[i]] }
+	h.RecommendationRPS, h.DebianRPS, h.RuleOfThumbRPS = medianOf(arm(0).Trials, rate), medianOf(arm(1).Trials, rate), medianOf(arm(2).Trials, rate)
+	h.RecommendationReqPerCPUS, h.DebianReqPerCPUS = medianOf(arm(0).Trials, second), medianOf(arm(1).Trials, second)
+	h.RuleOfThumbReqPerCPUS = medianOf(arm(2).Trials, second)
+	if !h.Same {
+		h.VsDebian, h.CapacityVsDebian = invert(arm(1).Vs), invert(arm(1).Vs2)
+	}
+	if !h.RuleSame {
+		h.VsRuleOfThumb, h.CapacityVsRuleOfThumb = invert(arm(2).Vs), invert(arm(2).Vs2)
+	}
 	if out.Ended == experiment.EndBudget && t.clock.Now().Sub(began) < 10*time.Second {
 		t.warn("the final comparison with the baselines was cut short by the budget")
 	}
 	return err
+}
+
+// distinct is cfgs without repeats, and for each of cfgs the index of its configuration there: the first's is 0.
+func distinct(cfgs []knob.Config) ([]knob.Config, []int) {
+	var out []knob.Config
+	at := make([]int, len(cfgs))
+	for i, c := range cfgs {
+		at[i] = slices.IndexFunc(out, func(o knob.Config) bool { return o.Key() == c.Key() })
+		if at[i] < 0 {
+			at[i] = len(out)
+			out = append(out, c)
+		}
+	}
+	return out, at
 }
 
 func second(o experiment.Observation) float64 { return o.Second }

@@ -170,7 +170,12 @@ type Headline struct {
 	VsRuleOfThumb     *stats.Comparison `json:"vs_rule_of_thumb,omitempty"`
 	RuleOfThumb       string            `json:"rule_of_thumb"`
 	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
-	Rounds            int               `json:"rounds,omitempty"`
+	// Same: the recommendation is the starting point (nothing was shown better), so it was not raced against it;
+	// its figures are the recommendation's and VsDebian and CapacityVsDebian are nil. RuleSame: the same for the
+	// rule of thumb.
+	Same     bool `json:"same_as_baseline,omitempty"`
+	RuleSame bool `json:"rule_of_thumb_same,omitempty"`
+	Rounds   int  `json:"rounds,omitempty"`
 	// RoundS is what a round of the final took, on average: with an inconclusive comparison's rounds_needed,
 	// the time that would have decided it.
 	RoundS float64 `json:"round_s,omitempty"`
