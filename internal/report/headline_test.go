@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -40,11 +41,12 @@ func TestARecommendationThatIsTheStartingPoint(t *testing.T) {
 	r.Recommendation = r.Baseline
 	h := r.Headline
 	h.Same, h.VsDebian, h.CapacityVsDebian, h.DebianRPS, h.Rounds = true, nil, nil, h.RecommendationRPS, 12
+	r.Apply, r.Files = &apply.Plan{}, map[string]string{apply.PoolName: "/tmp/run/" + apply.PoolName}
 	var b strings.Builder
 	Tune(&b, r)
 	out := b.String()
 	for _, want := range []string{"It is Debian's defaults: no knob was shown better", "recommendation = Debian's defaults",
-		"against the rule of thumb alone", "The final comparison"} {
+		"against the rule of thumb alone", "The final comparison", "Nothing to apply: the recommendation is Debian's defaults"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}

@@ -98,7 +98,11 @@ func Tune(w io.Writer, r *tune.Result) {
 	}
 	if p := r.Apply; p != nil {
 		fmt.Fprintln(w)
-		applyText(w, p, filepath.Dir(r.Files[apply.PoolName]), "  ")
+		if dir := filepath.Dir(r.Files[apply.PoolName]); h != nil && h.Same {
+			say("  ", "  ", fmt.Sprintf("Nothing to apply: the recommendation is %s. Its files are in %s all the same, as phptune writes them.", h.Baseline, dir))
+		} else {
+			applyText(w, p, dir, "  ")
+		}
 	}
 	if r.Note != "" {
 		fmt.Fprintln(w)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -39,14 +40,15 @@ func (t *tuner) final(ctx context.Context) error {
 		return nil // the recommendation is both baselines: nothing to compare
 	}
 	arms := make([]experiment.Arm, len(cfgs))
+	var others []string
 	for i, c := range cfgs {
-		arms[i] = &timedArm{Arm: t.src.Arm(c, spec), name: names[slices.Index(armOf, i)], c: t.costs, clock: t.clock, metric: MetricGoodput}
+		name := names[slices.Index(armOf, i)]
+		arms[i] = &timedArm{Arm: t.src.Arm(c, spec), name: name, c: t.costs, clock: t.clock, metric: MetricGoodput}
+		if i > 0 {
+			others = append(others, name)
+		}
 	}
 	defer stopAll(arms)
-	others := "rule of thumb"
-	if !h.Same {
-		others = h.Baseline + " vs " + others
-	}
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Second: &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
 		Alpha:  t.budget.Draw(experiment.Pairs(experiment.Versus, len(arms))), RunAlpha: t.budget.Total(), ParallelStart: true,
@@ -54,7 +56,7 @@ func (t *tuner) final(ctx context.Context) error {
 			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)
 		},
 		Progress: func(p experiment.Progress) {
-			t.status("final", fmt.Sprintf("recommendation vs %s, round %d", others, p.Round))
+			t.status("final", fmt.Sprintf("recommendation vs %s, round %d", strings.Join(others, " vs "), p.Round))
 		}}
 	began := t.clock.Now()
 	out, err := experiment.Run(ctx, t.d.tuned(es, MetricGoodput))
