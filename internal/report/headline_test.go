@@ -68,6 +68,15 @@ func TestARecommendationThatIsTheStartingPoint(t *testing.T) {
 		t.Error("the page sets the recommendation against itself")
 	}
 
+	// The budget ended before the rule of thumb was compared: no figures.
+	r.Headline = &tune.Headline{Baseline: "Debian's defaults", RuleOfThumb: "pm=static", Same: true}
+	b.Reset()
+	Tune(&b, r)
+	if out := b.String(); !strings.Contains(out, "the budget ended before it could set it") ||
+		strings.Contains(out, "The final comparison,") {
+		t.Errorf("nothing compared for the budget:\n%s", out)
+	}
+
 	// The recommendation is the rule of thumb too: nothing was compared.
 	r.Headline = &tune.Headline{Baseline: "Debian's defaults", RuleOfThumb: r.Baseline.String(), Same: true, RuleSame: true}
 	b.Reset()

@@ -219,8 +219,11 @@ func sameText(h *headlineModel) string {
 	}
 	s := "It is " + h.Baseline + ": no knob was shown better than its starting value, so there is nothing to change, " +
 		"and the final comparison does not race a configuration against itself"
-	if h.RuleSame {
+	switch {
+	case h.RuleSame:
 		return s + " (it is the rule of thumb too)."
+	case h.Rounds == 0:
+		return s + "; the budget ended before it could set it against the rule of thumb."
 	}
 	return s + "; it sets it against the rule of thumb alone."
 }

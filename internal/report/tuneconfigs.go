@@ -292,8 +292,8 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		return configRow{Name: n.name(cfg), Config: cfg, Load: m.Load, Goodput: fallback, Final: true}
 	}
 	m.Rec, m.Base, m.Rule = find(n.rec, h.RecommendationRPS), find(n.base, h.DebianRPS), find(n.rule, h.RuleOfThumbRPS)
-	if h.Same && h.RuleSame {
-		return m // the recommendation is both baselines: nothing was compared
+	if h.Same && (h.RuleSame || h.Rounds == 0) {
+		return m // the recommendation is the starting point, and nothing else was compared
 	}
 	m.Figures = []headlineFigure{{Metric: tune.MetricGoodput, Rec: m.Rec.Goodput, Base: m.Base.Goodput, Rule: m.Rule.Goodput,
 		VsBase: h.VsDebian, VsRule: h.VsRuleOfThumb}}

@@ -64,7 +64,9 @@ func (t *tuner) final(ctx context.Context) error {
 		return err
 	}
 	if out.Rounds == 0 {
-		t.res.Headline = nil // nothing measured: no figures to print as if they were
+		if !h.Same {
+			t.res.Headline = nil // nothing measured: no figures to print as if they were
+		}
 		t.warn("the budget ended before the final comparison's first round: a larger --budget compares the recommendation with the baselines")
 		return err
 	}

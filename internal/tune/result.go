@@ -172,7 +172,7 @@ type Headline struct {
 	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
 	// Same: the recommendation is the starting point (nothing was shown better), so it was not raced against it;
 	// its figures are the recommendation's and VsDebian and CapacityVsDebian are nil. RuleSame: the same for the
-	// rule of thumb.
+	// rule of thumb. With Same, Rounds 0 says that the rule of thumb was not compared either.
 	Same     bool `json:"same_as_baseline,omitempty"`
 	RuleSame bool `json:"rule_of_thumb_same,omitempty"`
 	Rounds   int  `json:"rounds,omitempty"`
