@@ -289,10 +289,6 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 		return o, err
 	}
 	// The starting point and the knobs.
-	o.BaseName = "Debian's defaults"
-	if f.fromPool != "" || f.fromINI != "" || f.fromApache != "" {
-		o.BaseName = "your configuration"
-	}
 	known := withServer(knob.All(preloadScript(sc), binaries), sc.PHPFPM)
 	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs}, f.inis); err != nil {
 		return o, err
@@ -306,6 +302,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if o.Knobs, err = f.knobSet(&o, known); err != nil {
 		return o, err
 	}
+	o.BaseName = startName(f.fromPool != "" || f.fromINI != "" || f.fromApache != "", o.Base)
 	o.Knobs = knob.UnderServer(o.Knobs)
 	if o.Soak, err = parseSoak(f.soak); err != nil {
 		return o, err
@@ -405,6 +402,20 @@ func (f tuneFlags) load(o *tune.Options, app *appSpec) error {
 		}
 	}
 	return nil
+}
+
+// startName is what the headline calls the starting point base: your configuration when read from files, else
+// Debian's defaults, or your starting point where --knob or --ini changed them (the PHP binary aside).
+func startName(fromFiles bool, base knob.Config) string {
+	debian := knob.Debian()
+	debian.PHPFPM = base.PHPFPM
+	switch {
+	case fromFiles:
+		return "your configuration"
+	case base.Key() != debian.Key():
+		return "your starting point"
+	}
+	return "Debian's defaults"
 }
 
 // knobSet is tune's knobs after --knob (values to race, or one to pin: into o.Base and o.Pins), --skip and
