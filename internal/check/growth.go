@@ -18,7 +18,7 @@ const (
 	// HorizonNever is the horizon of a pool that never recycles its workers (pm.max_requests = 0): growth is
 	// projected over a thousand requests.
 	HorizonNever = 1000
-	growthFloor  = 16 << 20
+	growthFloor  = measure.GrowthFloor
 	growthZ      = 3.0
 )
 
@@ -66,9 +66,9 @@ func growthOf(w window, statusPath string, maxRequests int) *Growth {
 	return g
 }
 
-// growthLimit is the growth within the horizon that makes a finding: growthFloor, or half a worker's size when
-// that is more.
-func growthLimit(meanUSS int64) int64 { return max(growthFloor, meanUSS/2) }
+// growthLimit is the growth within the horizon that makes a finding: measure.GrowthRoom, the room tune recycles
+// workers for.
+func growthLimit(meanUSS int64) int64 { return measure.GrowthRoom(meanUSS) }
 
 // Leaking says whether the growth is shown steady and is large enough to report.
 func (g *Growth) Leaking(meanUSS int64) bool {

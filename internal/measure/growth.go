@@ -277,3 +277,12 @@ func EstimateGrowth(series []WorkerSeries) Growth {
 	g.Shown = b-stats.TQuantile(showP, df)*se > 0 && 3*g.FirstHalf >= b && 2*g.SecondHalf >= b && 3*growing >= 2*len(fitted)
 	return g
 }
+
+// GrowthFloor is the least growth worth recycling a worker for (GrowthRoom).
+const GrowthFloor = 16 << 20
+
+// GrowthRoom is the growth a worker of size bytes is allowed before it is recycled, and the growth before
+// recycling that check reports: GrowthFloor, or half the worker when that is more. Less is not worth the
+// restarts: a worker growing 50 bytes a request would otherwise be recycled every hundred requests, each new
+// one refilling its caches, to save a few KiB.
+func GrowthRoom(size int64) int64 { return max(GrowthFloor, size/2) }

@@ -424,8 +424,8 @@ func soleWorker(w *warmStack) (pid int, uss int64, err error) {
 }
 
 // soakSizing turns the growth into pm.max_requests (the requests after which a worker reaches the memory the
-// pool was sized with, at the growth's upper bound, never fewer than minMaxRequests) and bounds the pool's
-// memory with what a worker grows to by then.
+// pool was sized with, or grows by measure.GrowthRoom when that is more, at the growth's upper bound, never fewer
+// than minMaxRequests) and bounds the pool's memory with what a worker grows to by then.
 func (t *tuner) soakSizing(sk *Soak) {
 	ps := t.res.PoolSize
 	if ps != nil {
@@ -447,7 +447,9 @@ func (t *tuner) soakSizing(sk *Soak) {
 		t.soakRow(sk, "")
 		return
 	}
-	n := maxRequestsFor(sk.SizedBytes-sk.StartBytes, g.Hi)
+	// A worker may grow to the memory the pool was sized with, and at least by measure.GrowthRoom: the pool's
+	// bound then counts it at what it grows to (boundWithGrowth).
+	n := maxRequestsFor(max(sk.SizedBytes-sk.StartBytes, measure.GrowthRoom(sk.StartBytes)), g.Hi)
 	advice := fmt.Sprintf("%d would keep it within %s", n, bytesize.Format(float64(max(sk.SizedBytes, sk.grownAt(n)))))
 	_, decides := t.soakKnob()
 	v, pinned := t.o.Pins[knob.MaxRequests().Name]

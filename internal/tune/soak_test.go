@@ -63,6 +63,22 @@ func TestSoakSizesMaxRequests(t *testing.T) {
 	}
 }
 
+// TestSoakSmallGrowthRecyclesRarely: a worker sized at what it starts with, growing 52 bytes a request (Laravel,
+// 2026-11-26), is allowed measure.GrowthRoom before it is recycled, not the minimum of 100 requests, and the pool
+// counts it at what it grows to.
+func TestSoakSmallGrowthRecyclesRarely(t *testing.T) {
+	tu := soakTuner(t, knob.All("", nil), nil, 0, 2<<20+100*52)
+	sk := soakOf(measure.Growth{PerRequest: 52, Lo: 34, Hi: 70, Workers: 8, Requests: 9600, Shown: true})
+	tu.soakSizing(sk)
+	room := measure.GrowthRoom(sk.StartBytes)
+	if n := sk.MaxRequests; n < 200000 || sk.StartBytes+int64(n)*70 > sk.StartBytes+room || tu.best.MaxRequests != n {
+		t.Errorf("max_requests %d at +70 B a request from %d bytes: want the most within %d bytes of growth", n, sk.StartBytes, room)
+	}
+	if g := tu.res.PoolSize.GrownPerWorkerBytes; g != sk.GrownBytes || g <= 2<<20+100*52 {
+		t.Errorf("the pool counts a worker at %d bytes, the soak's grown figure %d", g, sk.GrownBytes)
+	}
+}
+
 // TestSoakBoundsThePool: a worker that outgrows the memory the pool was sized with before minMaxRequests is
 // counted at what it grows to, and the pool shrinks to fit --memory; when not even one such worker fits,
 // max_requests falls until one does, with a warning.
