@@ -50,6 +50,8 @@ for p in presets:
     d, dv = gain(h.get("vs_debian"))
     if h.get("same_as_baseline"):  # nothing shown better: the recommendation is Debian's defaults, not raced
         c, cv, d, dv = "the same configuration", "no change", "the same configuration", "no change"
+        if h.get("same_but"):  # but for a setting no worker reaches within a run: serves alike, not raced
+            c, cv, d, dv = "the same in a run", "memory only", "the same in a run", "memory only"
     t, tv = gain(h.get("capacity_vs_rule_of_thumb"))
     base, rec = r.get("baseline") or {}, r.get("recommendation") or {}
     flat = lambda c: {("%s %s" % (k, s) if isinstance(v, dict) else k): (w if isinstance(v, dict) else v)

@@ -92,3 +92,40 @@ func TestARecommendationThatIsTheStartingPoint(t *testing.T) {
 		t.Error("the page of a run with nothing compared")
 	}
 }
+
+// TestARecommendationThatDiffersOnlyOverHours: a recommendation that is the starting point but for a
+// pm.max_requests no worker reaches in the run says so, was not raced against it, and is still to be applied.
+func TestARecommendationThatDiffersOnlyOverHours(t *testing.T) {
+	r := recordedTune(t)
+	r.Recommendation = r.Baseline
+	r.Recommendation.MaxRequests = 230000
+	h := r.Headline
+	h.Same, h.SameBut, h.Reach = true, "max_requests=230000", 180000
+	h.VsDebian, h.CapacityVsDebian, h.DebianRPS, h.Rounds = nil, nil, h.RecommendationRPS, 12
+	r.Apply, r.Files = &apply.Plan{}, map[string]string{apply.PoolName: "/tmp/run/" + apply.PoolName}
+	var b strings.Builder
+	Tune(&b, r)
+	out := b.String()
+	for _, want := range []string{"It is Debian's defaults but for max_requests=230000", "180000 requests), so the two",
+		"recommendation = Debian's defaults in a run", "against the rule of thumb alone"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Nothing to apply") || strings.Contains(out, "nothing to change") {
+		t.Errorf("a change to apply is called nothing:\n%s", out)
+	}
+	var page bytes.Buffer
+	if err := TuneHTML(&page, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := html.UnescapeString(page.String())
+	for _, want := range []string{"memory only</div>", "but for max_requests=230000", "it was not raced"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(p, "nothing to change") {
+		t.Error("the page calls a change to apply nothing")
+	}
+}

@@ -271,7 +271,11 @@ func hero(h *headlineModel) []heroCard {
 		return nil
 	}
 	var cards []heroCard
-	if h.Same {
+	switch {
+	case h.SameBut != "":
+		cards = append(cards, heroCard{Main: true, Big: "memory only", Label: "the recommendation is " + h.Baseline + " but for " + h.SameBut,
+			Sub: "it bounds a worker's memory over hours and cannot act within a run, so it was not raced"})
+	case h.Same:
 		cards = append(cards, heroCard{Main: true, Big: "no change", Label: "the recommendation is " + h.Baseline,
 			Sub: "no knob was shown better than its starting value, so it was not raced against itself"})
 	}
@@ -309,6 +313,10 @@ func rowKey(c configRow) string { return fmt.Sprintf("%s @ %d", c.Name, c.Load) 
 
 // lede says the headline in a sentence, in words that do not claim more than the verdict.
 func lede(h *headlineModel) string {
+	if h != nil && h.SameBut != "" {
+		return fmt.Sprintf("The recommendation is %s but for %s, which bounds a worker's memory over hours: it cannot change "+
+			"throughput within a run, so it was not raced. Apply it as below.", h.Baseline, h.SameBut)
+	}
 	if h != nil && h.Same {
 		return fmt.Sprintf("The recommendation is %s: no knob was shown better than its starting value, so there is nothing to change.", h.Baseline)
 	}

@@ -98,7 +98,7 @@ func Tune(w io.Writer, r *tune.Result) {
 	}
 	if p := r.Apply; p != nil {
 		fmt.Fprintln(w)
-		if dir := filepath.Dir(r.Files[apply.PoolName]); h != nil && h.Same {
+		if dir := filepath.Dir(r.Files[apply.PoolName]); h != nil && h.Same && h.SameBut == "" {
 			say("  ", "  ", fmt.Sprintf("Nothing to apply: the recommendation is %s. Its files are in %s all the same, as phptune writes them.", h.Baseline, dir))
 		} else {
 			applyText(w, p, dir, "  ")
@@ -181,6 +181,9 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 	if h.Same {
 		rec += " = " + h.Baseline
 	}
+	if h.SameBut != "" {
+		rec += " in a run"
+	}
 	if h.RuleSame {
 		rec += " = rule of thumb"
 	}
@@ -219,6 +222,11 @@ func sameText(h *headlineModel) string {
 	}
 	s := "It is " + h.Baseline + ": no knob was shown better than its starting value, so there is nothing to change, " +
 		"and the final comparison does not race a configuration against itself"
+	if h.SameBut != "" {
+		s = fmt.Sprintf("It is %s but for %s, which recycles a worker after that many requests to bound its memory over hours "+
+			"(see Memory over hours). No worker could serve that many in this run (the whole run at its fastest rate is %d requests), so the two serve alike in it, "+
+			"and the final comparison does not race them", h.Baseline, h.SameBut, h.Reach)
+	}
 	switch {
 	case h.RuleSame:
 		return s + " (it is the rule of thumb too)."

@@ -256,6 +256,10 @@ type headlineModel struct {
 	Rec, Base, Rule configRow
 	// Same: the recommendation is the starting point, not raced against itself; RuleSame: it is the rule of thumb.
 	Same, RuleSame bool
+	// SameBut, with Same: a setting that differs all the same, one that cannot act within a run (Headline.SameBut);
+	// Reach, the requests a worker could serve in the run.
+	SameBut string
+	Reach   int64
 	// Figures are the metrics compared: goodput, and any other the final measures, each with its intervals.
 	Figures []headlineFigure
 }
@@ -276,7 +280,8 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		return nil
 	}
 	n := namerOf(r)
-	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, RoundS: h.RoundS, Load: r.Plan.Concurrency, Same: h.Same, RuleSame: h.RuleSame}
+	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, RoundS: h.RoundS, Load: r.Plan.Concurrency, Same: h.Same, RuleSame: h.RuleSame,
+		SameBut: h.SameBut, Reach: h.Reach}
 	for _, t := range r.Trials {
 		if t.Phase == "final" {
 			m.Load = t.Concurrency

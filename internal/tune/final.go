@@ -21,7 +21,8 @@ import (
 //
 // A baseline that is the recommendation itself is not raced against it: the answer is known (nothing to change),
 // and an A/A race could only end inconclusive or, after a thousand rounds, as no difference. Each distinct
-// configuration runs as one arm.
+// configuration runs as one arm. Configurations that differ only in a pm.max_requests no worker could reach
+// within the run are one arm too: they serve alike until then, so a race of them is an A/A race.
 func (t *tuner) final(ctx context.Context) error {
 	rule := knob.RuleOfThumb(t.cpus())
 	rule.INI, rule.Defines = t.o.Base.INI, t.o.Base.Defines
@@ -33,8 +34,13 @@ func (t *tuner) final(ctx context.Context) error {
 	t.res.Headline = h
 	spec := TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc}
 	names := []string{"recommendation", h.Baseline, "rule of thumb"}
-	cfgs, armOf := distinct([]knob.Config{t.best, t.o.Base, rule})
+	reach := t.reach()
+	cfgs, armOf := distinct([]knob.Config{t.best, t.o.Base, rule}, reach)
 	h.Same, h.RuleSame = armOf[1] == 0, armOf[2] == 0
+	if h.Same && t.best.MaxRequests != t.o.Base.MaxRequests {
+		h.SameBut = fmt.Sprintf("max_requests=%d", t.best.MaxRequests)
+		h.Reach = reach
+	}
 	t.budget.Release(experiment.Pairs(experiment.Versus, 3) - experiment.Pairs(experiment.Versus, len(cfgs)))
 	if len(cfgs) == 1 {
 		return nil // the recommendation is both baselines: nothing to compare
@@ -89,17 +95,39 @@ func (t *tuner) final(ctx context.Context) error {
 }
 
 // distinct is cfgs without repeats, and for each of cfgs the index of its configuration there: the first's is 0.
-func distinct(cfgs []knob.Config) ([]knob.Config, []int) {
+// Two configurations are one where they can differ only after a worker has served more than reach requests.
+func distinct(cfgs []knob.Config, reach int64) ([]knob.Config, []int) {
 	var out []knob.Config
 	at := make([]int, len(cfgs))
 	for i, c := range cfgs {
-		at[i] = slices.IndexFunc(out, func(o knob.Config) bool { return o.Key() == c.Key() })
+		at[i] = slices.IndexFunc(out, func(o knob.Config) bool { return inRun(o, reach) == inRun(c, reach) })
 		if at[i] < 0 {
 			at[i] = len(out)
 			out = append(out, c)
 		}
 	}
 	return out, at
+}
+
+// inRun is c's key as a run of reach requests a worker sees it: a pm.max_requests above reach never acts.
+func inRun(c knob.Config, reach int64) string {
+	if int64(c.MaxRequests) > reach {
+		c.MaxRequests = 0
+	}
+	return c.Key()
+}
+
+// reach bounds the requests one worker can serve in the run: every request of the whole budget, at the fastest
+// rate any trial measured, served by that one worker. Without a measured rate nothing is out of reach.
+func (t *tuner) reach() int64 {
+	var top float64
+	for _, r := range t.res.Trials {
+		top = max(top, r.RPS)
+	}
+	if top <= 0 {
+		return math.MaxInt64
+	}
+	return int64(math.Ceil(top * t.end.Sub(t.start).Seconds()))
 }
 
 func second(o experiment.Observation) float64 { return o.Second }

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -31,18 +32,28 @@ func TestAFinalWithNothingToChange(t *testing.T) {
 
 func TestDistinctConfigurations(t *testing.T) {
 	deb, rule := knob.Debian(), knob.RuleOfThumb(2)
+	recycled := func(c knob.Config, n int) knob.Config {
+		c.MaxRequests = n
+		return c
+	}
 	for _, c := range []struct {
-		in   []knob.Config
-		n    int
-		want []int
+		in    []knob.Config
+		reach int64
+		n     int
+		want  []int
 	}{
-		{[]knob.Config{deb, deb, rule}, 2, []int{0, 0, 1}},
-		{[]knob.Config{rule, deb, rule}, 2, []int{0, 1, 0}},
-		{[]knob.Config{rule, deb, deb}, 2, []int{0, 1, 1}},
-		{[]knob.Config{rule, rule, rule}, 1, []int{0, 0, 0}},
-		{[]knob.Config{deb.Clone(), rule, knob.RuleOfThumb(4)}, 3, []int{0, 1, 2}},
+		// A max_requests beyond what a worker could serve in the run acts as none; one within it is a difference.
+		{[]knob.Config{recycled(deb, 230000), deb, rule}, 100000, 2, []int{0, 0, 1}},
+		{[]knob.Config{recycled(deb, 230000), deb, rule}, 300000, 3, []int{0, 1, 2}},
+		{[]knob.Config{recycled(deb, 230000), recycled(deb, 500), rule}, 100000, 3, []int{0, 1, 2}},
+		{[]knob.Config{recycled(rule, 230000), deb, recycled(rule, 400000)}, 100000, 2, []int{0, 1, 0}},
+		{[]knob.Config{deb, deb, rule}, math.MaxInt64, 2, []int{0, 0, 1}},
+		{[]knob.Config{rule, deb, rule}, math.MaxInt64, 2, []int{0, 1, 0}},
+		{[]knob.Config{rule, deb, deb}, math.MaxInt64, 2, []int{0, 1, 1}},
+		{[]knob.Config{rule, rule, rule}, math.MaxInt64, 1, []int{0, 0, 0}},
+		{[]knob.Config{deb.Clone(), rule, knob.RuleOfThumb(4)}, math.MaxInt64, 3, []int{0, 1, 2}},
 	} {
-		out, at := distinct(c.in)
+		out, at := distinct(c.in, c.reach)
 		if len(out) != c.n || len(at) != len(c.want) {
 			t.Fatalf("%v: %d configurations, %v", c.in, len(out), at)
 		}

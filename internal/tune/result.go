@@ -175,7 +175,12 @@ type Headline struct {
 	// rule of thumb. With Same, Rounds 0 says that the rule of thumb was not compared either.
 	Same     bool `json:"same_as_baseline,omitempty"`
 	RuleSame bool `json:"rule_of_thumb_same,omitempty"`
-	Rounds   int  `json:"rounds,omitempty"`
+	// SameBut, with Same: the setting by which the recommendation differs from the starting point all the same,
+	// one that cannot act within a run ("max_requests=230000": Reach bounds the requests a worker could serve
+	// in it). It is about memory over hours, and is to be applied.
+	SameBut string `json:"same_but,omitempty"`
+	Reach   int64  `json:"same_but_reach,omitempty"`
+	Rounds  int    `json:"rounds,omitempty"`
 	// RoundS is what a round of the final took, on average: with an inconclusive comparison's rounds_needed,
 	// the time that would have decided it.
 	RoundS float64 `json:"round_s,omitempty"`
