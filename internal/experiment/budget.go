@@ -38,6 +38,11 @@ func (b *Budget) Plan(pairs int) { b.planned += max(pairs, 0) }
 // Release takes pairs out of the plan (experiments that will not run): their share goes to the rest.
 func (b *Budget) Release(pairs int) { b.planned = max(b.planned-max(pairs, 0), 0) }
 
+// PairShare is what one pair would draw now: what is left over the pairs still planned.
+func (b *Budget) PairShare() float64 {
+	return b.left / float64(max(b.planned, 1))
+}
+
 // Total is the run's whole budget.
 func (b *Budget) Total() float64 { return b.total }
 

@@ -108,6 +108,15 @@ func (s *Sequence) HalfWidth(alpha float64) float64 {
 	return halfWidth(s.n, s.SD(), alpha, s.mixture) + s.res.bias()
 }
 
+// HalfWidthAt is the half-width that n differences of spread sd would give at level 1 - alpha with mixture g
+// (0: DefaultMixture): the smallest difference a comparison of n rounds can decide, before they are run.
+func HalfWidthAt(n int, sd, alpha, g float64) float64 {
+	if !(g > 0) {
+		g = DefaultMixture
+	}
+	return halfWidth(n, sd, alpha, g)
+}
+
 // halfWidth solves BF(t) = 1/alpha for |t| with n differences of standard deviation sd.
 func halfWidth(n int, sd, alpha, g float64) float64 {
 	if n < 2 {

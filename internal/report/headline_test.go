@@ -106,7 +106,7 @@ func TestARecommendationThatDiffersOnlyOverHours(t *testing.T) {
 	var b strings.Builder
 	Tune(&b, r)
 	out := b.String()
-	for _, want := range []string{"It is Debian's defaults but for max_requests=230000", "180000 requests), so the two",
+	for _, want := range []string{"It is Debian's defaults but for max_requests=230000", "180,000 requests), so the two",
 		"recommendation = Debian's defaults in a run", "against the rule of thumb alone"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)

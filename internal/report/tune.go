@@ -224,8 +224,8 @@ func sameText(h *headlineModel) string {
 		"and the final comparison does not race a configuration against itself"
 	if h.SameBut != "" {
 		s = fmt.Sprintf("It is %s but for %s, which recycles a worker after that many requests to bound its memory over hours "+
-			"(see Memory over hours). No worker could serve that many in this run (the whole run at its fastest rate is %d requests), so the two serve alike in it, "+
-			"and the final comparison does not race them", h.Baseline, h.SameBut, h.Reach)
+			"(see Memory over hours). No worker could serve that many in this run (the whole run at its fastest rate is %s requests), so the two serve alike in it, "+
+			"and the final comparison does not race them", h.Baseline, h.SameBut, group(h.Reach))
 	}
 	switch {
 	case h.RuleSame:
@@ -295,6 +295,10 @@ func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 		how = "(pinned)"
 	case p.Note == tune.NotRemeasured:
 		how = "from the knee (" + p.Note + ")"
+	case p.Note == tune.NotRaced && p.Chosen == p.Initial:
+		how = "from the knee (" + p.Note + ")"
+	case p.Note == tune.NotRaced:
+		how = "(the starting size kept: the budget could not decide the sizes' race)"
 	case len(p.Sizes) == 0 && p.Note != "":
 		how = "(" + p.Note + ")"
 	case len(p.Sizes) > 0 && p.Decided:

@@ -62,6 +62,11 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 			}
 			allow = least
 		}
+		if why := t.deferredNow(k.Name, t.affordable(allow, arms, cold, spec)); why != "" {
+			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
+			t.release(k.Name)
+			continue
+		}
 		t.release(k.Name)
 		t.budget.Plan(experiment.Pairs(experiment.Race, arms))
 		if k.Name == knob.ServerName {

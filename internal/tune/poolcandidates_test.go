@@ -41,19 +41,3 @@ func TestPoolCandidates(t *testing.T) {
 		}
 	}
 }
-
-// TestSizesStartSideBySideOnlyWhenTheyFit: the sizes' pools warm up at once only when all of their workers at
-// their peak fit in the memory the pool may use (1, 2, 4 and 8 workers of 42 MiB do not fit in 566 MiB).
-func TestSizesStartSideBySideOnlyWhenTheyFit(t *testing.T) {
-	tu := &tuner{o: Options{Memory: 566 << 20}, res: &Result{PoolSize: &PoolSize{PerWorkerBytes: 42 << 20, SharedBytes: 18 << 20}}}
-	if tu.startsFit([]int{1, 2, 4, 8}) {
-		t.Error("15 workers of 42 MiB start side by side in 566 MiB")
-	}
-	if !tu.startsFit([]int{1, 2, 4}) {
-		t.Error("7 workers of 42 MiB may not start side by side in 566 MiB")
-	}
-	tu.o.Memory = 0
-	if !tu.startsFit([]int{1, 2, 4, 8}) {
-		t.Error("no memory limit known: the sizes should start side by side")
-	}
-}

@@ -118,6 +118,9 @@ func (t *tuner) poolSize() error {
 		ps.Chosen, ps.Note = t.best.MaxChildren, "pinned"
 	}
 	ps.Chosen = t.best.MaxChildren
+	if t.stacks != nil && ps.PerWorkerBytes > 0 {
+		t.stacks.gate.limit(t.o.Memory, func(c knob.Config) int64 { return ps.SharedBytes + int64(c.MaxChildren)*ps.PerWorkerBytes })
+	}
 	return nil
 }
 
@@ -186,9 +189,34 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 		}
 		allow = least
 	}
+	if why := t.deferredNow(k.Name, t.affordable(allow, arms, arms, spec)); why != "" {
+		t.keepStartingSize(limit, floor, why)
+		return nil
+	}
 	t.release(k.Name)
 	t.budget.Plan(experiment.Pairs(experiment.Smallest, arms))
 	return t.raceSizes(ctx, sizes, spec, allow, t.stretch(k.Name, names(later)))
+}
+
+// NotRaced is the pool size's note when its race was deferred for good: the budget could not decide it.
+const NotRaced = "not raced: the budget could not decide it"
+
+// keepStartingSize is the pool size where its race could not decide: the starting configuration's size, as an
+// open race keeps it (sizesDone), where memory and the latency goal allow it; else the knee's.
+func (t *tuner) keepStartingSize(limit, floor int, why string) {
+	k := knob.MaxChildren()
+	start := t.o.Base.MaxChildren
+	if start >= max(floor, 1) && (limit <= 0 || start <= limit) {
+		t.best.MaxChildren = start
+		why += "; the starting size is kept"
+	} else {
+		why += "; the knee's size is kept (the starting one does not fit)"
+	}
+	if ps := t.res.PoolSize; ps != nil {
+		ps.Note = NotRaced
+	}
+	t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
+	t.release(k.Name)
 }
 
 // raceSizes runs the sizes' experiment and records its row, its comparisons and the pool's range.
@@ -206,7 +234,7 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 	}
 	n := len(rc.arms)
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Smallest, HigherIsBetter: true, MinEffect: t.o.MinEffect,
-		Alpha: t.budget.Draw(experiment.Pairs(experiment.Smallest, n)), RunAlpha: t.budget.Total(), ParallelStart: t.startsFit(sizes),
+		Alpha: t.budget.Draw(experiment.Pairs(experiment.Smallest, n)), RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: t.d.within(t.clock.Now(), allow, stretch, n, spec.Metric),
 		Progress: func(p experiment.Progress) {
 			t.status("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d sizes in the race)", p.Round, k.Name, p.Arm, p.Live))
@@ -479,19 +507,4 @@ func (ps *PoolSize) RangeText(minEffect float64) string {
 		return fmt.Sprintf("only size %d serves within %s of the best", ps.RangeLo, margin)
 	}
 	return fmt.Sprintf("sizes %d to %d serve within %s of the best", ps.RangeLo, ps.RangeHi, margin)
-}
-
-// startsFit says whether pools of these sizes may start side by side: their warm-ups load every worker at once,
-// which must fit in the memory the pool may use. Sizes 1, 2, 4 and 8 of a 42 MiB page each fit 600 MiB, but
-// started together they drew the OOM killer (TestTuneInAMemoryCgroup); then they start one after another.
-func (t *tuner) startsFit(sizes []int) bool {
-	ps := t.res.PoolSize
-	if t.o.Memory <= 0 || ps == nil || ps.PerWorkerBytes <= 0 {
-		return true
-	}
-	need := int64(0)
-	for _, n := range sizes {
-		need += ps.SharedBytes + int64(n)*ps.PerWorkerBytes
-	}
-	return need <= t.o.Memory
 }

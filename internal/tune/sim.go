@@ -40,6 +40,9 @@ type SimOptions struct {
 	// StackSD is the spread of stacks' offsets the engine is told, by metric (Spec.StackSD); the replays
 	// plant their own (ReplayOptions.StackSD).
 	StackSD map[string]float64
+	// RoundSD is the spread of a round's log ratio the planner assumes, by metric (nil: tune's assumptions, as in
+	// a real run before it measures: see roundSD).
+	RoundSD map[string]float64
 }
 
 // Simulate runs the decisions of a tune run on replayed arms.
@@ -50,7 +53,7 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	}
 	clock := &simClock{now: time.Unix(0, 0)}
 	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
-	t.mixture, t.minRounds, t.stackSD = so.Mixture, so.MinRounds, so.StackSD
+	t.mixture, t.minRounds, t.stackSD, t.roundSDs = so.Mixture, so.MinRounds, so.StackSD, so.RoundSD
 	src := &simSource{o: so, clock: clock, warm: map[string]int{}, offsets: map[int]map[string]float64{}, warmStack: map[string]int{},
 		busy: map[int]bool{}}
 	t.src = src

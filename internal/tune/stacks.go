@@ -40,6 +40,8 @@ type stacks struct {
 	slowOnce, stallOnce sync.Once
 	// oom counts the OOM killer's kills in the cgroup the stacks run in (nil: none to read).
 	oom *oomWatch
+	// gate keeps starts that would not fit the memory limit together from running side by side.
+	gate startGate
 }
 
 // lengths are the trials' lengths, fitted once the app's speed is known.
@@ -265,6 +267,11 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec, u
 // startChecked starts w's configuration and, when spec has a Check, starts it again until the check passes:
 // where the loader puts php-fpm's text decides whether huge pages can hold any of it.
 func (s *stacks) startChecked(ctx context.Context, w *warmStack, spec TrialSpec) error {
+	leave, err := s.gate.enter(ctx, w.cfg)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	for try := 1; ; try++ {
 		if err := s.start(ctx, w, spec.Conc); err != nil {
 			return err

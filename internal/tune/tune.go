@@ -163,7 +163,13 @@ type tuner struct {
 	skip    map[string]string          // knob -> why it is not tried
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
 	decided map[string]KnobRow         // knob -> its row, decided without a race (max_requests by the soak)
-	peakRPS float64
+	// deferred are the races the budget's shares could not let decide, with why (deferHopeless): they take no
+	// share of the time until their turn.
+	deferred map[string]string
+	// roundSDs are the spreads of a round's log ratio to plan with, by metric, where a simulation knows them
+	// (nil: roundSD's estimates).
+	roundSDs map[string]float64
+	peakRPS  float64
 	// mixture and minRounds are the decider's (0: the defaults): a simulation may try others. stackSD is the
 	// spread of stacks' offsets the engine allows for, by metric (DefaultStackSD in real runs).
 	mixture   float64
@@ -368,6 +374,7 @@ func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) er
 	if _, ok := t.plans[knob.MaxChildren().Name]; ok {
 		after = append([]string{knob.MaxChildren().Name}, after...)
 	}
+	t.deferHopeless(append(names(cpu), after...))
 	if err := t.decideKnobs(ctx, cpu, after); err != nil {
 		return err
 	}

@@ -1,0 +1,162 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// A race whose share of the budget can resolve only changes larger than any the knob plausibly makes would
+// end inconclusive at +-50% or more and spend its share on nothing: the time shares (allowance) give every race
+// about the same rounds, so in a short budget a goodput race (10 to 20% a round) gets 5 to 7 rounds, where the
+// confidence sequence's half-width is about 5 round-sds (2 at 13 rounds). Such a race is deferred at plan time:
+// the races that can decide get its time, and at its turn it runs only if the time left then can decide it.
+
+// plausibleLog is the largest change a knob is taken to make, as a log ratio (50%), where nothing says more:
+// what the runs on this machine measured for the knobs raced on goodput stayed well inside it (pm, listen,
+// keepalive, server: within +-20% on the demo and five real apps), and a knob beyond it (opcache off) is
+// decided on CPU per request in a few rounds.
+var plausibleLog = math.Log(1.5)
+
+// cpuRoundSD is the spread of a CPU round's log ratio assumed before any CPU race has run: the demo's runs on
+// this machine measured 0.05 to 0.15, 0.09 in the median (docs/engine.md).
+const cpuRoundSD = 0.1
+
+// goodputRoundSD is the same for goodput when the sweep measured no spread: real apps gave 0.1 to 0.19.
+const goodputRoundSD = 0.15
+
+// roundSD is what a round's log ratio of metric is taken to vary by: for goodput twice the variance of the
+// sweep's trials (a round is the ratio of two trials), for CPU per request the demo's figure.
+func (t *tuner) roundSD(metric string) float64 {
+	if sd := t.roundSDs[metric]; sd > 0 {
+		return sd
+	}
+	if metric != MetricGoodput {
+		return cpuRoundSD
+	}
+	if s := t.res.Saturation; s != nil && s.NoiseSD > 0 {
+		return math.Sqrt2 * s.NoiseSD
+	}
+	return goodputRoundSD
+}
+
+// resolves is the half-width, as a log ratio, that n rounds of metric can reach at a pair's share of the alpha
+// left: what the smallest change a race of that many rounds could decide.
+func (t *tuner) resolves(n int, metric string) float64 {
+	return experiment.HalfWidthAt(n, t.roundSD(metric), t.budget.PairShare(), t.mixture)
+}
+
+// hopeless says why the race of name, given rounds rounds, cannot decide a change it plausibly makes ("" when
+// it can): its rounds resolve no change of up to the plausible one.
+func (t *tuner) hopeless(name string, rounds int) string {
+	p, ok := t.plans[name]
+	if !ok {
+		return ""
+	}
+	plausible := t.plausible(name)
+	hw := t.resolves(rounds, p.spec.Metric)
+	if hw <= plausible {
+		return ""
+	}
+	need := rounds
+	for need < 1000 && t.resolves(need, p.spec.Metric) > plausible {
+		need++
+	}
+	round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
+	words := "requests/s"
+	if p.spec.Metric == MetricCPU {
+		words = "requests per CPU-second"
+	}
+	return fmt.Sprintf("not raced: the budget leaves it about %d rounds, which could show only a change beyond %s in %s (a round "+
+		"varies about %.0f%%), more than a knob like it makes; it needs about %d rounds (%s) to show %s: a larger --budget races it",
+		rounds, pctWide(hw), words, 100*t.roundSD(p.spec.Metric), need, (time.Duration(need) * round).Round(time.Second), pctWide(plausible))
+}
+
+// pctWide is a log half-width as the wider of its two relative changes ("+-65%").
+func pctWide(hw float64) string {
+	if math.IsInf(hw, 1) || hw > 5 {
+		return "any size"
+	}
+	return fmt.Sprintf("+-%.0f%%", 100*math.Expm1(hw))
+}
+
+// plausible is the largest change, as a log ratio, that the race of name is taken to be able to show: for the
+// pool size the spread of the sweep's medians over the sizes to race where that is wider, else plausibleLog.
+func (t *tuner) plausible(name string) float64 {
+	if name != knob.MaxChildren().Name || t.res.Saturation == nil || t.res.PoolSize == nil {
+		return plausibleLog
+	}
+	var lo, hi float64
+	for _, s := range poolCandidates(t.res.Saturation, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0) {
+		for _, p := range t.res.Saturation.Points {
+			if p.Concurrency == s && p.Median > 0 {
+				l := math.Log(p.Median)
+				if lo == 0 || l < lo {
+					lo = l
+				}
+				hi = max(hi, l)
+			}
+		}
+	}
+	return max(plausibleLog, hi-lo)
+}
+
+// deferHopeless marks, before any race runs, the races (order: the order they run in) that the budget's equal
+// shares of rounds cannot let decide, the least able first, until every race left can: the time they would
+// have taken goes to the rest. A deferred race is tried again at its turn (knobs: decideKnobs).
+func (t *tuner) deferHopeless(order []string) {
+	t.deferred = map[string]string{}
+	for {
+		n := t.sharedRounds(order)
+		worst, over := "", 1.0
+		for _, name := range order {
+			p, ok := t.plans[name]
+			if !ok || t.deferred[name] != "" {
+				continue
+			}
+			if r := t.resolves(n, p.spec.Metric) / t.plausible(name); r > over {
+				worst, over = name, r
+			}
+		}
+		if worst == "" {
+			return
+		}
+		t.deferred[worst] = t.hopeless(worst, n)
+	}
+}
+
+// sharedRounds is the rounds every race not deferred would get, sharing the time left after their starts and
+// the final's least by what a round of each costs, as allowance shares it.
+func (t *tuner) sharedRounds(order []string) int {
+	var starts, rounds time.Duration
+	for _, name := range order {
+		if p, ok := t.plans[name]; ok && t.deferred[name] == "" {
+			starts += startsCost(p.coldArms(), t.costs.start(p.spec.startKind()))
+			rounds += time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
+		}
+	}
+	rounds += 3 * t.costs.trial(MetricGoodput) // the final shares like a race of three
+	pool := t.left() - starts - t.finalLeast()
+	if pool <= 0 || rounds <= 0 {
+		return 0
+	}
+	return int(pool / rounds)
+}
+
+// affordable is the rounds allow buys the race of arms arms (cold of them to start) on spec.
+func (t *tuner) affordable(allow time.Duration, arms, cold int, spec TrialSpec) int {
+	allow -= startsCost(cold, t.costs.start(spec.startKind()))
+	return max(0, int(allow/(time.Duration(arms)*t.costs.trial(spec.Metric))))
+}
+
+// deferredNow is the note of a race deferred at plan time that still cannot decide at its turn, given rounds
+// ("" when it can, or it was not deferred).
+func (t *tuner) deferredNow(name string, rounds int) string {
+	if t.deferred[name] == "" {
+		return ""
+	}
+	return t.hopeless(name, rounds)
+}
