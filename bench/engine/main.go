@@ -53,6 +53,8 @@ type setup struct {
 	mixture float64 // 0: the engine's default
 	least   int     // tune's fewest rounds for a race (0: its default)
 	told    bool    // the engine is told the stacks' spread (Spec.StackSD)
+	// goodputTrial, cpuTrial, start and twinStart are what a simulated run's trials and starts cost.
+	goodputTrial, cpuTrial, start, twinStart time.Duration
 }
 
 func main() {
@@ -65,6 +67,11 @@ func main() {
 	burstRate := flag.Float64("bursts", 0.02, "share of trials with a burst of failures")
 	burstMean := flag.Float64("burst-mean", 8, "mean failed requests of a burst, of 180 a trial")
 	choose := flag.Bool("choose", false, "choose g and minRounds on the recorded runs that chose them (Noise.Tuning) and stop")
+	goodputTrial := flag.Duration("goodput-trial", 400*time.Millisecond, "what a goodput trial costs in the simulated runs (the demo's at 4 connections: 0.45s; at 128: 2s)")
+	cpuTrial := flag.Duration("cpu-trial", 400*time.Millisecond, "what a CPU trial costs in the simulated runs")
+	start := flag.Duration("start", 4*time.Second, "what starting a goodput arm's stack costs (settling a dynamic pool)")
+	twinStart := flag.Duration("twin-start", time.Second, "what starting a static twin's stack costs")
+	tuneOnly := flag.Bool("tune-only", false, "the simulated tune runs alone, without the pairwise races")
 	flag.Parse()
 	if *extract != "" {
 		if err := extractNoise(*extract, flag.Args()); err != nil {
@@ -77,7 +84,8 @@ func main() {
 		fail(err)
 	}
 	s := setup{runs: *runs, replay: experiment.ReplayOptions{Block: *block, StackSD: *stackSD, NewStackEvery: *every,
-		Bursts: experiment.Bursts{Rate: *burstRate, Mean: *burstMean, Requests: 180}}}
+		Bursts: experiment.Bursts{Rate: *burstRate, Mean: *burstMean, Requests: 180}},
+		goodputTrial: *goodputTrial, cpuTrial: *cpuTrial, start: *start, twinStart: *twinStart}
 	fmt.Printf("replay: blocks of %.0f rounds on average, trials in their recorded order, stacks' offsets of up to sd %.1f%%,\n",
 		s.replay.Block, 100*s.replay.StackSD)
 	fmt.Printf("        bursts of failures in %.0f%% of trials (%.0f of 180 requests on average)\n", 100*s.replay.Bursts.Rate, s.replay.Bursts.Mean)
@@ -87,6 +95,9 @@ func main() {
 	}
 	held := part(noise, experiment.Noise.Held)
 	for _, told := range []bool{false, true} {
+		if *tuneOnly {
+			break
+		}
 		t := s
 		t.told = told
 		if !told {
@@ -94,7 +105,8 @@ func main() {
 		}
 		pairwise(held, t)
 	}
-	fmt.Printf("\nSimulated tune runs of the demo on the held-out runs' noise, %d runs each (scored per run, every verdict):\n", s.runs)
+	fmt.Printf("\nSimulated tune runs of the demo on the held-out runs' noise, %d runs each (scored per run, every verdict),\n", s.runs)
+	fmt.Printf("a goodput trial %s, a CPU trial %s, a start %s (a twin's %s):\n", s.goodputTrial, s.cpuTrial, s.start, s.twinStart)
 	fmt.Println(header)
 	sd := s.replay.StackSD
 	for _, budget := range []time.Duration{10 * time.Minute, 3 * time.Minute} {
@@ -291,8 +303,8 @@ func simulate(noise map[string]experiment.Noise, s setup, budget time.Duration, 
 	}
 	so := tune.SimOptions{Knobs: knob.All("preload.php", nil), Base: knob.Debian(), Budget: budget, Effect: tune.Planted(planted),
 		Noise:     reps,
-		TrialCost: map[string]time.Duration{tune.MetricGoodput: 400 * time.Millisecond, tune.MetricCPU: 400 * time.Millisecond},
-		StartCost: 4 * time.Second, TwinStartCost: time.Second, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
+		TrialCost: map[string]time.Duration{tune.MetricGoodput: s.goodputTrial, tune.MetricCPU: s.cpuTrial},
+		StartCost: s.start, TwinStartCost: s.twinStart, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
 		Facts:   knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10},
 		Mixture: s.mixture, MinRounds: s.least}
 	if n, ok := noise[tune.MetricGoodput]; ok {
