@@ -15,27 +15,25 @@ import (
 // confidence sequence's half-width is about 5 round-sds (2 at 13 rounds). Such a race is deferred at plan time:
 // the races that can decide get its time, and at its turn it runs only if the time left then can decide it.
 
-// plausibleLog is the largest change a knob is taken to make, as a log ratio (50%), where nothing says more:
-// what the runs on this machine measured for the knobs raced on goodput stayed well inside it (pm, listen,
-// keepalive, server: within +-20% on the demo and five real apps), and a knob beyond it (opcache off) is
-// decided on CPU per request in a few rounds.
-var plausibleLog = math.Log(1.5)
+// plausibleLog is the largest change a goodput knob is taken to make, as a log ratio (25%), where nothing says
+// more: what the runs on this machine measured for the knobs raced on goodput (pm, listen, keepalive, server)
+// stayed within +-20% on the demo and five real apps. CPU knobs are never deferred: their effects run from
+// none to opcache off's -44 to -92%, no bound holds for them, and their rounds are cheap. Chosen on replays of
+// the noisy demo runs (dm3b, dm3c, dm10a, dm10b: bench/engine -noise): at 50% nothing was deferred where a
+// goodput trial costs what a CPU trial does, and the JIT and preload were decided in 67 and 69% of 3-minute
+// runs; at 25%, 79 and 81% (and 95% each where a goodput trial costs four CPU trials, against 2 and 15%
+// without deferral). The 10-minute runs are the same either way.
+var plausibleLog = math.Log(1.25)
 
-// cpuRoundSD is the spread of a CPU round's log ratio assumed before any CPU race has run: the demo's runs on
-// this machine measured 0.05 to 0.15, 0.09 in the median (docs/engine.md).
-const cpuRoundSD = 0.1
-
-// goodputRoundSD is the same for goodput when the sweep measured no spread: real apps gave 0.1 to 0.19.
+// goodputRoundSD is the spread of a goodput round's log ratio assumed when the sweep measured none: real apps
+// gave 0.1 to 0.19.
 const goodputRoundSD = 0.15
 
 // roundSD is what a round's log ratio of metric is taken to vary by: for goodput twice the variance of the
-// sweep's trials (a round is the ratio of two trials), for CPU per request the demo's figure.
+// sweep's trials (a round is the ratio of two trials); a simulation may say (roundSDs).
 func (t *tuner) roundSD(metric string) float64 {
 	if sd := t.roundSDs[metric]; sd > 0 {
 		return sd
-	}
-	if metric != MetricGoodput {
-		return cpuRoundSD
 	}
 	if s := t.res.Saturation; s != nil && s.NoiseSD > 0 {
 		return math.Sqrt2 * s.NoiseSD
@@ -53,7 +51,7 @@ func (t *tuner) resolves(n int, metric string) float64 {
 // it can): its rounds resolve no change of up to the plausible one.
 func (t *tuner) hopeless(name string, rounds int) string {
 	p, ok := t.plans[name]
-	if !ok {
+	if !ok || p.spec.Metric != MetricGoodput {
 		return ""
 	}
 	plausible := t.plausible(name)
@@ -66,13 +64,9 @@ func (t *tuner) hopeless(name string, rounds int) string {
 		need++
 	}
 	round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
-	words := "requests/s"
-	if p.spec.Metric == MetricCPU {
-		words = "requests per CPU-second"
-	}
-	return fmt.Sprintf("not raced: the budget leaves it about %d rounds, which could show only a change beyond %s in %s (a round "+
+	return fmt.Sprintf("not raced: the budget leaves it about %d rounds, which could show only a change beyond %s in requests/s (a round "+
 		"varies about %.0f%%), more than a knob like it makes; it needs about %d rounds (%s) to show %s: a larger --budget races it",
-		rounds, pctWide(hw), words, 100*t.roundSD(p.spec.Metric), need, (time.Duration(need) * round).Round(time.Second), pctWide(plausible))
+		rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), need, (time.Duration(need) * round).Round(time.Second), pctWide(plausible))
 }
 
 // pctWide is a log half-width as the wider of its two relative changes ("+-65%").
@@ -114,7 +108,7 @@ func (t *tuner) deferHopeless(order []string) {
 		worst, over := "", 1.0
 		for _, name := range order {
 			p, ok := t.plans[name]
-			if !ok || t.deferred[name] != "" {
+			if !ok || t.deferred[name] != "" || p.spec.Metric != MetricGoodput {
 				continue
 			}
 			if r := t.resolves(n, p.spec.Metric) / t.plausible(name); r > over {
