@@ -332,3 +332,15 @@ func TestCompareTunesRowsReadRight(t *testing.T) {
 		}
 	}
 }
+
+// TestAPoolSizeNotRaced: a pool size whose race the budget could not decide says which size it kept and why.
+func TestAPoolSizeNotRaced(t *testing.T) {
+	p := &tune.PoolSize{Knee: 128, Initial: 128, Chosen: 5, Note: tune.NotRaced}
+	if got := poolSizeText(p, 0.03)[0]; !strings.Contains(got, "chosen 5 (the starting size kept: the budget could not decide the sizes' race)") {
+		t.Errorf("starting size kept: %q", got)
+	}
+	p.Chosen = 128
+	if got := poolSizeText(p, 0.03)[0]; !strings.Contains(got, "chosen 128 from the knee (not raced: the budget could not decide it)") {
+		t.Errorf("the knee's size kept: %q", got)
+	}
+}

@@ -46,6 +46,9 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 		{"start raced", 8, []int{2, 4, 8, 16}, sizesOutcome(3, 1, open, win, open, open), 8, true, "max_children=8 vs 16"},
 		{"start below the range", 5, []int{4, 8, 16, 32}, sizesOutcome(2, 3, drop, open, open, win), 8, false, "max_children=8 vs 16"},
 		{"start above the range", 50, []int{4, 8, 16}, sizesOutcome(1, 0, win, open, open), 16, false, "max_children=16 vs 8"},
+		// Within one doubling above the largest size not shown worse: kept (WordPress's 1, 2 and 4 against 5).
+		{"start just above the range", 5, []int{1, 2, 4}, sizesOutcome(1, 2, drop, open, win), 5, true, ""},
+		{"start just above a size shown worse", 5, []int{1, 2, 4}, sizesOutcome(1, 1, open, win, drop), 2, false, "max_children=2 vs 4"},
 		// A size shown worse (or failed) inside the range is never the pick, nor is a size beside it.
 		{"start raced and shown worse", 8, []int{4, 8, 16}, sizesOutcome(2, 0, win, drop, open), 16, false, "max_children=16 vs 8"},
 		{"start beside a size that failed", 6, []int{4, 8, 16}, sizesOutcome(2, 0, win, experiment.StatusError, open), 4, false, "max_children=4 vs 16"},
@@ -92,5 +95,15 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			}
 			t.Log(row.Note)
 		})
+	}
+}
+
+// TestAnOpenSizeRaceKeepsNoStartingSizeBeyondMemory: just above the largest size, the starting size is kept only
+// where memory allows it.
+func TestAnOpenSizeRaceKeepsNoStartingSizeBeyondMemory(t *testing.T) {
+	open, win := experiment.StatusOpen, experiment.StatusWinner
+	tu := &tuner{o: Options{Base: knob.Config{MaxChildren: 5}, MinEffect: 0.03}, res: &Result{PoolSize: &PoolSize{MemoryLimit: 4}}}
+	if got := tu.sizesDone([]int{1, 2, 4}, TrialSpec{Conc: 4, Metric: MetricGoodput}, sizesOutcome(1, 2, open, open, win)); got != 4 {
+		t.Errorf("memory allows 4: picked %d", got)
 	}
 }

@@ -338,13 +338,15 @@ func (ps *PoolSize) openNote(start int) string {
 	if ps.Kept {
 		return fmt.Sprintf("the starting %d kept: no size was shown better", start)
 	}
-	return fmt.Sprintf("the starting %d is neither a size not shown worse nor between two: the nearest of them", start)
+	return fmt.Sprintf("the starting %d is neither a size not shown worse, nor between two, nor within a doubling above the "+
+		"largest: the nearest of them", start)
 }
 
 // openPick is the size an open race recommends: the starting configuration's, kept when it is a size raced and
-// not shown worse, or lies between two such sizes; else the size not shown worse nearest it by ratio (the larger of
-// two as near); fallback when every size was shown worse. It marks the size it names, if raced, as the pick (winner) and
-// returns its index among the sizes, or -1 for a size not raced.
+// not shown worse, or lies between two such sizes or within one doubling above the largest; else the size not
+// shown worse nearest it by ratio (the larger of two as near); fallback when every size was shown worse. It marks
+// the size it names, if raced, as the pick (winner) and returns its index among the sizes, or -1 for a size not
+// raced.
 func (ps *PoolSize) openPick(start, fallback int) (pick, index int) {
 	pick = fallback
 	near := -1
@@ -363,6 +365,13 @@ func (ps *PoolSize) openPick(start, fallback int) (pick, index int) {
 		if lo.Size < start && start < hi.Size && lo.live() && hi.live() {
 			pick = start
 		}
+	}
+	// Just above the largest size, itself not shown worse, within one step of the sizes' ladder of doubles: as
+	// near as between two sizes, on the sweep's flat top past its peak (the sizes stop there). WordPress's race of
+	// 1, 2 and 4 had moved Debian's 5 to 4 on nothing, and the final then raced that against Debian's defaults.
+	if last := ps.Sizes[len(ps.Sizes)-1]; last.live() && last.Size < start && start <= 2*last.Size &&
+		(ps.MemoryLimit <= 0 || start <= ps.MemoryLimit) {
+		pick = start
 	}
 	ps.Kept = pick == start
 	index = -1
