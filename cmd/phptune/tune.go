@@ -270,7 +270,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 		sc.PHPFPM = binaries[0]
 	}
 	o = tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
-		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}}
+		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}, Asked: map[string]bool{}}
 	if f.minEffect < 0 {
 		return o, exitcode.UsageErrorf("--min-effect must not be negative")
 	}
@@ -432,6 +432,9 @@ func (f tuneFlags) knobSet(o *tune.Options, knobs []knob.Knob) ([]knob.Knob, err
 			return nil, err
 		}
 		// One value pins the knob (the pool size too: then it is not sized).
+		if len(values) > 1 {
+			o.Asked[k.Name] = true
+		}
 		if len(values) == 1 {
 			if err := k.Set(&o.Base, values[0]); err != nil {
 				return nil, exitcode.UsageErrorf("--knob %s: %v", kv, err)
@@ -457,6 +460,12 @@ func (f tuneFlags) knobSet(o *tune.Options, knobs []knob.Knob) ([]knob.Knob, err
 		if !replaced {
 			knobs = append(knobs, k)
 		}
+	}
+	for _, name := range f.only {
+		if name == "none" {
+			name = knob.MaxChildren().Name // --only none: the pool size alone
+		}
+		o.Asked[name] = true
 	}
 	return f.narrow(knobs)
 }

@@ -98,9 +98,10 @@ func (t *tuner) plausible(name string) float64 {
 	return max(plausibleLog, hi-lo)
 }
 
-// deferHopeless marks, before any race runs, the races (order: the order they run in) that the budget's equal
-// shares of rounds cannot let decide, the least able first, until every race left can: the time they would
-// have taken goes to the rest. A deferred race is tried again at its turn (knobs: decideKnobs).
+// deferHopeless marks, before any race runs, the goodput races (order: the order they run in) that the budget's
+// equal shares of rounds cannot let decide, the least able first, until every race left can: the time they
+// would have taken goes to the rest. A deferred race is tried again at its turn (decideKnobs, sizePool). A knob
+// the user asked for races all the same.
 func (t *tuner) deferHopeless(order []string) {
 	t.deferred = map[string]string{}
 	for {
@@ -108,7 +109,7 @@ func (t *tuner) deferHopeless(order []string) {
 		worst, over := "", 1.0
 		for _, name := range order {
 			p, ok := t.plans[name]
-			if !ok || t.deferred[name] != "" || p.spec.Metric != MetricGoodput {
+			if !ok || t.deferred[name] != "" || p.spec.Metric != MetricGoodput || t.o.Asked[name] {
 				continue
 			}
 			if r := t.resolves(n, p.spec.Metric) / t.plausible(name); r > over {

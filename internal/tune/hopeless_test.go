@@ -14,8 +14,12 @@ import (
 // they are not raced, their rows say why and what would race them, and their time goes to the CPU races. With a
 // budget that can decide them, they race.
 func TestHopelessRacesGiveTheirTime(t *testing.T) {
-	sim := func(budget time.Duration) *Result {
+	sim := func(budget time.Duration, asked ...string) *Result {
 		so := demoSim(3, 0.06, budget)
+		so.Asked = map[string]bool{}
+		for _, name := range asked {
+			so.Asked[name] = true
+		}
 		so.TrialCost = map[string]time.Duration{MetricGoodput: 2 * time.Second, MetricCPU: 400 * time.Millisecond}
 		so.RoundSD = map[string]float64{MetricGoodput: 0.15, MetricCPU: 0.06}
 		res, err := Simulate(context.Background(), so)
@@ -36,6 +40,10 @@ func TestHopelessRacesGiveTheirTime(t *testing.T) {
 	}
 	if r := short["jit"]; r.Value != "tracing" {
 		t.Errorf("3 minutes: the JIT kept %s (%s after %d rounds), want its planted +20%% found with the time", r.Value, r.Verdict, r.Rounds)
+	}
+	// A knob the user named (--only, --knob with values) races whatever its share.
+	if r := rowsByName(sim(3*time.Minute, "listen"))["listen"]; r.Rounds == 0 {
+		t.Errorf("3 minutes, listen asked for: not raced (%q)", r.Note)
 	}
 	long := rowsByName(sim(30 * time.Minute))
 	for _, name := range []string{"pm", "listen", "keepalive"} {

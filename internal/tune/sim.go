@@ -43,11 +43,13 @@ type SimOptions struct {
 	// RoundSD is the spread of a round's log ratio the planner assumes, by metric (nil: tune's assumptions, as in
 	// a real run before it measures: see roundSD).
 	RoundSD map[string]float64
+	// Asked are the knobs the user named to race (Options.Asked).
+	Asked map[string]bool
 }
 
 // Simulate runs the decisions of a tune run on replayed arms.
 func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
-	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect, Alpha: so.Alpha})
+	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect, Alpha: so.Alpha, Asked: so.Asked})
 	if err != nil {
 		return nil, err
 	}

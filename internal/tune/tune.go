@@ -45,8 +45,11 @@ type Options struct {
 	BaseName string
 	Pins     map[string]string
 	Knobs    []knob.Knob // decided in this order after the pool size
-	Budget   time.Duration
-	Memory   int64 // bytes the pool may use
+	// Asked are the knobs the user named to race (--only, or --knob with values): they race whatever their share
+	// can decide, where another knob's race that cannot decide gives its time to the rest (deferHopeless).
+	Asked  map[string]bool
+	Budget time.Duration
+	Memory int64 // bytes the pool may use
 	// MemoryFrom says what set Memory: "--memory", the host's available memory, or a cgroup's limit, less what
 	// the other pools there may still take.
 	MemoryFrom string
