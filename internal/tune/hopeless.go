@@ -59,20 +59,24 @@ func (t *tuner) hopeless(name string, rounds int) string {
 	if hw <= plausible {
 		return ""
 	}
-	need := rounds
-	for need < 1000 && t.resolves(need, p.spec.Metric) > plausible {
-		need++
+	n := max(rounds, 2)
+	for n < 1000 && t.resolves(n, p.spec.Metric) > plausible {
+		n++
 	}
 	round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
-	return fmt.Sprintf("not raced: the budget leaves it about %d rounds, which could show only a change beyond %s in requests/s (a round "+
-		"varies about %.0f%%), more than a knob like it makes; it needs about %d rounds (%s) to show %s: a larger --budget races it",
-		rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), need, (time.Duration(need) * round).Round(time.Second), pctWide(plausible))
+	need := fmt.Sprintf("it needs about %d rounds (%s) to show %s: a larger --budget races it", n,
+		(time.Duration(n) * round).Round(time.Second), pctWide(plausible))
+	if rounds < 2 {
+		return fmt.Sprintf("not raced: the time left buys it at most a round, too few to decide anything; %s", need)
+	}
+	return fmt.Sprintf("not raced: the budget leaves it about %d rounds, which could tell apart only changes larger than %s in "+
+		"requests/s (a round varies about %.0f%%), more than a knob like it makes; %s", rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), need)
 }
 
-// pctWide is a log half-width as the wider of its two relative changes ("+-65%").
+// pctWide is a log half-width as the wider of its two relative changes ("+-65%"; "tenfold" from there on).
 func pctWide(hw float64) string {
-	if math.IsInf(hw, 1) || hw > 5 {
-		return "any size"
+	if !(hw < math.Log(10)) {
+		return "tenfold"
 	}
 	return fmt.Sprintf("+-%.0f%%", 100*math.Expm1(hw))
 }
@@ -141,9 +145,13 @@ func (t *tuner) sharedRounds(order []string) int {
 	return int(pool / rounds)
 }
 
-// affordable is the rounds allow buys the race of arms arms (cold of them to start) on spec.
-func (t *tuner) affordable(allow time.Duration, arms, cold int, spec TrialSpec) int {
-	allow -= startsCost(cold, t.costs.start(spec.startKind()))
+// roundsAt is the rounds the race of arms arms (cold of them to start) on spec would get at its turn: what its
+// allowance buys, at least what its least costs (least) when the time left holds that, else none.
+func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialSpec) int {
+	if t.left()-t.finalLeast() < least {
+		return 0
+	}
+	allow = max(allow, least) - startsCost(cold, t.costs.start(spec.startKind()))
 	return max(0, int(allow/(time.Duration(arms)*t.costs.trial(spec.Metric))))
 }
 

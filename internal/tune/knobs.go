@@ -53,6 +53,11 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		later := append(names(ks[i+1:]), after...)
 		allow := t.allowance(k.Name, arms, cold, spec, later)
 		least := t.d.cost(spec, arms, cold)
+		if why := t.deferredNow(k.Name, t.roundsAt(allow, least, arms, cold, spec)); why != "" {
+			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
+			t.release(k.Name)
+			continue
+		}
 		if allow < least {
 			if t.left()-t.finalLeast() < least {
 				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
@@ -61,11 +66,6 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 				continue
 			}
 			allow = least
-		}
-		if why := t.deferredNow(k.Name, t.affordable(allow, arms, cold, spec)); why != "" {
-			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
-			t.release(k.Name)
-			continue
 		}
 		t.release(k.Name)
 		t.budget.Plan(experiment.Pairs(experiment.Race, arms))

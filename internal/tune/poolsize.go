@@ -177,6 +177,10 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	spec.Steady = true // static pools: a dynamic one churns between interleaved trials (steadyPool)
 	arms := len(sizes)
 	allow, least := t.allowance(k.Name, arms, arms, spec, names(later)), t.d.cost(spec, arms, arms)
+	if why := t.deferredNow(k.Name, t.roundsAt(allow, least, arms, arms, spec)); why != "" {
+		t.keepStartingSize(limit, floor, why)
+		return nil
+	}
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
@@ -188,10 +192,6 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 			return nil
 		}
 		allow = least
-	}
-	if why := t.deferredNow(k.Name, t.affordable(allow, arms, arms, spec)); why != "" {
-		t.keepStartingSize(limit, floor, why)
-		return nil
 	}
 	t.release(k.Name)
 	t.budget.Plan(experiment.Pairs(experiment.Smallest, arms))
