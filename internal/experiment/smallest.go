@@ -67,12 +67,14 @@ func (e *run) smallestDone() bool {
 
 // smallestFinish picks the winner and states every arm against the live arm with the best estimate (Best):
 // decided, the first live arm; undecided, the first live arm whose estimate against the best is within half
-// the minimum effect (it looks within the margin, though not yet shown), else the best.
+// the minimum effect (it looks within the margin, though not yet shown), else the best. Only a decided winner
+// has no note: a best shown within the others while an arm before it is open is not the first within.
 func (e *run) smallestFinish() {
 	o := e.out
 	o.Best = e.bestLive()
 	o.Winner = o.Best
-	if len(e.live) > 0 && e.within(e.live[0]) {
+	decided := len(e.live) > 0 && e.within(e.live[0])
+	if decided {
 		o.Winner = e.live[0]
 	} else {
 		half := math.Log1p(e.s.MinEffect) / 2
@@ -90,8 +92,12 @@ func (e *run) smallestFinish() {
 			continue
 		}
 		switch {
-		case i == o.Winner && e.within(i):
+		case i == o.Winner && decided:
 			r.Status = StatusWinner
+		case i == o.Winner && e.within(i):
+			// Within, but an arm before it is not yet shown within or worse: the best of a few open arms, not
+			// the first within (a decided race).
+			r.Status, r.Note = StatusWinner, "an arm before it not yet shown within the margin or worse: the budget ran out"
 		case i == o.Winner:
 			r.Status, r.Note = StatusWinner, "not yet shown within the margin: the budget ran out"
 		case r.Status == StatusOpen && e.within(i):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/phptune/phptune/internal/stats"
@@ -114,5 +115,25 @@ func TestSmallestStatesEachAgainstTheBest(t *testing.T) {
 	}
 	if o.Arms[1].Vs != nil {
 		t.Errorf("the best against itself: %+v", o.Arms[1].Vs)
+	}
+}
+
+// An undecided race's winner always carries a note: the best shown within the others while a size before it is
+// still open is not a decided pick (tune read such a race as decided, and kept the largest size).
+func TestSmallestUndecidedWinnerSaysSo(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	bestWithin := 0
+	for r := 0; r < 400; r++ {
+		o := runSmallest(t, rng, 0.03, 20, math.Log(0.978), math.Log(0.982), 0)
+		w := o.Arms[o.Winner]
+		if (o.Ended == EndDecided) != (w.Note == "") {
+			t.Fatalf("run %d: ended %s, winner %d's note %q: a note exactly when undecided", r, o.Ended, o.Winner, w.Note)
+		}
+		if o.Ended != EndDecided && o.Winner == 2 && strings.HasPrefix(w.Note, "an arm before it") {
+			bestWithin++
+		}
+	}
+	if bestWithin == 0 {
+		t.Error("no undecided run whose best was shown within: the case is not exercised")
 	}
 }
