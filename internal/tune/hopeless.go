@@ -87,17 +87,16 @@ func (t *tuner) plausible(name string) float64 {
 	if name != knob.MaxChildren().Name || t.res.Saturation == nil || t.res.PoolSize == nil {
 		return plausibleLog
 	}
-	var lo, hi float64
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range poolCandidates(t.res.Saturation, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0) {
 		for _, p := range t.res.Saturation.Points {
 			if p.Concurrency == s && p.Median > 0 {
-				l := math.Log(p.Median)
-				if lo == 0 || l < lo {
-					lo = l
-				}
-				hi = max(hi, l)
+				lo, hi = min(lo, math.Log(p.Median)), max(hi, math.Log(p.Median))
 			}
 		}
+	}
+	if hi < lo {
+		return plausibleLog // no size the sweep measured
 	}
 	return max(plausibleLog, hi-lo)
 }
@@ -107,13 +106,13 @@ func (t *tuner) plausible(name string) float64 {
 // would have taken goes to the rest. A deferred race is tried again at its turn (decideKnobs, sizePool). A knob
 // the user asked for races all the same.
 func (t *tuner) deferHopeless(order []string) {
-	t.deferred = map[string]string{}
+	t.deferred = map[string]bool{}
 	for {
 		n := t.sharedRounds(order)
 		worst, over := "", 1.0
 		for _, name := range order {
 			p, ok := t.plans[name]
-			if !ok || t.deferred[name] != "" || p.spec.Metric != MetricGoodput || t.o.Asked[name] {
+			if !ok || t.deferred[name] || p.spec.Metric != MetricGoodput || t.o.Asked[name] {
 				continue
 			}
 			if r := t.resolves(n, p.spec.Metric) / t.plausible(name); r > over {
@@ -123,7 +122,7 @@ func (t *tuner) deferHopeless(order []string) {
 		if worst == "" {
 			return
 		}
-		t.deferred[worst] = t.hopeless(worst, n)
+		t.deferred[worst] = true
 	}
 }
 
@@ -132,7 +131,7 @@ func (t *tuner) deferHopeless(order []string) {
 func (t *tuner) sharedRounds(order []string) int {
 	var starts, rounds time.Duration
 	for _, name := range order {
-		if p, ok := t.plans[name]; ok && t.deferred[name] == "" {
+		if p, ok := t.plans[name]; ok && !t.deferred[name] {
 			starts += startsCost(p.coldArms(), t.costs.start(p.spec.startKind()))
 			rounds += time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
 		}
@@ -158,7 +157,7 @@ func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialS
 // deferredNow is the note of a race deferred at plan time that still cannot decide at its turn, given rounds
 // ("" when it can, or it was not deferred).
 func (t *tuner) deferredNow(name string, rounds int) string {
-	if t.deferred[name] == "" {
+	if !t.deferred[name] {
 		return ""
 	}
 	return t.hopeless(name, rounds)

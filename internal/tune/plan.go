@@ -181,7 +181,7 @@ func (t *tuner) allowance(name string, arms, cold int, spec TrialSpec, later []s
 	mine := startsCost(cold, t.costs.start(spec.startKind()))
 	starts := mine
 	for _, n := range later {
-		if p, ok := t.plans[n]; ok && n != name && t.deferred[n] == "" {
+		if p, ok := t.plans[n]; ok && n != name && !t.deferred[n] {
 			total += round(p.spec.Metric, p.arms)
 			starts += startsCost(p.coldArms(), t.costs.start(p.spec.startKind()))
 		}
@@ -204,7 +204,7 @@ const reserveRounds = 12
 func (t *tuner) stretch(name string, later []string) time.Duration {
 	need := t.finalLeast()
 	for _, n := range later {
-		if p, ok := t.plans[n]; ok && n != name && t.deferred[n] == "" {
+		if p, ok := t.plans[n]; ok && n != name && !t.deferred[n] {
 			need += startsCost(p.coldArms(), t.costs.start(p.spec.startKind())) + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.spec.Metric)
 		}
 	}

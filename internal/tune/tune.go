@@ -166,9 +166,9 @@ type tuner struct {
 	skip    map[string]string          // knob -> why it is not tried
 	screens map[string]map[string]bool // knob -> values the screen found no work difference for
 	decided map[string]KnobRow         // knob -> its row, decided without a race (max_requests by the soak)
-	// deferred are the races the budget's shares could not let decide, with why (deferHopeless): they take no
-	// share of the time until their turn.
-	deferred map[string]string
+	// deferred are the races the budget's shares could not let decide (deferHopeless): they take no share of
+	// the time until their turn.
+	deferred map[string]bool
 	// roundSDs are the spreads of a round's log ratio to plan with, by metric, where a simulation knows them
 	// (nil: roundSD's estimates).
 	roundSDs map[string]float64
