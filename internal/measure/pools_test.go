@@ -41,7 +41,15 @@ func TestRunningPoolsFindsARealMaster(t *testing.T) {
 	}
 	defer s.Stop(context.Background())
 	pid := s.PID("php-fpm")
-	pools := ours(t, pid)
+	// A dynamic pool's master forks its start_servers after it answers: on a busy machine the second may come
+	// between the read of /proc and the status page's. Read once both pools have all their workers.
+	var pools []RunningPool
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		pools = ours(t, pid)
+		if len(pools) != 2 || allStarted(ctx, pools) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(pools) != 2 {
 		t.Fatalf("found %d pools of master %d: %+v", len(pools), pid, pools)
 	}
@@ -90,4 +98,15 @@ func TestRunningPoolsFindsARealMaster(t *testing.T) {
 	if blind[0].ConfigError == "" || blind[0].MaxChildren != 0 || blind[0].Memory.PeakUSS <= 0 {
 		t.Errorf("without its config: %+v", blind[0])
 	}
+}
+
+// allStarted says that every pool's workers are the ones its status page lists.
+func allStarted(ctx context.Context, pools []RunningPool) bool {
+	for _, p := range pools {
+		st, err := ReadFPMStatus(ctx, p.Network, p.Address, p.StatusPath)
+		if err != nil || len(st.Processes) != len(p.Workers) {
+			return false
+		}
+	}
+	return true
 }
