@@ -108,6 +108,11 @@ type Spec struct {
 	// Continue is asked before each round with where the experiment stands; false ends it, undecided
 	// comparisons inconclusive (the budget ran out). Nil: always.
 	Continue func(Look) bool
+	// RoundsLeft, in Versus, is how many more rounds of live arms the time left buys (nil: no bound). After 8
+	// rounds, a comparison that would need more rounds than that even with it out leaves its rounds
+	// (StatusYielded) to an earlier arm's that can still be decided (the arms come in the order their
+	// comparisons matter), and comes back once the others are decided.
+	RoundsLeft func(live int) int
 	// Progress, when set, hears of each trial before it runs.
 	Progress func(Progress)
 	// ParallelStart starts the arms at the same time: their Start methods must be safe for that.
@@ -141,6 +146,7 @@ const (
 	StatusDropped = "dropped" // taken out: shown worse than another arm, or no better than the incumbent
 	StatusDecided = "decided" // Versus: its comparison with Arms[0] was decided
 	StatusOpen    = "open"    // still in when the experiment ended undecided
+	StatusYielded = "yielded" // Versus: out of the rounds, undecided, its comparison beyond the time's reach
 	StatusError   = "error"   // failed to start or in a trial
 	StatusRef     = "reference"
 	StatusWithin  = "within" // Smallest: shown within the minimum effect of the best, not the first such
@@ -269,6 +275,17 @@ func (x *Experiment) Resumable() bool {
 // Look is where the experiment stands now.
 func (x *Experiment) Look() Look {
 	return x.e.position()
+}
+
+// Pair is what the rounds so far show of arm j against Arms[0]: the mean log ratio (positive when j is the
+// better) and a round's spread, as the pair's confidence sequence decides with them; ok is false before two
+// rounds.
+func (x *Experiment) Pair(j int) (mean, sd float64, ok bool) {
+	if j <= 0 || j >= len(x.e.s.Arms) {
+		return 0, 0, false
+	}
+	s := x.e.seq[0][j]
+	return s.Mean(), s.SD(), s.N() >= 2
 }
 
 // Resume runs a resumable experiment on: the arms still in start again, and rounds run while cont says so

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/phptune/phptune/internal/stats"
@@ -23,6 +24,9 @@ type run struct {
 	// scheduled counts the rounds since the live set last changed: the balanced orders start over then.
 	scheduled int
 	orders    [][]int
+	// benched, in Versus, are the arms whose comparisons yielded their rounds (yieldHopeless): out of the rounds
+	// but not stopped, and back in once the others are decided.
+	benched []int
 	// beaten, in a race, is why the incumbent lost ("worse than B") while it is kept as the reference: until
 	// every challenger still in is decided against it, so that the race's pick can be stated against it.
 	beaten string
@@ -227,6 +231,8 @@ func (e *run) look() {
 				e.drop(j, StatusDecided, "")
 			}
 		}
+		e.yieldHopeless()
+		e.recall()
 		return
 	}
 	out := map[int]string{}
@@ -343,6 +349,71 @@ func (e *run) promising() bool {
 		}
 	}
 	return false
+}
+
+// yieldAfter is the fewest rounds whose spread a comparison's rounds still needed are estimated from before it may
+// yield: in a simulated WordPress final, comparisons benched after 2 to 6 rounds were as often the decidable ones.
+const yieldAfter = 8
+
+// yieldHopeless benches, in Versus, an undecided comparison that the time left cannot decide even with it out,
+// the last arm's first, while one before it can be decided (Spec.RoundsLeft): the arms come in the order their
+// comparisons matter, and the first is never benched for a later one (in a simulated WordPress final, where the
+// two baselines were alike, the starting point yielded to the rule of thumb as often as the other way round). Its interval stays valid: a
+// confidence sequence holds at any stopping time, and the others' do not depend on it.
+func (e *run) yieldHopeless() {
+	if e.s.RoundsLeft == nil || len(e.live) < 3 || e.live[0] != 0 {
+		return
+	}
+	if e.out.Rounds < yieldAfter {
+		return
+	}
+	reach := e.out.Rounds + e.s.RoundsLeft(len(e.live)-1)
+	need := map[int]int{}
+	for _, j := range e.live[1:] {
+		need[j] = e.pairNeeded(j)
+	}
+	worst := -1
+	for x := len(e.live) - 1; x > 1 && worst < 0; x-- {
+		if j := e.live[x]; need[j] > reach && slices.ContainsFunc(e.live[1:x], func(k int) bool { return need[k] <= reach }) {
+			worst = j
+		}
+	}
+	if worst < 0 {
+		return
+	}
+	most := need[worst]
+	r := &e.out.Arms[worst]
+	r.Status, r.Note = StatusYielded, fmt.Sprintf("out after %d rounds: deciding it would need about %d, more than "+
+		"the time left buys; its rounds went to the other comparisons", e.out.Rounds, most)
+	e.benched = append(e.benched, worst)
+	e.live = slices.DeleteFunc(e.live, func(i int) bool { return i == worst })
+	e.scheduled = 0
+}
+
+// recall brings the benched arms back once every other comparison is decided: the time left is theirs.
+func (e *run) recall() {
+	if len(e.benched) == 0 || len(e.live) != 1 || e.live[0] != 0 {
+		return
+	}
+	for _, i := range e.benched {
+		e.out.Arms[i].Status, e.out.Arms[i].Note = StatusOpen, ""
+	}
+	e.live = append(e.live, e.benched...)
+	slices.Sort(e.live)
+	e.benched, e.scheduled = nil, 0
+}
+
+// pairNeeded is the fewest rounds in all after which one of arm j's undecided figures against Arms[0] would be
+// decided, at its estimate and spread.
+func (e *run) pairNeeded(j int) int {
+	need := MaxRoundsNeeded
+	if e.judge(0, j) == "" {
+		need = e.rule().roundsNeeded(e.seq[0][j])
+	}
+	if e.seq2 != nil && e.rule().Judge(e.seq2[0][j]) == "" {
+		need = min(need, e.rule().roundsNeeded(e.seq2[0][j]))
+	}
+	return need
 }
 
 // needed is the fewest rounds in all after which a live challenger's comparison with the incumbent would be

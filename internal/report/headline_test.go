@@ -15,8 +15,8 @@ import (
 // time at the final's pace, would decide it; a decided one says nothing of the kind.
 func TestHeadlineSaysWhatWouldDecide(t *testing.T) {
 	h := &headlineModel{Baseline: "Debian's defaults", Rounds: 12, RoundS: 2.5}
-	open := &stats.Comparison{Estimate: 0.02, Lo: -0.2, Hi: 0.25, Verdict: stats.Inconclusive, RoundsNeeded: 60}
-	far := &stats.Comparison{Estimate: 0.001, Lo: -0.2, Hi: 0.25, Verdict: stats.Inconclusive, RoundsNeeded: 1000}
+	open := &stats.Comparison{N: 12, Estimate: 0.02, Lo: -0.2, Hi: 0.25, Verdict: stats.Inconclusive, RoundsNeeded: 60}
+	far := &stats.Comparison{N: 12, Estimate: 0.001, Lo: -0.2, Hi: 0.25, Verdict: stats.Inconclusive, RoundsNeeded: 1000}
 	done := &stats.Comparison{Estimate: 0.3, Lo: 0.1, Hi: 0.5, Verdict: stats.Better}
 	f := headlineFigure{Metric: "capacity", Rec: 200, Base: 150, Rule: 160, VsBase: open, VsRule: done}
 	var b strings.Builder
@@ -31,6 +31,19 @@ func TestHeadlineSaysWhatWouldDecide(t *testing.T) {
 	}
 	if got := headlineNeed(&headlineModel{Rounds: 12}, open); got != "" {
 		t.Errorf("no time a round known: %q, want nothing", got)
+	}
+	if strings.Contains(out, "raced in the first") {
+		t.Errorf("a comparison raced in every round said to have yielded:\n%s", out)
+	}
+
+	// The rule of thumb yielded after 4 of 12 rounds: its row says so, and counts its need from its own rounds.
+	yielded := &stats.Comparison{N: 4, Estimate: 0.03, Lo: -0.3, Hi: 0.4, Verdict: stats.Inconclusive, RoundsNeeded: 52}
+	f.VsRule = yielded
+	b.Reset()
+	headlineTable(h, f).write(&b, 4, 120)
+	out = b.String()
+	if !strings.Contains(out, "raced in the first 4 of the 12 rounds only") || !strings.Contains(out, "about 52 rounds (2m0s more)") {
+		t.Errorf("headline table:\n%s\nwant the rule of thumb's row to say it ran 4 of 12 rounds and needs 48 more", out)
 	}
 }
 

@@ -297,6 +297,9 @@ func hero(h *headlineModel) []heroCard {
 				continue
 			}
 			sub := x.sub
+			if y := yieldedText(h, c); y != "" {
+				sub += "; " + y
+			}
 			if n := headlineNeed(h, c); n != "" {
 				sub += "; deciding it would need " + n
 			}

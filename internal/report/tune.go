@@ -205,6 +205,9 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 		if c := x.c; c != nil {
 			ch := &change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}
 			cells[2], cells[3] = pctText(ch.Est)+" "+intervalText(ch), termWord(verdictWord(c.Verdict))
+			if y := yieldedText(h, c); y != "" {
+				row.Details = append(row.Details, y)
+			}
 			if n := headlineNeed(h, c); n != "" {
 				row.Details = append(row.Details, "deciding it would need "+n)
 			}
@@ -242,7 +245,17 @@ func headlineNeed(h *headlineModel, c *stats.Comparison) string {
 	if c.Verdict != stats.Inconclusive || c.RoundsNeeded <= 0 || !(h.RoundS > 0) {
 		return ""
 	}
-	return tune.Need(c.RoundsNeeded, h.Rounds, time.Duration(h.RoundS*float64(time.Second)))
+	return tune.Need(c.RoundsNeeded, c.N, time.Duration(h.RoundS*float64(time.Second)))
+}
+
+// yieldedText says that c's baseline ran in the final's first rounds only ("" when it ran in all): the time left
+// could not decide it, and the other comparison got its rounds.
+func yieldedText(h *headlineModel, c *stats.Comparison) string {
+	if c.N <= 0 || c.N >= h.Rounds || c.Verdict != stats.Inconclusive {
+		return ""
+	}
+	return fmt.Sprintf("raced in the first %d of the %d rounds only: the time left could not decide it, and its rounds went to "+
+		"the other comparison", c.N, h.Rounds)
 }
 
 // verdictWord is a comparison's verdict in the table's words.

@@ -35,15 +35,17 @@ func TestLastLookGoesToAGain(t *testing.T) {
 		if k.Verdict == stats.Better {
 			found++
 		}
-		if res.ElapsedS >= 570 {
+		if res.ElapsedS >= 570 || finalDecided(res.Headline) {
 			spent++
 		}
 	}
-	t.Logf("%d runs: keepalive looked at again in %d, found better in %d; %d used 95%% of the budget", runs, looked, found, spent)
+	t.Logf("%d runs: keepalive looked at again in %d, found better in %d; %d used 95%% of the budget or ended with the final decided",
+		runs, looked, found, spent)
 	// Taking only the looks whose decision fitted, 11 of 40 runs used 95% of the budget and none looked again at
-	// keepalive (found better in 11, against 15 now).
-	if spent < runs*9/10 || looked == 0 {
-		t.Errorf("want the time left spent (95%% of the budget in 9 runs of 10) and the small gain looked at again")
+	// keepalive (found better in 11, against 15 with the last look). Leaving the final its foreseen need (finalKeep)
+	// ends some runs early, with the final decided: 14 found.
+	if spent < runs*9/10 || looked == 0 || found < 12 {
+		t.Errorf("want the time left spent (95%% of the budget, or the final decided, in 9 runs of 10) and the small gain looked at again")
 	}
 }
 
@@ -91,4 +93,18 @@ func TestSecondLookRacesInteractionsAgain(t *testing.T) {
 	if again == 0 || paired > 1 {
 		t.Errorf("want a race run again, and JIT and preload together in at most 1 run")
 	}
+}
+
+// finalDecided says whether h's comparisons all ended decided: a final that ends before the budget for that has
+// no time to give back.
+func finalDecided(h *Headline) bool {
+	if h == nil {
+		return false
+	}
+	for _, c := range []*stats.Comparison{h.VsDebian, h.CapacityVsDebian, h.VsRuleOfThumb, h.CapacityVsRuleOfThumb} {
+		if c != nil && c.Verdict == stats.Inconclusive {
+			return false
+		}
+	}
+	return true
 }

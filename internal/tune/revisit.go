@@ -46,7 +46,7 @@ func (t *tuner) revisit(ctx context.Context) error {
 			return nil
 		}
 		o.looks++
-		allow := min(t.left()-t.finalLeast(), cost+cost/2)
+		allow := min(t.left()-t.finalKeep(), cost+cost/2)
 		t.status("second look "+o.rc.r.knob.Name, fmt.Sprintf("%s left undecided; about %s to decide", o.rc.row.Compared, cost.Round(time.Second)))
 		k := o.rc.r.knob
 		if t.moved(o.rc) {
@@ -110,7 +110,7 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 	arms, spec := len(o.rc.r.values)+1, o.rc.spec
 	// As a second look's: the rounds the first race's estimate needed, and half as many again.
 	need := startsCost(arms, t.costs.start(spec.startKind())) + time.Duration(o.rc.x.Look().Needed*arms)*t.costs.trial(spec.Metric)
-	allow := min(t.left()-t.finalLeast(), need+need/2)
+	allow := min(t.left()-t.finalKeep(), need+need/2)
 	t.status("second look "+k.Name, "raced again: the configuration it was raced in has changed since")
 	t.budget.Plan(experiment.Pairs(experiment.Race, arms))
 	r, err := t.d.race(ctx, race{knob: k, from: from, values: o.rc.r.values, allowance: allow, spec: spec})
@@ -132,7 +132,7 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 // rough, more rounds can only help: the sequence holds at any stopping time, and the budget is the user's to
 // spend), with the time left as its cost; nil when none can.
 func (t *tuner) nextLook() (*openRace, time.Duration) {
-	spare := t.left() - t.finalLeast()
+	spare := t.left() - t.finalKeep()
 	var pick, near *openRace
 	var best, nearCost time.Duration
 	nearPromising := false

@@ -1,0 +1,55 @@
+package tune
+
+import (
+	"context"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// wordpressSim is WordPress at 10 minutes as ra16 measured it: goodput trials of 3.4 s that vary by 22% a round,
+// CPU rounds by 9%, the JIT +12% on CPU, and knobs of a few percent whose second looks could take all the time
+// left (huge_code_pages -3% needed 145 rounds more).
+func wordpressSim(seed int64) SimOptions {
+	so := demoSim(seed, 0.22, 10*time.Minute)
+	so.Noise[MetricCPU] = experiment.NewReplay(gaussNoise(rand.New(rand.NewSource(seed+7)), 0.09), rand.New(rand.NewSource(seed+8)))
+	so.TrialCost = map[string]time.Duration{MetricGoodput: 3400 * time.Millisecond, MetricCPU: 1200 * time.Millisecond}
+	so.StartCost, so.TwinStartCost = 4*time.Second, 2*time.Second
+	so.Effect = Planted(map[string]map[string]float64{
+		"opcache":             {"off": LogEffect(-0.70)},
+		"jit":                 {"tracing": LogEffect(0.12), "function": LogEffect(0.06)},
+		"huge_code_pages":     {"on": LogEffect(-0.03)},
+		"validate_timestamps": {"off": LogEffect(0.04)},
+	})
+	return so
+}
+
+// TestTheFinalKeepsWhatItIsForeseenToNeed: second looks leave the final comparison the rounds that the adopted
+// CPU races' gain and spread say it needs to decide the recommendation against the starting point on capacity,
+// and the rule of thumb, which the time left cannot decide, yields its rounds to the starting point's. Decided
+// in 8 runs of 100 with neither, 77 with the foreseen need alone, 83 with both.
+func TestTheFinalKeepsWhatItIsForeseenToNeed(t *testing.T) {
+	const runs = 100
+	raced, decided := 0, 0
+	for seed := int64(0); seed < runs; seed++ {
+		res, err := Simulate(context.Background(), wordpressSim(3000+seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := res.Headline
+		if h == nil || h.CapacityVsDebian == nil {
+			continue
+		}
+		raced++
+		if h.CapacityVsDebian.Verdict != stats.Inconclusive {
+			decided++
+		}
+	}
+	t.Logf("%d runs: the recommendation raced against Debian's defaults in %d, decided on capacity in %d", runs, raced, decided)
+	if raced < runs*3/4 || decided < raced*3/4 {
+		t.Errorf("want the final's capacity against Debian's defaults decided in 3 runs of 4 where it is raced")
+	}
+}
