@@ -34,9 +34,9 @@ func (t *tuner) finalKeep() time.Duration {
 // no change at their summed gain, at the final's share of the error budget, with starting its arms. 0 when
 // nothing foresees it: the recommendation is the starting point in a run, or no change was adopted on CPU.
 func (t *tuner) finalNeed() time.Duration {
-	rule := knob.RuleOfThumb(t.cpus())
-	cfgs, _ := distinct([]knob.Config{t.best, t.o.Base, rule}, t.reach())
-	if len(cfgs) < 2 || inRun(t.best, t.reach()) == inRun(t.o.Base, t.reach()) {
+	reach := t.reach()
+	cfgs, _ := distinct([]knob.Config{t.best, t.o.Base, t.ruleOfThumb()}, reach)
+	if inRun(t.best, reach) == inRun(t.o.Base, reach) {
 		return 0
 	}
 	gain, sd := t.adoptedCPU()
@@ -53,8 +53,10 @@ func (t *tuner) finalNeed() time.Duration {
 	if t.stacks != nil && t.stacks.warmOf(t.best) != nil {
 		cold--
 	}
-	round := time.Duration(len(cfgs)) * t.costs.trial(MetricGoodput)
-	return startsCost(cold, t.costs.start(MetricGoodput)) + time.Duration(n)*round
+	// Its arms move to fresh stacks every perStackGoodput rounds (replicated), side by side.
+	start, round := t.costs.start(MetricGoodput), time.Duration(len(cfgs))*t.costs.trial(MetricGoodput)
+	moves := time.Duration((n - 1) / perStackGoodput)
+	return startsCost(cold, start) + moves*startsCost(len(cfgs), start) + time.Duration(n)*round
 }
 
 // adoptedCPU is what the CPU races that moved a knob off the starting point's value showed: their summed gain
