@@ -108,7 +108,7 @@ type Spec struct {
 	// Continue is asked before each round with where the experiment stands; false ends it, undecided
 	// comparisons inconclusive (the budget ran out). Nil: always.
 	Continue func(Look) bool
-	// RoundsLeft, in Versus, is how many more rounds of live arms the time left buys (nil: no bound). After 8
+	// RoundsLeft, in Versus, is how many more rounds of live arms the time left buys (nil: no bound). After 4
 	// rounds, a comparison that would need more rounds than that even with it out leaves its rounds
 	// (StatusYielded) to an earlier arm's that can still be decided (the arms come in the order their
 	// comparisons matter), and comes back once the others are decided.

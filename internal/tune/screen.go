@@ -65,19 +65,6 @@ func (t *tuner) screen(ctx context.Context) error {
 			if v == k.Get(t.best) {
 				continue
 			}
-			if perCount > 0 && noop < 2*perCount {
-				t.plan.ScreenNote = fmt.Sprintf("stopped: counting a candidate took %s, and a race that shows no difference would take about %s here",
-					perCount.Round(time.Second), noop.Round(time.Second))
-				return nil
-			}
-			if t.clock.Now().Add(perCount).After(limit) {
-				t.plan.ScreenNote = fmt.Sprintf("stopped at a sixth of the budget (counting a candidate took %s)", perCount.Round(time.Second))
-				return nil
-			}
-			if base != nil && t.clock.Now().Add(time.Duration(t.screenLeft())*perCount).After(limit) && len(t.res.Screens) == 0 {
-				t.plan.ScreenNote = fmt.Sprintf("stopped: counting every candidate (%s each) would take more than a sixth of the budget", perCount.Round(time.Second))
-				return nil
-			}
 			if base == nil {
 				t.status("screen", "counting the work of a request")
 				n, err := t.o.Screen.Instructions(ctx, t.best)
@@ -86,6 +73,13 @@ func (t *tuner) screen(ctx context.Context) error {
 				}
 				base = &Work{InstructionsPerReq: n, Method: t.o.Screen.Method}
 				perCount = t.clock.Now().Sub(began)
+			}
+			// Checked once the starting point's count says what a count takes, before the first candidate's:
+			// WordPress's took a minute, and its first candidate another 72 s past the point where counting every
+			// candidate could not fit (2026-11-26, ra20: 132 s of a 10-minute budget for one count of opcache off).
+			if note := t.screenStops(noop, perCount, limit); note != "" {
+				t.plan.ScreenNote = note
+				return nil
 			}
 			cand := t.best.Clone()
 			if err := k.Set(&cand, v); err != nil {
@@ -102,6 +96,22 @@ func (t *tuner) screen(ctx context.Context) error {
 			noop.Round(time.Second), perCount.Round(time.Second))
 	}
 	return nil
+}
+
+// screenStops says why the screen stops before its next count ("" when it goes on): a race that shows no
+// difference costs less than counting twice, the count would end past limit, or counting every candidate left
+// would, before any was counted.
+func (t *tuner) screenStops(noop, perCount time.Duration, limit time.Time) string {
+	switch {
+	case noop < 2*perCount:
+		return fmt.Sprintf("stopped: counting a candidate took %s, and a race that shows no difference would take about %s here",
+			perCount.Round(time.Second), noop.Round(time.Second))
+	case t.clock.Now().Add(perCount).After(limit):
+		return fmt.Sprintf("stopped at a sixth of the budget (counting a candidate took %s)", perCount.Round(time.Second))
+	case len(t.res.Screens) == 0 && t.clock.Now().Add(time.Duration(t.screenLeft())*perCount).After(limit):
+		return fmt.Sprintf("stopped: counting every candidate (%s each) would take more than a sixth of the budget", perCount.Round(time.Second))
+	}
+	return ""
 }
 
 // screenLeft is how many CPU-only candidates are still to count.
