@@ -13,7 +13,7 @@ import (
 // rounds where its capacity against Debian's defaults (+10.3% [-6.5, +30.1]) needed about 22: the second looks
 // had spent the rest on knobs that needed 145 rounds more (2026-11-26, ra16). The races that chose the changes
 // from the starting point already measured what they gain and how much a round varies, so the rounds the final
-// needs to decide them can be foreseen; the second looks leave it those.
+// needs to decide them can be foreseen; the races after them and the second looks leave it those.
 
 // foresee is the share of the adopted races' summed gain the final is planned to decide: at the gain itself a
 // confidence sequence decides about half the time, and a race that stopped once its interval cleared zero
@@ -23,8 +23,8 @@ import (
 // found in 8 runs of 40 against 15).
 const foresee = 0.75
 
-// finalKeep is what the second looks leave the final comparison: its least, or the time it is foreseen to need
-// when that is more.
+// finalKeep is what the races and second looks leave the final comparison: its least, or the time it is
+// foreseen to need when that is more.
 func (t *tuner) finalKeep() time.Duration {
 	return max(t.finalLeast(), t.finalNeed())
 }
@@ -32,13 +32,9 @@ func (t *tuner) finalKeep() time.Duration {
 // finalNeed is the time the final comparison is foreseen to need to decide the recommendation against the
 // starting point on capacity: the rounds at which an interval of the adopted CPU races' spread would exclude
 // no change at their summed gain, at the final's share of the error budget, with starting its arms. 0 when
-// nothing foresees it: the recommendation is the starting point in a run, or no change was adopted on CPU.
+// nothing foresees it: the recommendation is the starting point in a run and no CPU race leans to a gain, or
+// no change was adopted or leans to be on CPU.
 func (t *tuner) finalNeed() time.Duration {
-	reach := t.reach()
-	cfgs, _ := distinct([]knob.Config{t.best, t.o.Base, t.ruleOfThumb()}, reach)
-	if inRun(t.best, reach) == inRun(t.o.Base, reach) {
-		return 0
-	}
 	gain, sd := t.adoptedCPU()
 	if !(gain > 0 && sd > 0) {
 		return 0
@@ -49,34 +45,51 @@ func (t *tuner) finalNeed() time.Duration {
 	for n < experiment.MaxRoundsNeeded && experiment.HalfWidthAt(n, sd, alpha, t.mixture) > foresee*gain {
 		n++
 	}
-	cold := len(cfgs)
+	reach := t.reach()
+	cfgs, _ := distinct([]knob.Config{t.best, t.o.Base, t.ruleOfThumb()}, reach)
+	arms := len(cfgs)
+	if inRun(t.best, reach) == inRun(t.o.Base, reach) {
+		arms++ // a leaning race's leader, once adopted, is an arm of its own
+	}
+	cold := arms
 	if t.stacks != nil && t.stacks.warmOf(t.best) != nil {
 		cold--
 	}
 	// Its arms move to fresh stacks every perStackGoodput rounds (replicated), side by side.
-	start, round := t.costs.start(MetricGoodput), time.Duration(len(cfgs))*t.costs.trial(MetricGoodput)
+	start, round := t.costs.start(MetricGoodput), time.Duration(arms)*t.costs.trial(MetricGoodput)
 	moves := time.Duration((n - 1) / perStackGoodput)
-	return startsCost(cold, start) + moves*startsCost(len(cfgs), start) + time.Duration(n)*round
+	return startsCost(cold, start) + moves*startsCost(arms, start) + time.Duration(n)*round
 }
 
 // adoptedCPU is what the CPU races that moved a knob off the starting point's value showed: their summed gain
-// (log ratio) and the widest spread of a round among them.
+// (log ratio) and the widest spread of a round among them. With none, it is what the undecided race leaning
+// most to a gain showed of its leader: a second look may yet adopt it (WordPress's JIT was adopted so at 7 of 10
+// minutes in three runs of three, 2026-11-26, and the final then had two minutes where it needed three). Gains
+// that may yet be adopted beside adopted ones are left out: they could only make the final's task easier.
 func (t *tuner) adoptedCPU() (gain, sd float64) {
+	var lean, leanSD float64
+	bar := math.Log1p(t.o.MinEffect) / 3 // a race's promising bar (experiment.Look.Promising)
 	for _, o := range t.open {
 		rc := o.rc
 		k := rc.r.knob
-		if rc.spec.Metric != MetricCPU || rc.row.Verdict != stats.Better || k.Get(t.best) == k.Get(t.o.Base) ||
-			k.Get(t.best) != k.Get(rc.best) {
+		if rc.spec.Metric != MetricCPU {
 			continue
 		}
+		adopted := rc.row.Verdict == stats.Better && k.Get(t.best) != k.Get(t.o.Base) && k.Get(t.best) == k.Get(rc.best)
+		leaning := rc.row.Verdict == stats.Inconclusive && k.Get(t.best) == k.Get(t.o.Base) && k.Get(rc.r.from) == k.Get(t.o.Base)
 		for j, c := range rc.cfgs {
-			if j == 0 || c.Key() != rc.best.Key() {
-				continue
-			}
-			if m, s, ok := rc.x.Pair(j); ok {
+			m, s, ok := rc.x.Pair(j)
+			switch {
+			case !ok:
+			case adopted && c.Key() == rc.best.Key():
 				gain, sd = gain+m, math.Max(sd, s)
+			case leaning && m >= bar && m > lean:
+				lean, leanSD = m, s
 			}
 		}
 	}
-	return gain, sd
+	if gain > 0 {
+		return gain, sd
+	}
+	return lean, leanSD
 }

@@ -145,12 +145,15 @@ func (t *tuner) sharedRounds(order []string) int {
 }
 
 // roundsAt is the rounds the race of arms arms (cold of them to start) on spec would get at its turn: what its
-// allowance buys, at least what its least costs (least) when the time left holds that, else none.
+// allowance buys, at least what its least costs (least), within what the final is foreseen to need (a deferred
+// race runs on time the others left, which the final has the first claim to: WordPress's pool sizes took 87 s of
+// the final's), else none.
 func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialSpec) int {
-	if t.left()-t.finalLeast() < least {
+	spare := t.left() - t.finalKeep()
+	if spare < least {
 		return 0
 	}
-	allow = max(allow, least) - startsCost(cold, t.costs.start(spec.startKind()))
+	allow = min(max(allow, least), spare) - startsCost(cold, t.costs.start(spec.startKind()))
 	return max(0, int(allow/(time.Duration(arms)*t.costs.trial(spec.Metric))))
 }
 
@@ -161,4 +164,13 @@ func (t *tuner) deferredNow(name string, rounds int) string {
 		return ""
 	}
 	return t.hopeless(name, rounds)
+}
+
+// deferredAllow is the time a deferred race that runs at its turn is given: its allowance, within what the final
+// is foreseen to need (see roundsAt), and at least its least. Others keep their allowance.
+func (t *tuner) deferredAllow(name string, allow, least time.Duration) time.Duration {
+	if !t.deferred[name] {
+		return allow
+	}
+	return max(min(allow, t.left()-t.finalKeep()), least)
 }

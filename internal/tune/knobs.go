@@ -58,6 +58,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 			t.release(k.Name)
 			continue
 		}
+		allow = t.deferredAllow(k.Name, allow, least)
 		if allow < least {
 			if t.left()-t.finalLeast() < least {
 				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),

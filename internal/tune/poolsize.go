@@ -181,6 +181,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 		t.keepStartingSize(limit, floor, why)
 		return nil
 	}
+	allow = t.deferredAllow(k.Name, allow, least)
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
