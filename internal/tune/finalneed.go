@@ -24,20 +24,36 @@ import (
 const foresee = 0.75
 
 // finalKeep is what the races and second looks leave the final comparison: its least, or the time it is
-// foreseen to need when that is more.
+// foreseen to need when that is more, as far as the time left holds it beside the second look that would adopt a
+// leaning race's leader: without that look the recommendation stays the starting point, and the final would
+// spend the time on the rule of thumb alone (WordPress, ra22: the JIT leaning +9%, 46 s from a decision, kept
+// from its look by a need of some 40 rounds).
 func (t *tuner) finalKeep() time.Duration {
-	return max(t.finalLeast(), t.finalNeed())
+	need, lean := t.finalNeed()
+	if lean != nil {
+		need = min(need, t.left()-t.lookCost(lean))
+	}
+	return max(t.finalLeast(), need)
+}
+
+// lookCost is what a second look at o is expected to take to decide: restarting its arms and the rounds its
+// estimate still needs.
+func (t *tuner) lookCost(o *openRace) time.Duration {
+	l := o.rc.x.Look()
+	starts, round := t.lookCosts(o, l)
+	return starts + time.Duration(max(l.Needed-l.Rounds, 0))*round
 }
 
 // finalNeed is the time the final comparison is foreseen to need to decide the recommendation against the
 // starting point on capacity: the rounds at which an interval of the adopted CPU races' spread would exclude
-// no change at their summed gain, at the final's share of the error budget, with starting its arms. 0 when
+// no change at their summed gain, at the final's share of the error budget, with starting its arms; and the
+// leaning race it stands on when nothing is adopted (see adoptedCPU). 0 when
 // nothing foresees it: the recommendation is the starting point in a run and no CPU race leans to a gain, or
 // no change was adopted or leans to be on CPU.
-func (t *tuner) finalNeed() time.Duration {
-	gain, sd := t.adoptedCPU()
+func (t *tuner) finalNeed() (time.Duration, *openRace) {
+	gain, sd, lean := t.adoptedCPU()
 	if !(gain > 0 && sd > 0) {
-		return 0
+		return 0, nil
 	}
 	// The final's pair shares its alpha between its two figures (goodput and capacity).
 	alpha := t.budget.PairShare() / 2
@@ -58,7 +74,7 @@ func (t *tuner) finalNeed() time.Duration {
 	// Its arms move to fresh stacks every perStackGoodput rounds (replicated), side by side.
 	start, round := t.costs.start(MetricGoodput), time.Duration(arms)*t.costs.trial(MetricGoodput)
 	moves := time.Duration((n - 1) / perStackGoodput)
-	return startsCost(cold, start) + moves*startsCost(arms, start) + time.Duration(n)*round
+	return startsCost(cold, start) + moves*startsCost(arms, start) + time.Duration(n)*round, lean
 }
 
 // adoptedCPU is what the CPU races that moved a knob off the starting point's value showed: their summed gain
@@ -66,7 +82,7 @@ func (t *tuner) finalNeed() time.Duration {
 // most to a gain showed of its leader: a second look may yet adopt it (WordPress's JIT was adopted so at 7 of 10
 // minutes in three runs of three, 2026-11-26, and the final then had two minutes where it needed three). Gains
 // that may yet be adopted beside adopted ones are left out: they could only make the final's task easier.
-func (t *tuner) adoptedCPU() (gain, sd float64) {
+func (t *tuner) adoptedCPU() (gain, sd float64, leaning *openRace) {
 	var lean, leanSD float64
 	bar := math.Log1p(t.o.MinEffect) / 3 // a race's promising bar (experiment.Look.Promising)
 	for _, o := range t.open {
@@ -76,20 +92,20 @@ func (t *tuner) adoptedCPU() (gain, sd float64) {
 			continue
 		}
 		adopted := rc.row.Verdict == stats.Better && k.Get(t.best) != k.Get(t.o.Base) && k.Get(t.best) == k.Get(rc.best)
-		leaning := rc.row.Verdict == stats.Inconclusive && k.Get(t.best) == k.Get(t.o.Base) && k.Get(rc.r.from) == k.Get(t.o.Base)
+		leans := rc.row.Verdict == stats.Inconclusive && k.Get(t.best) == k.Get(t.o.Base) && k.Get(rc.r.from) == k.Get(t.o.Base)
 		for j, c := range rc.cfgs {
 			m, s, ok := rc.x.Pair(j)
 			switch {
 			case !ok:
 			case adopted && c.Key() == rc.best.Key():
 				gain, sd = gain+m, math.Max(sd, s)
-			case leaning && m >= bar && m > lean:
-				lean, leanSD = m, s
+			case leans && m >= bar && m > lean:
+				lean, leanSD, leaning = m, s, o
 			}
 		}
 	}
 	if gain > 0 {
-		return gain, sd
+		return gain, sd, nil
 	}
-	return lean, leanSD
+	return lean, leanSD, leaning
 }
