@@ -36,6 +36,17 @@ func (t *tuner) finalKeep() time.Duration {
 	return max(t.finalLeast(), need)
 }
 
+// finalClaim is the time a deferred race that runs at its turn leaves: what the final is kept, and the second
+// look that would adopt a leaning race's leader (WordPress, ra23: the pool sizes' race, run on the time beside
+// the final's need, took 81 s, and the JIT's look then took its 60 s from the final: 11 rounds where 13 decided).
+func (t *tuner) finalClaim() time.Duration {
+	keep := t.finalKeep()
+	if _, lean := t.finalNeed(); lean != nil {
+		keep += t.lookCost(lean)
+	}
+	return keep
+}
+
 // lookCost is what a second look at o is expected to take to decide: restarting its arms and the rounds its
 // estimate still needs.
 func (t *tuner) lookCost(o *openRace) time.Duration {

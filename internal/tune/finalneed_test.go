@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,38 @@ func TestTheFinalKeepsWhatItIsForeseenToNeed(t *testing.T) {
 	t.Logf("%d runs: the recommendation raced against Debian's defaults in %d, decided on capacity in %d", runs, raced, decided)
 	if raced < runs*3/4 || decided < raced*3/4 {
 		t.Errorf("want the final's capacity against Debian's defaults decided in 3 runs of 4 where it is raced")
+	}
+}
+
+// TestALeaningRaceKeepsItsLook: where the JIT's first race ends undecided, leaning to its gain, the final's
+// foreseen need stands on it but leaves room for the second look that would adopt it: the JIT is still found,
+// and the final still decides.
+func TestALeaningRaceKeepsItsLook(t *testing.T) {
+	const runs = 100
+	looked, found, decided := 0, 0, 0
+	for seed := int64(0); seed < runs; seed++ {
+		so := wordpressSim(5000 + seed)
+		so.Noise[MetricCPU] = experiment.NewReplay(gaussNoise(rand.New(rand.NewSource(seed+9)), 0.16), rand.New(rand.NewSource(seed+10)))
+		res, err := Simulate(context.Background(), so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jit := rowsByName(res)["jit"]
+		if strings.Contains(jit.Note, "in a second look") {
+			looked++
+		}
+		if jit.Verdict == stats.Better {
+			found++
+			if h := res.Headline; h != nil && h.CapacityVsDebian != nil && h.CapacityVsDebian.Verdict != stats.Inconclusive {
+				decided++
+			}
+		}
+	}
+	t.Logf("%d runs: the JIT looked at again in %d, found better in %d; the final decided on capacity in %d of those", runs, looked, found, decided)
+	// With the leaning race left out of the foreseen need: looked at again in 8, found in 84, decided in 26. This
+	// simulation seldom leaves the JIT to a second look as the real WordPress runs did (ra19 to ra23), so it
+	// guards what the lean must not cost, the look and the find, more than it shows what it gains.
+	if looked == 0 || found < runs*3/4 || decided < found/5 {
+		t.Errorf("want the JIT looked at again, found in 3 runs of 4, and the final decided in a fifth of those")
 	}
 }

@@ -145,11 +145,11 @@ func (t *tuner) sharedRounds(order []string) int {
 }
 
 // roundsAt is the rounds the race of arms arms (cold of them to start) on spec would get at its turn: what its
-// allowance buys, at least what its least costs (least), within what the final is foreseen to need (a deferred
-// race runs on time the others left, which the final has the first claim to: WordPress's pool sizes took 87 s of
-// the final's), else none.
+// allowance buys, at least what its least costs (least), within what the final and a leaning race's look claim
+// (a deferred race runs on time the others left, to which they have the first claim: WordPress's pool sizes took
+// 87 s of the final's), else none.
 func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialSpec) int {
-	spare := t.left() - t.finalKeep()
+	spare := t.left() - t.finalClaim()
 	if spare < least {
 		return 0
 	}
@@ -167,10 +167,10 @@ func (t *tuner) deferredNow(name string, rounds int) string {
 }
 
 // deferredAllow is the time a deferred race that runs at its turn is given: its allowance, within what the final
-// is foreseen to need (see roundsAt), and at least its least. Others keep their allowance.
+// and a leaning race's look claim (finalClaim), and at least its least. Others keep their allowance.
 func (t *tuner) deferredAllow(name string, allow, least time.Duration) time.Duration {
 	if !t.deferred[name] {
 		return allow
 	}
-	return max(min(allow, t.left()-t.finalKeep()), least)
+	return max(min(allow, t.left()-t.finalClaim()), least)
 }
