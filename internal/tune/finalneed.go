@@ -39,10 +39,14 @@ func (t *tuner) finalKeep() time.Duration {
 // finalClaim is the time a deferred race that runs at its turn leaves: what the final is kept, and the second
 // look that would adopt a leaning race's leader (WordPress, ra23: the pool sizes' race, run on the time beside
 // the final's need, took 81 s, and the JIT's look then took its 60 s from the final: 11 rounds where 13 decided).
+// A look that does not fit beside the final's keep is no claim: it cannot adopt the leader in time (MediaWiki's JIT,
+// leaning +4% and hundreds of rounds from a decision).
 func (t *tuner) finalClaim() time.Duration {
 	keep := t.finalKeep()
 	if _, lean := t.finalNeed(); lean != nil {
-		keep += t.lookCost(lean)
+		if look := t.lookCost(lean); keep+look <= t.left() {
+			keep += look
+		}
 	}
 	return keep
 }
