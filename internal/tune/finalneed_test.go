@@ -3,7 +3,6 @@ package tune
 import (
 	"context"
 	"math/rand"
-	"strings"
 	"testing"
 	"time"
 
@@ -65,12 +64,9 @@ func TestALeaningRaceKeepsItsLook(t *testing.T) {
 	for seed := int64(0); seed < runs; seed++ {
 		so := wordpressSim(5000 + seed)
 		so.Noise[MetricCPU] = experiment.NewReplay(gaussNoise(rand.New(rand.NewSource(seed+9)), 0.16), rand.New(rand.NewSource(seed+10)))
-		res, err := Simulate(context.Background(), so)
-		if err != nil {
-			t.Fatal(err)
-		}
-		jit := rowsByName(res)["jit"]
-		if strings.Contains(jit.Note, "in a second look") {
+		res, rows := simulated(t, so)
+		jit := rows["jit"]
+		if secondLooked(jit) {
 			looked++
 		}
 		if jit.Verdict == stats.Better {

@@ -24,12 +24,9 @@ func TestLastLookGoesToAGain(t *testing.T) {
 			"jit":       {"tracing": LogEffect(0.20), "function": LogEffect(0.10)},
 			"keepalive": {"on": LogEffect(0.05)},
 		})
-		res, err := Simulate(context.Background(), so)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := rowsByName(res)["keepalive"]
-		if strings.Contains(k.Note, "in a second look") {
+		res, rows := simulated(t, so)
+		k := rows["keepalive"]
+		if secondLooked(k) {
 			looked++
 		}
 		if k.Verdict == stats.Better {

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +41,18 @@ func demoSim(seed int64, sd float64, budget time.Duration) SimOptions {
 		StartCost: time.Second, MinEffect: DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
 		Facts: knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10}}
 }
+
+// simulated is so's run, its rows by knob; a failed run fails t.
+func simulated(t testing.TB, so SimOptions) (*Result, map[string]KnobRow) {
+	res, err := Simulate(context.Background(), so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rowsByName(res)
+}
+
+// secondLooked says whether row's race had rounds in a second look.
+func secondLooked(row KnobRow) bool { return strings.Contains(row.Note, "in a second look") }
 
 func rowsByName(r *Result) map[string]KnobRow {
 	m := map[string]KnobRow{}
