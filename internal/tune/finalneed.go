@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -29,11 +28,18 @@ const foresee = 0.75
 // spend the time on the rule of thumb alone (WordPress, ra22: the JIT leaning +9%, 46 s from a decision, kept
 // from its look by a need of some 40 rounds).
 func (t *tuner) finalKeep() time.Duration {
+	keep, _ := t.keepAndLook()
+	return keep
+}
+
+// keepAndLook is finalKeep, and the cost of the look at the leaning race it stands on (0: none).
+func (t *tuner) keepAndLook() (keep, look time.Duration) {
 	need, lean := t.finalNeed()
 	if lean != nil {
-		need = min(need, t.left()-t.lookCost(lean))
+		look = t.lookCost(lean)
+		need = min(need, t.left()-look)
 	}
-	return max(t.finalLeast(), need)
+	return max(t.finalLeast(), need), look
 }
 
 // finalClaim is the time a deferred race that runs at its turn leaves: what the final is kept, and the second
@@ -42,11 +48,9 @@ func (t *tuner) finalKeep() time.Duration {
 // A look that does not fit beside the final's keep is no claim: it cannot adopt the leader in time (MediaWiki's JIT,
 // leaning +4% and hundreds of rounds from a decision).
 func (t *tuner) finalClaim() time.Duration {
-	keep := t.finalKeep()
-	if _, lean := t.finalNeed(); lean != nil {
-		if look := t.lookCost(lean); keep+look <= t.left() {
-			keep += look
-		}
+	keep, look := t.keepAndLook()
+	if keep+look <= t.left() {
+		keep += look
 	}
 	return keep
 }
@@ -71,11 +75,7 @@ func (t *tuner) finalNeed() (time.Duration, *openRace) {
 		return 0, nil
 	}
 	// The final's pair shares its alpha between its two figures (goodput and capacity).
-	alpha := t.budget.PairShare() / 2
-	n := 2
-	for n < experiment.MaxRoundsNeeded && experiment.HalfWidthAt(n, sd, alpha, t.mixture) > foresee*gain {
-		n++
-	}
+	n := roundsToResolve(2, foresee*gain, sd, t.budget.PairShare()/2, t.mixture)
 	reach := t.reach()
 	cfgs, _ := distinct([]knob.Config{t.best, t.o.Base, t.ruleOfThumb()}, reach)
 	arms := len(cfgs)

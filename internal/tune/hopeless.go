@@ -59,10 +59,7 @@ func (t *tuner) hopeless(name string, rounds int) string {
 	if hw <= plausible {
 		return ""
 	}
-	n := max(rounds, 2)
-	for n < 1000 && t.resolves(n, p.spec.Metric) > plausible {
-		n++
-	}
+	n := roundsToResolve(max(rounds, 2), plausible, t.roundSD(p.spec.Metric), t.budget.PairShare(), t.mixture)
 	round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
 	need := fmt.Sprintf("it needs about %d rounds (%s) to show %s: a larger --budget races it", n,
 		(time.Duration(n) * round).Round(time.Second), pctWide(plausible))
@@ -71,6 +68,16 @@ func (t *tuner) hopeless(name string, rounds int) string {
 	}
 	return fmt.Sprintf("not raced: the budget leaves it about %d rounds, which could tell apart only changes larger than %s in "+
 		"requests/s (a round varies about %.0f%%), more than a knob like it makes; %s", rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), need)
+}
+
+// roundsToResolve is the fewest rounds from from on whose half-width, at a round's spread sd and alpha, is within
+// width (a log ratio); experiment.MaxRoundsNeeded at the most.
+func roundsToResolve(from int, width, sd, alpha, g float64) int {
+	n := from
+	for n < experiment.MaxRoundsNeeded && experiment.HalfWidthAt(n, sd, alpha, g) > width {
+		n++
+	}
+	return n
 }
 
 // pctWide is a log half-width as the wider of its two relative changes ("+-65%"; "tenfold" from there on).
