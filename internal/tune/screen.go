@@ -66,12 +66,12 @@ func (t *tuner) screen(ctx context.Context) error {
 				continue
 			}
 			if base == nil {
-				t.status("screen", "counting the work of a request")
-				n, err := t.o.Screen.Instructions(ctx, t.best)
-				if err != nil {
-					return fmt.Errorf("screen %s: %w", t.best, err)
+				var note string
+				var err error
+				if base, note, err = t.countBase(ctx, noop, limit); err != nil || note != "" {
+					t.plan.ScreenNote = note
+					return err
 				}
-				base = &Work{InstructionsPerReq: n, Method: t.o.Screen.Method}
 				perCount = t.clock.Now().Sub(began)
 			}
 			// Checked once the starting point's count says what a count takes, before the first candidate's:
@@ -96,6 +96,32 @@ func (t *tuner) screen(ctx context.Context) error {
 			noop.Round(time.Second), perCount.Round(time.Second))
 	}
 	return nil
+}
+
+// countBase counts the starting point's work per request, and gives the count up ("" note otherwise) once it has
+// run past what screenStops would stop at after it: longer than half a race that shows no difference, or than
+// the budget's sixth shared by it and every candidate. WordPress's took 62 s where 20 s was the most that could
+// pay (2026-11-26, ra24), and that minute was the final's.
+func (t *tuner) countBase(ctx context.Context, noop time.Duration, limit time.Time) (*Work, string, error) {
+	fit := limit.Sub(t.clock.Now()) / time.Duration(t.screenLeft()+1)
+	most := min(noop/2, fit)
+	t.status("screen", "counting the work of a request")
+	cctx, cancel := context.WithTimeout(ctx, max(most, 0))
+	defer cancel()
+	n, err := t.o.Screen.Instructions(cctx, t.best)
+	switch {
+	case err == nil:
+		return &Work{InstructionsPerReq: n, Method: t.o.Screen.Method}, "", nil
+	case ctx.Err() != nil:
+		return nil, "", ctx.Err()
+	case cctx.Err() == nil:
+		return nil, "", fmt.Errorf("screen %s: %w", t.best, err)
+	case most < fit:
+		return nil, fmt.Sprintf("stopped: counting a request's work took more than %s, and a race that shows no difference would take about %s here",
+			most.Round(time.Second), noop.Round(time.Second)), nil
+	}
+	return nil, fmt.Sprintf("stopped: counting a request's work took more than %s, and counting every candidate would take more than a sixth of the budget",
+		most.Round(time.Second)), nil
 }
 
 // screenStops says why the screen stops before its next count ("" when it goes on): a race that shows no

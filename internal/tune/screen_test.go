@@ -1,0 +1,45 @@
+package tune
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/knob"
+)
+
+// TestTheScreenGivesUpACountThatCannotPay: a count of the starting point still running when counting every
+// candidate could no longer fit in the screen's sixth of the budget is given up then, not waited for; a count that
+// ends in time goes on to the candidates.
+func TestTheScreenGivesUpACountThatCannotPay(t *testing.T) {
+	for _, slow := range []bool{true, false} {
+		tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tu.res.Saturation = &Saturation{NoiseSD: 0.1}
+		counts := 0
+		count := func(ctx context.Context, _ knob.Config) (float64, error) {
+			counts++
+			if slow {
+				<-ctx.Done() // a count that would run on: only the screen's own deadline ends it
+				return 0, ctx.Err()
+			}
+			return 1000, nil
+		}
+		tu.o.Screen = &Screener{Instructions: count, Syscalls: count}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = tu.screen(ctx)
+		cancel()
+		switch {
+		case err != nil:
+			t.Fatalf("slow=%v: %v", slow, err)
+		case slow && (counts != 1 || len(tu.res.Screens) != 0 || !strings.Contains(tu.plan.ScreenNote, "took more than")):
+			t.Errorf("slow count: %d counts, %d screens, note %q; want it given up after the first", counts,
+				len(tu.res.Screens), tu.plan.ScreenNote)
+		case !slow && len(tu.res.Screens) == 0:
+			t.Errorf("quick count: no candidate screened (note %q)", tu.plan.ScreenNote)
+		}
+	}
+}
