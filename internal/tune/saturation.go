@@ -80,8 +80,7 @@ func (t *tuner) saturation(ctx context.Context) error {
 	sat := &Saturation{Pool: cfg.MaxChildren}
 	t.res.Saturation = sat
 	t.plan.SweepTrials = sweepTrials
-	var peak *Point
-	flat := 0
+	var cv curve
 	rps := 1 / t.checkLatency()
 	var resid []float64
 	// One arm holds the pool for the whole sweep; each point's arm shares it.
@@ -99,6 +98,9 @@ func (t *tuner) saturation(ctx context.Context) error {
 			break
 		}
 		if c > cfg.MaxChildren {
+			if cv.flat > 0 {
+				break // not rising at the pool's size: a larger pool would only sweep the plateau
+			}
 			// Still rising at the pool's size: the sweep goes on with the largest pool.
 			keep.Stop()
 			cfg.MaxChildren, sat.Pool = limit, limit
@@ -148,38 +150,74 @@ func (t *tuner) saturation(ctx context.Context) error {
 		sat.Points = append(sat.Points, p)
 		resid = append(resid, centred(logs)...)
 		rps = max(m, rps)
-		// Rising means a clear gain (5% or more) over the best so far; two points in a row without one: flat.
-		// Medians: one disturbed trial of three does not move them.
-		if peak == nil || p.Median >= 1.05*peak.Median {
-			flat = 0
-		} else {
-			flat++
-		}
-		if peak == nil || p.Median > peak.Median {
-			pp := p
-			peak = &pp
-		}
-		if flat >= 2 {
+		if cv.add(p, logs) {
 			break
 		}
 	}
-	sat.Peak = peak.Concurrency
+	sat.Peak = cv.peak.Concurrency
 	sat.NoiseSD = rms(resid) * math.Sqrt(float64(sweepTrials)/float64(sweepTrials-1))
-	// The knee: the smallest concurrency that reaches KneeShare of the peak. On a 2-core machine the curve of
-	// an app that waits a little creeps up by a few percent a doubling long after its CPUs are busy, and three
-	// trials a point cannot tell such steps from noise (demo runs put a CI-overlap knee anywhere from 4 to 64);
-	// the pool race then tries the knee's neighbours.
-	for _, p := range sat.Points {
-		if p.Median >= KneeShare*peak.Median {
-			sat.Knee = p.Concurrency
-			break
-		}
-	}
+	sat.Knee = cv.knee()
 	// The comparisons load the knee: the server is as busy there as at the peak (within the sweep's noise), and
 	// more connections would only queue.
 	t.conc = max(sat.Knee, 2)
-	t.peakRPS = peak.RPS
+	t.peakRPS = cv.peak.RPS
 	return nil
+}
+
+// curve is what the sweep's points so far say: the best of them, and whether the throughput still rises.
+type curve struct {
+	points []Point
+	peak   *Point
+	flat   int       // points in a row without a clear gain over the best so far
+	sds    []float64 // each point's sample SD of its trials' log goodput
+}
+
+// add records p, whose trials' log goodputs are logs, and says whether the sweep is done: two points in a row
+// without a clear gain. Medians: one disturbed trial of three does not move them.
+func (cv *curve) add(p Point, logs []float64) (done bool) {
+	cv.points = append(cv.points, p)
+	if _, sd := stats.MeanSD(logs); !math.IsNaN(sd) && !math.IsInf(sd, 0) {
+		cv.sds = append(cv.sds, sd) // a trial that served nothing has no log: its point says nothing of the noise
+	}
+	if cv.peak == nil || p.Median >= risingBar(cv.sds)*cv.peak.Median {
+		cv.flat = 0
+	} else {
+		cv.flat++
+	}
+	if cv.peak == nil || p.Median > cv.peak.Median {
+		pp := p
+		cv.peak = &pp
+	}
+	return cv.flat >= 2
+}
+
+// knee is the smallest concurrency that reaches KneeShare of the peak. On a 2-core machine the curve of an app
+// that waits a little creeps up by a few percent a doubling long after its CPUs are busy, and three trials a
+// point cannot tell such steps from noise (demo runs put a CI-overlap knee anywhere from 4 to 64); the pool race
+// then tries the knee's neighbours.
+func (cv *curve) knee() int {
+	for _, p := range cv.points {
+		if p.Median >= KneeShare*cv.peak.Median {
+			return p.Concurrency
+		}
+	}
+	return 0
+}
+
+// risingBar is the ratio of medians a point must show over the best so far to count as rising: 5%, or the rise
+// a flat curve's noise reaches one time in twenty (one-sided), whichever is more. On WordPress, whose trials vary
+// by 10%, a 5% bar let noise carry the sweep to 128 connections, and the knee to 32 where 2 served as well
+// (2026-11-26, ra26: 19 at 2 connections, 21.6 at 16, 25.6 at 32, then 22.5 and 21.2): two minutes of sweep,
+// and every comparison after it loaded at 32 connections, a round taking twice as long. The noise is each
+// point's own spread's median (sds: the sample SDs of its trials' log goodput), so one wild point does not
+// widen it; for three trials, the median of a sample SD is sqrt(ln 2) of the SD.
+func risingBar(sds []float64) float64 {
+	if len(sds) == 0 {
+		return 1.05
+	}
+	sigma := stats.Median(sds) / math.Sqrt(math.Ln2)
+	diff := sigma * math.Sqrt(2/float64(sweepTrials)) // of two points' means of sweepTrials trials each
+	return max(1.05, math.Exp(1.645*diff))
 }
 
 // checkLatency is the mean latency of the first stack's check requests, a first guess of the app's speed.

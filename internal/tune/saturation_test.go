@@ -1,0 +1,55 @@
+package tune
+
+import (
+	"math"
+	"testing"
+
+	"github.com/phptune/phptune/internal/stats"
+)
+
+// TestTheSweepStopsWhereOnlyNoiseRises: a rise no larger than the trials' own spread could make of a flat curve
+// does not carry the sweep on, nor set its peak far out; a curve that rises beyond its noise is still swept.
+func TestTheSweepStopsWhereOnlyNoiseRises(t *testing.T) {
+	wobble := []float64{0.97, 1, 1.03}
+	scaled := func(f func(c float64) float64, spread float64) map[int][]float64 {
+		m := map[int][]float64{}
+		for c := 1; c <= 128; c *= 2 {
+			for _, w := range wobble {
+				m[c] = append(m[c], f(float64(c))*(1+(w-1)*spread/0.03))
+			}
+		}
+		return m
+	}
+	cases := []struct {
+		name             string
+		trials           map[int][]float64
+		wantLast, wantKn int
+	}{
+		// WordPress on two cores, trials varying by 10% (2026-11-26, ra26): the old 5% bar swept on to 128
+		// connections, and put the peak at 32 and the knee there.
+		{"flat and noisy", map[int][]float64{1: {14, 14, 13}, 2: {18, 19, 21}, 4: {17, 20, 21}, 8: {22, 19, 19},
+			16: {25, 20.31, 21.58}, 32: {25.63, 24.03, 27.41}, 64: {21.2, 22.53, 23.58}, 128: {21.19, 18.12, 26.25}}, 8, 2},
+		// An app that waits scales with the connections whatever its noise.
+		{"linear", scaled(func(c float64) float64 { return 10 * c }, 0.10), 128, 128},
+		// A quiet curve that creeps up 6% a doubling is still rising at the 5% bar.
+		{"quiet creep", scaled(func(c float64) float64 { return 200 * math.Pow(1.06, math.Log2(c)) * min(c, 2) / 2 }, 0.01), 128, 32},
+	}
+	for _, c := range cases {
+		var cv curve
+		last := 0
+		for n := 1; n <= 128; n *= 2 {
+			good := c.trials[n]
+			var logs []float64
+			for _, g := range good {
+				logs = append(logs, math.Log(g))
+			}
+			last = n
+			if cv.add(Point{Concurrency: n, Median: stats.Median(good)}, logs) {
+				break
+			}
+		}
+		if last != c.wantLast || cv.knee() != c.wantKn {
+			t.Errorf("%s: swept to %d connections, knee %d; want %d, knee %d", c.name, last, cv.knee(), c.wantLast, c.wantKn)
+		}
+	}
+}
