@@ -284,7 +284,7 @@ func kneeText(r *tune.Result) string {
 	if s.Knee <= 0 {
 		return "the sweep stopped before its knee was found"
 	}
-	text := fmt.Sprintf("knee at %d connections (the fewest whose median reaches %.0f%% of the peak's), peak at %d", s.Knee, 100*tune.KneeShare, s.Peak)
+	text := fmt.Sprintf("knee at %d connections (the fewest not shown below %.0f%% of the peak's), peak at %d", s.Knee, 100*tune.KneeShare, s.Peak)
 	if n := r.Plan.Concurrency; n > 0 {
 		text += fmt.Sprintf("; the knob comparisons load %d connections", n)
 		if c := r.Plan.CPUConcurrency; c > 0 && c != n {

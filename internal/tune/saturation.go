@@ -97,10 +97,10 @@ func (t *tuner) saturation(ctx context.Context) error {
 			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a sixth of the budget: a larger --budget sweeps further", last))
 			break
 		}
+		if c > firstSweepPool && cv.flat > 0 {
+			break // past the first pool's size only while the curve rises: a point there takes many seconds
+		}
 		if c > cfg.MaxChildren {
-			if cv.flat > 0 {
-				break // not rising at the pool's size: a larger pool would only sweep the plateau
-			}
 			// Still rising at the pool's size: the sweep goes on with the largest pool.
 			keep.Stop()
 			cfg.MaxChildren, sat.Pool = limit, limit
@@ -154,70 +154,86 @@ func (t *tuner) saturation(ctx context.Context) error {
 			break
 		}
 	}
-	sat.Peak = cv.peak.Concurrency
+	sat.Peak = cv.points[cv.peak].Concurrency
 	sat.NoiseSD = rms(resid) * math.Sqrt(float64(sweepTrials)/float64(sweepTrials-1))
 	sat.Knee = cv.knee()
 	// The comparisons load the knee: the server is as busy there as at the peak (within the sweep's noise), and
 	// more connections would only queue.
 	t.conc = max(sat.Knee, 2)
-	t.peakRPS = cv.peak.RPS
+	t.peakRPS = cv.points[cv.peak].RPS
 	return nil
 }
 
 // curve is what the sweep's points so far say: the best of them, and whether the throughput still rises.
 type curve struct {
 	points []Point
-	peak   *Point
-	flat   int       // points in a row without a clear gain over the best so far
-	sds    []float64 // each point's sample SD of its trials' log goodput
+	sds    []float64 // each point's sample SD of its trials' log goodput (NaN: none)
+	peak   int       // the point with the best median
+	level  int       // the last point that rose clearly over the level before it: what a rise must beat
+	flat   int       // points in a row without a clear rise
 }
 
 // add records p, whose trials' log goodputs are logs, and says whether the sweep is done: two points in a row
-// without a clear gain. Medians: one disturbed trial of three does not move them.
+// without a clear rise over the level. A rise must beat 5% and what the two points' noise makes of a flat curve
+// one time in twenty: WordPress's trials vary by 10% or more, and with 5% alone noise carried its sweep to 128
+// connections and its peak and knee to 32, where 2 served as well (2026-11-26, ra26: 19 req/s at 2 connections,
+// 21.6 at 16, 25.6 at 32, then 22.5 and 21.2; ra27 the same at 32, its trials 20.8, 25.6 and 30.8): two minutes of
+// sweep, and every comparison after it loaded 32 connections, the final's rounds twice as long. Medians: one
+// disturbed trial of three does not move them.
 func (cv *curve) add(p Point, logs []float64) (done bool) {
-	cv.points = append(cv.points, p)
-	if _, sd := stats.MeanSD(logs); !math.IsNaN(sd) && !math.IsInf(sd, 0) {
-		cv.sds = append(cv.sds, sd) // a trial that served nothing has no log: its point says nothing of the noise
-	}
-	if cv.peak == nil || p.Median >= risingBar(cv.sds)*cv.peak.Median {
-		cv.flat = 0
+	_, sd := stats.MeanSD(logs)
+	cv.points, cv.sds = append(cv.points, p), append(cv.sds, sd)
+	i := len(cv.points) - 1
+	if i == 0 || p.Median >= max(1.05, cv.margin(cv.level, i))*cv.points[cv.level].Median {
+		cv.flat, cv.level = 0, i
 	} else {
 		cv.flat++
 	}
-	if cv.peak == nil || p.Median > cv.peak.Median {
-		pp := p
-		cv.peak = &pp
+	if p.Median > cv.points[cv.peak].Median {
+		cv.peak = i
 	}
 	return cv.flat >= 2
 }
 
-// knee is the smallest concurrency that reaches KneeShare of the peak. On a 2-core machine the curve of an app
-// that waits a little creeps up by a few percent a doubling long after its CPUs are busy, and three trials a
-// point cannot tell such steps from noise (demo runs put a CI-overlap knee anywhere from 4 to 64); the pool race
-// then tries the knee's neighbours.
+// margin is the ratio of medians by which point j must exceed point i to be shown above it: what the two points'
+// noise reaches one time in twenty (one-sided, on their means of sweepTrials trials).
+func (cv *curve) margin(i, j int) float64 {
+	a, b := cv.spread(i), cv.spread(j)
+	return math.Exp(1.645 * math.Sqrt((a*a+b*b)/sweepTrials))
+}
+
+// spread is point i's noise: its own trials' SD, or the sweep's typical one when that is more (three trials can
+// agree by chance, and a slow app's rates come in whole requests a second: WordPress's 10, 10 and 10 at one
+// connection). The typical one is the median of the points' SDs, so one wild point does not widen it; for three
+// trials the median of a sample SD is sqrt(ln 2) of the SD.
+func (cv *curve) spread(i int) float64 {
+	var ok []float64
+	for _, sd := range cv.sds {
+		if !math.IsNaN(sd) && !math.IsInf(sd, 0) {
+			ok = append(ok, sd) // a trial that served nothing has no log: its point says nothing of the noise
+		}
+	}
+	typical := 0.0
+	if len(ok) > 0 {
+		typical = stats.Median(ok) / math.Sqrt(math.Ln2)
+	}
+	if own := cv.sds[i]; !math.IsNaN(own) && !math.IsInf(own, 0) {
+		return max(own, typical)
+	}
+	return typical
+}
+
+// knee is the fewest connections whose median is not shown below KneeShare of the peak's: the peak is the best
+// of noisy medians, so it is high by chance, and a knee drawn at exactly 85% of it moved from run to run (demo
+// runs put it at 4, 8, 16, 32 and 128). The pool race then tries the knee's neighbours.
 func (cv *curve) knee() int {
-	for _, p := range cv.points {
-		if p.Median >= KneeShare*cv.peak.Median {
+	peak := cv.points[cv.peak]
+	for i, p := range cv.points {
+		if p.Median*cv.margin(i, cv.peak) >= KneeShare*peak.Median {
 			return p.Concurrency
 		}
 	}
-	return 0
-}
-
-// risingBar is the ratio of medians a point must show over the best so far to count as rising: 5%, or the rise
-// a flat curve's noise reaches one time in twenty (one-sided), whichever is more. On WordPress, whose trials vary
-// by 10%, a 5% bar let noise carry the sweep to 128 connections, and the knee to 32 where 2 served as well
-// (2026-11-26, ra26: 19 at 2 connections, 21.6 at 16, 25.6 at 32, then 22.5 and 21.2): two minutes of sweep,
-// and every comparison after it loaded at 32 connections, a round taking twice as long. The noise is each
-// point's own spread's median (sds: the sample SDs of its trials' log goodput), so one wild point does not
-// widen it; for three trials, the median of a sample SD is sqrt(ln 2) of the SD.
-func risingBar(sds []float64) float64 {
-	if len(sds) == 0 {
-		return 1.05
-	}
-	sigma := stats.Median(sds) / math.Sqrt(math.Ln2)
-	diff := sigma * math.Sqrt(2/float64(sweepTrials)) // of two points' means of sweepTrials trials each
-	return max(1.05, math.Exp(1.645*diff))
+	return peak.Concurrency
 }
 
 // checkLatency is the mean latency of the first stack's check requests, a first guess of the app's speed.
