@@ -126,7 +126,8 @@ type Look struct {
 	// the minimum effect in its favour (the race may yet find a gain); or a race whose incumbent is out.
 	Promising bool
 	// Needed estimates the rounds in all after which some undecided comparison of a live challenger with the
-	// incumbent would be decided, at its estimate and spread (0 when not known).
+	// incumbent would be decided, at its estimate and spread; in Smallest, after which the first live arm would
+	// be shown within the margin or worse (0 when not known).
 	Needed int
 	// Live is the arms still in.
 	Live int

@@ -421,6 +421,9 @@ func (e *run) pairNeeded(j int) int {
 // needed is the fewest rounds in all after which a live challenger's comparison with the incumbent would be
 // decided at its estimate and spread; 0 when the incumbent is out or no comparison has two rounds.
 func (e *run) needed() int {
+	if e.s.Mode == Smallest {
+		return e.smallestNeeded()
+	}
 	if len(e.live) < 2 || e.live[0] != 0 {
 		return 0
 	}

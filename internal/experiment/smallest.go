@@ -141,3 +141,44 @@ func (e *run) against(i, j int) *stats.Comparison {
 	}
 	return c
 }
+
+// smallestNeeded is the fewest rounds in all after which the race would end, at the pairs' estimates and spreads:
+// the first live arm shown within the margin of every other, or shown worse than one and the race going on
+// from the next (0 when a pair has fewer than two rounds).
+func (e *run) smallestNeeded() int {
+	need := 0
+	for k, first := range e.live[:max(len(e.live)-1, 0)] {
+		within, worse, ok := e.smallestEnds(first, e.live[k+1:])
+		if !ok {
+			return 0
+		}
+		if within <= worse {
+			return max(need, within)
+		}
+		need = max(need, worse) // dropped then, and the next arm first
+	}
+	return need
+}
+
+// smallestEnds is the rounds in all after which first would be shown within the margin of every arm of rest,
+// and after which it would be shown worse than one of them (MaxRoundsNeeded: not at these estimates).
+func (e *run) smallestEnds(first int, rest []int) (within, worse int, ok bool) {
+	m, alpha := math.Log1p(e.s.MinEffect), e.rule().Alpha
+	worse = MaxRoundsNeeded
+	for _, j := range rest {
+		s := e.seq[first][j]
+		if s.N() < 2 {
+			return 0, 0, false
+		}
+		est := e.estimate(j, first) // first against j
+		n := MaxRoundsNeeded
+		if est+m > 0 {
+			n = s.RoundsFor(est+m, alpha, MaxRoundsNeeded) // its interval's low end above -m
+		}
+		within = max(within, n)
+		if -est >= m {
+			worse = min(worse, s.RoundsFor(-est, alpha, MaxRoundsNeeded))
+		}
+	}
+	return within, worse, true
+}

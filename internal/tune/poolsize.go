@@ -236,7 +236,7 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 	n := len(rc.arms)
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Smallest, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Alpha: t.budget.Draw(experiment.Pairs(experiment.Smallest, n)), RunAlpha: t.budget.Total(), ParallelStart: true,
-		Continue: t.d.within(t.clock.Now(), allow, stretch, n, spec.Metric),
+		Continue: t.sizesGoOn(allow, stretch, n, spec.Metric),
 		Progress: func(p experiment.Progress) {
 			t.status("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d sizes in the race)", p.Round, k.Name, p.Arm, p.Live))
 		}}
@@ -251,6 +251,31 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 	}
 	return err
 }
+
+// sizesGoOn is the sizes' race's Continue: its allowance, as any race's, less the rounds that cannot decide it.
+// Once the sizes shown worse are out, the first size left must be shown within the minimum effect of the rest,
+// which a noisy app's rounds cannot do in a budget: on WordPress (a round varying 12%) the race dropped size 1 in
+// 4 rounds and ran 12 more, 109 s of a 10-minute budget, to end where it began, the starting size kept; the final
+// then had 13 rounds where 17 decided (2026-11-26, ra28). After sizesLeast rounds it stops when the rounds its
+// estimate needs (experiment.Look.Needed) are more than its allowance still buys. It then ends open, as it would
+// have when its time ran out: the pick the starting size, or the size not shown worse nearest it (openPick).
+func (t *tuner) sizesGoOn(allow, stretch time.Duration, n int, metric string) func(experiment.Look) bool {
+	began := t.clock.Now()
+	cont := t.d.within(began, allow, stretch, n, metric)
+	return func(l experiment.Look) bool {
+		if l.Rounds >= sizesLeast && l.Needed > l.Rounds {
+			round := time.Duration(l.Live) * t.costs.trial(metric)
+			if began.Add(allow).Sub(t.clock.Now()) < time.Duration(l.Needed-l.Rounds)*round {
+				return false
+			}
+		}
+		return cont(l)
+	}
+}
+
+// sizesLeast is the rounds the sizes' race runs before its estimate of the rounds it needs can stop it: what the
+// Versus races' hopeless comparisons wait (experiment's yieldAfter).
+const sizesLeast = 4
 
 // sizesDone records the sizes' race and returns the size chosen: the row (the pick against the best), each
 // size's comparison with the best and the range of sizes that serve within the margin, shown or not yet excluded.
