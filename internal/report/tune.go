@@ -249,13 +249,13 @@ func headlineNeed(h *headlineModel, c *stats.Comparison) string {
 }
 
 // yieldedText says that c's baseline ran in the final's first rounds only ("" when it ran in all): the time left
-// could not decide it, and the other comparison got its rounds.
+// could not decide the comparison with the starting point, which comes first, with both in, and it got the rounds.
 func yieldedText(h *headlineModel, c *stats.Comparison) string {
 	if c.N <= 0 || c.N >= h.Rounds || c.Verdict != stats.Inconclusive {
 		return ""
 	}
-	return fmt.Sprintf("raced in the first %d of the %d rounds only: the time left could not decide it, and its rounds went to "+
-		"the other comparison", c.N, h.Rounds)
+	return fmt.Sprintf("raced in the first %d of the %d rounds only: its rounds went to the comparison with %s, "+
+		"which the time left could not decide with both in", c.N, h.Rounds, h.Baseline)
 }
 
 // verdictWord is a comparison's verdict in the table's words.
