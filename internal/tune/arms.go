@@ -28,6 +28,9 @@ type TrialSpec struct {
 	Steady bool
 	// Latency, when set, merges each goodput trial's latency histogram under its configuration (the server race).
 	Latency *latencyTally
+	// Capacity says that the experiment decides on the trials' requests per CPU-second too (the final): its
+	// stacks move as often as the steadier of the two figures pays for (spread).
+	Capacity bool
 }
 
 // twin says whether the spec's arms run on a twin of their configuration (cpuPool, steadyPool) rather than

@@ -164,6 +164,13 @@ func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialS
 	return max(0, int(allow/(time.Duration(arms)*t.costs.trial(spec.Metric))))
 }
 
+// noteTurn records where the time stood at the turn of name's race, given allow (Result.Turns).
+func (t *tuner) noteTurn(name string, allow time.Duration) {
+	keep, look := t.keepAndLook()
+	t.res.Turns = append(t.res.Turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: t.left().Seconds(),
+		AllowS: allow.Seconds(), KeepS: keep.Seconds(), LookS: look.Seconds(), ClaimS: t.finalClaim().Seconds()})
+}
+
 // deferredNow is the note of a race that cannot decide at its turn, given rounds ("" when it can, or it is not
 // held to the final's claim: atTurn).
 func (t *tuner) deferredNow(name string, rounds int) string {

@@ -53,6 +53,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		later := append(names(ks[i+1:]), after...)
 		allow := t.allowance(k.Name, arms, cold, spec, later)
 		least := t.d.cost(spec, arms, cold)
+		t.noteTurn(k.Name, allow)
 		if why := t.deferredNow(k.Name, t.roundsAt(allow, least, arms, cold, spec)); why != "" {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
 			t.release(k.Name)

@@ -177,6 +177,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	spec.Steady = true // static pools: a dynamic one churns between interleaved trials (steadyPool)
 	arms := len(sizes)
 	allow, least := t.allowance(k.Name, arms, arms, spec, names(later)), t.d.cost(spec, arms, arms)
+	t.noteTurn(k.Name, allow)
 	if why := t.deferredNow(k.Name, t.roundsAt(allow, least, arms, arms, spec)); why != "" {
 		t.keepStartingSize(limit, floor, why)
 		return nil

@@ -93,12 +93,12 @@ func (g *moves) due(a *replicaArm) bool {
 	return a.n >= g.per()
 }
 
-// tally counts a trial of a and, once every arm has run as many trials on its stack as a (a round's end), sets
-// the rounds a stack serves from what the trials and starts took.
-func (g *moves) tally(a *replicaArm, v float64, d time.Duration) {
+// tally counts a trial of a, of figures v and second (spread.trial), and, once every arm has run as many trials
+// on its stack as a (a round's end), sets the rounds a stack serves from what the trials and starts took.
+func (g *moves) tally(a *replicaArm, v, second float64, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.sp.trial(a, v, d, a.n == 0)
+	g.sp.trial(a, v, second, d, a.n == 0)
 	a.n++
 	for b := range g.arms {
 		if b.n != a.n {
@@ -170,11 +170,13 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 	}
 	t0 := time.Now()
 	obs, err := a.g.s.trial(ctx, a.spec, a.w)
-	v := obs.Value
+	v, second := obs.Value, 0.0
 	if err != nil {
 		v = 0
+	} else if a.spec.Capacity {
+		second = obs.Second
 	}
-	a.g.tally(a, v, time.Since(t0))
+	a.g.tally(a, v, second, time.Since(t0))
 	return obs, err
 }
 

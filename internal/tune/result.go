@@ -33,16 +33,18 @@ type Result struct {
 	Plan        Plan        `json:"plan"`
 	Environment Environment `json:"environment"`
 
-	Baseline       knob.Config  `json:"baseline"`
-	Recommendation knob.Config  `json:"recommendation"`
-	Saturation     *Saturation  `json:"saturation,omitempty"`
-	PoolSize       *PoolSize    `json:"pool_size,omitempty"`
-	Soak           *Soak        `json:"soak,omitempty"`
-	Knobs          []KnobRow    `json:"knobs"`
-	Comparisons    []Comparison `json:"comparisons"`
-	Headline       *Headline    `json:"headline,omitempty"`
-	P99Check       *P99Check    `json:"p99_check,omitempty"`
-	Facts          knob.Facts   `json:"facts"`
+	Baseline       knob.Config `json:"baseline"`
+	Recommendation knob.Config `json:"recommendation"`
+	Saturation     *Saturation `json:"saturation,omitempty"`
+	PoolSize       *PoolSize   `json:"pool_size,omitempty"`
+	Soak           *Soak       `json:"soak,omitempty"`
+	Knobs          []KnobRow   `json:"knobs"`
+	// Turns say what each race was given at its turn and what the final's claim left: why time went where.
+	Turns       []Turn       `json:"turns,omitempty"`
+	Comparisons []Comparison `json:"comparisons"`
+	Headline    *Headline    `json:"headline,omitempty"`
+	P99Check    *P99Check    `json:"p99_check,omitempty"`
+	Facts       knob.Facts   `json:"facts"`
 	// Runtimes are the server race's runtimes side by side: sizes, memory, throughput and latency.
 	Runtimes *Runtimes `json:"runtimes,omitempty"`
 	// Profile is why, per request: the baseline and the recommendation profiled side by side (tune --profile).
@@ -137,6 +139,18 @@ type KnobRow struct {
 	Note      string        `json:"note,omitempty"`
 	// Need, for an inconclusive knob, says what would decide it: rounds and about how long.
 	Need string `json:"need,omitempty"`
+}
+
+// Turn is where the time stood when a knob's race came up: its allowance, and what the final comparison and the
+// second look it stands on claimed of the time left (finalClaim, finalKeep, the look's cost).
+type Turn struct {
+	Knob   string  `json:"knob"`
+	AtS    float64 `json:"at_s"`
+	LeftS  float64 `json:"left_s"`
+	AllowS float64 `json:"allow_s"`
+	KeepS  float64 `json:"final_keep_s"`
+	LookS  float64 `json:"look_s"`
+	ClaimS float64 `json:"final_claim_s"`
 }
 
 // Comparison is one candidate of a knob against the value it would replace, from the knob's race.

@@ -128,8 +128,8 @@ type simMoves struct {
 }
 
 // tally counts a's trial and, at a round's end, sets the rounds a stack serves. The caller holds the lock.
-func (g *simMoves) tally(a *simArm, v float64, first bool) {
-	g.sp.trial(a, v, a.cost, first)
+func (g *simMoves) tally(a *simArm, v, second float64, first bool) {
+	g.sp.trial(a, v, second, a.cost, first)
 	for b := range g.arms {
 		if b.n != a.n {
 			return
@@ -180,7 +180,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
-		moves: g}
+		moves: g, decidesSecond: spec.Capacity}
 	if s.o.Noise[noise].Options().NewStackEvery > 0 {
 		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
 	}
@@ -237,9 +237,11 @@ type simArm struct {
 	start time.Duration
 	// capacity replays the requests per CPU-second a goodput trial also reads (nil for CPU trials).
 	capacity *experiment.ReplayArm
-	holding  bool
-	moves    *simMoves
-	per, n   int // the most trials a stack serves (0: one for its life); trials on this one
+	// decidesSecond: its experiment decides on capacity too, whose spread sets its stacks' moves (TrialSpec.Capacity).
+	decidesSecond bool
+	holding       bool
+	moves         *simMoves
+	per, n        int // the most trials a stack serves (0: one for its life); trials on this one
 	// cur is the stack it runs on, used the ones it ran on; epoch its moves since it started.
 	cur, epoch int
 	used       map[int]bool
@@ -317,18 +319,22 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	a.s.mu.Unlock()
 	a.s.clock.add(a.cost)
 	o, err := a.ReplayArm.Trial(ctx)
-	a.s.mu.Lock()
-	a.n++
-	if a.per > 0 {
-		a.moves.tally(a, o.Value, first)
-	}
-	a.s.mu.Unlock()
 	o.Rate = o.Value
 	o.Second = o.Value
 	if a.capacity != nil && err == nil {
 		c, _ := a.capacity.Trial(ctx)
 		o.Second = c.Value
 	}
+	second := 0.0
+	if a.decidesSecond {
+		second = o.Second
+	}
+	a.s.mu.Lock()
+	a.n++
+	if a.per > 0 {
+		a.moves.tally(a, o.Value, second, first)
+	}
+	a.s.mu.Unlock()
 	return o, err
 }
 

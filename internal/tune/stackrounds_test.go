@@ -48,15 +48,16 @@ func TestSpreadReadsTheTrialsNoise(t *testing.T) {
 			for r := 0; r < 5; r++ {
 				shared := 0.1 * rng.NormFloat64()
 				for i, k := range keys {
-					sp.trial(k, math.Exp(shared+offsets[i]+0.04*rng.NormFloat64()), time.Second, r == 0)
+					sp.trial(k, math.Exp(shared+offsets[i]+0.04*rng.NormFloat64()), 0, time.Second, r == 0)
 				}
 				sp.roundEnd()
 			}
 		}
 		sp.start(3 * time.Second)
-		sigma := math.Sqrt(sp.sqDiff / float64(sp.diffs))
-		if math.Abs(sigma-0.04*math.Sqrt2) > 0.004 || sp.diffs != 300*4 {
-			t.Errorf("%d arms: a pair's spread read as %.4f from %d rounds, want about %.4f from %d", arms, sigma, sp.diffs, 0.04*math.Sqrt2, 300*4)
+		f := sp.figs[0]
+		sigma := math.Sqrt(f.sqDiff / float64(f.diffs))
+		if math.Abs(sigma-0.04*math.Sqrt2) > 0.004 || f.diffs != 300*4 || sp.figs[1].diffs != 0 {
+			t.Errorf("%d arms: a pair's spread read as %.4f from %d rounds (%d of a second figure never read), want about %.4f from %d", arms, sigma, f.diffs, sp.figs[1].diffs, 0.04*math.Sqrt2, 300*4)
 		}
 		// 5.7% / 2% x sqrt(3 s / (2 x arms x 1 s)): 2.4 for two arms, 2.0 for three.
 		if k := sp.rounds(arms, 5); k != 2 {
@@ -66,5 +67,33 @@ func TestSpreadReadsTheTrialsNoise(t *testing.T) {
 	var none spread
 	if k := none.rounds(2, 5); k != 5 {
 		t.Errorf("before any trial, %d rounds a stack, want the most (5)", k)
+	}
+}
+
+// TestTheSteadierFigureSetsTheMoves: an experiment that decides on a second figure too (the final's capacity)
+// moves its stacks as often as the steadier of the two pays for: goodput trials of sd 10% alone give 5 rounds a
+// stack (14% / 2% x sqrt(6 s / (2 x 2 x 3 s)) = 4.9); beside a capacity of sd 4%, 2 (5.7 / 2 x 0.71 = 2.0).
+func TestTheSteadierFigureSetsTheMoves(t *testing.T) {
+	for _, c := range []struct {
+		second float64 // the second figure's sd (0: not read)
+		lo, hi int
+	}{{0, 4, 6}, {0.04, 1, 2}, {0.2, 4, 6}} {
+		rng := rand.New(rand.NewPCG(3, 4))
+		var sp spread
+		a, b := new(int), new(int)
+		for r := 0; r < 400; r++ {
+			for _, k := range []any{a, b} {
+				second := 0.0
+				if c.second > 0 {
+					second = math.Exp(c.second * rng.NormFloat64())
+				}
+				sp.trial(k, math.Exp(0.1*rng.NormFloat64()), second, 3*time.Second, r%8 == 0)
+			}
+			sp.roundEnd()
+		}
+		sp.start(6 * time.Second)
+		if k := sp.rounds(2, 8); k < c.lo || k > c.hi {
+			t.Errorf("goodput sd 10%%, second figure sd %.0f%%: %d rounds a stack, want %d to %d", 100*c.second, k, c.lo, c.hi)
+		}
 	}
 }
