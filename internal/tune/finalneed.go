@@ -28,16 +28,19 @@ const foresee = 0.75
 // spend the time on the rule of thumb alone (WordPress, ra22: the JIT leaning +9%, 46 s from a decision, kept
 // from its look by a need of some 40 rounds).
 func (t *tuner) finalKeep() time.Duration {
-	keep, _ := t.keepAndLook()
+	keep, _ := t.keepAndLook(t.left())
 	return keep
 }
 
-// keepAndLook is finalKeep, and the cost of the look at the leaning race it stands on (0: none).
-func (t *tuner) keepAndLook() (keep, look time.Duration) {
+// keepAndLook is finalKeep with left the time left, and the cost of the look at the leaning race it stands on
+// (0: none). The caller reads the clock once: a look that fits exactly beside a need capped to fit (keep + look
+// = left) would not fit a second reading a microsecond later, and was dropped so from every claim that mattered
+// (ra31, ra32: the look "not fitting" by the clock's advance).
+func (t *tuner) keepAndLook(left time.Duration) (keep, look time.Duration) {
 	need, lean := t.finalNeed()
 	if lean != nil {
 		look = t.lookCost(lean)
-		need = min(need, t.left()-look)
+		need = min(need, left-look)
 	}
 	return max(t.finalLeast(), need), look
 }
@@ -48,8 +51,9 @@ func (t *tuner) keepAndLook() (keep, look time.Duration) {
 // A look that does not fit beside the final's keep is no claim: it cannot adopt the leader in time (MediaWiki's JIT,
 // leaning +4% and hundreds of rounds from a decision).
 func (t *tuner) finalClaim() time.Duration {
-	keep, look := t.keepAndLook()
-	if keep+look <= t.left() {
+	left := t.left()
+	keep, look := t.keepAndLook(left)
+	if keep+look <= left {
 		keep += look
 	}
 	return keep

@@ -166,8 +166,9 @@ func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialS
 
 // noteTurn records where the time stood at the turn of name's race, given allow (Result.Turns).
 func (t *tuner) noteTurn(name string, allow time.Duration) {
-	keep, look := t.keepAndLook()
-	t.res.Turns = append(t.res.Turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: t.left().Seconds(),
+	left := t.left()
+	keep, look := t.keepAndLook(left)
+	t.res.Turns = append(t.res.Turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: left.Seconds(),
 		AllowS: allow.Seconds(), KeepS: keep.Seconds(), LookS: look.Seconds(), ClaimS: t.finalClaim().Seconds()})
 }
 

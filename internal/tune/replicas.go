@@ -93,19 +93,13 @@ func (g *moves) due(a *replicaArm) bool {
 	return a.n >= g.per()
 }
 
-// tally counts a trial of a, of figures v and second (spread.trial), and, once every arm has run as many trials
-// on its stack as a (a round's end), sets the rounds a stack serves from what the trials and starts took.
+// tally counts a trial of a, of figures v and second (spread.trial), which at a round's end sets the rounds a
+// stack serves from what the trials and starts took.
 func (g *moves) tally(a *replicaArm, v, second float64, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.sp.trial(a, v, second, d, a.n == 0)
+	g.sp.trial(a, v, second, d, a.n == 0, g.most)
 	a.n++
-	for b := range g.arms {
-		if b.n != a.n {
-			return
-		}
-	}
-	g.sp.closeRound(len(g.arms), g.most)
 }
 
 // replicaArm runs its trials on its current stack until it has served per of them and a fresh one is ready.

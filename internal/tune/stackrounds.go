@@ -35,7 +35,12 @@ func stackRounds(sigma float64, start, round time.Duration, most int) int {
 // WordPress (ra31) capacity varied by 8.9% a round against goodput's 11.6%, and 17 rounds on stacks of 8 took
 // its interval from +-12% to +-17%, where it needed +-15.7% to decide.
 type spread struct {
-	figs      [2]deviations // the trials' figure and their second (unused: none read)
+	figs [2]deviations // the trials' figure and their second (unused: none read)
+	// inRound are the arms that have run a trial in the round so far. A round ends when one of them runs again:
+	// an arm the experiment has benched (a comparison that yielded its rounds) runs no trials but is not
+	// stopped, so waiting for every started arm would never end a round again (ra31, ra32: the final's rule
+	// of thumb yielded after 4 rounds, and its arms stayed on stacks of 8 where their spread asked for 3).
+	inRound   map[any]bool
 	trialWall time.Duration
 	trials    int
 	startWall time.Duration
@@ -69,8 +74,16 @@ func (s *spread) closeRound(arms, most int) {
 }
 
 // trial counts a trial of a, of figures v and second (0: failed, or not read), that took d; first says it was
-// the first on its stack.
-func (s *spread) trial(a any, v, second float64, d time.Duration, first bool) {
+// the first on its stack. When a has run in this round already, the round is closed first, and the rounds a
+// stack serves set from it (most at the most).
+func (s *spread) trial(a any, v, second float64, d time.Duration, first bool, most int) {
+	if s.inRound[a] {
+		s.closeRound(len(s.inRound), most)
+	}
+	if s.inRound == nil {
+		s.inRound = map[any]bool{}
+	}
+	s.inRound[a] = true
 	s.trialWall += d
 	s.trials++
 	s.fresh = s.fresh || first
@@ -92,7 +105,7 @@ func (s *spread) roundEnd() {
 	for i := range s.figs {
 		s.figs[i].roundEnd(s.fresh)
 	}
-	s.fresh = false
+	s.fresh, s.inRound = false, nil
 }
 
 func (f *deviations) roundEnd(fresh bool) {
@@ -128,6 +141,7 @@ func (f *deviations) roundEnd(fresh bool) {
 
 // forget drops a stopped arm.
 func (s *spread) forget(a any) {
+	delete(s.inRound, a)
 	for i := range s.figs {
 		delete(s.figs[i].cur, a)
 		s.figs[i].prev = nil

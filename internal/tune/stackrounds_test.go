@@ -48,7 +48,7 @@ func TestSpreadReadsTheTrialsNoise(t *testing.T) {
 			for r := 0; r < 5; r++ {
 				shared := 0.1 * rng.NormFloat64()
 				for i, k := range keys {
-					sp.trial(k, math.Exp(shared+offsets[i]+0.04*rng.NormFloat64()), 0, time.Second, r == 0)
+					sp.trial(k, math.Exp(shared+offsets[i]+0.04*rng.NormFloat64()), 0, time.Second, r == 0, 5)
 				}
 				sp.roundEnd()
 			}
@@ -87,7 +87,7 @@ func TestTheSteadierFigureSetsTheMoves(t *testing.T) {
 				if c.second > 0 {
 					second = math.Exp(c.second * rng.NormFloat64())
 				}
-				sp.trial(k, math.Exp(0.1*rng.NormFloat64()), second, 3*time.Second, r%8 == 0)
+				sp.trial(k, math.Exp(0.1*rng.NormFloat64()), second, 3*time.Second, r%8 == 0, 8)
 			}
 			sp.roundEnd()
 		}
@@ -95,5 +95,31 @@ func TestTheSteadierFigureSetsTheMoves(t *testing.T) {
 		if k := sp.rounds(2, 8); k < c.lo || k > c.hi {
 			t.Errorf("goodput sd 10%%, second figure sd %.0f%%: %d rounds a stack, want %d to %d", 100*c.second, k, c.lo, c.hi)
 		}
+	}
+}
+
+// TestABenchedArmDoesNotStopTheRounds: an experiment's arm that stops running trials without being stopped (the
+// final's rule of thumb, benched once it yields its rounds) must not keep the others' rounds from ending: they
+// set the rounds a stack serves from their own spread (trials of sd 4%, starts of 3 s, trials of 1 s: 2.5), where
+// waiting for the benched arm left them at the most.
+func TestABenchedArmDoesNotStopTheRounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	g := &moves{most: 8, arms: map[*replicaArm]bool{}}
+	arms := []*replicaArm{{g: g}, {g: g}, {g: g}}
+	for _, a := range arms {
+		g.arms[a] = true
+	}
+	g.sp.start(3 * time.Second)
+	for r := 0; r < 60; r++ {
+		live := arms
+		if r >= 4 {
+			live = arms[:2] // the third yielded: benched, not stopped
+		}
+		for _, a := range live {
+			g.tally(a, math.Exp(0.04*rng.NormFloat64()), 0, time.Second)
+		}
+	}
+	if k := g.per(); k < 2 || k > 3 {
+		t.Errorf("%d rounds a stack after 56 rounds of two arms beside a benched third, want 2 or 3", k)
 	}
 }
