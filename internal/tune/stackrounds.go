@@ -31,9 +31,9 @@ func stackRounds(sigma float64, start, round time.Duration, most int) int {
 // burst, is not a pair's noise: it cancels in their ratio), differenced from round to round while the arms stay
 // on their stacks (which takes their offsets out): for m arms, the mean square of a change of deviation is
 // 2 σ_a² (1 - 1/m), and a pair's variance a round is 2 σ_a². An experiment that decides on a second figure
-// (the final's requests per CPU-second) reads its spread too, and the steadier figure sets the moves: on
-// WordPress (ra31) capacity varied by 8.9% a round against goodput's 11.6%, and 17 rounds on stacks of 8 took
-// its interval from +-12% to +-17%, where it needed +-15.7% to decide.
+// (the final's requests per CPU-second) reads its spread too, and the steadier figure sets the moves. On
+// WordPress capacity varies by 1.8% a round on one pair of stacks and by 7.9% across fresh ones (ra35): its
+// stacks' offsets, some 5% a stack, are most of its spread, so its arms move every round.
 type spread struct {
 	figs [2]deviations // the trials' figure and their second (unused: none read)
 	// inRound are the arms that have run a trial in the round so far. A round ends when one of them runs again:
