@@ -353,8 +353,8 @@ func (e *run) promising() bool {
 
 // yieldAfter is the fewest rounds whose spread a comparison's rounds still needed are estimated from before it may
 // yield. Only a later arm yields, so an early mistake costs the rule of thumb's comparison, not the starting
-// point's: in TestAHopelessComparisonYields the starting point's capacity was decided in 102 runs of 400 yielding
-// from 4 rounds on, 90 from 6, 81 from 8 (48 never).
+// point's: in TestAHopelessComparisonYields the starting point's capacity was decided in 121 runs of 400 yielding
+// from 4 rounds on, 112 from 6, 97 from 8 (48 never).
 const yieldAfter = 4
 
 // yieldHopeless benches, in Versus, an undecided comparison that the time left cannot decide with every arm in,

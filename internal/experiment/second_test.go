@@ -69,27 +69,9 @@ func TestTwoFiguresShareOneBudget(t *testing.T) {
 // starting point's, which then decides more often; with nothing to find, a better or worse verdict still comes
 // in at most alpha of the runs.
 func TestAHopelessComparisonYields(t *testing.T) {
-	const runs, alpha, trials = 400, 0.05, 60
+	const runs, alpha = 400, 0.05
 	run := func(seed int64, capacity float64, yield bool) *Outcome {
-		rng := rand.New(rand.NewSource(seed))
-		f := arms(rng, 0.22/math.Sqrt2, 0, 0, 0)
-		f[0].second = []float64{math.Log1p(capacity), 0.1 / math.Sqrt2}
-		f[1].second, f[2].second = []float64{0, 0.1 / math.Sqrt2}, []float64{math.Log1p(capacity) - 0.01, 0.1 / math.Sqrt2}
-		used := 0
-		for _, a := range f {
-			a.onTrial = func() { used++ }
-		}
-		s := Spec{Arms: asArms(f), Mode: Versus, HigherIsBetter: true, MinEffect: 0.03, Alpha: alpha / 10, RunAlpha: alpha,
-			MinRounds: 4, Second: &Figure{Name: "requests per CPU-second", HigherIsBetter: true},
-			Continue: func(l Look) bool { return trials-used >= l.Live }}
-		if yield {
-			s.RoundsLeft = func(live int) int { return (trials - used) / live }
-		}
-		out, err := Run(context.Background(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return finalRun(t, seed, 60, 0.22, 0.1, capacity, math.Log1p(capacity)-0.01, yield)
 	}
 	decided := map[bool]int{}
 	wrong, yielded := 0, 0
@@ -127,27 +109,9 @@ func TestAHopelessComparisonYields(t *testing.T) {
 // and comes back once that is decided. With nothing to find a better or worse verdict comes in at most alpha of
 // the runs.
 func TestTheRuleOfThumbYieldsToTheStartingPoint(t *testing.T) {
-	const runs, alpha, trials = 400, 0.05, 36
+	const runs, alpha = 400, 0.05
 	run := func(seed int64, capacity float64, yield bool) *Outcome {
-		rng := rand.New(rand.NewSource(seed))
-		f := arms(rng, 0.11/math.Sqrt2, 0, 0, 0)
-		f[0].second = []float64{math.Log1p(capacity), 0.09 / math.Sqrt2}
-		f[1].second, f[2].second = []float64{0, 0.09 / math.Sqrt2}, []float64{0, 0.09 / math.Sqrt2}
-		used := 0
-		for _, a := range f {
-			a.onTrial = func() { used++ }
-		}
-		s := Spec{Arms: asArms(f), Mode: Versus, HigherIsBetter: true, MinEffect: 0.03, Alpha: alpha / 10, RunAlpha: alpha,
-			MinRounds: 4, Second: &Figure{Name: "requests per CPU-second", HigherIsBetter: true},
-			Continue: func(l Look) bool { return trials-used >= l.Live }}
-		if yield {
-			s.RoundsLeft = func(live int) int { return (trials - used) / live }
-		}
-		out, err := Run(context.Background(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return finalRun(t, seed, 36, 0.11, 0.09, capacity, 0, yield)
 	}
 	decided := map[bool]int{}
 	wrong, yielded, rule := 0, 0, 0
@@ -179,4 +143,31 @@ func TestTheRuleOfThumbYieldsToTheStartingPoint(t *testing.T) {
 	if decided[true] < decided[false]*7/4 || wrong > runs*alpha/10 {
 		t.Errorf("want the starting point decided in three quarters more runs when the rule of thumb yields, and at most alpha/10 wrong")
 	}
+}
+
+// finalRun is tune's final as the yielding tests simulate it: the recommendation against two baselines in at
+// most trials trials, goodput varying by goodputSD a round and capacity by capSD; capacity is the
+// recommendation's gain (log1p), rule the rule of thumb's capacity as a log ratio to the starting point's; with
+// yield, comparisons may yield their rounds (RoundsLeft).
+func finalRun(t *testing.T, seed int64, trials int, goodputSD, capSD, capacity, rule float64, yield bool) *Outcome {
+	const alpha = 0.05
+	rng := rand.New(rand.NewSource(seed))
+	f := arms(rng, goodputSD/math.Sqrt2, 0, 0, 0)
+	f[0].second = []float64{math.Log1p(capacity), capSD / math.Sqrt2}
+	f[1].second, f[2].second = []float64{0, capSD / math.Sqrt2}, []float64{rule, capSD / math.Sqrt2}
+	used := 0
+	for _, a := range f {
+		a.onTrial = func() { used++ }
+	}
+	s := Spec{Arms: asArms(f), Mode: Versus, HigherIsBetter: true, MinEffect: 0.03, Alpha: alpha / 10, RunAlpha: alpha,
+		MinRounds: 4, Second: &Figure{Name: "requests per CPU-second", HigherIsBetter: true},
+		Continue: func(l Look) bool { return trials-used >= l.Live }}
+	if yield {
+		s.RoundsLeft = func(live int) int { return (trials - used) / live }
+	}
+	out, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
