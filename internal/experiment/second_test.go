@@ -81,18 +81,8 @@ func TestAHopelessComparisonYields(t *testing.T) {
 				decided[yield]++
 			}
 		}
-		out := run(seed, 0, true)
-		for _, a := range out.Arms[1:] {
-			if v := a.Vs.Verdict; v == stats.Better || v == stats.Worse {
-				wrong++
-			}
-			if v := a.Vs2.Verdict; v == stats.Better || v == stats.Worse {
-				wrong++
-			}
-			if a.Status == StatusYielded {
-				yielded++
-			}
-		}
+		w, y := aaVerdicts(run(seed, 0, true))
+		wrong, yielded = wrong+w, yielded+y
 	}
 	t.Logf("%d runs: the starting point's capacity decided in %d without yielding, %d with; nothing to find: %d wrong verdicts, %d yielded",
 		runs, decided[false], decided[true], wrong, yielded)
@@ -125,18 +115,8 @@ func TestTheRuleOfThumbYieldsToTheStartingPoint(t *testing.T) {
 				rule++
 			}
 		}
-		out := run(seed, 0, true)
-		for _, a := range out.Arms[1:] {
-			if v := a.Vs.Verdict; v == stats.Better || v == stats.Worse {
-				wrong++
-			}
-			if v := a.Vs2.Verdict; v == stats.Better || v == stats.Worse {
-				wrong++
-			}
-			if a.Status == StatusYielded {
-				yielded++
-			}
-		}
+		w, y := aaVerdicts(run(seed, 0, true))
+		wrong, yielded = wrong+w, yielded+y
 	}
 	t.Logf("%d runs: the starting point's capacity decided in %d without yielding, %d with (the rule of thumb's in %d); "+
 		"nothing to find: %d wrong verdicts, %d yielded", runs, decided[false], decided[true], rule, wrong, yielded)
@@ -170,4 +150,20 @@ func finalRun(t *testing.T, seed int64, trials int, goodputSD, capSD, capacity, 
 		t.Fatal(err)
 	}
 	return out
+}
+
+// aaVerdicts counts, in a final with nothing to find, the verdicts better or worse on either figure (all wrong)
+// and the baselines that yielded.
+func aaVerdicts(out *Outcome) (wrong, yielded int) {
+	for _, a := range out.Arms[1:] {
+		for _, v := range []stats.Verdict{a.Vs.Verdict, a.Vs2.Verdict} {
+			if v == stats.Better || v == stats.Worse {
+				wrong++
+			}
+		}
+		if a.Status == StatusYielded {
+			yielded++
+		}
+	}
+	return wrong, yielded
 }
