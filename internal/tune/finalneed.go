@@ -53,8 +53,13 @@ func (t *tuner) keepAndLook(left time.Duration) (keep, look time.Duration) {
 func (t *tuner) finalClaim() time.Duration {
 	left := t.left()
 	keep, look := t.keepAndLook(left)
+	return claimOf(keep, look, left)
+}
+
+// claimOf is the claim of a final kept keep beside a look of cost look, with left the time left.
+func claimOf(keep, look, left time.Duration) time.Duration {
 	if keep+look <= left {
-		keep += look
+		return keep + look
 	}
 	return keep
 }

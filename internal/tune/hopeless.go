@@ -169,12 +169,12 @@ func (t *tuner) noteTurn(name string, allow time.Duration) {
 	left := t.left()
 	keep, look := t.keepAndLook(left)
 	t.res.Turns = append(t.res.Turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: left.Seconds(),
-		AllowS: allow.Seconds(), KeepS: keep.Seconds(), LookS: look.Seconds(), ClaimS: t.finalClaim().Seconds()})
+		AllowS: allow.Seconds(), KeepS: keep.Seconds(), LookS: look.Seconds(), ClaimS: claimOf(keep, look, left).Seconds()})
 }
 
-// deferredNow is the note of a race that cannot decide at its turn, given rounds ("" when it can, or it is not
+// atTurnNote is the note of a race that cannot decide at its turn, given rounds ("" when it can, or it is not
 // held to the final's claim: atTurn).
-func (t *tuner) deferredNow(name string, rounds int) string {
+func (t *tuner) atTurnNote(name string, rounds int) string {
 	if !t.atTurn(name) {
 		return ""
 	}
@@ -186,9 +186,9 @@ func (t *tuner) deferredNow(name string, rounds int) string {
 	return why
 }
 
-// deferredAllow is the time a race held to the final's claim (atTurn) is given at its turn: its allowance, within
+// atTurnAllow is the time a race held to the final's claim (atTurn) is given at its turn: its allowance, within
 // what the final and a leaning race's look claim (finalClaim), and at least its least. Others keep their allowance.
-func (t *tuner) deferredAllow(name string, allow, least time.Duration) time.Duration {
+func (t *tuner) atTurnAllow(name string, allow, least time.Duration) time.Duration {
 	if !t.atTurn(name) {
 		return allow
 	}

@@ -54,12 +54,12 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		allow := t.allowance(k.Name, arms, cold, spec, later)
 		least := t.d.cost(spec, arms, cold)
 		t.noteTurn(k.Name, allow)
-		if why := t.deferredNow(k.Name, t.roundsAt(allow, least, arms, cold, spec)); why != "" {
+		if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, arms, cold, spec)); why != "" {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
 			t.release(k.Name)
 			continue
 		}
-		allow = t.deferredAllow(k.Name, allow, least)
+		allow = t.atTurnAllow(k.Name, allow, least)
 		if allow < least {
 			if t.left()-t.finalLeast() < least {
 				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),

@@ -178,11 +178,11 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	arms := len(sizes)
 	allow, least := t.allowance(k.Name, arms, arms, spec, names(later)), t.d.cost(spec, arms, arms)
 	t.noteTurn(k.Name, allow)
-	if why := t.deferredNow(k.Name, t.roundsAt(allow, least, arms, arms, spec)); why != "" {
+	if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, arms, arms, spec)); why != "" {
 		t.keepStartingSize(limit, floor, why)
 		return nil
 	}
-	allow = t.deferredAllow(k.Name, allow, least)
+	allow = t.atTurnAllow(k.Name, allow, least)
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),

@@ -38,8 +38,8 @@ type spread struct {
 	figs [2]deviations // the trials' figure and their second (unused: none read)
 	// inRound are the arms that have run a trial in the round so far. A round ends when one of them runs again:
 	// an arm the experiment has benched (a comparison that yielded its rounds) runs no trials but is not
-	// stopped, so waiting for every started arm would never end a round again (ra31, ra32: the final's rule
-	// of thumb yielded after 4 rounds, and its arms stayed on stacks of 8 where their spread asked for 3).
+	// stopped, so waiting for every started arm would never end a round again (ra32: the final's rule of thumb
+	// yielded after 4 rounds, and its arms stayed on stacks of 8 where capacity's spread asked for 1 or 2).
 	inRound   map[any]bool
 	trialWall time.Duration
 	trials    int
