@@ -37,10 +37,24 @@ func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	defer r.mu.Unlock()
 	g := r.groups[spec.Phase]
 	if g == nil {
-		g = &moves{s: r.stacks, most: perStack(spec), arms: map[*replicaArm]bool{}}
+		g = &moves{s: r.stacks, most: perStack(spec), arms: map[*replicaArm]bool{}, sp: spread{second: spec.Capacity, metric: spec.Metric}}
 		r.groups[spec.Phase] = g
 	}
 	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec}
+}
+
+// finalSpread is finalSpread of the experiments run so far.
+func (r *replicated) finalSpread() (float64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sps []*spread
+	for _, g := range r.groups {
+		g.mu.Lock()
+		sp := g.sp // a copy: its figures' sums are read after the lock
+		g.mu.Unlock()
+		sps = append(sps, &sp)
+	}
+	return finalSpread(sps)
 }
 
 // DefaultStackSD is the spread of a stack's own offset (log scale) tune's comparisons allow for (Spec.StackSD), on
@@ -164,11 +178,9 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 	}
 	t0 := time.Now()
 	obs, err := a.g.s.trial(ctx, a.spec, a.w)
-	v, second := obs.Value, 0.0
+	v, second := obs.Value, obs.Second
 	if err != nil {
-		v = 0
-	} else if a.spec.Capacity {
-		second = obs.Second
+		v, second = 0, 0
 	}
 	a.g.tally(a, v, second, time.Since(t0))
 	return obs, err

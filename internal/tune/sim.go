@@ -135,6 +135,17 @@ func (g *simMoves) tally(a *simArm, v, second float64, first bool) {
 	g.sp.trial(a, v, second, a.cost, first, a.per)
 }
 
+// finalSpread is finalSpread of the experiments run so far, as replicated reads it.
+func (s *simSource) finalSpread() (float64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sps []*spread
+	for _, g := range s.moves {
+		sps = append(sps, &g.sp)
+	}
+	return finalSpread(sps)
+}
+
 // hold keeps cfg warm for the tuner, as stacks.hold does.
 func (s *simSource) hold(cfg knob.Config) {
 	s.mu.Lock()
@@ -172,12 +183,12 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	g := s.moves[spec.Phase]
 	if g == nil {
-		g = &simMoves{arms: map[*simArm]bool{}}
+		g = &simMoves{arms: map[*simArm]bool{}, sp: spread{second: spec.Capacity, metric: spec.Metric}}
 		s.moves[spec.Phase] = g
 	}
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
-		moves: g, decidesSecond: spec.Capacity}
+		moves: g, readsSecond: spec.Metric == MetricGoodput}
 	if s.o.Noise[noise].Options().NewStackEvery > 0 {
 		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
 	}
@@ -234,11 +245,12 @@ type simArm struct {
 	start time.Duration
 	// capacity replays the requests per CPU-second a goodput trial also reads (nil for CPU trials).
 	capacity *experiment.ReplayArm
-	// decidesSecond: its experiment decides on capacity too, whose spread sets its stacks' moves (TrialSpec.Capacity).
-	decidesSecond bool
-	holding       bool
-	moves         *simMoves
-	per, n        int // the most trials a stack serves (0: one for its life); trials on this one
+	// readsSecond: a goodput trial reads capacity too, as a real one does (the final decides on it, and its
+	// spread foresees the final's moves: capacitySpread).
+	readsSecond bool
+	holding     bool
+	moves       *simMoves
+	per, n      int // the most trials a stack serves (0: one for its life); trials on this one
 	// cur is the stack it runs on, used the ones it ran on; epoch its moves since it started.
 	cur, epoch int
 	used       map[int]bool
@@ -323,7 +335,7 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 		o.Second = c.Value
 	}
 	second := 0.0
-	if a.decidesSecond {
+	if a.readsSecond {
 		second = o.Second
 	}
 	a.s.mu.Lock()

@@ -35,7 +35,11 @@ func stackRounds(sigma float64, start, round time.Duration, most int) int {
 // WordPress capacity varies by 1.8% a round on one pair of stacks and by 7.9% across fresh ones (ra35): its
 // stacks' offsets, some 5% a stack, are most of its spread, so its arms move every round.
 type spread struct {
-	figs [2]deviations // the trials' figure and their second (unused: none read)
+	figs [2]deviations // the trials' figure and their second, the servers' capacity (unused: none read)
+	// second says the experiment decides on the second figure too, so its spread counts in the moves; read
+	// otherwise, it tells the final comparison's foreseen moves (capacitySpread).
+	second bool
+	metric string // its trials' (MetricCPU or MetricGoodput)
 	// inRound are the arms that have run a trial in the round so far. A round ends when one of them runs again:
 	// an arm the experiment has benched (a comparison that yielded its rounds) runs no trials but is not
 	// stopped, so waiting for every started arm would never end a round again (ra32: the final's rule of thumb
@@ -139,6 +143,14 @@ func (f *deviations) roundEnd(fresh bool) {
 	}
 }
 
+// sigma is the spread of a pair's log ratio a round on one pair of stacks, once minDiffs rounds gave it.
+func (f *deviations) sigma() (float64, bool) {
+	if f.diffs < minDiffs {
+		return 0, false
+	}
+	return math.Sqrt(f.sqDiff / float64(f.diffs)), true
+}
+
 // forget drops a stopped arm.
 func (s *spread) forget(a any) {
 	delete(s.inRound, a)
@@ -163,15 +175,52 @@ func (s *spread) rounds(arms, most int) int {
 	if s.starts == 0 || s.trials == 0 {
 		return most
 	}
-	sigma := math.Inf(1)
-	for _, f := range s.figs {
-		if f.diffs >= minDiffs {
-			sigma = min(sigma, math.Sqrt(f.sqDiff/float64(f.diffs)))
-		}
+	sigma, ok := s.figs[0].sigma()
+	if c, cok := s.figs[1].sigma(); s.second && cok && (!ok || c < sigma) {
+		sigma, ok = c, true
 	}
-	if math.IsInf(sigma, 1) {
+	if !ok {
 		return most
 	}
 	round := time.Duration(max(arms, 2)) * (s.trialWall / time.Duration(s.trials))
 	return stackRounds(sigma, s.startWall/time.Duration(s.starts), round, most)
+}
+
+// steadier is the spread a round that sets the moves of an experiment deciding on both figures, as the
+// final comparison does: the steadier figure's, once read (ok false: not yet).
+func (s *spread) steadier() (float64, bool) {
+	a, aok := s.figs[0].sigma()
+	b, bok := s.figs[1].sigma()
+	switch {
+	case aok && bok:
+		return min(a, b), true
+	case bok:
+		return b, true
+	}
+	return a, false
+}
+
+// finalSpread is what the final comparison's moves will be set at, foreseen before it runs (finalNeed), from
+// the experiments sps run so far: steadier of the goodput experiment that read capacity most rounds, or before
+// one has, the spread of the CPU experiment that read most (on WordPress a CPU race's pair varied by 6.3% a round
+// on its stacks where the final's capacity varied by 6.8%, ra39).
+func finalSpread(sps []*spread) (float64, bool) {
+	var good, cpu *spread
+	for _, s := range sps {
+		switch {
+		case s.metric == MetricGoodput && (good == nil || s.figs[1].diffs > good.figs[1].diffs):
+			good = s
+		case s.metric == MetricCPU && (cpu == nil || s.figs[0].diffs > cpu.figs[0].diffs):
+			cpu = s
+		}
+	}
+	if good != nil {
+		if sigma, ok := good.steadier(); ok {
+			return sigma, true
+		}
+	}
+	if cpu != nil {
+		return cpu.figs[0].sigma()
+	}
+	return 0, false
 }
