@@ -3,7 +3,8 @@
 # tuned at the budget, and the recommendation's final interleaved comparison (fresh trials, inside the tune)
 # against Debian's defaults and the "static, 2 x cores" rule read back: one table of the gain in capacity (requests
 # per CPU-second) and in goodput, each with its interval and verdict, what changed and the time it took; where
-# capacity is undecided, the rounds that would decide it against the rounds the whole budget could hold.
+# capacity is undecided, the rounds that would decide it against the rounds the whole budget could hold; then the
+# stacks' own offsets the runs' trials show, pooled over the presets.
 # Usage: bench/real-apps.sh [BUDGET] [PRESET...]   (default 10m; wordpress mediawiki dokuwiki laravel symfony)
 # PHPTUNE=path picks the binary (default bin/phptune). OUT=DIR keeps each run's results (default a temp dir);
 # a preset already run in OUT is not run again, so an interrupted run goes on where it stopped.
@@ -72,5 +73,52 @@ for p in presets:
               " whole budget holds %d" % ("", h.get("rounds", 0), rs, about, need, about, need * rs / 60,
                                           r.get("budget_s", 0) / rs))
     print("%-10s changed: %s" % ("", ", ".join(changed) or "nothing"))
+# The stacks' offsets, pooled over the presets: each arm's deviation from its round's mean, differenced from
+# round to round, on the same pair of stacks and across a move to fresh ones; a pair's spread a round both ways,
+# and the offset a stack that the difference implies, sqrt((across^2 - on one^2) / 2), against the 2% tune allows
+# for (DefaultStackSD). By kind of trial: the races' CPU trials, their goodput trials' two figures, the final's.
+import math
+def differences(trials, fig, acc):
+    rounds, cur = [], {}
+    for x in trials:  # a round ends when an arm runs again (spread.inRound)
+        if x["config"] in cur:
+            rounds.append(cur)
+            cur = {}
+        cur[x["config"]] = x
+    rounds.append(cur)
+    prev = None
+    for rd in rounds:
+        v = {k: math.log(x[fig]) for k, x in rd.items() if x.get(fig)}
+        if len(v) < 2:
+            prev = None
+            continue
+        m, mean = len(v), sum(v.values()) / len(v)
+        dev = {k: (y - mean, rd[k].get("stack")) for k, y in v.items()}
+        if prev and set(prev) == set(dev):
+            moved = any(prev[k][1] != dev[k][1] for k in dev)
+            acc[moved].append(sum((dev[k][0] - prev[k][0]) ** 2 for k in dev) / m / (1 - 1 / m))
+        prev = dev
+kinds = {}
+for p in presets:
+    path = os.path.join(out, p, "result.json")
+    if not os.path.exists(path):
+        continue
+    phases = {}
+    for x in sorted(json.load(open(path)).get("trials") or [], key=lambda x: x["at_s"]):
+        phases.setdefault(x["phase"], []).append(x)
+    for ph, ts in phases.items():
+        if ph == "saturation" or len({x["config"] for x in ts}) < 2:
+            continue
+        who = "the final's" if ph == "final" else "the races'"
+        metric = "goodput" if ts[0].get("metric") == "goodput" else "CPU"
+        for fig, name in (("value", metric), ("req_per_cpu_s", "capacity")):
+            if any(x.get(fig) for x in ts):
+                differences(ts, fig, kinds.setdefault("%s %s" % (who, name), {False: [], True: []}))
+print("Stacks' offsets: a pair's spread a round on one pair of stacks and across fresh ones (differences counted)")
+for k, acc in sorted(kinds.items()):
+    (w, nw), (c, nc) = [(math.sqrt(sum(l) / len(l)) if l else 0, len(l)) for l in (acc[False], acc[True])]
+    if nw and nc:
+        print("  %-20s %5.1f%% (%4d)  %5.1f%% (%4d)  offsets about %.1f%% a stack" % (
+            k, 100 * w, nw, 100 * c, nc, 100 * math.sqrt(max(0, c * c - w * w) / 2)))
 print("runs kept in", out)
 PY
