@@ -91,12 +91,6 @@ func JIT() Knob {
 		Set: func(c *Config, v string) error {
 			switch v {
 			case "off":
-				if c.INI["opcache.jit"] == "" && c.Defines["opcache.jit_buffer_size"] == "" {
-					// Off already: no buffer, PHP's default. Writing disable would be a change that changes
-					// nothing, yet a recommendation that differs from the starting point (Symfony, ra40:
-					// "opcache.jit unset -> disable", set by the JIT's race run again).
-					return nil
-				}
 				c.SetINI("opcache.jit", "disable")
 				delete(c.Defines, "opcache.jit_buffer_size")
 			case "tracing", "function":
