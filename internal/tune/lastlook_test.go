@@ -105,3 +105,39 @@ func finalDecided(h *Headline) bool {
 	}
 	return true
 }
+
+// TestARaceRunAgainLeavesNoTraces: where a change found later (keepalive, on goodput) sends the JIT's undecided
+// race to run again, and the JIT stays off, the recommendation does not carry the knob's traces: setting jit off
+// on a configuration whose JIT is off wrote opcache.jit=disable, a difference from Debian's defaults that changes
+// nothing (Symfony, ra40).
+func TestARaceRunAgainLeavesNoTraces(t *testing.T) {
+	const runs = 40
+	jit, _ := knob.ByName("jit")
+	again := 0
+	for seed := int64(0); seed < runs; seed++ {
+		so := demoSim(900+seed, 0.15, 3*time.Minute)
+		so.Noise[MetricCPU] = experiment.NewReplay(gaussNoise(rand.New(rand.NewSource(seed)), 0.10), rand.New(rand.NewSource(seed+1)))
+		so.Effect = Planted(map[string]map[string]float64{
+			"opcache": {"off": LogEffect(-0.44)},
+			"jit":     {"tracing": LogEffect(0.04), "function": LogEffect(0.02)},
+		})
+		planted := so.Effect
+		so.Effect = func(cfg knob.Config, metric string) float64 {
+			if metric == MetricGoodput && cfg.Keepalive {
+				return planted(cfg, metric) + LogEffect(0.25)
+			}
+			return planted(cfg, metric)
+		}
+		res, rows := simulated(t, so)
+		if strings.Contains(rows["jit"].Note, "Raced again") {
+			again++
+		}
+		if rec := res.Recommendation; jit.Get(rec) == "off" && rec.INI["opcache.jit"] != "" {
+			t.Errorf("seed %d: the JIT off, recommended with opcache.jit=%s (%s)", seed, rec.INI["opcache.jit"], rows["jit"].Note)
+		}
+	}
+	t.Logf("%d runs: the JIT's race run again in %d", runs, again)
+	if again == 0 {
+		t.Errorf("want the JIT's race run again in some runs")
+	}
+}

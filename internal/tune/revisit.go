@@ -104,8 +104,13 @@ func measures(cfg knob.Config, spec TrialSpec) string {
 func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 	k, first := o.rc.r.knob, o.rc.row
 	from := t.best.Clone()
-	if err := k.Set(&from, k.Get(o.rc.r.from)); err != nil {
-		return err
+	// Set only where the value differs: setting the value a configuration has leaves the knob's traces (jit off
+	// writes opcache.jit=disable), and a recommendation that differed from Debian's defaults by them alone (Symfony,
+	// ra40: "opcache.jit unset -> disable").
+	if v := k.Get(o.rc.r.from); k.Get(from) != v {
+		if err := k.Set(&from, v); err != nil {
+			return err
+		}
 	}
 	arms, spec := len(o.rc.r.values)+1, o.rc.spec
 	// As a second look's: the rounds the first race's estimate needed, and half as many again.
