@@ -114,11 +114,18 @@ for p in presets:
         for fig, name in (("value", metric), ("req_per_cpu_s", "capacity")):
             if any(x.get(fig) for x in ts):
                 differences(ts, fig, kinds.setdefault("%s %s" % (who, name), {False: [], True: []}))
-print("Stacks' offsets: a pair's spread a round on one pair of stacks and across fresh ones (differences counted)")
+def offset(on, across):
+    return math.sqrt(max(0, (sum(across) / len(across) - sum(on) / len(on)) / 2))
+import random
+rng = random.Random(1)
+print("Stacks' offsets: a pair's spread a round on one pair of stacks and across fresh ones (differences counted),")
+print("and the offset a stack they imply with a 90% interval (2000 resamples of the differences)")
 for k, acc in sorted(kinds.items()):
-    (w, nw), (c, nc) = [(math.sqrt(sum(l) / len(l)) if l else 0, len(l)) for l in (acc[False], acc[True])]
-    if nw and nc:
-        print("  %-20s %5.1f%% (%4d)  %5.1f%% (%4d)  offsets about %.1f%% a stack" % (
-            k, 100 * w, nw, 100 * c, nc, 100 * math.sqrt(max(0, c * c - w * w) / 2)))
+    on, across = acc[False], acc[True]
+    if on and across:
+        boot = sorted(offset(rng.choices(on, k=len(on)), rng.choices(across, k=len(across))) for _ in range(2000))
+        print("  %-20s %5.1f%% (%4d)  %5.1f%% (%4d)  offsets about %.1f%% [%.1f, %.1f] a stack" % (
+            k, 100 * math.sqrt(sum(on) / len(on)), len(on), 100 * math.sqrt(sum(across) / len(across)), len(across),
+            100 * offset(on, across), 100 * boot[100], 100 * boot[1899]))
 print("runs kept in", out)
 PY
