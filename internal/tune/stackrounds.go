@@ -176,8 +176,8 @@ func (s *spread) rounds(arms, most int) int {
 		return most
 	}
 	sigma, ok := s.figs[0].sigma()
-	if c, cok := s.figs[1].sigma(); s.second && cok && (!ok || c < sigma) {
-		sigma, ok = c, true
+	if s.second {
+		sigma, ok = s.steadier()
 	}
 	if !ok {
 		return most
@@ -187,7 +187,7 @@ func (s *spread) rounds(arms, most int) int {
 }
 
 // steadier is the spread a round that sets the moves of an experiment deciding on both figures, as the
-// final comparison does: the steadier figure's, once read (ok false: not yet).
+// final comparison does: the steadier figure's of those read (ok false: neither yet).
 func (s *spread) steadier() (float64, bool) {
 	a, aok := s.figs[0].sigma()
 	b, bok := s.figs[1].sigma()
@@ -197,7 +197,7 @@ func (s *spread) steadier() (float64, bool) {
 	case bok:
 		return b, true
 	}
-	return a, false
+	return a, aok
 }
 
 // finalSpread is what the final comparison's moves will be set at, foreseen before it runs (finalNeed), from
