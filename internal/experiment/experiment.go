@@ -117,6 +117,19 @@ type Spec struct {
 	Progress func(Progress)
 	// ParallelStart starts the arms at the same time: their Start methods must be safe for that.
 	ParallelStart bool
+	// Duet runs each round's trials at the same time, each arm loaded by its own connections, so that the
+	// machine's noise (a neighbour, a frequency change) falls on all of them alike and cancels in their ratios
+	// (Bulej et al., "Duet Benchmarking", ICPE 2020). Fair only where an arm's figure does not depend on how much
+	// of the machine it gets (a request's CPU cost, not throughput). Trial methods must be safe for it; an arm
+	// that is a Preparer prepares before any trial of the round starts.
+	Duet bool
+}
+
+// Preparer is an arm with work to do before a round that must not overlap any arm's trial, such as moving to a
+// fresh stack (a start beside a trial skews it). In a duet round the engine calls Prepare on every arm before
+// the trials start; an error counts as the arm's trial failing.
+type Preparer interface {
+	Prepare(ctx context.Context) error
 }
 
 // Look is where an experiment stands before a round.

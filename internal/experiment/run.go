@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -71,8 +72,9 @@ func sequences(k int, g, sd float64) [][]*Sequence {
 	return seq
 }
 
-// round runs one trial of every live arm in the next balanced order and, when all succeed, adds the round to
-// the comparisons. An arm whose trial fails is taken out with the status error and the round is not paired.
+// round runs one trial of every live arm in the next balanced order (all at once in a duet round: Spec.Duet)
+// and, when all succeed, adds the round to the comparisons. An arm whose trial fails is taken out with the status
+// error and the round is not paired.
 func (e *run) round(ctx context.Context) error {
 	if e.scheduled == 0 {
 		e.orders = Williams(len(e.live))
@@ -84,22 +86,24 @@ func (e *run) round(ctx context.Context) error {
 		arms[i] = e.live[o]
 	}
 	n := e.out.Rounds + 1
+	var tried []tried
+	if e.s.Duet {
+		tried = e.together(ctx, n, arms)
+	} else {
+		tried = e.inTurn(ctx, n, arms)
+	}
 	obs := map[int]Observation{}
-	complete := true
-	for _, i := range arms {
-		a := e.s.Arms[i]
-		if e.s.Progress != nil {
-			e.s.Progress(Progress{Name: e.s.Name, Round: n, Arm: a.Name(), Live: len(e.live)})
-		}
-		o, err := a.Trial(ctx)
-		if err != nil {
+	complete := len(tried) == len(arms)
+	for _, t := range tried {
+		i, a, o := t.arm, e.s.Arms[t.arm], t.obs
+		if t.err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if i == 0 {
-				return fmt.Errorf("%s: %w", a.Name(), err)
+				return fmt.Errorf("%s: %w", a.Name(), t.err)
 			}
-			e.fail(i, err)
+			e.fail(i, t.err)
 			complete = false
 			continue
 		}
@@ -128,6 +132,67 @@ func (e *run) round(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// tried is one arm's trial of a round.
+type tried struct {
+	arm int
+	obs Observation
+	err error
+}
+
+// inTurn runs the arms' trials one after another, in order, up to the first that ends the round for all: an
+// interruption, or a failure of the incumbent (Arms[0]).
+func (e *run) inTurn(ctx context.Context, n int, arms []int) []tried {
+	var out []tried
+	for _, i := range arms {
+		e.progress(n, i)
+		o, err := e.s.Arms[i].Trial(ctx)
+		out = append(out, tried{i, o, err})
+		if err != nil && (ctx.Err() != nil || i == 0) {
+			break
+		}
+	}
+	return out
+}
+
+// together runs a duet round: every arm prepares (a move to a fresh stack, which must not overlap any trial), then
+// all trials run at once, started in the round's order, so that whatever the machine does meanwhile falls on
+// every arm alike and cancels in their ratios. The trials come back in the round's order.
+func (e *run) together(ctx context.Context, n int, arms []int) []tried {
+	out := make([]tried, len(arms))
+	for x, i := range arms {
+		out[x].arm = i
+		if p, ok := e.s.Arms[i].(Preparer); ok {
+			if err := p.Prepare(ctx); err != nil {
+				out[x].err = err
+				if ctx.Err() != nil || i == 0 {
+					return out[:x+1]
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for x, i := range arms {
+		if out[x].err != nil {
+			continue
+		}
+		e.progress(n, i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[x].obs, out[x].err = e.s.Arms[i].Trial(ctx)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// progress tells Spec.Progress that arm i's trial of round n is next.
+func (e *run) progress(n, i int) {
+	if e.s.Progress != nil {
+		e.s.Progress(Progress{Name: e.s.Name, Round: n, Arm: e.s.Arms[i].Name(), Live: len(e.live)})
+	}
 }
 
 // check says what is wrong with a trial's figures: comparisons work on log ratios.
