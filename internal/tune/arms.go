@@ -80,6 +80,9 @@ type costs struct {
 	startWall  map[string]time.Duration
 	guess      map[string]time.Duration // a trial's cost before any was measured
 	startGuess map[string]time.Duration // an arm's start before two were measured (0: a second)
+	// inFlight counts the trials of metric running now: trials that run at once (a duet round) share the
+	// time, so each is charged its share, and a round costs its arms' trials added up either way.
+	inFlight map[string]int
 }
 
 // coldStarter is an arm that knows whether Start will start something (a warm arm costs nothing to start).
@@ -87,7 +90,8 @@ type coldStarter interface{ Cold() bool }
 
 func newCosts() *costs {
 	return &costs{trials: map[string]int{}, trialWall: map[string]time.Duration{}, guess: map[string]time.Duration{},
-		starts: map[string]int{}, startWall: map[string]time.Duration{}, startGuess: map[string]time.Duration{}}
+		starts: map[string]int{}, startWall: map[string]time.Duration{}, startGuess: map[string]time.Duration{},
+		inFlight: map[string]int{}}
 }
 
 // trial is the mean wall time of a trial of metric, or the guess before three were measured.
@@ -152,12 +156,28 @@ func (a *timedArm) Start(ctx context.Context) error {
 	return err
 }
 
+// Trial runs the arm's trial and charges it its share of the time: the wall time over the most trials that ran
+// at once with it (at its start or its end).
 func (a *timedArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	a.c.mu.Lock()
+	a.c.inFlight[a.metric]++
+	shared := a.c.inFlight[a.metric]
+	a.c.mu.Unlock()
 	began := a.clock.Now()
 	o, err := a.Arm.Trial(ctx)
 	a.c.mu.Lock()
+	shared = max(shared, a.c.inFlight[a.metric])
+	a.c.inFlight[a.metric]--
 	a.c.trials[a.metric]++
-	a.c.trialWall[a.metric] += a.clock.Now().Sub(began)
+	a.c.trialWall[a.metric] += a.clock.Now().Sub(began) / time.Duration(shared)
 	a.c.mu.Unlock()
 	return o, err
+}
+
+// Prepare prepares the arm when it has preparing to do (experiment.Preparer): a duet round's move to fresh stacks.
+func (a *timedArm) Prepare(ctx context.Context) error {
+	if p, ok := a.Arm.(experiment.Preparer); ok {
+		return p.Prepare(ctx)
+	}
+	return nil
 }

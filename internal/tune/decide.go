@@ -34,6 +34,8 @@ type decider struct {
 	minRounds int
 	// stackSD is the spread of a stack's own offset, by metric, that comparisons allow for (Spec.StackSD).
 	stackSD map[string]float64
+	// duet runs CPU races in duet rounds (Options.Duet).
+	duet bool
 }
 
 // race is one knob's race: its candidate values against the incumbent configuration.
@@ -105,7 +107,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(metric)))
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
-		ParallelStart: true, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
+		ParallelStart: true, Duet: d.duet && metric == MetricCPU, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
 		Progress: func(p experiment.Progress) {
 			if d.progress != nil {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))

@@ -166,15 +166,22 @@ func (a *replicaArm) Start(ctx context.Context) error {
 	return nil
 }
 
-// Trial moves to a fresh stack when this one has served its rounds, then runs a trial.
-func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) {
+// Prepare moves to a fresh stack when this one has served its rounds: before a duet round's trials, since a start
+// beside a trial skews it.
+func (a *replicaArm) Prepare(ctx context.Context) error {
 	if a.w == nil {
-		return experiment.Observation{}, errors.New("arm not started")
+		return errors.New("arm not started")
 	}
 	if a.g.due(a) {
-		if err := a.g.move(ctx, a); err != nil {
-			return experiment.Observation{}, err
-		}
+		return a.g.move(ctx, a)
+	}
+	return nil
+}
+
+// Trial moves to a fresh stack when this one has served its rounds (unless Prepare did), then runs a trial.
+func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if err := a.Prepare(ctx); err != nil {
+		return experiment.Observation{}, err
 	}
 	t0 := time.Now()
 	obs, err := a.g.s.trial(ctx, a.spec, a.w)

@@ -77,6 +77,9 @@ type Options struct {
 	Soak time.Duration
 	// LogLoad is the access log's load, when the mix is from one: the pool sized is checked against its peak.
 	LogLoad *accesslog.Load
+	// Duet runs the CPU races' rounds as duets: the arms' trials at the same time (experiment.Spec.Duet), where
+	// the machine's noise cancels in their ratio. Off, the trials alternate.
+	Duet bool
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
@@ -144,6 +147,7 @@ func (o Options) Check() error {
 
 type tuner struct {
 	warnMu sync.Mutex // warn is called from a race's arms starting side by side
+	recMu  sync.Mutex // record is called from a duet round's trials at once
 	o      Options
 	res    *Result
 	clock  Clock
@@ -227,6 +231,8 @@ func (t *tuner) status(phase, detail string) {
 
 func (t *tuner) record(r TrialRecord) {
 	r.AtS = t.clock.Now().Sub(t.start).Seconds() - r.WallS
+	t.recMu.Lock()
+	defer t.recMu.Unlock()
 	t.res.Trials = append(t.res.Trials, r)
 }
 
@@ -364,7 +370,7 @@ func (t *tuner) finish(err error) {
 // among them) are the tuner's.
 func (t *tuner) decider() *decider {
 	return &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
-		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD}
+		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD, duet: t.o.Duet}
 }
 
 // decideAll decides the CPU knobs, the pool size (sizePool), the other knobs, then the final comparison, on the

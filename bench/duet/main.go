@@ -1,0 +1,118 @@
+// Command duet measures what duet rounds do to a CPU round's noise: two stacks of one configuration (the demo, a
+// static pool of 4) serve the same requests in each round, once one after the other (as tune's rounds alternate
+// them) and once at the same time, each from its own connections (a duet round: experiment.Spec.Duet); the two
+// ways alternate round by round. It prints the spread (sd) of a round's log ratio of the two stacks' CPU per
+// request each way, their ratio and the variance ratio; the mean is the two stacks' own offset, which a duet's
+// smaller spread makes the larger part of the error. bench/duet.sh runs it (about 2 minutes, ROUNDS=n for more);
+// run it quiet and beside a busy loop (BUSY=1).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/phptune/phptune/bench/internal/demostack"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 30, "rounds each way")
+	conc := flag.Int("c", 4, "connections a stack")
+	n := flag.Int("n", 1500, "requests a trial")
+	flag.Parse()
+	if err := run(*rounds, *conc, *n); err != nil {
+		fmt.Fprintln(os.Stderr, "duet:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds, conc, n int) error {
+	ctx := context.Background()
+	mix, err := demostack.Mix()
+	if err != nil {
+		return err
+	}
+	var sts []*stack.Stack
+	defer func() {
+		for _, st := range sts {
+			st.Stop(context.Background())
+		}
+	}()
+	for range 2 {
+		cfg := knob.Debian()
+		cfg.PM, cfg.MaxChildren = "static", conc
+		st, err := demostack.Start(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		sts = append(sts, st)
+	}
+	trial := func(st *stack.Stack) (float64, error) {
+		tg, err := load.ParseTarget(st.HTTPURL)
+		if err != nil {
+			return 0, err
+		}
+		o := load.Options{Target: tg, Connections: conc, Requests: int64(n), Even: true, Timeout: 10 * time.Second, Mix: mix, SkipPreflight: true}
+		res, cpu, err := demostack.CPUTrial(ctx, st, o)
+		if err != nil {
+			return 0, err
+		}
+		if res.Errors > 0 {
+			return 0, fmt.Errorf("%d of %d requests failed", res.Errors, res.Requests)
+		}
+		return float64(cpu/time.Microsecond) / float64(res.Requests), nil
+	}
+	for _, st := range sts { // warm both
+		if _, err := trial(st); err != nil {
+			return err
+		}
+	}
+	var alt, duet []float64
+	for r := range rounds {
+		// Alternating: one stack, then the other, which goes first turning each round.
+		a, b := sts[r%2], sts[1-r%2]
+		x, err := trial(a)
+		if err != nil {
+			return err
+		}
+		y, err := trial(b)
+		if err != nil {
+			return err
+		}
+		if r%2 == 1 {
+			x, y = y, x
+		}
+		alt = append(alt, math.Log(x/y))
+		// Duet: both at once.
+		var v [2]float64
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() { defer wg.Done(); v[i], errs[i] = trial(sts[i]) }()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		duet = append(duet, math.Log(v[0]/v[1]))
+	}
+	ma, sa := stats.MeanSD(alt)
+	md, sd := stats.MeanSD(duet)
+	fmt.Printf("%d rounds each way, %d connections, %d requests a trial; a round's log ratio of two stacks of one configuration\n", rounds, conc, n)
+	fmt.Printf("%-12s %10s %10s\n", "rounds", "mean", "sd")
+	fmt.Printf("%-12s %9.2f%% %9.2f%%\n", "alternating", 100*ma, 100*sa)
+	fmt.Printf("%-12s %9.2f%% %9.2f%%\n", "duet", 100*md, 100*sd)
+	fmt.Printf("duet's sd %.2f x alternating's (target at most 0.33); variance %.1fx lower\n", sd/sa, (sa*sa)/(sd*sd))
+	return nil
+}
