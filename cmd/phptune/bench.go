@@ -63,7 +63,7 @@ multiplexes: connections above pm.max_children wait for a worker.`,
 			return runBench(cmd.Context(), f, args[0], cmd.Flags().Changed("duration"))
 		}),
 	}
-	learnMore(cmd, `README.md "Benchmarking" (error classes, the open model, latency of every request) and "Load from k6"`)
+	learnMore(cmd, `docs/bench.md (error classes, the open model, latency of every request); docs/k6.md (--engine k6)`)
 	fl := cmd.Flags()
 	registerLoadFlags(fl, &f)
 	fl.IntVar(&f.repeat, "repeat", 1, "run this many trials, each with its own warm-up: figures per trial and merged")

@@ -54,7 +54,7 @@ bolt-16 and libbolt-16-dev for pgo+bolt.`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runBuild(cmd, args, f) }),
 	}
-	learnMore(cmd, `README.md "Building PHP for your app" (variants, training, verification, measured gains); docs/bolt.md`)
+	learnMore(cmd, `docs/build.md (variants, training, verification); docs/measurements.md (measured gains); docs/bolt.md`)
 	registerBuildFlags(cmd.Flags(), &f)
 	return cmd
 }

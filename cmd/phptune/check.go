@@ -54,7 +54,7 @@ Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot 
 			return runCheck(cmd.Context(), f, args, cmd.Flags().Changed("status-path"))
 		}),
 	}
-	learnMore(cmd, `README.md "Checking a live pool" (each finding's rule, what check does to the pool)`)
+	learnMore(cmd, `docs/check.md (each finding's rule, what check does to the pool)`)
 	fl := cmd.Flags()
 	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "sample for this `DURATION`")
 	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "`DURATION` between samples")

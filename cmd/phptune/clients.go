@@ -62,7 +62,7 @@ sql_delete, sleep (a 10 ms server-side call), check; redis: get, set, incr, chec
 			return runClients(cmd.Context(), f)
 		}),
 	}
-	learnMore(cmd, `README.md "Concurrency models for PHP client code" (the models, phpbench's vocabulary, the statistics)`)
+	learnMore(cmd, `docs/clients.md (the models, phpbench's vocabulary, the statistics)`)
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.targets, "target", []string{clients.Tarantool, clients.Redis}, "`SERVERS` to measure: tarantool, redis")
 	fl.StringSliceVar(&f.tarantoolOps, "tarantool-ops", []string{"select"}, "Tarantool `OPERATIONS` (see above)")

@@ -49,7 +49,7 @@ decided or --rounds run out; more than two arms race, and the report names the p
 			return runCompare(cmd.Context(), cmd.Flags(), f, args)
 		}),
 	}
-	learnMore(cmd, `README.md "Comparing, with statistics"; docs/engine.md (the rounds, the intervals and their error rates)`)
+	learnMore(cmd, `docs/compare.md (arms, verdicts, tune results knob by knob); docs/engine.md (the rounds, the intervals and their error rates)`)
 	fl := cmd.Flags()
 	fl.BoolVar(&f.interleave, "interleave", false, "run the arms given as arguments in interleaved trials, then compare")
 	fl.IntVar(&f.rounds, "rounds", 20, "with --interleave: the most rounds (one trial of each arm a round); the run stops once every arm is decided")

@@ -6,7 +6,7 @@ package main
 //   - Short: one line, what the command does. Use: the arguments by name (TARGET, APP). Example: the commands a
 //     person copies, most common first, each with a short # comment where it is not obvious.
 //   - Long: a few short paragraphs at most (what it does, what it writes, what it needs); the method and the
-//     reference go to the README or docs/, named by learnMore. A line in capitals starts a section of its own.
+//     reference go to docs/ (or the README), named by learnMore. A line in capitals starts a section of its own.
 //   - Flags: a placeholder in backquotes names the value (`DURATION`, `NAME=V1,V2`); a flag in a group (flagGroup)
 //     is listed under it. A flag name means one thing across commands, with one default (TestFlagsMeanOneThing):
 //     rename rather than reuse, and keep the old spelling as a hidden alias (deprecatedAlias).
@@ -36,8 +36,8 @@ const (
 	groupKey = "phptune:group"
 )
 
-// learnMore names where a command's reference is: README sections and docs (paths in the source tree; the Debian
-// package installs them under /usr/share/doc/phptune).
+// learnMore names where a command's reference is: docs/ pages and README sections (paths in the source tree;
+// the Debian package installs them under /usr/share/doc/phptune).
 func learnMore(c *cobra.Command, where string) {
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}

@@ -80,7 +80,7 @@ func TestHelpReadsFirstUsageThenExamples(t *testing.T) {
 			}
 		}
 		if prose := flags - heads[2]; len(heads) > 2 && prose > 18 {
-			t.Errorf("%s --help: %d lines of prose before the flags; move the reference to the README", name, prose)
+			t.Errorf("%s --help: %d lines of prose before the flags; move the reference to docs/", name, prose)
 		}
 	}
 }

@@ -44,7 +44,7 @@ k6-operator TestRun of --parallelism runners) and collect.sh (saves each runner'
 			return runExportK6(cmd.Context(), f, args[0], out, name, parallelism, cmd.Flags().Changed("duration"))
 		}),
 	}
-	learnMore(cmd, `README.md "Load from k6, and from other machines"`)
+	learnMore(cmd, `docs/k6.md (the script, instances on other hosts over ssh, Kubernetes)`)
 	fl := cmd.Flags()
 	registerLoadFlags(fl, &f)
 	fl.StringVar(&out, "out", "", "write script.js, testrun.yaml and collect.sh into this `DIR` (required)")
@@ -125,7 +125,7 @@ wrote count their measured phase; other scripts' count every scenario, or the on
 			return runIngestK6(f, args)
 		}),
 	}
-	learnMore(cmd, `README.md "Load from k6, and from other machines"`)
+	learnMore(cmd, `docs/k6.md (the script, instances on other hosts over ssh, Kubernetes)`)
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "a script not written by phptune: count this `SCENARIO`'s points only (default: every one)")
 	fl.StringVar(&f.expectStatus, "expect-status", "", "accepted `STATUSES`, e.g. 200 or 200,301-302 (default: 1xx-3xx)")

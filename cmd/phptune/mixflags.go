@@ -235,6 +235,6 @@ path, the content marker.`,
 	m.register(fl, "a URL path, `PATH[=WEIGHT]` (repeatable)")
 	fl.StringVarP(&method, "method", "m", "GET", "request `METHOD` of the URLs that do not give their own")
 	fl.StringArrayVarP(&headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
-	learnMore(cmd, `docs/urls.md (URL files); README.md "Tuning an app" (access logs)`)
+	learnMore(cmd, `docs/urls.md (URL files; access logs: formats, time stamps, filters, the load they show)`)
 	return cmd
 }

@@ -47,7 +47,7 @@ strace, valgrind and php-cgi of php-fpm's version (apt-get install strace valgri
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runProfile(cmd.Context(), f, args) }),
 	}
-	learnMore(cmd, `README.md "Profiling: why a configuration is fast or slow"`)
+	learnMore(cmd, `docs/profile.md (each measure, what it needs, the JSON)`)
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.compares, "compare", nil, "a variant: the baseline with `KNOB=VALUE` (repeatable: one variant each)")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "pin a knob of the baseline, `NAME=VALUE`: a knob tune decides or an ini directive (repeatable)")

@@ -35,7 +35,7 @@ themselves; this re-renders it.`,
 		Args: args(1, 1, "RESULT.json, a result written by tune, bench, build or compare"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runReport(args[0], out) }),
 	}
-	learnMore(cmd, `README.md "The HTML report" (what each section shows)`)
+	learnMore(cmd, `docs/report.md (what each section shows, the intervals' level)`)
 	cmd.Flags().StringVar(&out, "out", "", "write the page to this `FILE` (default: report.html beside RESULT.json)")
 	return cmd
 }

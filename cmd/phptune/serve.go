@@ -41,7 +41,7 @@ compare --interleave. Ctrl-C or --for stops every process it started. It never c
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), f, args) }),
 	}
-	learnMore(cmd, `README.md "Serving an app" and "What phptune promises" (who can reach what)`)
+	learnMore(cmd, `docs/serve.md; README.md "What phptune promises" (who can reach what)`)
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
 	fl.StringVar(&f.pm, "pm", "dynamic", "process manager of the pools: static, dynamic or ondemand")

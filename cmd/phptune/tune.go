@@ -72,7 +72,7 @@ and MPM files where Apache wins); changes.diff, apply.txt (where each goes), rep
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
-	learnMore(cmd, `README.md "Tuning an app" (each knob's values, what is measured, the budget);
+	learnMore(cmd, `docs/tune.md (each knob's values, what is measured, the budget, applying); docs/runtimes.md (nginx or Apache);
 docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL files)`)
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")

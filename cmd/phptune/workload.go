@@ -23,7 +23,7 @@ page, even a fast 200, is never measured as the app) and its own services (a pri
 		Example: `  phptune workload list
   phptune workload prepare wordpress && phptune tune wordpress`,
 	}
-	learnMore(cmd, `README.md "Real applications: workload presets"`)
+	learnMore(cmd, `docs/workloads.md (the presets, their URLs and services)`)
 	cmd.AddCommand(newWorkloadListCmd(), newWorkloadPrepareCmd())
 	return cmd
 }
@@ -77,7 +77,7 @@ func newWorkloadListCmd() *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON (schema phptune/workloads/v1)")
-	learnMore(cmd, `README.md "Real applications: workload presets"`)
+	learnMore(cmd, `docs/workloads.md (the presets, their URLs and services)`)
 	return cmd
 }
 
@@ -100,7 +100,7 @@ step says which and why and leaves nothing behind or running. Preparing a prepar
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "`DIR` to provision the app in (default under phptune's data dir)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the prepared workload as JSON (schema phptune/workload/v1)")
-	learnMore(cmd, `README.md "Real applications: workload presets" (what each preset installs and provisions)`)
+	learnMore(cmd, `docs/workloads.md (what each preset installs and provisions)`)
 	return cmd
 }
 
