@@ -6,9 +6,10 @@ package experiment
 // stacks' offsets is known (Spec.StackSD, measured with replicated stacks), a pair's sequence allows for the
 // offsets of the stacks its rounds ran on (Observation.Stack): their weighted mean moves the pair's mean
 // difference with variance StackSD² (H_a + H_b), H an arm's sum of its stacks' squared shares of the rounds
-// (1 on one stack, 1/k on k stacks alike). Spread over the rounds, that is a variance of StackSD² n (H_a + H_b)
-// a round, added to the rounds' own: an arm on one stack never gets an interval narrower than its offset
-// allows, and an arm whose rounds run on fresh stacks as the race goes on gets one that narrows as they come.
+// (1 on one stack, 1/k on k stacks alike). Spread over the rounds, and less what the rounds' own spread already
+// shows of the offsets (offsets.variance), that is added to the rounds' own: an arm on one stack never gets an
+// interval narrower than its offset allows, and an arm whose rounds run on fresh stacks as the race goes on gets
+// one that narrows as they come.
 
 // stackShares counts one side's rounds by the stack they ran on.
 type stackShares struct {
@@ -46,10 +47,17 @@ func (o *offsets) add(a, b int) {
 	o.b.add(b)
 }
 
-// variance is the variance a round the stacks' offsets add, over n rounds.
+// variance is the variance a round the stacks' offsets add to the rounds' own spread, over n rounds: what the
+// offsets add to the mean's variance, StackSD² (H_a + H_b), less what the rounds' spread already shows of them.
+// Offsets that differ from round to round vary the rounds: the sample variance's expectation holds StackSD² (2 -
+// H_a - H_b) n/(n-1) of them. Spread over the rounds, the rest is StackSD² (n (H_a + H_b) - (2 - H_a - H_b)
+// n/(n-1)) a round: 2 n StackSD² for arms on one stack each, and none for arms that move to fresh stacks every
+// round, whose rounds are independent, offsets and all (duet rounds that move each round need no allowance).
 func (o *offsets) variance(n int) float64 {
-	if o.sd == 0 {
+	if o.sd == 0 || n < 2 {
 		return 0
 	}
-	return o.sd * o.sd * float64(n) * (o.a.herfindahl() + o.b.herfindahl())
+	h := o.a.herfindahl() + o.b.herfindahl()
+	nf := float64(n)
+	return o.sd * o.sd * max(nf*h-(2-h)*nf/(nf-1), 0)
 }
