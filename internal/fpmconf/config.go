@@ -46,12 +46,16 @@ type Place struct {
 	Line int
 }
 
-// Directive is one setting as php-fpm keeps it: the last line that set it.
+// Directive is one setting as php-fpm uses it, and the line it is taken from: the last line that sets it, but
+// the first for php_value[X], php_admin_value[X], php_flag[X], php_admin_flag[X] and env[X] (php-fpm 8.2 keeps
+// every such line and applies them last to first, so the first one wins; -tt prints them all).
 type Directive struct {
 	Key   string
 	Value string // quotes removed, comment dropped, ${VAR} and $pool expanded, yes/no as 1/""
 	Raw   string // the text after = as written
 	Place
+	// Unused are the other lines that set it, which php-fpm reads and does not use.
+	Unused []Place
 }
 
 // Pool finds a pool by name (without case, as php-fpm matches sections).
@@ -153,8 +157,15 @@ func newSection(name string) *Section {
 }
 
 func (s *Section) set(d Directive) {
-	if _, ok := s.Directives[d.Key]; !ok {
+	was, ok := s.Directives[d.Key]
+	switch {
+	case !ok:
 		s.Keys = append(s.Keys, d.Key)
+	case strings.Contains(d.Key, "["): // the first one wins
+		was.Unused = append(was.Unused, d.Place)
+		d = was
+	default:
+		d.Unused = append(was.Unused, was.Place)
 	}
 	s.Directives[d.Key] = d
 }

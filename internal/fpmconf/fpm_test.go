@@ -12,7 +12,7 @@ import (
 const phpFPM = "/usr/sbin/php-fpm8.2"
 
 // dump is what `php-fpm -tt` prints: section -> directive -> values, as printed (php_value[X] set twice is
-// printed twice, the last set first).
+// printed twice, the last set first; the one php-fpm applies last, the first set, is printed last).
 type dump map[string]map[string][]string
 
 // fpmTest runs php-fpm -t (-tt when full) on main, with -p prefix when given: what it printed, and whether it
@@ -88,8 +88,8 @@ func compareSection(t *testing.T, s *Section, want map[string][]string) {
 			t.Errorf("[%s] %s (%s:%d): php-fpm prints no %s", s.Name, k, d.File, d.Line, printed)
 			continue
 		}
-		if got := ttValue(s, k, d.Value); got != vs[0] {
-			t.Errorf("[%s] %s = %q (%s:%d), php-fpm has %q", s.Name, k, got, d.File, d.Line, vs[0])
+		if got := ttValue(s, k, d.Value); got != vs[len(vs)-1] {
+			t.Errorf("[%s] %s = %q (%s:%d), php-fpm has %q", s.Name, k, got, d.File, d.Line, vs[len(vs)-1])
 		}
 	}
 }

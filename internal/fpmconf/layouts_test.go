@@ -140,6 +140,8 @@ php_flag[display_errors] = off
 php_admin_flag[log_errors] = On
 php_value[include_path] = ".:/usr/share/php"
 php_value[date.timezone] = 'Europe/Paris'
+php_value[date.timezone] = UTC
+env[POOL] = again
 [global]
 log_level = debug
 emergency_restart_interval = 1m
@@ -152,7 +154,8 @@ func layouts(t *testing.T) map[string]layout {
 	return map[string]layout{
 		"docker": docker,
 		// A value appended twice to the last file: the last wins.
-		"docker appended twice":   docker.with(map[string]string{"etc/php-fpm.d/zz-docker.conf": "pm.max_children = 9\npm.max_children = 11\n"}),
+		"docker appended twice": docker.with(map[string]string{"etc/php-fpm.d/zz-docker.conf": "pm.max_children = 9\npm.max_children = 11\n" +
+			"php_admin_value[memory_limit] = 64M\nphp_admin_value[memory_limit] = 128M\n"}),
 		"wodby":                   docker.with(map[string]string{"etc/php-fpm.d/zz-www.conf": wodbyWWW}),
 		"laradock":                docker.with(map[string]string{"etc/php-fpm.d/xlaravel.pool.conf": laradockPool}),
 		"two pools, global after": single(twoPools),

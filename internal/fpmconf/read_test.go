@@ -100,8 +100,12 @@ func TestLayoutFacts(t *testing.T) {
 	}
 
 	twice := www(read("docker appended twice"))
-	if n, _ := twice.Int("pm.max_children"); n != 11 || twice.Directives["pm.max_children"].Line != 7 {
-		t.Errorf("appended twice: %+v", twice.Directives["pm.max_children"])
+	if d := twice.Directives["pm.max_children"]; d.Value != "11" || d.Line != 7 || len(d.Unused) != 2 || d.Unused[1].Line != 6 {
+		t.Errorf("appended twice: %+v", d)
+	}
+	// php_admin_value[X] twice: php-fpm applies the first last (checked on a running pool: ini_get says 64M).
+	if d, _ := twice.INI("memory_limit"); d.Value != "64M" || d.Line != 8 || len(d.Unused) != 1 || d.Unused[0].Line != 9 {
+		t.Errorf("php_admin_value twice: %+v", d)
 	}
 
 	wodby := read("wodby")
