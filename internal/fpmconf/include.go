@@ -11,12 +11,14 @@ import (
 // php-fpm's prefix. Matching nothing is a warning, as in php-fpm; a directory the pattern must list that is
 // missing is an error, as glob(3) with GLOB_ERR makes it in php-fpm.
 func (r *reader) include(at Place, pattern string, depth int) error {
+	hint := ""
 	if !filepath.IsAbs(pattern) {
 		pattern = filepath.Join(r.c.Prefix, pattern)
+		hint = fmt.Sprintf(" (relative, so taken from php-fpm's prefix %s; the official Docker image's is %s)", r.c.Prefix, DockerPrefix)
 	}
 	matches, err := glob(pattern)
 	if err != nil {
-		return fmt.Errorf("%s:%d: include=%s: %w", at.File, at.Line, pattern, err)
+		return fmt.Errorf("%s:%d: include=%s%s: %w", at.File, at.Line, pattern, hint, err)
 	}
 	if len(matches) == 0 {
 		r.c.Warnings = append(r.c.Warnings, fmt.Sprintf("%s:%d: nothing matches include=%s", at.File, at.Line, pattern))
