@@ -45,3 +45,25 @@ func TestResolveTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveReadsAsPHPFPM: a pool file is read as php-fpm reads it: a later [www] adds to the first, the last
+// value set wins, and a line php-fpm refuses is refused with its place.
+func TestResolveReadsAsPHPFPM(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "zz-www.conf")
+	os.WriteFile(conf, []byte("[ping]\nlisten = 127.0.0.1:9001\npm = static\npm.max_children = 1\npm.status_path = /s\n"+
+		"[www]\nlisten = [::]:9000\npm = dynamic\npm.max_children = 8\npm.status_path = /status\nlisten.backlog = -1\n"+
+		"[ping]\npm.max_children = 2\n[www]\npm.max_children = 9\n"), 0o644)
+	ts, _, err := Resolve([]string{conf}, "", false)
+	if err != nil || len(ts) != 2 {
+		t.Fatalf("targets %+v err %v", ts, err)
+	}
+	if www := ts[1]; www.Name != "www" || www.Address != "[::1]:9000" || www.Pool.MaxChildren != 9 || ts[0].Pool.MaxChildren != 2 {
+		t.Errorf("www %+v, ping %+v", www.Pool, ts[0].Pool)
+	}
+	bad := filepath.Join(dir, "bad.conf")
+	os.WriteFile(bad, []byte("[www]\nlisten = 9000\n# pm = static\n"), 0o644)
+	if _, _, err := Resolve([]string{bad}, "", false); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "bad.conf:3") {
+		t.Errorf("a # line: %v, want a usage error at bad.conf:3", err)
+	}
+}

@@ -22,7 +22,7 @@ type Config struct {
 	MinSpare     int    `json:"min_spare_servers,omitempty"`
 	MaxSpare     int    `json:"max_spare_servers,omitempty"`
 	MaxRequests  int    `json:"max_requests"`
-	Backlog      int    `json:"backlog,omitempty"` // listen.backlog; 0 = php-fpm's default
+	Backlog      int    `json:"backlog,omitempty"` // listen.backlog; 0 = php-fpm's default, -1 the kernel's maximum
 	Listen       string `json:"listen"`            // stack.ListenUnix or stack.ListenTCP
 	Keepalive    bool   `json:"keepalive"`         // nginx keeps its FastCGI connections to php-fpm
 	// FastCGIBuffers is nginx's fastcgi_buffers ("16 16k"); "" = nginx's default.
@@ -182,7 +182,7 @@ func (c Config) poolString() []string {
 	if c.MaxRequests > 0 {
 		parts = append(parts, fmt.Sprintf("max_requests=%d", c.MaxRequests))
 	}
-	if c.Backlog > 0 {
+	if c.Backlog != 0 {
 		parts = append(parts, fmt.Sprintf("backlog=%d", c.Backlog))
 	}
 	if c.FastCGIBuffers != "" {

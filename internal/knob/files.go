@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/fpmconf"
 )
 
 // systemLevel are settings php-fpm's master reads once (PHP_INI_SYSTEM): a pool cannot set them.
@@ -31,15 +32,53 @@ func (c *Config) SetSetting(key, value string) {
 	c.SetINI(key, value)
 }
 
-// FromPoolFile reads a php-fpm pool file (the user's current one): pm settings, listen, and the
-// php_value/php_admin_value lines, over c. Other directives are left to the user's file.
+// FromPoolFile reads a php-fpm configuration file (the user's pool file, or php-fpm.conf with its includes) as
+// php-fpm reads it, and takes StartPool's pm settings, listen, and php_value/php_admin_value lines over c.
+// Other directives are left to the user's file.
 func (c *Config) FromPoolFile(path string) error {
-	return readKV(path, c.poolSetting)
+	conf, err := fpmconf.Read(path, fpmconf.Options{})
+	if err != nil {
+		return exitcode.UsageErrorf("%v", err)
+	}
+	return c.fromPool(conf)
 }
 
-// FromPoolText is FromPoolFile on a pool file's text; name names it in errors.
-func (c *Config) FromPoolText(name, text string) error {
-	return scanKV(name, strings.NewReader(text), c.poolSetting)
+// FromPoolText is FromPoolFile on the file's text; path names it (its includes are read from disk).
+func (c *Config) FromPoolText(path, text string) error {
+	conf, err := fpmconf.Parse(path, []byte(text), fpmconf.Options{})
+	if err != nil {
+		return exitcode.UsageErrorf("%v", err)
+	}
+	return c.fromPool(conf)
+}
+
+func (c *Config) fromPool(conf *fpmconf.Config) error {
+	p, err := StartPool(conf)
+	if err != nil {
+		return err
+	}
+	for _, k := range p.Keys {
+		d := p.Directives[k]
+		if err := c.poolSetting(k, d.Value); err != nil {
+			return exitcode.UsageErrorf("%s:%d: %v", d.File, d.Line, err)
+		}
+	}
+	return nil
+}
+
+// StartPool is the pool a configuration's tuning starts from: [www] (the stock pool, which images such as
+// wodby's keep beside a [ping] pool), else the only pool.
+func StartPool(conf *fpmconf.Config) (*fpmconf.Section, error) {
+	if p, ok := conf.Pool("www"); ok {
+		return p, nil
+	}
+	switch len(conf.Pools) {
+	case 0:
+		return nil, exitcode.UsageErrorf("%s: no pool section ([www]) in it: give a pool file, or php-fpm.conf with its include= lines", conf.Path)
+	case 1:
+		return conf.Pools[0], nil
+	}
+	return nil, exitcode.UsageErrorf("%s: pools %s and no [www]: give the file of the one pool to start from", conf.Path, strings.Join(conf.PoolNames(), ", "))
 }
 
 // poolSetting reads one directive of a pool file.
@@ -50,7 +89,7 @@ func (c *Config) poolSetting(k, v string) error {
 	case k == "pm.max_children", k == "pm.start_servers", k == "pm.min_spare_servers", k == "pm.max_spare_servers", k == "pm.max_requests",
 		k == "listen.backlog":
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 && !(k == "listen.backlog" && n == -1) {
 			return fmt.Errorf("%s = %q: want a whole number", k, v)
 		}
 		switch k {

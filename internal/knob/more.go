@@ -46,8 +46,8 @@ func Backlog() Knob {
 		Get:        func(c Config) string { return strconv.Itoa(c.Backlog) },
 		Set: func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return fmt.Errorf("backlog %q: want a whole number, 0 for php-fpm's default", v)
+			if err != nil || n < -1 {
+				return fmt.Errorf("backlog %q: want a whole number, 0 for php-fpm's default, -1 for the kernel's maximum", v)
 			}
 			c.Backlog = n
 			return nil
@@ -55,6 +55,9 @@ func Backlog() Knob {
 		Show: func(v string) string {
 			if v == "0" || v == "" {
 				return "default (511)"
+			}
+			if v == "-1" {
+				return "the kernel's maximum (net.core.somaxconn)"
 			}
 			return v
 		},

@@ -1,18 +1,14 @@
 package measure
 
-// php-fpm's configuration as its master reads it: the main file, the files its include= lines pull in (glob
-// patterns, in order), a [global] section and a section per pool, where a later section of the same name adds to
-// and overrides an earlier one. Read-only: nothing here writes or signals anything.
+// php-fpm's configuration as its master reads it (internal/fpmconf reads it), with the settings check and tune
+// use typed. Read-only: nothing here writes or signals anything.
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/phptune/phptune/internal/fpmconf"
 )
 
 // FPMConfig is a php-fpm configuration: the main file and every file it includes.
@@ -29,7 +25,7 @@ type FPMConfig struct {
 // directive as written ($pool expanded).
 type FPMPoolConfig struct {
 	Name string `json:"name"`
-	File string `json:"file"` // the file its section was last written in
+	File string `json:"file"` // the file its section was last started in
 	// Listen as written; Network ("unix" or "tcp") and Address (a socket path or HOST:PORT to connect to) say
 	// where a client reaches it: "9000" (every address) is 127.0.0.1:9000, "[::]:9000" is [::1]:9000.
 	Listen      string `json:"listen"`
@@ -39,27 +35,28 @@ type FPMPoolConfig struct {
 	MaxChildren int    `json:"max_children"`
 	MaxRequests int    `json:"max_requests"` // 0: never recycled
 	StatusPath  string `json:"status_path,omitempty"`
-	// Settings are the section's directives, key as written (php_admin_value[memory_limit], pm.start_servers...).
+	// Settings are the section's directives (php_admin_value[memory_limit], pm.start_servers...), resolved.
 	Settings map[string]string `json:"settings"`
+	// Conf is the pool as read: where each directive was taken from (file and line).
+	Conf *fpmconf.Section `json:"-"`
 }
 
-// fpmIncludePrefix is where php-fpm resolves a relative include= when the master was not given -p (its
-// build's prefix; /usr for Debian's packages). The master's title does not show -p.
-const fpmIncludePrefix = "/usr"
-
-// ReadFPMConfig reads a php-fpm configuration file (the main php-fpm.conf or a pool file) with its includes.
-// env expands ${VAR} as php-fpm's ini scanner does (nil: this process's environment).
+// ReadFPMConfig reads a php-fpm configuration file (the main php-fpm.conf or a pool file) with its includes, as
+// fpmconf reads it (relative includes from Debian's prefix: the master's title does not show -p). env expands
+// ${VAR} as php-fpm's ini scanner does (nil: this process's environment).
 func ReadFPMConfig(path string, env func(string) string) (*FPMConfig, error) {
-	if env == nil {
-		env = os.Getenv
-	}
-	c := &FPMConfig{Path: path, Global: map[string]string{}}
-	r := fpmReader{c: c, env: env, pools: map[string]int{}}
-	if err := r.file(path, 0); err != nil {
+	conf, err := fpmconf.Read(path, fpmconf.Options{Env: env})
+	if err != nil {
 		return nil, err
 	}
-	for i := range c.Pools {
-		c.Pools[i].typed()
+	c := &FPMConfig{Path: path, Global: settings(conf.Global), Warnings: conf.Warnings}
+	for _, f := range conf.Files {
+		c.Files = append(c.Files, f.Path)
+	}
+	for _, s := range conf.Pools {
+		p := FPMPoolConfig{Name: s.Name, File: s.Headers[len(s.Headers)-1].File, Settings: settings(s), Conf: s}
+		p.typed()
+		c.Pools = append(c.Pools, p)
 	}
 	return c, nil
 }
@@ -74,134 +71,13 @@ func (c *FPMConfig) Pool(name string) (FPMPoolConfig, bool) {
 	return FPMPoolConfig{}, false
 }
 
-type fpmReader struct {
-	c       *FPMConfig
-	env     func(string) string
-	pools   map[string]int // name -> index in c.Pools
-	section string         // "" before any section, "global", or a pool's name
-}
-
-// maxIncludeDepth stops a file that includes itself.
-const maxIncludeDepth = 8
-
-func (r *fpmReader) file(path string, depth int) error {
-	if depth > maxIncludeDepth {
-		return fmt.Errorf("php-fpm config %s: includes nested deeper than %d (a file that includes itself?)", path, maxIncludeDepth)
+// settings are a section's directives' values by key.
+func settings(s *fpmconf.Section) map[string]string {
+	m := make(map[string]string, len(s.Keys))
+	for k, d := range s.Directives {
+		m[k] = d.Value
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read php-fpm config: %w", err)
-	}
-	r.c.Files = append(r.c.Files, path)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == ';' || line[0] == '#' {
-			continue
-		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return fmt.Errorf("%s:%d: section %q has no closing ]", path, n, line)
-			}
-			r.startSection(strings.TrimSpace(line[1:end]), path)
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return fmt.Errorf("%s:%d: want KEY = VALUE, got %q", path, n, line)
-		}
-		k, v = strings.TrimSpace(k), iniValue(v, r.env)
-		if strings.EqualFold(k, "include") {
-			if err := r.include(path, v, depth); err != nil {
-				return err
-			}
-			continue
-		}
-		r.set(k, v, path)
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read php-fpm config %s: %w", path, err)
-	}
-	return nil
-}
-
-func (r *fpmReader) startSection(name, path string) {
-	r.section = name
-	if strings.EqualFold(name, "global") {
-		r.section = "global"
-		return
-	}
-	if i, ok := r.pools[name]; ok {
-		r.c.Pools[i].File = path
-		return
-	}
-	r.pools[name] = len(r.c.Pools)
-	r.c.Pools = append(r.c.Pools, FPMPoolConfig{Name: name, File: path, Settings: map[string]string{}})
-}
-
-func (r *fpmReader) set(k, v, path string) {
-	switch r.section {
-	case "global":
-		r.c.Global[k] = v
-	case "":
-		r.c.Warnings = append(r.c.Warnings, fmt.Sprintf("%s: %s outside any section is ignored", path, k))
-	default:
-		p := &r.c.Pools[r.pools[r.section]]
-		p.Settings[k] = strings.ReplaceAll(v, "$pool", p.Name)
-	}
-}
-
-// include reads the files a pattern matches, in glob's (sorted) order, as php-fpm does.
-func (r *fpmReader) include(from, pattern string, depth int) error {
-	if !filepath.IsAbs(pattern) {
-		pattern = filepath.Join(fpmIncludePrefix, pattern)
-	}
-	matches, err := filepath.Glob(pattern)
-	if err != nil {
-		return fmt.Errorf("%s: include %q: %w", from, pattern, err)
-	}
-	if len(matches) == 0 {
-		r.c.Warnings = append(r.c.Warnings, fmt.Sprintf("%s: nothing matches include %s", from, pattern))
-	}
-	for _, m := range matches {
-		if st, err := os.Stat(m); err == nil && st.IsDir() {
-			continue
-		}
-		if err := r.file(m, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// iniValue is a value as php-fpm reads it: quotes removed, a trailing ; comment dropped, ${VAR} expanded.
-func iniValue(v string, env func(string) string) string {
-	v = strings.TrimSpace(v)
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
-		if end := strings.IndexByte(v[1:], v[0]); end >= 0 {
-			return expandEnv(v[1:end+1], env)
-		}
-	}
-	if i := strings.IndexByte(v, ';'); i >= 0 {
-		v = strings.TrimSpace(v[:i])
-	}
-	return expandEnv(v, env)
-}
-
-func expandEnv(v string, env func(string) string) string {
-	for {
-		i := strings.Index(v, "${")
-		if i < 0 {
-			return v
-		}
-		j := strings.IndexByte(v[i:], '}')
-		if j < 0 {
-			return v
-		}
-		v = v[:i] + env(v[i+2:i+j]) + v[i+j+1:]
-	}
+	return m
 }
 
 // typed fills the typed fields from Settings.

@@ -72,8 +72,9 @@ func TestReadFPMConfigFaults(t *testing.T) {
 		"loop.conf":    "include=" + dir + "/loop.conf\n",
 		"bad.conf":     "[www]\nthis is not a directive\n",
 		"nothing.conf": "include=" + dir + "/none/*.conf\n[www]\npm = static\n",
+		"none/a.txt":   "", // the directory is there, no *.conf in it
 	})
-	if _, err := ReadFPMConfig(filepath.Join(dir, "loop.conf"), nil); err == nil || !strings.Contains(err.Error(), "nested") {
+	if _, err := ReadFPMConfig(filepath.Join(dir, "loop.conf"), nil); err == nil || !strings.Contains(err.Error(), "one in another") {
 		t.Errorf("a file that includes itself: %v", err)
 	}
 	if _, err := ReadFPMConfig(filepath.Join(dir, "bad.conf"), nil); err == nil || !strings.Contains(err.Error(), "bad.conf:2") {

@@ -28,7 +28,7 @@ type Pool struct {
 	MinSpare     int
 	MaxSpare     int
 	MaxRequests  int
-	Backlog      int               // listen.backlog; 0 = php-fpm's default
+	Backlog      int               // listen.backlog; 0 = php-fpm's default, -1 the kernel's maximum
 	StatusPath   string            // pm.status_path; default /fpm-status
 	PingPath     string            // ping.path; default /fpm-ping
 	AdminValues  map[string]string // php_admin_value[...] of this pool
@@ -122,7 +122,7 @@ func renderFPM(runDir string, pools []Pool, addrs []string, user, group string) 
 // tune writes for a real installation (which differ only in where they listen and who runs them).
 func (p Pool) Directives() []string {
 	var d []string
-	if p.Backlog > 0 {
+	if p.Backlog != 0 { // -1: the kernel's maximum
 		d = append(d, fmt.Sprintf("listen.backlog = %d", p.Backlog))
 	}
 	d = append(d, "pm = "+p.PM, fmt.Sprintf("pm.max_children = %d", p.MaxChildren))
