@@ -36,7 +36,7 @@ type tuneFlags struct {
 	mix                                                                                             mixFlags
 	budget, p99, timeout                                                                            time.Duration
 	rate, minEffect, alpha                                                                          float64
-	json, noScreen, screen, profile, builds, ratePeak                                               bool
+	json, noScreen, screen, profile, builds, ratePeak, noDuet                                       bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -111,6 +111,8 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.Var(rateValue{&f.rate, &f.ratePeak}, "rate", "open model: `RATE` requests/s at which --p99 is judged, or peak: the access log's busiest second")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
+	fl.BoolVar(&f.noDuet, "no-duet", false, "run the CPU races' trials in turn, not at the same time (duet rounds, where the machine's "+
+		"noise cancels)")
 	flagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "soak", "p99", "rate", "screen", "no-screen")
 
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
@@ -308,6 +310,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 		return o, err
 	}
 	o.ForceScreen = f.screen
+	o.Duet = !f.noDuet
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
 	}

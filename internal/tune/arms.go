@@ -31,6 +31,8 @@ type TrialSpec struct {
 	// Capacity says that the experiment decides on the trials' requests per CPU-second too (the final): its
 	// stacks move as often as the steadier of the two figures pays for (spread).
 	Capacity bool
+	// Duet: the arms' trials of a round run at the same time (experiment.Spec.Duet).
+	Duet bool
 }
 
 // twin says whether the spec's arms run on a twin of their configuration (cpuPool, steadyPool) rather than

@@ -98,6 +98,7 @@ func startsCost(cold int, start time.Duration) time.Duration {
 // race runs r. The winner is the incumbent unless a candidate was shown better. An incumbent that fails
 // (its stack died) is an error of the run; a candidate that fails is an error of its own.
 func (d *decider) race(ctx context.Context, r race) (*raced, error) {
+	r.spec.Duet = d.duet && r.spec.Metric == MetricCPU
 	rc, err := d.arms(r)
 	if err != nil {
 		return nil, err
@@ -107,7 +108,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(metric)))
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
-		ParallelStart: true, Duet: d.duet && metric == MetricCPU, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
+		ParallelStart: true, Duet: rc.spec.Duet, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
 		Progress: func(p experiment.Progress) {
 			if d.progress != nil {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))

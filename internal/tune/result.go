@@ -235,6 +235,8 @@ type TrialRecord struct {
 	// Stack is the number of the stack it ran on, among the run's (an arm's trials move to fresh stacks as its
 	// race goes on): trials of one stack share whatever that stack carries for its life.
 	Stack int `json:"stack,omitempty"`
+	// Duet: the trial ran at the same time as its rivals' of the round (a duet round), not in turn.
+	Duet bool `json:"duet,omitempty"`
 	// Metric and Value are what the trial was decided on (MetricGoodput or MetricCPU).
 	Metric   string       `json:"metric,omitempty"`
 	Value    float64      `json:"value,omitempty"`

@@ -201,7 +201,7 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 	wall := time.Since(began)
 	cpu := after - before
 	ok := res.Requests - res.Errors
-	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Stack: w.serial, Concurrency: spec.Conc, Metric: MetricCPU,
+	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Stack: w.serial, Duet: spec.Duet, Concurrency: spec.Conc, Metric: MetricCPU,
 		RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(), Requests: res.Requests,
 		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
 	if res.Requests > 0 && cpu > 0 {
