@@ -66,9 +66,9 @@ KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.
 
 FILES WRITTEN
-php-fpm-pool.conf, php.ini and nginx-upstream.conf: Debian's pool (or --from-pool's, --from-ini's files) with the
-changes made in place, each checked by php-fpm -t and nginx -t (Apache's site
-and MPM files where Apache wins); changes.diff, apply.txt (where each goes), report.html, result.json in --out.`,
+php-fpm-pool.conf (php-fpm-NAME.conf: other files of the pool), php.ini and nginx-upstream.conf: the starting
+files changed where php-fpm and nginx read them, checked by php-fpm -t and nginx -t (Apache's site and MPM files
+where Apache wins); changes.diff, apply.txt (where each goes), report.html, result.json in --out.`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
@@ -84,7 +84,7 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	flagGroup(fl, "WHAT TO LOAD", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
 		"method", "header", "body", "expect-body", "front")
 
-	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` instead of Debian's defaults")
+	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` (or php-fpm.conf, its includes read) instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
 	fl.StringVar(&f.fromApache, "from-apache", "", "start from this Apache `FILE` (apache2.conf, its includes read): prefork + mod_php "+
 		"with its MPM limits and php_value lines, or event + php-fpm")
@@ -633,9 +633,9 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 		files[f.Name] = f.Text
 		names = append(names, f.Name)
 	}
-	if pool, ok := files[apply.PoolName]; ok {
-		if err := stack.CheckFPMPool(ctx, fpm, pool); err != nil {
-			return fmt.Errorf("generated pool file: %w", err)
+	if _, ok := files[apply.PoolName]; ok {
+		if err := stack.CheckFPMPool(ctx, fpm, plan.PoolCheck); err != nil {
+			return fmt.Errorf("the pool as the changed files make it: %w", err)
 		}
 	}
 	if up, ok := files[apply.NginxName]; ok {
@@ -663,13 +663,13 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 // applyName is the run dir's file that says how to apply the recommendation.
 const applyName = "apply.txt"
 
-// startFiles are the files the recommendation changes: --from-pool's, else Debian's pool for this PHP when the
-// package put it there; --from-ini's.
+// startFiles are the files the recommendation changes: --from-pool's (a pool file, or php-fpm.conf with its
+// includes), else Debian's php-fpm.conf and pools for this PHP when the package put them there; --from-ini's.
 func startFiles(version, fromPool, fromINI string) (apply.Start, error) {
 	var s apply.Start
 	s.Pool.Path = fromPool
 	if fromPool == "" {
-		s.Pool.Path = apply.DebianPool(version)
+		s.Pool.Path = apply.DebianMain(version)
 	}
 	b, err := os.ReadFile(s.Pool.Path)
 	switch {

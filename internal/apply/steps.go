@@ -36,6 +36,29 @@ func (p *Plan) Steps(dir string) []Step {
 	return steps
 }
 
+// Effective is the pool as php-fpm runs it before and after the plan: each directive that changes, from -> to,
+// and the file:line php-fpm takes it from; then where it listens, which stays unless the run moved it.
+func (p *Plan) Effective() []string {
+	var out []string
+	width := 0
+	for _, c := range p.Changes {
+		width = max(width, len(c.Key))
+	}
+	for _, c := range p.Changes {
+		at := c.At
+		if !c.Applied {
+			at += ", generated: not edited (see the note)"
+		} else if c.From == "" {
+			at = "added to " + at
+		}
+		out = append(out, fmt.Sprintf("%-*s  %s -> %s  (%s)", width, c.Key, orUnset(c.From), orUnset(c.To), at))
+	}
+	if len(out) == 0 {
+		out = append(out, "no directive changes")
+	}
+	return out
+}
+
 // Patch is the command that puts every file in place at once from dir (the site's lines apart), keeping each
 // file it replaces as FILE.orig.
 func (p *Plan) Patch(dir string) string { return "patch -d / -p1 -b < " + filepath.Join(dir, DiffName) }
