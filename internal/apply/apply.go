@@ -35,6 +35,11 @@ type Start struct {
 	Prefix string
 	// INI is --from-ini's file; none: the settings go to a new file in php-fpm's conf.d.
 	INI File
+	// Site is the nginx site that serves the app (--from-site, else Debian's default site); none: the plan
+	// says which lines its PHP location takes. NginxDir is what its relative include lines are taken from
+	// ("": /etc/nginx).
+	Site     File
+	NginxDir string
 }
 
 // Target is the server the files are for.
@@ -43,6 +48,7 @@ type Target struct {
 	User    string // the workers' user (www-data)
 	Workers int    // nginx's worker_processes
 	Docroot string // the app's docroot there (opcache.preload names a file in it)
+	Front   string // its front controller, relative to the docroot ("": index.php)
 }
 
 // Plan is what applying the recommendation takes.
@@ -144,8 +150,15 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 	}
 	p.Files = pool.outs(header, start.Pool.Text == "", fmt.Sprintf("the pool [%s], %s%s", name, how, orUnset(p.Listen)))
 	p.Files = append(p.Files, iniOut(ini, start, t, header))
+	p.Site = append([]string{"fastcgi_pass " + p.Upstream}, rec.Location()...)
+	for i := range p.Site {
+		p.Site[i] += ";"
+	}
 	if ngx, ok := nginxUpstream(p, rec, t, header); ok {
 		p.Files = append(p.Files, ngx)
+		if err := p.addSite(rec, start, t, header); err != nil {
+			return nil, err
+		}
 	} else {
 		p.Notes = append(p.Notes, fmt.Sprintf("no file read sets the pool [%s]'s listen address: nginx's upstream is not written, and the "+
 			"site keeps its fastcgi_pass; give --from-pool the php-fpm.conf that includes the pool's files", name))
@@ -154,16 +167,26 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 		f := &p.Files[i]
 		f.Diff = unified(f.before, f.Text, f.From, f.Dest)
 	}
-	p.Site = append([]string{"fastcgi_pass " + p.Upstream}, rec.Location()...)
-	for i := range p.Site {
-		p.Site[i] += ";"
-	}
 	fpm := "php-fpm" + t.Version
 	p.Check = []string{fpm + " -t", "nginx -t"}
 	p.Reload = []string{"systemctl reload php" + t.Version + "-fpm nginx"}
 	p.Servers, p.Restart = nginxServers, nginxRestart
 	p.apache(rec, t, header)
 	return p, nil
+}
+
+// addSite adds the site that serves the app, changed, to the plan's files: its lines are then in the file.
+func (p *Plan) addSite(rec knob.Config, start Start, t Target, header []string) error {
+	if start.Site.Text == "" {
+		return nil
+	}
+	out, err := p.site(rec, start, t, header)
+	if err != nil {
+		return err
+	}
+	p.Files = append(p.Files, out)
+	p.SiteFile, p.Site = start.Site.Path, nil
+	return nil
 }
 
 // startPool reads the starting configuration as php-fpm does, and the pool tune's run started from in it

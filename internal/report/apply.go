@@ -32,8 +32,9 @@ func applyText(w io.Writer, p *apply.Plan, dir, indent string) {
 			fmt.Fprintf(w, "%s     %s\n", indent, l)
 		}
 	}
-	say("", "  ", fmt.Sprintf("Or the files of steps 1 to %d at once, each file replaced kept as FILE.orig:", len(p.Files)))
+	say("", "  ", fmt.Sprintf("Or the files of steps 1 to %d at once, and to take them back (new files removed):", len(p.Files)))
 	writeCommand(w, indent+"     ", p.Patch(dir))
+	writeCommand(w, indent+"     ", p.Undo(dir))
 	for _, n := range p.Notes {
 		say("", "  ", "Note: "+n+".")
 	}
