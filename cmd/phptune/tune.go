@@ -31,12 +31,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, fromApache, out, method, bodyFile, memory, check, cgroup string
-	headers, inis, knobs, skip, only, phpFPM, build                                                 []string
-	mix                                                                                             mixFlags
-	budget, p99, timeout                                                                            time.Duration
-	rate, minEffect, alpha                                                                          float64
-	json, noScreen, screen, profile, builds, ratePeak, noDuet                                       bool
+	front, nginx, user, fromPool, fromINI, fromApache, fromSite, out, method, bodyFile, memory, check, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                                           []string
+	mix                                                                                                       mixFlags
+	budget, p99, timeout                                                                                      time.Duration
+	rate, minEffect, alpha                                                                                    float64
+	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                 bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -66,9 +66,9 @@ KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.
 
 FILES WRITTEN
-php-fpm-pool.conf, php.ini and nginx-upstream.conf: Debian's pool (or --from-pool's, --from-ini's files) with the
-changes made in place, each checked by php-fpm -t and nginx -t (Apache's site
-and MPM files where Apache wins); changes.diff, apply.txt (where each goes), report.html, result.json in --out.`,
+php-fpm-pool.conf (php-fpm-NAME.conf: other files of the pool), php.ini and nginx-upstream.conf: the starting
+files changed where php-fpm and nginx read them, checked by php-fpm -t and nginx -t (Apache's site and MPM files
+where Apache wins); changes.diff, apply.txt (where each goes), report.html, result.json in --out.`,
 		Args: args(0, 1, "APP, a docroot or a preset's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return runTune(cmd.Context(), f, args) }),
 	}
@@ -84,8 +84,10 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	flagGroup(fl, "WHAT TO LOAD", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
 		"method", "header", "body", "expect-body", "front")
 
-	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` instead of Debian's defaults")
+	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` (or php-fpm.conf, its includes read) instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
+	fl.StringVar(&f.fromSite, "from-site", "", "the nginx site `FILE` that serves the app, changed to pass to the pool (default "+
+		apply.DebianSite+" when enabled)")
 	fl.StringVar(&f.fromApache, "from-apache", "", "start from this Apache `FILE` (apache2.conf, its includes read): prefork + mod_php "+
 		"with its MPM limits and php_value lines, or event + php-fpm")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin an ini setting `KEY=VALUE` (repeatable; never changed)")
@@ -93,7 +95,7 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.BoolVar(&f.builds, "builds", false, "race the installed php-fpm and the builds in phptune build's cache as the knob php")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
 	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
-	flagGroup(fl, "WHERE TO START", "from-pool", "from-ini", "from-apache", "ini", "php-fpm", "builds", "nginx", "user")
+	flagGroup(fl, "WHERE TO START", "from-pool", "from-ini", "from-site", "from-apache", "ini", "php-fpm", "builds", "nginx", "user")
 
 	fl.StringArrayVar(&f.knobs, "knob", nil, "race `NAME=V1,V2` from V1, or pin NAME=V with one value: a knob above or an ini "+
 		"directive (repeatable; opcache_memory takes MEM/STRINGS/FILES, as in 512/32/40000)")
@@ -195,7 +197,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	res.CommandLine, res.Builds = os.Args, builds
 	if runErr == nil {
-		if err := writeTuneFiles(ctx, out, res, o.Stack, f.fromPool, f.fromINI); err != nil {
+		if err := writeTuneFiles(ctx, out, res, o.Stack, startPaths{f.fromPool, f.fromINI, f.fromSite}); err != nil {
 			return err
 		}
 	}
@@ -293,6 +295,9 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	// The starting point and the knobs.
 	known := withServer(knob.All(preloadScript(sc), binaries), sc.PHPFPM)
 	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs}, f.inis); err != nil {
+		return o, err
+	}
+	if _, err := siteFile(f.fromSite); err != nil { // read again at the end: checked before the run
 		return o, err
 	}
 	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.fromApache, f.inis, o.Pins); err != nil {
@@ -601,7 +606,7 @@ func knobNames(ks []knob.Knob) string {
 // writeTuneFiles writes the recommendation as files for a Debian server, each the starting configuration's
 // file (Debian's pool, or --from-pool's and --from-ini's) with the changes made in place and checked by the
 // server that will read it, with their diffs (changes.diff) and how to apply them (apply.txt).
-func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.Config, fromPool, fromINI string) error {
+func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.Config, from startPaths) error {
 	fpm, err := stack.FindPHPFPM(sc.PHPFPM)
 	if err != nil {
 		return err
@@ -615,14 +620,14 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 			res.Environment.Host.CPUs, res.Started.Format("2006-01-02")),
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
-	t := apply.Target{Version: phpVersion(fpm, res.Environment.PHP), Workers: res.Environment.Host.CPUs}
+	t := apply.Target{Version: phpVersion(fpm, res.Environment.PHP), Workers: res.Environment.Host.CPUs, Front: sc.Front}
 	if l := res.Environment.Limits; l != nil {
 		t.Workers = l.WholeCPUs()
 	}
 	if sc.App != "" {
 		t.Docroot, _ = filepath.Abs(sc.App)
 	}
-	start, err := startFiles(t.Version, fromPool, fromINI)
+	start, err := startFiles(t.Version, from)
 	if err != nil {
 		return err
 	}
@@ -636,15 +641,13 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 		files[f.Name] = f.Text
 		names = append(names, f.Name)
 	}
-	if pool, ok := files[apply.PoolName]; ok {
-		if err := stack.CheckFPMPool(ctx, fpm, pool); err != nil {
-			return fmt.Errorf("generated pool file: %w", err)
+	if _, ok := files[apply.PoolName]; ok {
+		if err := stack.CheckFPMPool(ctx, fpm, plan.PoolCheck); err != nil {
+			return fmt.Errorf("the pool as the changed files make it: %w", err)
 		}
 	}
-	if up, ok := files[apply.NginxName]; ok {
-		if err := stack.CheckNginxUpstream(ctx, ngx, up, res.Recommendation.Location()); err != nil {
-			return fmt.Errorf("generated nginx snippet: %w", err)
-		}
+	if err := checkNginxFiles(ctx, ngx, files, res.Recommendation); err != nil {
+		return err
 	}
 	if err := checkApacheFiles(ctx, res.Recommendation, files, sc); err != nil {
 		return err
@@ -666,13 +669,37 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 // applyName is the run dir's file that says how to apply the recommendation.
 const applyName = "apply.txt"
 
-// startFiles are the files the recommendation changes: --from-pool's, else Debian's pool for this PHP when the
-// package put it there; --from-ini's.
-func startFiles(version, fromPool, fromINI string) (apply.Start, error) {
+// checkNginxFiles runs nginx -t on the upstream with the user's site as changed, else with a location that
+// has the lines the plan gives the site.
+func checkNginxFiles(ctx context.Context, ngx string, files map[string]string, rec knob.Config) error {
+	up, ok := files[apply.NginxName]
+	if !ok {
+		return nil
+	}
+	if site, ok := files[apply.NginxSiteName]; ok {
+		if err := stack.CheckNginxSite(ctx, ngx, "/etc/nginx", up, site); err != nil {
+			return fmt.Errorf("the nginx site as changed: %w", err)
+		}
+		return nil
+	}
+	if err := stack.CheckNginxUpstream(ctx, ngx, up, rec.Location()); err != nil {
+		return fmt.Errorf("generated nginx snippet: %w", err)
+	}
+	return nil
+}
+
+// startPaths are the --from-pool, --from-ini and --from-site files ("" when not given).
+type startPaths struct{ pool, ini, site string }
+
+// startFiles are the files the recommendation changes: --from-pool's (a pool file, or php-fpm.conf with its
+// includes), else Debian's php-fpm.conf and pools for this PHP when the package put them there; --from-ini's;
+// --from-site's, else Debian's default site when it is enabled.
+func startFiles(version string, from startPaths) (apply.Start, error) {
+	fromPool, fromINI := from.pool, from.ini
 	var s apply.Start
 	s.Pool.Path = fromPool
 	if fromPool == "" {
-		s.Pool.Path = apply.DebianPool(version)
+		s.Pool.Path = apply.DebianMain(version)
 	}
 	b, err := os.ReadFile(s.Pool.Path)
 	switch {
@@ -690,7 +717,11 @@ func startFiles(version, fromPool, fromINI string) (apply.Start, error) {
 		}
 		s.INI = apply.File{Path: fromINI, Text: string(b)}
 	}
-	for _, f := range []*apply.File{&s.Pool, &s.INI} {
+	var err2 error
+	if s.Site, err2 = siteFile(from.site); err2 != nil {
+		return s, err2
+	}
+	for _, f := range []*apply.File{&s.Pool, &s.INI, &s.Site} {
 		if f.Path != "" {
 			f.Path, _ = filepath.Abs(f.Path)
 		}

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/fpmconf"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stack"
 )
@@ -25,11 +27,19 @@ type File struct {
 
 // Start is the configuration the recommendation changes.
 type Start struct {
-	// Pool is the pool file: Debian's shipped www.conf, or --from-pool's. An empty Text: none was found, and
-	// the pool is written whole (to Debian's place for it).
+	// Pool is the pool's file, or php-fpm.conf with the files it includes (read from disk, as php-fpm reads
+	// them): Debian's, or --from-pool's. An empty Text: none was found, and the pool is written whole (to
+	// Debian's place for it).
 	Pool File
+	// Prefix is what php-fpm takes a relative include= from ("": Debian's /usr).
+	Prefix string
 	// INI is --from-ini's file; none: the settings go to a new file in php-fpm's conf.d.
 	INI File
+	// Site is the nginx site that serves the app (--from-site, else Debian's default site); none: the plan
+	// says which lines its PHP location takes. NginxDir is what its relative include lines are taken from
+	// ("": /etc/nginx).
+	Site     File
+	NginxDir string
 }
 
 // Target is the server the files are for.
@@ -38,6 +48,7 @@ type Target struct {
 	User    string // the workers' user (www-data)
 	Workers int    // nginx's worker_processes
 	Docroot string // the app's docroot there (opcache.preload names a file in it)
+	Front   string // its front controller, relative to the docroot ("": index.php)
 }
 
 // Plan is what applying the recommendation takes.
@@ -47,6 +58,11 @@ type Plan struct {
 	// Upstream is nginx's name for the pool, which the site's PHP location passes to.
 	Upstream string `json:"upstream"`
 	Files    []Out  `json:"files"`
+	// Changes are the pool's directives the files change, as php-fpm runs them before and after.
+	Changes []Change `json:"changes,omitempty"`
+	// PoolCheck is the pool after the changes as one section, every directive as php-fpm resolves it: what
+	// php-fpm -t checks (the files alone may be fragments of a configuration).
+	PoolCheck string `json:"-"`
 	// Site are the lines of the nginx site's PHP location that take the place of its fastcgi_pass.
 	Site     []string `json:"site"`
 	SiteFile string   `json:"site_file"` // Debian's site, where they go unless the user's site is elsewhere
@@ -68,6 +84,8 @@ type Out struct {
 	Diff string `json:"diff"`
 	What string `json:"what"` // what it holds, for a reader
 	Text string `json:"-"`
+	// before is the text it changes ("" for a new file).
+	before string
 }
 
 // Names of the files in the run dir.
@@ -91,6 +109,9 @@ func (p *Plan) ForServers() string { return cmp.Or(p.Servers, nginxServers) }
 // DebianPool is where Debian's php-fpm package puts its pool for PHP version v.
 func DebianPool(v string) string { return "/etc/php/" + v + "/fpm/pool.d/www.conf" }
 
+// DebianMain is php-fpm's main file in Debian's package for PHP version v, which includes its pools.
+func DebianMain(v string) string { return "/etc/php/" + v + "/fpm/php-fpm.conf" }
+
 // DebianSocket is the socket Debian's pool listens on.
 func DebianSocket(v string) string { return "/run/php/php" + v + "-fpm.sock" }
 
@@ -102,30 +123,16 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 	if t.User == "" {
 		t.User = "www-data"
 	}
-	base := knob.Debian()
-	if start.Pool.Text != "" {
-		if err := base.FromPoolText(start.Pool.Path, start.Pool.Text); err != nil {
-			return nil, err
-		}
+	pool, base, err := startPool(start, t)
+	if err != nil {
+		return nil, err
 	}
 	if start.INI.Text != "" {
 		if err := base.FromINIText(start.INI.Path, start.INI.Text); err != nil {
 			return nil, err
 		}
 	}
-	poolText, poolPath := start.Pool.Text, start.Pool.Path
-	if poolText == "" {
-		poolPath = DebianPool(t.Version)
-		poolText = fmt.Sprintf("[www]\nuser = %s\ngroup = %s\nlisten = %s\nlisten.owner = %s\nlisten.group = %s\n", t.User, t.User,
-			DebianSocket(t.Version), t.User, t.User)
-		for _, kv := range directives(base) { // Debian's pool, which the changes apply to
-			poolText += kv[0] + " = " + kv[1] + "\n"
-		}
-	}
-	pool, name := poolConf(poolText)
-	if name == "" {
-		return nil, fmt.Errorf("%s: no pool section ([www]) in it", poolPath)
-	}
+	name := pool.pool.Name
 	ini := iniConf(start.INI.Text)
 	p := &Plan{Pool: name, Upstream: "php_fpm_" + regexp.MustCompile(`[^A-Za-z0-9_]`).ReplaceAllString(name, "_"),
 		SiteFile: "/etc/nginx/sites-available/default"}
@@ -135,44 +142,30 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 	if rec.PHPFPM != base.PHPFPM && rec.PHPFPM != "" {
 		p.Notes = append(p.Notes, "the recommendation runs php-fpm from "+rec.PHPFPM+": the files alone do not change the binary")
 	}
-
+	p.Changes, p.Notes = pool.changes, append(p.Notes, pool.notes...)
+	p.PoolCheck = pool.render()
 	how := "still listening on "
 	if base.Listen != rec.Listen {
 		how = "now listening on "
 	}
-	poolOut := Out{Name: PoolName, Dest: poolPath, From: start.Pool.Path, What: fmt.Sprintf("the pool [%s], %s%s", name, how, p.Listen)}
-	if start.Pool.Text == "" {
-		poolOut.From = ""
-	}
-	pool.top(comment(";", header))
-	poolOut.Text = pool.String()
-
-	iniOut := Out{Name: ININame, Dest: start.INI.Path, From: start.INI.Path, What: "the settings only php-fpm's master reads"}
-	if start.INI.Text == "" {
-		iniOut.Dest, iniOut.From = confD(t.Version)+"/99-phptune.ini", ""
-		if len(ini.lines) == 0 {
-			ini.lines = []string{"; Nothing php-fpm's master reads was changed: this file sets nothing."}
-		}
-	}
-	ini.top(comment(";", header))
-	iniOut.Text = ini.String()
-
-	ngx := nginxUpstream(p, rec, t, header)
-	p.Files = []Out{poolOut, iniOut, ngx}
-	for i := range p.Files {
-		f := &p.Files[i]
-		before := ""
-		switch {
-		case f.Name == PoolName && start.Pool.Text != "":
-			before = start.Pool.Text
-		case f.Name == ININame:
-			before = start.INI.Text
-		}
-		f.Diff = unified(before, f.Text, f.From, f.Dest)
-	}
+	p.Files = pool.outs(header, start.Pool.Text == "", fmt.Sprintf("the pool [%s], %s%s", name, how, orUnset(p.Listen)))
+	p.Files = append(p.Files, iniOut(ini, start, t, header))
 	p.Site = append([]string{"fastcgi_pass " + p.Upstream}, rec.Location()...)
 	for i := range p.Site {
 		p.Site[i] += ";"
+	}
+	if ngx, ok := nginxUpstream(p, rec, t, header); ok {
+		p.Files = append(p.Files, ngx)
+		if err := p.addSite(rec, start, t, header); err != nil {
+			return nil, err
+		}
+	} else {
+		p.Notes = append(p.Notes, fmt.Sprintf("no file read sets the pool [%s]'s listen address: nginx's upstream is not written, and the "+
+			"site keeps its fastcgi_pass; give --from-pool the php-fpm.conf that includes the pool's files", name))
+	}
+	for i := range p.Files {
+		f := &p.Files[i]
+		f.Diff = unified(f.before, f.Text, f.From, f.Dest)
 	}
 	fpm := "php-fpm" + t.Version
 	p.Check = []string{fpm + " -t", "nginx -t"}
@@ -182,12 +175,69 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 	return p, nil
 }
 
-// listen keeps the start's socket unless the recommendation moves the pool between a unix socket and TCP,
-// and returns where the pool listens.
-func listen(pool *conf, name string, rec, base knob.Config, t Target) string {
+// addSite adds the site that serves the app, changed, to the plan's files: its lines are then in the file.
+func (p *Plan) addSite(rec knob.Config, start Start, t Target, header []string) error {
+	if start.Site.Text == "" {
+		return nil
+	}
+	out, err := p.site(rec, start, t, header)
+	if err != nil {
+		return err
+	}
+	p.Files = append(p.Files, out)
+	p.SiteFile, p.Site = start.Site.Path, nil
+	return nil
+}
+
+// startPool reads the starting configuration as php-fpm does, and the pool tune's run started from in it
+// (knob.StartPool's); without one, Debian's pool as its package writes it.
+func startPool(start Start, t Target) (*poolEdit, knob.Config, error) {
+	path, text := start.Pool.Path, start.Pool.Text
+	base := knob.Debian()
+	if text == "" {
+		path = DebianPool(t.Version)
+		text = fmt.Sprintf("[www]\nuser = %s\ngroup = %s\nlisten = %s\nlisten.owner = %s\nlisten.group = %s\n", t.User, t.User,
+			DebianSocket(t.Version), t.User, t.User)
+		for _, kv := range directives(base) { // Debian's pool, which the changes apply to
+			text += kv[0] + " = " + kv[1] + "\n"
+		}
+	}
+	c, err := fpmconf.Parse(path, []byte(text), fpmconf.Options{Prefix: start.Prefix})
+	if err != nil {
+		return nil, base, exitcode.UsageErrorf("starting configuration: %v", err)
+	}
+	section, err := knob.StartPool(c)
+	if err != nil {
+		return nil, base, err
+	}
+	if start.Pool.Text != "" {
+		if err := base.FromPoolConfig(c); err != nil {
+			return nil, base, err
+		}
+	}
+	return newPoolEdit(c, section, text), base, nil
+}
+
+// iniOut is the ini file: --from-ini's with the changes, else a new one in php-fpm's conf.d.
+func iniOut(ini *conf, start Start, t Target, header []string) Out {
+	out := Out{Name: ININame, Dest: start.INI.Path, From: start.INI.Path, What: "the settings only php-fpm's master reads", before: start.INI.Text}
+	if start.INI.Text == "" {
+		out.Dest, out.From = confD(t.Version)+"/99-phptune.ini", ""
+		if len(ini.lines) == 0 {
+			ini.lines = []string{"; Nothing php-fpm's master reads was changed: this file sets nothing."}
+		}
+	}
+	ini.top(comment(";", header))
+	out.Text = ini.String()
+	return out
+}
+
+// listen keeps the start's address unless the run raced listen and moved the pool between a unix socket and
+// TCP, and returns where the pool listens ("" when no file read sets it). Only a decided move writes listen.
+func listen(pool *poolEdit, name string, rec, base knob.Config, t Target) string {
 	cur := pool.value("listen")
 	switch {
-	case rec.Listen == base.Listen && cur != "":
+	case rec.Listen == base.Listen || rec.Listen == "":
 		return cur
 	case rec.Listen == stack.ListenTCP:
 		pool.set("listen", "127.0.0.1:9000")
@@ -208,7 +258,7 @@ func listen(pool *conf, name string, rec, base knob.Config, t Target) string {
 
 // poolDirectives writes the pool settings the recommendation changes (pm, its sizes, max_requests, the
 // backlog); a setting it no longer has is commented out, except the spare servers a static pool ignores.
-func poolDirectives(pool *conf, rec, base knob.Config) {
+func poolDirectives(pool *poolEdit, rec, base knob.Config) {
 	rd, bd := directives(rec), directives(base)
 	for _, kv := range rd {
 		if v, ok := lookup(bd, kv[0]); !ok || v != kv[1] {
@@ -244,7 +294,7 @@ func lookup(kv [][2]string, k string) (string, bool) {
 
 // settings writes PHP's settings the recommendation changes, each in one place: where a starting file has it,
 // else a pool setting in the pool (php_admin_value) and one only the master reads in the ini file.
-func settings(pool, ini *conf, rec, base knob.Config, t Target) {
+func settings(pool *poolEdit, ini *conf, rec, base knob.Config, t Target) {
 	docroot := t.Docroot
 	if docroot == "" {
 		docroot = "/var/www/app"
@@ -297,7 +347,10 @@ func union(a, b map[string]string) []string {
 }
 
 // nginxUpstream is the upstream for nginx's conf.d: the pool's address, and the connections kept to it.
-func nginxUpstream(p *Plan, rec knob.Config, t Target, header []string) Out {
+func nginxUpstream(p *Plan, rec knob.Config, t Target, header []string) (Out, bool) {
+	if p.Listen == "" {
+		return Out{}, false
+	}
 	var b strings.Builder
 	for _, l := range comment("#", header) {
 		b.WriteString(l + "\n")
@@ -312,7 +365,7 @@ func nginxUpstream(p *Plan, rec knob.Config, t Target, header []string) Out {
 		fmt.Fprintf(&b, "    keepalive %d;\n", rec.KeepaliveConns(t.Workers))
 	}
 	b.WriteString("}\n")
-	return Out{Name: NginxName, Dest: "/etc/nginx/conf.d/php-fpm-" + p.Pool + ".conf", Text: b.String(), What: "nginx's upstream " + p.Upstream + ", the pool's address"}
+	return Out{Name: NginxName, Dest: "/etc/nginx/conf.d/php-fpm-" + p.Pool + ".conf", Text: b.String(), What: "nginx's upstream " + p.Upstream + ", the pool's address"}, true
 }
 
 // upstreamAddr is where nginx reaches a pool that listens on listen: its socket, or its port on loopback when

@@ -5,37 +5,16 @@ import (
 	"strings"
 )
 
-// conf is a php-fpm pool file or a php.ini as lines, edited in place, so that its diff against the start shows
+// conf is a php-fpm configuration file or a php.ini as lines, edited in place, so that its diff against the start shows
 // only what changed: a setting is changed on its own line, added after its commented-out example (Debian's
 // files carry one for most), else after the section's last setting; one removed is commented out.
 type conf struct {
 	lines []string
-	// lo and hi bound the lines edited: a pool file's pool section, the whole of an ini file.
+	// lo and hi bound the lines edited: a pool's section while a directive is added to it, else the whole file.
 	lo, hi int
 }
 
 var sectionLine = regexp.MustCompile(`^\s*\[([^\]]+)\]\s*$`)
-
-// poolConf reads a pool file: its first pool's section (any but [global]) is the one edited, and its name
-// is returned ("" when the file has no section: then all of it, as php-fpm would refuse it anyway).
-func poolConf(text string) (*conf, string) {
-	c := iniConf(text)
-	name := ""
-	for i, l := range c.lines {
-		m := sectionLine.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		if name != "" {
-			c.hi = i
-			break
-		}
-		if strings.TrimSpace(m[1]) != "global" {
-			name, c.lo = strings.TrimSpace(m[1]), i+1
-		}
-	}
-	return c, name
-}
 
 // iniConf reads an ini file, all of which is edited.
 func iniConf(text string) *conf {

@@ -1,68 +1,25 @@
 package fpmconf
 
 import (
-	"bufio"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/phptune/phptune/internal/fpmconf/fpmtest"
 )
 
 // phpFPM is Debian's php-fpm, the reader's ground truth (make deps installs it).
-const phpFPM = "/usr/sbin/php-fpm8.2"
+const phpFPM = fpmtest.PHPFPM
 
-// dump is what `php-fpm -tt` prints: section -> directive -> values, as printed (php_value[X] set twice is
-// printed twice, the last set first; the one php-fpm applies last, the first set, is printed last).
-type dump map[string]map[string][]string
-
-// fpmTest runs php-fpm -t (-tt when full) on main, with -p prefix when given: what it printed, and whether it
-// took the configuration.
 func fpmTest(t *testing.T, main, prefix string, full bool) (string, bool) {
-	t.Helper()
-	args := []string{"-t", "-y", main}
-	if full {
-		args[0] = "-tt"
-	}
-	if prefix != "" {
-		args = append(args, "-p", prefix)
-	}
-	out, err := exec.Command(phpFPM, args...).CombinedOutput()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("(needs php8.2-fpm: make deps) %v", err)
-	}
-	return string(out), err == nil
+	return fpmtest.Test(t, main, prefix, full)
 }
 
-// fpmDump is php-fpm -tt's view of main's configuration.
-func fpmDump(t *testing.T, main, prefix string) dump {
-	t.Helper()
-	out, ok := fpmTest(t, main, prefix, true)
-	if !ok {
-		t.Fatalf("php-fpm refuses %s:\n%s", main, out)
-	}
-	d, section := dump{}, ""
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		_, line, ok := strings.Cut(sc.Text(), "NOTICE: ")
-		if strings.HasPrefix(line, "pid ") { // log_level = debug: "pid N, fpm_conf_dump(), line N: " first
-			_, line, _ = strings.Cut(line, ": ")
-		}
-		switch {
-		case !ok:
-		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
-			section = line[1 : len(line)-1]
-			d[section] = map[string][]string{}
-		case strings.HasPrefix(line, "\t"):
-			k, v, _ := strings.Cut(line[1:], " = ")
-			d[section][k] = append(d[section][k], v)
-		}
-	}
-	return d
-}
+func fpmDump(t *testing.T, main, prefix string) fpmtest.Dump { return fpmtest.DumpOf(t, main, prefix) }
 
 // compareDump checks every directive the reader resolved against what php-fpm printed, and that both see the
 // same pools.
-func compareDump(t *testing.T, c *Config, d dump) {
+func compareDump(t *testing.T, c *Config, d fpmtest.Dump) {
 	t.Helper()
 	if len(d)-1 != len(c.Pools) {
 		t.Errorf("php-fpm has %d pools, the reader %v", len(d)-1, c.PoolNames())

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/phptune/phptune/internal/fpmconf/fpmtest"
 )
 
 const okPool = "[global]\nerror_log = @DIR@/error.log\n[www]\nuser = nobody\nlisten = @DIR@/www.sock\npm = static\npm.max_children = 2\n"
@@ -30,7 +32,7 @@ func TestRefusesWhatPHPFPMRefuses(t *testing.T) {
 		"includes itself":      {okPool + "include = @DIR@/php-fpm.conf\n", "more than 5 files"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			main, _ := single(c.text).lay(t)
+			main, _ := fpmtest.Single(c.text).Lay(t)
 			if out, ok := fpmTest(t, main, "", false); ok {
 				t.Fatalf("php-fpm takes it:\n%s", out)
 			}
@@ -53,7 +55,7 @@ func TestTakesWhatPHPFPMTakes(t *testing.T) {
 		"pool in any case":         {okPool + "[WWW]\npm.max_children = 3\n", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			main, _ := single(c.text).lay(t)
+			main, _ := fpmtest.Single(c.text).Lay(t)
 			if out, ok := fpmTest(t, main, "", false); !ok {
 				t.Fatalf("php-fpm refuses it:\n%s", out)
 			}
@@ -73,7 +75,7 @@ func TestTakesWhatPHPFPMTakes(t *testing.T) {
 func TestLayoutFacts(t *testing.T) {
 	ls := layouts(t)
 	read := func(name string) *Config {
-		main, prefix := ls[name].lay(t)
+		main, prefix := ls[name].Lay(t)
 		c, err := Read(main, Options{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)

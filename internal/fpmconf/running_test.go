@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/phptune/phptune/internal/fpmconf/fpmtest"
 	"time"
 
 	"github.com/phptune/phptune/internal/fcgi"
@@ -16,9 +18,9 @@ import (
 // TestFirstArrayValueWins runs php-fpm on a pool that sets php_value[X], php_admin_value[X] and env[X] twice,
 // and asks a worker which it got: the first, which is what the reader keeps (-tt prints both).
 func TestFirstArrayValueWins(t *testing.T) {
-	main, _ := single("[global]\nerror_log = @DIR@/error.log\n[www]\nuser = nobody\nlisten = @DIR@/www.sock\nlisten.mode = 0666\n" +
+	main, _ := fpmtest.Single("[global]\nerror_log = @DIR@/error.log\n[www]\nuser = nobody\nlisten = @DIR@/www.sock\nlisten.mode = 0666\n" +
 		"pm = static\npm.max_children = 1\nphp_admin_value[memory_limit] = 100M\nphp_admin_value[memory_limit] = 200M\n" +
-		"php_value[precision] = 5\nphp_value[precision] = 7\nenv[A] = first\nenv[A] = second\n").lay(t)
+		"php_value[precision] = 5\nphp_value[precision] = 7\nenv[A] = first\nenv[A] = second\n").Lay(t)
 	dir := filepath.Dir(main)
 	for _, d := range []string{filepath.Dir(dir), dir} { // the workers (nobody) read the script
 		if err := os.Chmod(d, 0o755); err != nil {

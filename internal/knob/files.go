@@ -40,7 +40,7 @@ func (c *Config) FromPoolFile(path string) error {
 	if err != nil {
 		return exitcode.UsageErrorf("%v", err)
 	}
-	return c.fromPool(conf)
+	return c.FromPoolConfig(conf)
 }
 
 // FromPoolText is FromPoolFile on the file's text; path names it (its includes are read from disk).
@@ -49,10 +49,11 @@ func (c *Config) FromPoolText(path, text string) error {
 	if err != nil {
 		return exitcode.UsageErrorf("%v", err)
 	}
-	return c.fromPool(conf)
+	return c.FromPoolConfig(conf)
 }
 
-func (c *Config) fromPool(conf *fpmconf.Config) error {
+// FromPoolConfig is FromPoolFile on a configuration already read.
+func (c *Config) FromPoolConfig(conf *fpmconf.Config) error {
 	p, err := StartPool(conf)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,13 @@ func ApplyText(w io.Writer, p *apply.Plan, dir string) { applyText(w, p, dir, ""
 
 func applyText(w io.Writer, p *apply.Plan, dir, indent string) {
 	say := func(first, rest, text string) { writeWrapped(w, indent+first, indent+rest, text, termWidth) }
+	if p.Pool != "" && p.Servers != "" && len(p.Changes)+len(p.Files) > 0 && p.Files[0].Name == apply.PoolName {
+		say("", "", fmt.Sprintf("The pool [%s] as php-fpm runs it, before -> after (listening on %s, as before unless listen is below):",
+			p.Pool, cmp.Or(p.Listen, "an address no file read sets")))
+		for _, l := range p.Effective() {
+			fmt.Fprintf(w, "%s     %s\n", indent, l)
+		}
+	}
 	say("", "", "To apply it on a Debian server ("+p.ForServers()+"), as root:")
 	for i, s := range p.Steps(dir) {
 		say(fmt.Sprintf("%d. ", i+1), "   ", s.Text)
@@ -24,8 +32,9 @@ func applyText(w io.Writer, p *apply.Plan, dir, indent string) {
 			fmt.Fprintf(w, "%s     %s\n", indent, l)
 		}
 	}
-	say("", "  ", fmt.Sprintf("Or the files of steps 1 to %d at once, each file replaced kept as FILE.orig:", len(p.Files)))
+	say("", "  ", fmt.Sprintf("Or the files of steps 1 to %d at once, and to take them back (new files removed):", len(p.Files)))
 	writeCommand(w, indent+"     ", p.Patch(dir))
+	writeCommand(w, indent+"     ", p.Undo(dir))
 	for _, n := range p.Notes {
 		say("", "  ", "Note: "+n+".")
 	}

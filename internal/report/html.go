@@ -98,6 +98,7 @@ type applyView struct {
 	Servers string
 	Steps   []apply.Step
 	Patch   string
+	Undo    string
 	Notes   []string
 	Diffs   []fileDiff
 }
@@ -111,7 +112,7 @@ type fileDiff struct {
 type diffLine struct{ Class, Text string }
 
 func viewApply(p *apply.Plan, dir string) *applyView {
-	v := &applyView{Servers: p.ForServers(), Steps: p.Steps(dir), Patch: p.Patch(dir), Notes: p.Notes}
+	v := &applyView{Servers: p.ForServers(), Steps: p.Steps(dir), Patch: p.Patch(dir), Undo: p.Undo(dir), Notes: p.Notes}
 	for _, f := range p.Files {
 		d := fileDiff{Name: f.Name, Dest: f.Dest, From: f.From}
 		for _, l := range strings.SplitAfter(strings.TrimSuffix(f.Diff, "\n"), "\n") {

@@ -99,3 +99,37 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, " / ")
 }
+
+// CheckNginxSite runs `nginx -t` on the user's site as changed and the upstream it passes to, in an http block
+// of their own: what nginx reads of them on the server. The site's relative include lines are taken from
+// confDir (/etc/nginx), whose files the check's directory links to.
+func CheckNginxSite(ctx context.Context, nginxBin, confDir, upstream, site string) error {
+	dir, err := os.MkdirTemp("", "phptune-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	entries, err := os.ReadDir(confDir)
+	if err != nil {
+		return fmt.Errorf("nginx's configuration directory: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() != "nginx.conf" {
+			if err := os.Symlink(filepath.Join(confDir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	conf := fmt.Sprintf("pid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\nhttp {\ninclude %s/phptune-upstream.conf;\ninclude %s/phptune-site.conf;\n}\n",
+		dir, dir, dir, dir)
+	for name, text := range map[string]string{"nginx.conf": conf, "phptune-upstream.conf": upstream, "phptune-site.conf": site} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	out, err := exec.CommandContext(ctx, nginxBin, "-t", "-q", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf")).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("nginx -t rejects the site with its upstream: %s", lastLines(string(out), 3))
+	}
+	return nil
+}

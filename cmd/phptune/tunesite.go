@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/phptune/phptune/internal/apply"
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/suggest"
+)
+
+// siteFile is the nginx site the plan changes: --from-site's, else Debian's default site when
+// sites-enabled has it (a server that serves through it); none otherwise.
+func siteFile(fromSite string) (apply.File, error) {
+	path := fromSite
+	if path == "" {
+		if _, err := os.Stat("/etc/nginx/sites-enabled/default"); err != nil {
+			return apply.File{}, nil
+		}
+		path = apply.DebianSite
+	}
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		return apply.File{Path: path, Text: string(b)}, nil
+	case fromSite == "":
+		return apply.File{}, nil
+	}
+	return apply.File{}, exitcode.UsageErrorf("--from-site %s: %v%s: give the nginx site that serves the app", fromSite,
+		errorText(err), nearbyFile(fromSite))
+}
+
+// errorText is an error without the path os puts in front of it.
+func errorText(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// nearbyFile suggests the files of path's directory whose names are near path's, for a typo.
+func nearbyFile(path string) string {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	near := suggest.Nearest(filepath.Base(path), names)
+	if len(near) == 0 {
+		return ""
+	}
+	for i, n := range near {
+		near[i] = filepath.Join(dir, n)
+	}
+	return " (did you mean " + suggest.Or(near) + "?)"
+}
