@@ -2,9 +2,9 @@ package measure
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -53,12 +53,12 @@ func TestListenQueueIPv6AndDualStack(t *testing.T) {
 		}
 		defer l.Close()
 		port := l.Addr().(*net.TCPAddr).Port
-		reach := []string{"[::1]"}
+		reach := []string{"::1"}
 		if bind == ":0" {
 			reach = append(reach, "127.0.0.1")
 		}
 		for _, host := range reach {
-			addr := fmt.Sprintf("%s:%d", host, port)
+			addr := net.JoinHostPort(host, strconv.Itoa(port))
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
