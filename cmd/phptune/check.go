@@ -19,6 +19,7 @@ import (
 
 type checkFlags struct {
 	statusPath       string
+	prefix           string
 	forDur, interval time.Duration
 	json             bool
 	out              string
@@ -48,7 +49,8 @@ Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot 
   phptune check /etc/php/8.2/fpm/pool.d/www.conf --for 10m
   phptune check /run/php/php8.2-fpm.sock --status-path /status
   phptune check tcp:127.0.0.1:9000 --json > check.json
-  phptune check www --out /var/tmp/check               # result.json and report.html`,
+  phptune check www --out /var/tmp/check               # result.json and report.html
+  phptune check /usr/local/etc/php-fpm.conf --prefix /usr/local   # include=etc/php-fpm.d/*.conf, as php-fpm -p`,
 		Args: args(0, -1, "TARGET, a pool file, socket, tcp:HOST:PORT or running pool's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd.Context(), f, args, cmd.Flags().Changed("status-path"))
@@ -59,7 +61,9 @@ Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot 
 	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "sample for this `DURATION`")
 	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "`DURATION` between samples")
 	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "the pm.status_path `PATH` of a socket or address (a pool file's is read from it)")
-	flagGroup(fl, "SAMPLING", "for", "interval", "status-path")
+	fl.StringVar(&f.prefix, "prefix", "", "php-fpm's prefix `DIR` (its -p) for relative include= lines (default: guessed from the master's binary "+
+		"and the file's place, PREFIX/etc/php-fpm.conf)")
+	flagGroup(fl, "SAMPLING", "for", "interval", "status-path", "prefix")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/check/v1) instead of the summary")
 	fl.StringVar(&f.out, "out", "", "also write result.json and report.html into this `DIR`")
 	flagGroup(fl, "OUTPUT", "json", "out")
@@ -76,14 +80,14 @@ func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) 
 	if !strings.HasPrefix(f.statusPath, "/") {
 		return exitcode.UsageErrorf("--status-path %q: want a path starting with /, as pm.status_path is written", f.statusPath)
 	}
-	targets, skipped, err := check.Resolve(args, f.statusPath, statusSet)
+	targets, skipped, err := check.Resolve(args, check.Given{StatusPath: f.statusPath, StatusSet: statusSet, Prefix: f.prefix})
 	if err != nil {
 		return err
 	}
 	if len(targets) == 0 {
 		return nothingToSample(skipped)
 	}
-	if targets, err = check.Preflight(ctx, targets); err != nil {
+	if targets, err = check.Preflight(ctx, targets, f.prefix); err != nil {
 		return err
 	}
 	if f.out != "" {

@@ -61,13 +61,16 @@ type sampler struct {
 	queueErr error
 	memErr   error // the first worker whose memory could not be read
 	missed   int   // status reads that timed out
-	failed   int   // status reads that failed otherwise, twice in a row
-	failErr  error // the first such failure
-	own      int   // requests sent to the pool, answered or not
-	opcache  []*measure.Opcache
-	opErr    error
-	lastOp   time.Time
-	lastMem  time.Time
+	held     []heldObs
+	// lastMissed says the last status read timed out: the window's final read is then left out (it would too).
+	lastMissed bool
+	failed     int   // status reads that failed otherwise, twice in a row
+	failErr    error // the first such failure
+	own        int   // requests sent to the pool, answered or not
+	opcache    []*measure.Opcache
+	opErr      error
+	lastOp     time.Time
+	lastMem    time.Time
 }
 
 func newSampler(t Target, interval, window time.Duration, probe *opcacheProbe) *sampler {
@@ -105,7 +108,7 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 			if inflight {
 				<-done
 			}
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !s.missedLast() {
 				s.readStatus(ctx, s.opcacheWorks(), true)
 			}
 			return
@@ -116,6 +119,12 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 			return
 		}
 	}
+}
+
+func (s *sampler) missedLast() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastMissed
 }
 
 // opcacheWorks says whether opcache can be read (the script placed and answered, or not tried yet).
@@ -159,11 +168,21 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache, withMem bool) {
 	wait := time.Since(t0)
 	timedOut := c.Err() != nil
 	cancel()
+	var held *heldObs
+	if err != nil && timedOut && ctx.Err() == nil {
+		held = readHeld(s.t)
+	}
+	s.mu.Lock()
+	s.lastMissed = err != nil && timedOut
+	s.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
 			s.mu.Lock()
 			if timedOut {
 				s.missed++
+				if held != nil {
+					s.held = append(s.held, *held)
+				}
 			} else if s.failed++; s.failErr == nil {
 				s.failErr = err
 			}
