@@ -147,6 +147,10 @@ func preflight(ctx context.Context, t *Target, running []measure.RunningPool) er
 	}
 	if len(st.Processes) > 0 {
 		linkByWorker(t, st.Processes[0].PID, running)
+		if t.WorkerGID < 0 {
+			// An ondemand pool idle when it was found had no worker: the status request started one.
+			t.WorkerUID, t.WorkerGID = measure.ProcIDs(st.Processes[0].PID)
+		}
 	}
 	return nil
 }

@@ -157,7 +157,7 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache, withMem bool) {
 	s.mu.Unlock()
 	t0 := time.Now()
 	st, err := measure.ReadFPMStatus(c, s.t.Network, s.t.Address, s.t.StatusPath)
-	if err != nil && c.Err() == nil {
+	if err != nil && c.Err() == nil && !timedOut(err) {
 		// Not a timeout: a read that failed outright (seen once in CI on a healthy pool, on a loaded machine) is
 		// tried again before it counts.
 		s.mu.Lock()
@@ -166,19 +166,19 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache, withMem bool) {
 		st, err = measure.ReadFPMStatus(c, s.t.Network, s.t.Address, s.t.StatusPath)
 	}
 	wait := time.Since(t0)
-	timedOut := c.Err() != nil
+	missed := c.Err() != nil || timedOut(err) // the dial's own deadline may fire before ctx says so
 	cancel()
 	var held *heldObs
-	if err != nil && timedOut && ctx.Err() == nil {
+	if err != nil && missed && ctx.Err() == nil {
 		held = readHeld(s.t)
 	}
 	s.mu.Lock()
-	s.lastMissed = err != nil && timedOut
+	s.lastMissed = err != nil && missed
 	s.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
 			s.mu.Lock()
-			if timedOut {
+			if missed {
 				s.missed++
 				if held != nil {
 					s.held = append(s.held, *held)
