@@ -38,7 +38,7 @@ func TestCheckHeldPool(t *testing.T) {
 	if r.code != 3 || f == nil || !strings.Contains(f.Title, "pm.max_children = 2") || !strings.Contains(f.Title, "every worker held") {
 		t.Fatalf("exit %d, findings %+v, queue %+v; want exit 3 and %s naming pm.max_children\n%s", r.code, p.Findings, p.Queue, check.FindUnanswered, r.stderr)
 	}
-	if p.Held == nil || p.Held.Busy != 2 || p.Held.Workers != 2 || p.Queue.Peak < 6 || p.Queue.Source != "kernel" {
+	if p.Held == nil || p.Held.Busy != 2 || p.Held.Workers != 2 || p.Queue.Peak != 6 || p.Queue.Source != "kernel" {
 		t.Errorf("held %+v, queue %+v: want 2 of 2 workers held and 6 connections waiting", p.Held, p.Queue)
 	}
 	for _, w := range p.Held.States {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/measure"
 )
 
@@ -138,7 +139,9 @@ func preflight(ctx context.Context, t *Target, running []measure.RunningPool) er
 			return ctx.Err()
 		}
 		if timedOut(err) {
-			return nil // something accepted the connection and no worker took it: every worker is held, a finding
+			// Every worker is held, a finding; a connection made waits in the queue.
+			t.unanswered = !errors.Is(err, fcgi.ErrConnect)
+			return nil
 		}
 		return exitcode.WithCode(exitcode.Usage, statusError(*t, err))
 	}

@@ -32,6 +32,8 @@ type Target struct {
 	MasterPID int // 0 until found
 	// WorkerUID and WorkerGID run the pool's workers (-1 unknown): the opcache script must be readable by them.
 	WorkerUID, WorkerGID int
+	// unanswered says the preflight's status request got no worker: its connection still waits in the queue.
+	unanswered bool
 }
 
 func (t Target) String() string {
