@@ -30,12 +30,12 @@ func (w WorkerState) Doing() string {
 	switch {
 	case w.Idle():
 		return "idle (in accept)"
+	case w.Syscall != "": // read after the state: where it was blocked last
+		return "in " + w.Syscall
 	case w.State == "R":
 		return "running"
-	case w.Syscall == "":
-		return "state " + w.State
 	}
-	return "in " + w.Syscall
+	return "state " + w.State
 }
 
 // ReadWorkerState reads a process's state, system call and wait channel.

@@ -27,11 +27,11 @@ func TestReadWorkerState(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	var w WorkerState
-	sleeping := func() bool { return w.Syscall == "clock_nanosleep" || w.Syscall == "nanosleep" }
+	sleeping := func() bool { return (w.Syscall == "clock_nanosleep" || w.Syscall == "nanosleep") && w.State == "S" }
 	for end := time.Now().Add(5 * time.Second); !sleeping() && time.Now().Before(end); {
 		w, _ = ReadWorkerState(cmd.Process.Pid) // until it has started sleeping: a state, not a time
 	}
-	if w.Idle() || !sleeping() || w.State != "S" {
+	if w.Idle() || !sleeping() || w.Doing() != "in "+w.Syscall {
 		t.Errorf("sleep 30: %+v (%s)", w, w.Doing())
 	}
 }
