@@ -19,6 +19,7 @@ import (
 
 type checkFlags struct {
 	statusPath       string
+	prefix           string
 	forDur, interval time.Duration
 	json             bool
 	out              string
@@ -30,25 +31,26 @@ func newCheckCmd() *cobra.Command {
 		Use:   "check [TARGET...]",
 		Short: "Read a live php-fpm pool, read-only, and say what is wrong with it, with the numbers",
 		Long: `Reads running php-fpm pools for --for, read-only and sending no load, and says what is wrong with each, with the
-numbers behind every finding: max_children reached and how long requests waited, busy workers, slow requests,
+numbers behind every finding: max_children reached and how long requests waited, every worker held, slow requests,
 workers' memory and its growth per request, the memory the pool may take at max_children against what its
 cgroup or the host has, opcache full or restarting. Each change it would make comes with its numbers and the
 phptune tune command that would verify it.
 
-TARGET is a pool file or php-fpm.conf (listen and pm.status_path read from it), a unix socket (PATH or
-unix:PATH), tcp:HOST:PORT or HOST:PORT (with --status-path), or a running pool's name; without TARGET, every
-pool running on this host. A pool without pm.status_path cannot be sampled: check says what to add.
+TARGET is a pool file or php-fpm.conf (a relative include= taken from --prefix, else the prefix its place or
+the master's binary suggests), a unix socket (PATH or unix:PATH), tcp:HOST:PORT or HOST:PORT (with
+--status-path, else a running pool's own), or a running pool's name; without TARGET, every pool on this host.
 
 The one thing it asks of a pool beyond its status page is to run phptune's opcache script, placed for that
 request in a private directory (/run/phptune-check-GID, 0750 to the workers' group) and removed after.
 
-Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot be read), 1 failure,
-130 interrupted (what was sampled is reported, marked partial).`,
+Exit codes: 0 nothing found, 3 a problem found (a pool whose every worker is held included), 2 bad input (a
+pool that cannot be read), 1 failure, 130 interrupted (what was sampled is reported, marked partial).`,
 		Example: `  phptune check                                        # every pool on this host, 2 minutes
   phptune check /etc/php/8.2/fpm/pool.d/www.conf --for 10m
   phptune check /run/php/php8.2-fpm.sock --status-path /status
   phptune check tcp:127.0.0.1:9000 --json > check.json
-  phptune check www --out /var/tmp/check               # result.json and report.html`,
+  phptune check www --out /var/tmp/check               # result.json and report.html
+  phptune check /srv/fpm/php-fpm.conf --prefix /srv/fpm  # its include=etc/php-fpm.d/*.conf, as php-fpm -p /srv/fpm`,
 		Args: args(0, -1, "TARGET, a pool file, socket, tcp:HOST:PORT or running pool's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd.Context(), f, args, cmd.Flags().Changed("status-path"))
@@ -59,7 +61,8 @@ Exit codes: 0 nothing found, 3 a problem found, 2 bad input (a pool that cannot 
 	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "sample for this `DURATION`")
 	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "`DURATION` between samples")
 	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "the pm.status_path `PATH` of a socket or address (a pool file's is read from it)")
-	flagGroup(fl, "SAMPLING", "for", "interval", "status-path")
+	fl.StringVar(&f.prefix, "prefix", "", "php-fpm's prefix `DIR` (its -p), for relative include= lines (default: guessed)")
+	flagGroup(fl, "SAMPLING", "for", "interval", "status-path", "prefix")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/check/v1) instead of the summary")
 	fl.StringVar(&f.out, "out", "", "also write result.json and report.html into this `DIR`")
 	flagGroup(fl, "OUTPUT", "json", "out")
@@ -76,14 +79,14 @@ func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) 
 	if !strings.HasPrefix(f.statusPath, "/") {
 		return exitcode.UsageErrorf("--status-path %q: want a path starting with /, as pm.status_path is written", f.statusPath)
 	}
-	targets, skipped, err := check.Resolve(args, f.statusPath, statusSet)
+	targets, skipped, err := check.Resolve(args, check.Given{StatusPath: f.statusPath, StatusSet: statusSet, Prefix: f.prefix})
 	if err != nil {
 		return err
 	}
 	if len(targets) == 0 {
 		return nothingToSample(skipped)
 	}
-	if targets, err = check.Preflight(ctx, targets); err != nil {
+	if targets, err = check.Preflight(ctx, targets, f.prefix); err != nil {
 		return err
 	}
 	if f.out != "" {

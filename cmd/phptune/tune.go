@@ -363,7 +363,7 @@ func (f tuneFlags) limits(o *tune.Options) error {
 	}
 	o.Memory, o.MemoryFrom = lim.Memory()
 	// The pools already running in the same memory keep what they may still grow to.
-	if pools, err := measure.RunningPools(); err == nil {
+	if pools, err := measure.RunningPools(""); err == nil {
 		o.OtherPools = tune.OtherPools(pools, lim, lim.CgroupBound(), func(pid int) string {
 			l, _ := measure.ReadLimitsOf(pid)
 			return l.Cgroup

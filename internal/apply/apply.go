@@ -138,6 +138,7 @@ func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error
 		SiteFile: "/etc/nginx/sites-available/default"}
 	p.Listen = listen(pool, name, rec, base, t)
 	poolDirectives(pool, rec, base)
+	statusPage(pool)
 	settings(pool, ini, rec, base, t)
 	if rec.PHPFPM != base.PHPFPM && rec.PHPFPM != "" {
 		p.Notes = append(p.Notes, "the recommendation runs php-fpm from "+rec.PHPFPM+": the files alone do not change the binary")
@@ -270,6 +271,16 @@ func poolDirectives(pool *poolEdit, rec, base knob.Config) {
 			pool.unset(kv[0])
 		}
 	}
+}
+
+// statusPage keeps the pool's pm.status_path, or gives it one, so that phptune check can read the result.
+func statusPage(pool *conf) {
+	if pool.value("pm.status_path") != "" {
+		return
+	}
+	pool.set("pm.status_path", "/fpm-status")
+	i, _ := pool.find([]string{"pm.status_path"}, false)
+	pool.insert(i, "; phptune check reads the pool here over FastCGI; nginx serves it only where a location passes it")
 }
 
 // directives are a configuration's pool directives without its ini settings, as key and value.

@@ -30,6 +30,7 @@ type window struct {
 	queueErr   error
 	memErr     error
 	missed     int
+	held       []heldObs // the workers' states at each unanswered status read
 	failed     int
 	failErr    error
 	own        int
@@ -71,6 +72,7 @@ func analyze(t Target, w window) *Pool {
 	p.Memory, p.Series.MT, p.Series.Memory = memory(w, p.Settings.MaxChildren)
 	p.Growth = growthOf(w, t.StatusPath, p.Settings.MaxRequests)
 	p.Opcache = opcacheOf(w)
+	p.Held = heldOf(w)
 	if w.cpuOK && p.ElapsedS > 0 {
 		p.CPU = &CPU{UsedS: w.cpuUsed.Seconds(), Cores: w.cpuUsed.Seconds() / p.ElapsedS, Of: cpusOf(w)}
 	}

@@ -87,6 +87,8 @@ type Pool struct {
 	CPU     *CPU         `json:"cpu,omitempty"`
 	Opcache OpcacheCheck `json:"opcache"`
 	Series  Series       `json:"series"`
+	// Held is what /proc showed of the workers while the status page went unanswered (nil when it answered).
+	Held *Held `json:"held,omitempty"`
 
 	Findings    []Finding    `json:"findings"`
 	Suggestions []Suggestion `json:"suggestions"`

@@ -128,7 +128,7 @@ func backlog(p *Pool, tn tuneCmd) (*Finding, Suggestion) {
 	return f, s
 }
 
-func unanswered(p *Pool, _ tuneCmd) (*Finding, Suggestion) {
+func unanswered(p *Pool, tn tuneCmd) (*Finding, Suggestion) {
 	if p.StatusMissed == 0 && p.StatusFailed > 0 {
 		return &Finding{ID: FindUnanswered,
 			Title: fmt.Sprintf("the status page failed %d time(s), each after a second try: %s", p.StatusFailed, p.StatusError),
@@ -138,10 +138,7 @@ func unanswered(p *Pool, _ tuneCmd) (*Finding, Suggestion) {
 	if p.StatusMissed == 0 {
 		return nil, Suggestion{}
 	}
-	return &Finding{ID: FindUnanswered,
-		Title: fmt.Sprintf("the status page went unanswered for %s, %d time(s): every worker was held", statusTimeout, p.StatusMissed),
-		Evidence: []string{fmt.Sprintf("%d of %d status reads got no worker within %s: long requests, or kept connections (nginx's keepalive to "+
-			"php-fpm) holding every worker", p.StatusMissed, p.StatusMissed+p.Samples, statusTimeout)}}, Suggestion{}
+	return unansweredHeld(p, tn)
 }
 
 func slowRequests(p *Pool, _ tuneCmd) (*Finding, Suggestion) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,19 +19,20 @@ import (
 // opcache's memory lives in the master's shared segment: only a request the pool serves can read it. check
 // writes phptune's status script into a private directory for one request at a time and removes it after.
 //
-// The path and the file are the same on every check (a directory per workers' group, the script's mtime fixed
-// in the future): opcache does not cache a file younger than opcache.file_update_protection (2 s by default),
-// and a future mtime is always younger, so the script normally adds no key; where the protection is off it is
-// cached once under one path and found valid ever after, never wasting memory. A random directory per check
-// would add a key to the pool's cache every time, which a check run from cron would fill.
+// The directory is one per workers' group; the script's name is the pool's and the run's (two pools of one
+// master, or two checks, each remove their own script: one shared name made one read in five a 404). Its mtime
+// is fixed in the future: opcache does not cache a file younger than opcache.file_update_protection (2 s by
+// default), and a future mtime is always younger, so the script adds no key to the pool's cache; where the
+// protection is off, each check adds one key (opcache_get_status shows them in num_cached_keys).
 
 // probeMtime is the script's fixed modification time.
 var probeMtime = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // opcacheProbe is where the script goes for one pool.
 type opcacheProbe struct {
-	dir string
-	gid int // the directory's group: the workers' (root), or -1
+	dir  string
+	name string // the script's: the pool's and this run's
+	gid  int    // the directory's group: the workers' (root), or -1
 }
 
 // newOpcacheProbe says where the script can go so that the pool's workers, and no other user, can read it, or
@@ -54,7 +56,7 @@ func newOpcacheProbe(t Target) (*opcacheProbe, string) {
 		if gid < 0 {
 			return nil, "the pool's workers were not found, so their group is unknown: the script's directory is readable by that group only"
 		}
-		p := &opcacheProbe{dir: fmt.Sprintf("/run/phptune-check-%d", gid), gid: gid}
+		p := &opcacheProbe{dir: fmt.Sprintf("/run/phptune-check-%d", gid), name: scriptName(t), gid: gid}
 		if reason := underBasedir(t, p.dir); reason != "" {
 			return nil, reason
 		}
@@ -68,11 +70,25 @@ func newOpcacheProbe(t Target) (*opcacheProbe, string) {
 	if st, err := os.Stat(base); base == "" || err != nil || !st.IsDir() {
 		base = "/tmp"
 	}
-	p := &opcacheProbe{dir: filepath.Join(base, "phptune-check-"+strconv.Itoa(uid)), gid: -1}
+	p := &opcacheProbe{dir: filepath.Join(base, "phptune-check-"+strconv.Itoa(uid)), name: scriptName(t), gid: -1}
 	if reason := underBasedir(t, p.dir); reason != "" {
 		return nil, reason
 	}
 	return p, ""
+}
+
+// scriptName is the opcache script's name for the pool and this run: the pool's name, a hash of where it
+// listens (pools of one name on two masters) and check's pid.
+func scriptName(t Target) string {
+	h := fnv.New32a()
+	h.Write([]byte(t.Network + " " + t.Address))
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, t.Name)
+	return fmt.Sprintf("phptune-opcache-%.40s-%08x-%d.php", name, h.Sum32(), os.Getpid())
 }
 
 // read places the script, asks the pool to run it and removes it again.
@@ -116,7 +132,7 @@ func (p *opcacheProbe) place() (string, error) {
 	if err := os.Chmod(p.dir, mode); err != nil {
 		return "", fmt.Errorf("opcache script directory: %w", err)
 	}
-	script, err := measure.WriteOpcacheScript(p.dir)
+	script, err := measure.WriteOpcacheScriptAs(filepath.Join(p.dir, p.name))
 	if err != nil {
 		return "", err
 	}

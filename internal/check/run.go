@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/measure"
 )
 
@@ -44,8 +45,8 @@ type PoolProgress struct {
 
 // Preflight reads each pool's status page once: a pool that does not answer is bad input (exit 2), found before
 // anything is written. It fills in what the page tells of each pool (its name, its master through a worker).
-func Preflight(ctx context.Context, targets []Target) ([]Target, error) {
-	running, _ := measure.RunningPools()
+func Preflight(ctx context.Context, targets []Target, prefix string) ([]Target, error) {
+	running, _ := measure.RunningPools(prefix)
 	out := make([]Target, len(targets))
 	for i, t := range targets {
 		if err := preflight(ctx, &t, running); err != nil {
@@ -137,6 +138,11 @@ func preflight(ctx context.Context, t *Target, running []measure.RunningPool) er
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if timedOut(err) {
+			// Every worker is held, a finding; a connection made waits in the queue.
+			t.unanswered = !errors.Is(err, fcgi.ErrConnect)
+			return nil
+		}
 		return exitcode.WithCode(exitcode.Usage, statusError(*t, err))
 	}
 	if t.Name == "" {
@@ -144,6 +150,10 @@ func preflight(ctx context.Context, t *Target, running []measure.RunningPool) er
 	}
 	if len(st.Processes) > 0 {
 		linkByWorker(t, st.Processes[0].PID, running)
+		if t.WorkerGID < 0 {
+			// An ondemand pool idle when it was found had no worker: the status request started one.
+			t.WorkerUID, t.WorkerGID = measure.ProcIDs(st.Processes[0].PID)
+		}
 	}
 	return nil
 }
@@ -155,18 +165,18 @@ func statusError(t Target, err error) error {
 	if t.Pool != nil {
 		file = t.Pool.File
 	}
-	var ne interface{ Timeout() bool }
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return fmt.Errorf("pool %s: no answer from its status page within %s: every worker is held (long requests or kept connections); "+
-			"try again, or raise pm.max_children", where, statusTimeout)
 	case isRefused(err):
 		return fmt.Errorf("pool %s: nothing listens there (%v): is php-fpm running, and is this its listen address?", where, unwrapAll(err))
 	case isPermission(err):
 		return fmt.Errorf("pool %s: %v: run check as root, or as a user in the socket's group (listen.group)", where, unwrapAll(err))
 	}
-	return fmt.Errorf("pool %s: %v: set pm.status_path = %s in the pool's section of %s and reload php-fpm, or give --status-path",
-		where, err, t.StatusPath, file)
+	if t.Pool != nil && t.Pool.StatusPath != "" && t.Pool.StatusPath != t.StatusPath {
+		return fmt.Errorf("pool %s: %v at %s: %s sets pm.status_path = %s: give --status-path %s", where, err, t.StatusPath, file,
+			t.Pool.StatusPath, t.Pool.StatusPath)
+	}
+	return fmt.Errorf("pool %s: %v: set pm.status_path = %s in the pool's section of %s, then %s; or give --status-path",
+		where, err, t.StatusPath, file, reloadHint(t.MasterPID))
 }
 
 // poolRun is one pool's sampling, with what is read before and after it.
@@ -234,12 +244,17 @@ func (r *poolRun) after(start, end time.Time) window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w.obs, w.queue, w.backlog, w.queueErr, w.missed, w.own = s.obs, s.queue, s.backlog, s.queueErr, s.missed, s.own
-	w.memErr, w.failed, w.failErr = s.memErr, s.failed, s.failErr
+	w.memErr, w.failed, w.failErr, w.held = s.memErr, s.failed, s.failErr, s.held
 	w.opcache, w.opWhy = s.opcache, r.opWhy
 	if s.opErr != nil {
 		w.opWhy = s.opErr.Error()
 	}
 	return w
+}
+
+func timedOut(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 func isRefused(err error) bool {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/measure"
 )
 
@@ -61,19 +62,30 @@ type sampler struct {
 	queueErr error
 	memErr   error // the first worker whose memory could not be read
 	missed   int   // status reads that timed out
-	failed   int   // status reads that failed otherwise, twice in a row
-	failErr  error // the first such failure
-	own      int   // requests sent to the pool, answered or not
-	opcache  []*measure.Opcache
-	opErr    error
-	lastOp   time.Time
-	lastMem  time.Time
+	held     []heldObs
+	// lastMissed says the last status read timed out: the window's final read is then left out (it would too).
+	lastMissed bool
+	// abandoned are check's own unanswered status connections still in the accept queue: a closed connection
+	// waits there until a worker accepts it, and the queue is first in, first out, so an answered read means
+	// every older one is gone.
+	abandoned int
+	failed    int   // status reads that failed otherwise, twice in a row
+	failErr   error // the first such failure
+	own       int   // requests sent to the pool, answered or not
+	opcache   []*measure.Opcache
+	opErr     error
+	lastOp    time.Time
+	lastMem   time.Time
 }
 
 func newSampler(t Target, interval, window time.Duration, probe *opcacheProbe) *sampler {
 	every := min(max(window/opcacheReads, interval), opcacheMaxEvery)
 	mem := min(max(window/memReads, interval), memMaxEvery)
-	return &sampler{t: t, interval: interval, probe: probe, opcacheEvery: every, memEvery: mem}
+	s := &sampler{t: t, interval: interval, probe: probe, opcacheEvery: every, memEvery: mem}
+	if t.unanswered {
+		s.abandoned = 1
+	}
+	return s
 }
 
 // run samples until end or until ctx is done: the accept queue every interval, the status page (with the
@@ -105,7 +117,7 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 			if inflight {
 				<-done
 			}
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !s.missedLast() {
 				s.readStatus(ctx, s.opcacheWorks(), true)
 			}
 			return
@@ -116,6 +128,12 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 			return
 		}
 	}
+}
+
+func (s *sampler) missedLast() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastMissed
 }
 
 // opcacheWorks says whether opcache can be read (the script placed and answered, or not tried yet).
@@ -148,7 +166,7 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache, withMem bool) {
 	s.mu.Unlock()
 	t0 := time.Now()
 	st, err := measure.ReadFPMStatus(c, s.t.Network, s.t.Address, s.t.StatusPath)
-	if err != nil && c.Err() == nil {
+	if err != nil && c.Err() == nil && !timedOut(err) {
 		// Not a timeout: a read that failed outright (seen once in CI on a healthy pool, on a loaded machine) is
 		// tried again before it counts.
 		s.mu.Lock()
@@ -157,13 +175,28 @@ func (s *sampler) readStatus(ctx context.Context, withOpcache, withMem bool) {
 		st, err = measure.ReadFPMStatus(c, s.t.Network, s.t.Address, s.t.StatusPath)
 	}
 	wait := time.Since(t0)
-	timedOut := c.Err() != nil
+	missed := c.Err() != nil || timedOut(err) // the dial's own deadline may fire before ctx says so
 	cancel()
+	var held *heldObs
+	if err != nil && missed && ctx.Err() == nil {
+		held = readHeld(s.t)
+	}
+	s.mu.Lock()
+	s.lastMissed = err != nil && missed
+	if s.lastMissed && !errors.Is(err, fcgi.ErrConnect) { // one never connected (a full backlog) is not in the queue
+		s.abandoned++
+	} else if err == nil {
+		s.abandoned = 0
+	}
+	s.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
 			s.mu.Lock()
-			if timedOut {
+			if missed {
 				s.missed++
+				if held != nil {
+					s.held = append(s.held, *held)
+				}
 			} else if s.failed++; s.failErr == nil {
 				s.failErr = err
 			}
@@ -223,14 +256,15 @@ func (s *sampler) readOpcache(ctx context.Context) {
 }
 
 // readQueue reads the socket's accept queue from the kernel; own says check's status request is in flight, and
-// may be one of the connections waiting (it is not counted).
+// may be one of the connections waiting: it is not counted, nor are check's abandoned ones.
 func (s *sampler) readQueue(own bool) {
 	q, err := measure.ReadListenQueue(s.t.Network, s.t.Address)
-	if own && q.Queued > 0 {
-		q.Queued--
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if own {
+		q.Queued = max(q.Queued-1, 0)
+	}
+	q.Queued = max(q.Queued-s.abandoned, 0)
 	if err != nil {
 		if s.queueErr == nil && !errors.Is(err, context.Canceled) {
 			s.queueErr = err

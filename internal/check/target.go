@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,8 @@ type Target struct {
 	MasterPID int // 0 until found
 	// WorkerUID and WorkerGID run the pool's workers (-1 unknown): the opcache script must be readable by them.
 	WorkerUID, WorkerGID int
+	// unanswered says the preflight's status request got no worker: its connection still waits in the queue.
+	unanswered bool
 }
 
 func (t Target) String() string {
@@ -40,19 +43,27 @@ func (t Target) String() string {
 	return t.Address
 }
 
+// Given is what the command line says of the pools beside the targets.
+type Given struct {
+	StatusPath string // of sockets and addresses
+	StatusSet  bool   // --status-path was given: it overrides the pools' own
+	Prefix     string // php-fpm's -p, for relative include= lines ("": guessed, measure.FPMPrefixes)
+}
+
 // Resolve turns the command line's targets into pools to check. Each arg is a php-fpm configuration file (a
 // pool file, or the main php-fpm.conf with its include= lines: every pool in it), a unix socket (a path, or
-// unix:PATH), an address (tcp:HOST:PORT or HOST:PORT) or the name of a running pool. statusPath (set when
-// statusSet) is the status path of sockets and addresses, and overrides the files'. No args: every pool
-// running on the host (found by measure.RunningPools) except phptune's own. A pool that cannot be sampled (no
-// pm.status_path) is returned in skipped with what to add; bad input is an error (exit 2).
-func Resolve(args []string, statusPath string, statusSet bool) (targets []Target, skipped []Skipped, err error) {
-	running, runErr := measure.RunningPools()
+// unix:PATH), an address (tcp:HOST:PORT or HOST:PORT) or the name of a running pool. g.StatusPath is the status
+// path of sockets and addresses (a running pool's own when it has one), and overrides the files' when
+// g.StatusSet. No args: every pool running on the host (found by measure.RunningPools) except phptune's own. A
+// pool that cannot be sampled (no pm.status_path) is returned in skipped with what to add; bad input is an
+// error (exit 2).
+func Resolve(args []string, g Given) (targets []Target, skipped []Skipped, err error) {
+	running, runErr := measure.RunningPools(g.Prefix)
 	if len(args) == 0 {
 		if runErr != nil {
 			return nil, nil, fmt.Errorf("find running php-fpm pools: %w", runErr)
 		}
-		ts, sk, err := discovered(running, statusPath, statusSet)
+		ts, sk, err := discovered(running, g)
 		if err == nil && len(ts) == 0 && len(sk) == 0 {
 			own := ""
 			if n := len(running); n > 0 {
@@ -63,20 +74,20 @@ func Resolve(args []string, statusPath string, statusSet bool) (targets []Target
 		return ts, sk, err
 	}
 	for _, a := range args {
-		ts, sk, err := resolveOne(a, running, statusPath, statusSet)
+		ts, sk, err := resolveOne(a, running, g)
 		if err != nil {
 			return nil, nil, err
 		}
 		targets, skipped = append(targets, ts...), append(skipped, sk...)
 	}
 	for i := range targets {
-		link(&targets[i], running)
+		link(&targets[i], running, g)
 	}
 	return targets, skipped, nil
 }
 
-func resolveOne(a string, running []measure.RunningPool, statusPath string, statusSet bool) ([]Target, []Skipped, error) {
-	t := Target{Given: a, StatusPath: statusPath, WorkerUID: -1, WorkerGID: -1}
+func resolveOne(a string, running []measure.RunningPool, g Given) ([]Target, []Skipped, error) {
+	t := Target{Given: a, StatusPath: g.StatusPath, WorkerUID: -1, WorkerGID: -1}
 	switch {
 	case strings.HasPrefix(a, "tcp:"):
 		addr := strings.TrimPrefix(a, "tcp:")
@@ -96,7 +107,7 @@ func resolveOne(a string, running []measure.RunningPool, statusPath string, stat
 		t.Network, t.Address = "unix", abs
 		return []Target{t}, nil, nil
 	case err == nil && st.Mode().IsRegular():
-		return fromConfig(a, statusPath, statusSet)
+		return fromConfig(a, running, g)
 	case err == nil:
 		return nil, nil, exitcode.UsageErrorf("target %s: not a php-fpm config file nor a socket", a)
 	case isHostPort(a):
@@ -107,7 +118,7 @@ func resolveOne(a string, running []measure.RunningPool, statusPath string, stat
 	var names []string
 	for _, p := range running {
 		if p.Name == a {
-			return discovered([]measure.RunningPool{p}, statusPath, statusSet)
+			return discovered([]measure.RunningPool{p}, g)
 		}
 		names = append(names, p.Name)
 	}
@@ -120,10 +131,15 @@ func resolveOne(a string, running []measure.RunningPool, statusPath string, stat
 	return nil, nil, exitcode.UsageErrorf("target %s: no such file and no running pool of that name (running: %s)", a, orNone(names))
 }
 
-// fromConfig is every pool of a php-fpm configuration file.
-func fromConfig(path, statusPath string, statusSet bool) ([]Target, []Skipped, error) {
+// fromConfig is every pool of a php-fpm configuration file, its relative includes taken from the prefix given,
+// or the running master's that reads it, or the one its place suggests.
+func fromConfig(path string, running []measure.RunningPool, g Given) ([]Target, []Skipped, error) {
 	abs, _ := filepath.Abs(path)
-	cfg, err := measure.ReadFPMConfig(abs, nil)
+	prefixes := measure.FPMPrefixes(abs, 0, g.Prefix)
+	if i := slices.IndexFunc(running, func(p measure.RunningPool) bool { return p.Config == abs && p.Prefix != "" }); i >= 0 && g.Prefix == "" {
+		prefixes = append([]string{running[i].Prefix}, prefixes...)
+	}
+	cfg, err := measure.ReadFPMConfigFrom(abs, prefixes, nil, nil)
 	if err != nil {
 		return nil, nil, exitcode.UsageErrorf("%v", err)
 	}
@@ -138,8 +154,8 @@ func fromConfig(path, statusPath string, statusSet bool) ([]Target, []Skipped, e
 		switch {
 		case pc.Listen == "":
 			return nil, nil, exitcode.UsageErrorf("%s: pool [%s] has no listen = line", pc.File, pc.Name)
-		case statusSet:
-			t.StatusPath = statusPath
+		case g.StatusSet:
+			t.StatusPath = g.StatusPath
 		case pc.StatusPath != "":
 			t.StatusPath = pc.StatusPath
 		default:
@@ -153,7 +169,7 @@ func fromConfig(path, statusPath string, statusSet bool) ([]Target, []Skipped, e
 
 // discovered turns running pools into targets: phptune's own private pools are left out, pools without a
 // status path skipped with the fix.
-func discovered(running []measure.RunningPool, statusPath string, statusSet bool) ([]Target, []Skipped, error) {
+func discovered(running []measure.RunningPool, g Given) ([]Target, []Skipped, error) {
 	var ts []Target
 	var sk []Skipped
 	for _, p := range running {
@@ -167,16 +183,16 @@ func discovered(running []measure.RunningPool, statusPath string, statusSet bool
 			t.Pool = &pc
 		}
 		switch {
-		case p.ConfigError != "" && !statusSet:
+		case p.ConfigError != "" && !g.StatusSet:
 			sk = append(sk, Skipped{Pool: p.Name, Target: fmt.Sprintf("master %d", p.MasterPID),
-				Why: "its configuration cannot be read: " + p.ConfigError, Fix: "run as root, or name its socket with --status-path"})
+				Why: "its configuration cannot be read: " + p.ConfigError, Fix: unreadFix(p)})
 			continue
 		case p.ConfigError != "":
 			sk = append(sk, Skipped{Pool: p.Name, Target: fmt.Sprintf("master %d", p.MasterPID),
 				Why: "its configuration cannot be read, so where it listens is unknown: " + p.ConfigError, Fix: "name its socket or address as TARGET"})
 			continue
-		case statusSet:
-			t.StatusPath = statusPath
+		case g.StatusSet:
+			t.StatusPath = g.StatusPath
 		case p.StatusPath == "":
 			sk = append(sk, noStatusPath(p.FPMPoolConfig, p.MasterPID))
 			continue
@@ -186,25 +202,19 @@ func discovered(running []measure.RunningPool, statusPath string, statusSet bool
 	return ts, sk, nil
 }
 
+// unreadFix says what would let check read a running pool whose configuration it cannot: root, where
+// permission is what failed; else naming the pool's socket (the error says what else would).
+func unreadFix(p measure.RunningPool) string {
+	if p.ConfigDenied && os.Geteuid() != 0 {
+		return "run as root, or name its socket with --status-path"
+	}
+	return "name its socket or address as TARGET, with --status-path"
+}
+
 // noStatusPath says what to add to a pool without a status page.
 func noStatusPath(pc measure.FPMPoolConfig, master int) Skipped {
 	return Skipped{Pool: pc.Name, Target: pc.Listen, Why: "the pool has no pm.status_path, so its status cannot be read",
 		Fix: fmt.Sprintf("add pm.status_path = %s to [%s] in %s, then %s", DefaultStatusPath, pc.Name, pc.File, reloadHint(master))}
-}
-
-// reloadHint says how to make a master read its configuration again: Debian's service for its version (its
-// binary is php-fpmX.Y, its unit phpX.Y-fpm), or SIGUSR2.
-func reloadHint(master int) string {
-	service := "php8.x-fpm"
-	if master <= 0 {
-		return "reload php-fpm (systemctl reload " + service + ")"
-	}
-	if st, err := measure.ReadProc(master); err == nil {
-		if v, ok := strings.CutPrefix(st.Comm, "php-fpm"); ok && v != "" {
-			service = "php" + v + "-fpm"
-		}
-	}
-	return fmt.Sprintf("reload php-fpm (systemctl reload %s, or kill -USR2 %d)", service, master)
 }
 
 // ownPool tells a pool that a phptune run started (tune, serve, profile: its master is phptune's child) from
@@ -219,8 +229,8 @@ func ownPool(p measure.RunningPool) bool {
 }
 
 // link finds a target's running pool by where it listens: its master, its workers' user and, for a socket or
-// an address, its configuration.
-func link(t *Target, running []measure.RunningPool) {
+// an address, its configuration and its status path (unless --status-path was given).
+func link(t *Target, running []measure.RunningPool, g Given) {
 	for _, p := range running {
 		if p.Network != t.Network || p.Address != t.Address || p.Address == "" {
 			continue
@@ -232,6 +242,9 @@ func link(t *Target, running []measure.RunningPool) {
 		if t.Pool == nil && p.ConfigError == "" {
 			pc := p.FPMPoolConfig
 			t.Pool, t.Config = &pc, p.Config
+			if !g.StatusSet && pc.StatusPath != "" {
+				t.StatusPath = pc.StatusPath
+			}
 		}
 		return
 	}

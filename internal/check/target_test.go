@@ -17,7 +17,7 @@ func TestResolveTargets(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "pool.d/a.conf"), []byte("[www]\nlisten = /run/php/www.sock\npm = static\npm.max_children = 4\npm.status_path = /fpm-status\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "pool.d/b.conf"), []byte("[api]\nlisten = 9001\npm = dynamic\npm.max_children = 9\n"), 0o644)
 
-	ts, sk, err := Resolve([]string{conf}, DefaultStatusPath, false)
+	ts, sk, err := Resolve([]string{conf}, Given{StatusPath: DefaultStatusPath})
 	if err != nil || len(ts) != 1 || len(sk) != 1 {
 		t.Fatalf("targets %+v skipped %+v err %v", ts, sk, err)
 	}
@@ -29,18 +29,18 @@ func TestResolveTargets(t *testing.T) {
 		t.Errorf("api without a status path: %+v", s)
 	}
 	// --status-path given: every pool is sampled at it.
-	if ts, sk, err := Resolve([]string{conf}, "/st", true); err != nil || len(ts) != 2 || len(sk) != 0 || ts[1].StatusPath != "/st" || ts[1].Address != "127.0.0.1:9001" {
+	if ts, sk, err := Resolve([]string{conf}, Given{StatusPath: "/st", StatusSet: true}); err != nil || len(ts) != 2 || len(sk) != 0 || ts[1].StatusPath != "/st" || ts[1].Address != "127.0.0.1:9001" {
 		t.Errorf("with --status-path: %+v %+v %v", ts, sk, err)
 	}
 	for arg, want := range map[string][2]string{"tcp:10.0.0.1:9000": {"tcp", "10.0.0.1:9000"}, "127.0.0.1:9000": {"tcp", "127.0.0.1:9000"},
 		"unix:/run/php/x.sock": {"unix", "/run/php/x.sock"}} {
-		ts, _, err := Resolve([]string{arg}, "/status", false)
+		ts, _, err := Resolve([]string{arg}, Given{StatusPath: "/status"})
 		if err != nil || len(ts) != 1 || ts[0].Network != want[0] || ts[0].Address != want[1] || ts[0].StatusPath != "/status" {
 			t.Errorf("%s: %+v %v", arg, ts, err)
 		}
 	}
 	for _, arg := range []string{"tcp:nonsense", filepath.Join(dir, "missing.conf"), dir, "no-such-pool-name-here"} {
-		if _, _, err := Resolve([]string{arg}, "/status", false); exitcode.Of(err) != exitcode.Usage {
+		if _, _, err := Resolve([]string{arg}, Given{StatusPath: "/status"}); exitcode.Of(err) != exitcode.Usage {
 			t.Errorf("%s: %v, want a usage error", arg, err)
 		}
 	}
@@ -54,7 +54,7 @@ func TestResolveReadsAsPHPFPM(t *testing.T) {
 	os.WriteFile(conf, []byte("[ping]\nlisten = 127.0.0.1:9001\npm = static\npm.max_children = 1\npm.status_path = /s\n"+
 		"[www]\nlisten = [::]:9000\npm = dynamic\npm.max_children = 8\npm.status_path = /status\nlisten.backlog = -1\n"+
 		"[ping]\npm.max_children = 2\n[www]\npm.max_children = 9\n"), 0o644)
-	ts, _, err := Resolve([]string{conf}, "", false)
+	ts, _, err := Resolve([]string{conf}, Given{})
 	if err != nil || len(ts) != 2 {
 		t.Fatalf("targets %+v err %v", ts, err)
 	}
@@ -63,7 +63,7 @@ func TestResolveReadsAsPHPFPM(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.conf")
 	os.WriteFile(bad, []byte("[www]\nlisten = 9000\n# pm = static\n"), 0o644)
-	if _, _, err := Resolve([]string{bad}, "", false); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "bad.conf:3") {
+	if _, _, err := Resolve([]string{bad}, Given{}); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "bad.conf:3") {
 		t.Errorf("a # line: %v, want a usage error at bad.conf:3", err)
 	}
 }

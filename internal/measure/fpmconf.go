@@ -14,6 +14,7 @@ import (
 // FPMConfig is a php-fpm configuration: the main file and every file it includes.
 type FPMConfig struct {
 	Path   string            `json:"path"`
+	Prefix string            `json:"prefix"` // php-fpm's prefix a relative include= was taken from
 	Files  []string          `json:"files"`  // every file read, the main one first
 	Global map[string]string `json:"global"` // the [global] section
 	Pools  []FPMPoolConfig   `json:"pools"`  // in the order their sections first appear
@@ -42,14 +43,18 @@ type FPMPoolConfig struct {
 }
 
 // ReadFPMConfig reads a php-fpm configuration file (the main php-fpm.conf or a pool file) with its includes, as
-// fpmconf reads it (relative includes from Debian's prefix: the master's title does not show -p). env expands
+// fpmconf reads it (relative includes from Debian's prefix; ReadFPMConfigFrom tries others). env expands
 // ${VAR} as php-fpm's ini scanner does (nil: this process's environment).
 func ReadFPMConfig(path string, env func(string) string) (*FPMConfig, error) {
-	conf, err := fpmconf.Read(path, fpmconf.Options{Env: env})
+	return readFPMConfig(path, fpmconf.Options{Env: env})
+}
+
+func readFPMConfig(path string, o fpmconf.Options) (*FPMConfig, error) {
+	conf, err := fpmconf.Read(path, o)
 	if err != nil {
 		return nil, err
 	}
-	c := &FPMConfig{Path: path, Global: settings(conf.Global), Warnings: conf.Warnings}
+	c := &FPMConfig{Path: path, Prefix: conf.Prefix, Global: settings(conf.Global), Warnings: conf.Warnings}
 	for _, f := range conf.Files {
 		c.Files = append(c.Files, f.Path)
 	}

@@ -84,54 +84,82 @@ func unixListenQueue(path string) (ListenQueue, error) {
 	return out, nil
 }
 
+// tcpListenQueue finds the listener a client of address reaches: bound to its IP, else to its family's wildcard;
+// for an IPv4 address also an IPv6 socket bound to it v4-mapped or to [::] (php-fpm's "listen = 9000" binds
+// [::] dual-stack where the host has IPv6, and a client of 127.0.0.1 reaches it).
 func tcpListenQueue(address string) (ListenQueue, error) {
-	host, portStr, err := net.SplitHostPort(address)
+	ip, port, err := resolveTCP(address)
 	if err != nil {
 		return ListenQueue{}, fmt.Errorf("listen queue of %s: %w", address, err)
 	}
+	var found *ListenQueue
+	if v4 := ip.To4(); v4 != nil {
+		found, err = inetListener(syscall.AF_INET, v4, port)
+		if err == nil && found == nil {
+			found, err = inetListener(syscall.AF_INET6, v4.To16(), port) // ::ffff:a.b.c.d, or [::]
+		}
+	} else {
+		found, err = inetListener(syscall.AF_INET6, ip.To16(), port)
+	}
+	if err != nil {
+		return ListenQueue{}, fmt.Errorf("listen queue of %s: %w", address, err)
+	}
+	if found == nil {
+		return ListenQueue{}, fmt.Errorf("listen queue of %s: %w", address, ErrNoListener)
+	}
+	return *found, nil
+}
+
+// resolveTCP is HOST:PORT's first address and its port.
+func resolveTCP(address string) (net.IP, int, error) {
+	host, portStr, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, 0, err
+	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
-		return ListenQueue{}, fmt.Errorf("listen queue of %s: port %q", address, portStr)
+		return nil, 0, fmt.Errorf("port %q is not a number", portStr)
 	}
 	ips, err := net.LookupIP(host)
-	if err != nil || len(ips) == 0 {
-		return ListenQueue{}, fmt.Errorf("listen queue of %s: %v", address, err)
+	if err != nil {
+		return nil, 0, err
 	}
-	ip := ips[0]
-	family, addr := byte(syscall.AF_INET6), ip.To16()
-	if v4 := ip.To4(); v4 != nil {
-		family, addr = syscall.AF_INET, v4
+	if len(ips) == 0 {
+		return nil, 0, fmt.Errorf("%s has no address", host)
 	}
+	return ips[0], port, nil
+}
+
+// inetListener is the queue of the listening TCP socket of family on port bound to addr (16 bytes for
+// AF_INET6), else to the family's wildcard address; nil when neither listens.
+func inetListener(family byte, addr net.IP, port int) (*ListenQueue, error) {
 	req := make([]byte, 56) // struct inet_diag_req_v2
 	req[0], req[1] = family, syscall.IPPROTO_TCP
 	binary.NativeEndian.PutUint32(req[4:], 1<<tcpListen)
 	var exact, wildcard *ListenQueue
-	err = sockDiag(req, func(msg []byte) {
+	err := sockDiag(req, func(msg []byte) {
 		if len(msg) < 72 { // struct inet_diag_msg
 			return
 		}
 		if int(binary.BigEndian.Uint16(msg[4:])) != port {
 			return
 		}
-		src := msg[8 : 8+len(addr)]
+		src := net.IP(msg[8 : 8+len(addr)])
 		q := ListenQueue{Queued: int(binary.NativeEndian.Uint32(msg[56:])), Backlog: int(binary.NativeEndian.Uint32(msg[60:]))}
 		switch {
-		case net.IP(src).Equal(addr):
+		case src.Equal(addr):
 			exact = &q
-		case net.IP(src).IsUnspecified():
+		case src.IsUnspecified():
 			wildcard = &q
 		}
 	})
 	if err != nil {
-		return ListenQueue{}, fmt.Errorf("listen queue of %s: %w", address, err)
+		return nil, err
 	}
-	switch {
-	case exact != nil:
-		return *exact, nil
-	case wildcard != nil:
-		return *wildcard, nil
+	if exact != nil {
+		return exact, nil
 	}
-	return ListenQueue{}, fmt.Errorf("listen queue of %s: %w", address, ErrNoListener)
+	return wildcard, nil
 }
 
 // sockDiag sends one SOCK_DIAG_BY_FAMILY dump request (req is the family's request struct) and calls each for

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -37,6 +38,35 @@ func TestListenQueueCountsUnacceptedConnections(t *testing.T) {
 		l.Close()
 		if _, err := ReadListenQueue(network, addr); !errors.Is(err, ErrNoListener) {
 			t.Errorf("%s: closed listener: %v", network, err)
+		}
+	}
+}
+
+// TestListenQueueIPv6AndDualStack: a listener on every address of a port (Go binds [::] dual-stack, as php-fpm
+// does for "listen = 9000") is found from 127.0.0.1, [::1] and a bare-port address alike; one on [::1] from
+// [::1].
+func TestListenQueueIPv6AndDualStack(t *testing.T) {
+	for _, bind := range []string{":0", "[::1]:0"} {
+		l, err := net.Listen("tcp", bind)
+		if err != nil {
+			t.Skipf("no IPv6 here: %v", err)
+		}
+		defer l.Close()
+		port := l.Addr().(*net.TCPAddr).Port
+		reach := []string{"::1"}
+		if bind == ":0" {
+			reach = append(reach, "127.0.0.1")
+		}
+		for _, host := range reach {
+			addr := net.JoinHostPort(host, strconv.Itoa(port))
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if q, err := ReadListenQueue("tcp", addr); err != nil || q.Queued < 1 || q.Backlog < 1 {
+				t.Errorf("listener on %s, read from %s: %+v %v", bind, addr, q, err)
+			}
 		}
 	}
 }

@@ -46,7 +46,11 @@ echo json_encode([
 
 // WriteOpcacheScript writes the status script into dir (readable by the workers' user) and returns its path.
 func WriteOpcacheScript(dir string) (string, error) {
-	path := filepath.Join(dir, OpcacheScriptName)
+	return WriteOpcacheScriptAs(filepath.Join(dir, OpcacheScriptName))
+}
+
+// WriteOpcacheScriptAs writes the status script at path.
+func WriteOpcacheScriptAs(path string) (string, error) {
 	if err := atomicfile.Write(path, []byte(opcacheScript), 0o644); err != nil {
 		return "", fmt.Errorf("write opcache status script: %w", err)
 	}

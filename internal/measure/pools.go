@@ -35,6 +35,10 @@ type RunningPool struct {
 	// started pools of its own tells them apart by MasterPID or by Config (phptune's lie under its private dirs).
 	Config      string `json:"config"`
 	ConfigError string `json:"config_error,omitempty"`
+	// ConfigDenied says the configuration could not be read for lack of permission (root could).
+	ConfigDenied bool `json:"config_denied,omitempty"`
+	// Prefix is php-fpm's prefix the configuration's relative include= lines were taken from (FPMPrefixes).
+	Prefix string `json:"prefix,omitempty"`
 	// ConfigFiles are the files read: the main one, then its includes.
 	ConfigFiles []string `json:"config_files,omitempty"`
 	// Workers are the pool's worker pids, ascending (the master's children titled with the pool's name).
@@ -60,8 +64,8 @@ type fpmProc struct {
 // RunningPools lists the pools of every php-fpm master on this host, masters in pid order, pools in their
 // configuration's order (pools seen only in the workers' titles after them). A master whose configuration
 // cannot be read is listed with what /proc shows: its pools by the workers' titles, or one entry without a name
-// when it has no worker.
-func RunningPools() ([]RunningPool, error) {
+// when it has no worker. prefix is php-fpm's -p for relative include= lines ("": guessed, FPMPrefixes).
+func RunningPools(prefix string) ([]RunningPool, error) {
 	procs, err := fpmProcs()
 	if err != nil {
 		return nil, err
@@ -69,7 +73,7 @@ func RunningPools() ([]RunningPool, error) {
 	var out []RunningPool
 	for _, m := range procs {
 		if strings.HasPrefix(m.title, masterTitle) {
-			out = append(out, masterPools(m, procs)...)
+			out = append(out, masterPools(m, procs, prefix)...)
 		}
 	}
 	return out, nil
@@ -111,7 +115,7 @@ func fpmProcs() ([]fpmProc, error) {
 }
 
 // masterPools is one master's pools.
-func masterPools(m fpmProc, procs []fpmProc) []RunningPool {
+func masterPools(m fpmProc, procs []fpmProc, prefix string) []RunningPool {
 	base := RunningPool{MasterPID: m.pid, MasterTitle: m.title, Config: masterConfigPath(m.title), WorkerUID: -1, WorkerGID: -1}
 	// Workers by pool name, in pid order.
 	workers := map[string][]fpmProc{}
@@ -127,11 +131,11 @@ func masterPools(m fpmProc, procs []fpmProc) []RunningPool {
 		workers[name] = append(workers[name], p)
 	}
 	var pools []RunningPool
-	cfg, err := readMasterConfig(m.pid, base.Config)
+	cfg, err := readMasterConfig(m.pid, base.Config, prefix, names)
 	if err != nil {
-		base.ConfigError = err.Error()
+		base.ConfigError, base.ConfigDenied = err.Error(), errors.Is(err, fs.ErrPermission)
 	} else {
-		base.ConfigFiles = cfg.Files
+		base.ConfigFiles, base.Prefix = cfg.Files, cfg.Prefix
 		for _, pc := range cfg.Pools {
 			p := base
 			p.FPMPoolConfig = pc
@@ -143,7 +147,8 @@ func masterPools(m fpmProc, procs []fpmProc) []RunningPool {
 			p := base
 			p.Name = name
 			if err == nil {
-				p.ConfigError = fmt.Sprintf("pool %s is not in %s: it changed since the master read it (a reload reads it again)", name, base.Config)
+				p.ConfigError = fmt.Sprintf("pool %s is not in %s read with php-fpm's prefix %s: give the master's -p with --prefix DIR "+
+					"(relative include= lines are taken from it), or reload php-fpm if the file changed since it was read", name, base.Config, cfg.Prefix)
 			}
 			pools = append(pools, p)
 		}
@@ -203,7 +208,7 @@ func masterConfigPath(title string) string {
 // readMasterConfig reads the master's configuration as the master sees it: a relative path from its working
 // directory, a master in another mount namespace (a container) through /proc/PID/root, ${VAR} from its
 // environment where readable.
-func readMasterConfig(pid int, path string) (*FPMConfig, error) {
+func readMasterConfig(pid int, path, prefix string, pools []string) (*FPMConfig, error) {
 	if path == "" {
 		return nil, fmt.Errorf("the master's title names no configuration file")
 	}
@@ -218,7 +223,7 @@ func readMasterConfig(pid int, path string) (*FPMConfig, error) {
 		// Includes inside would name paths of the container too; reading them through the root is left out.
 		return nil, fmt.Errorf("the master runs in another mount namespace (a container): read %s inside it", path)
 	}
-	return ReadFPMConfig(path, masterEnv(pid))
+	return ReadFPMConfigFrom(path, FPMPrefixes(path, pid, prefix), masterEnv(pid), pools)
 }
 
 // OtherMountNamespace says whether pid sees another filesystem than this process (a container; false when that

@@ -17,7 +17,7 @@ import (
 // ours keeps the pools of the master started by this test: other runs on the machine have theirs.
 func ours(t *testing.T, pid int) []RunningPool {
 	t.Helper()
-	all, err := RunningPools()
+	all, err := RunningPools("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,9 @@ func checkPool(w io.Writer, p *check.Pool) {
 	b := p.Busy
 	row("Workers", fmt.Sprintf("busy: peak %d, p95 %s, mean %s of max_children %s (all busy in %.0f%% of samples); up to %d running", b.Peak,
 		fnum(b.P95), fnum(b.Mean), mc, 100*b.AtLimit, b.Workers))
+	if h := p.Held; h != nil {
+		row("Held", fmt.Sprintf("%d of %d workers held while the status page went unanswered (from /proc): %s", h.Busy, h.Workers, h.Doing()))
+	}
 	q := p.Queue
 	row("Queue", fmt.Sprintf("peak %d of backlog %d, connections waiting in %.0f%% of %d samples; a request waited p50 %s ms, p95 %s ms", q.Peak,
 		q.Backlog, 100*q.NonZero, p.QueueSamples, fnum(q.StatusWaitP50), fnum(q.StatusWaitP95)))

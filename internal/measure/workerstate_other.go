@@ -1,0 +1,5 @@
+//go:build linux && !amd64
+
+package measure
+
+func archSyscallOf(int) string { return "" }
