@@ -274,13 +274,14 @@ func poolDirectives(pool *poolEdit, rec, base knob.Config) {
 }
 
 // statusPage keeps the pool's pm.status_path, or gives it one, so that phptune check can read the result.
-func statusPage(pool *conf) {
+func statusPage(pool *poolEdit) {
 	if pool.value("pm.status_path") != "" {
 		return
 	}
-	pool.set("pm.status_path", "/fpm-status")
-	i, _ := pool.find([]string{"pm.status_path"}, false)
-	pool.insert(i, "; phptune check reads the pool here over FastCGI; nginx serves it only where a location passes it")
+	if pool.set("pm.status_path", "/fpm-status") {
+		pool.notes = append(pool.notes, "pm.status_path = /fpm-status added: phptune check reads the pool there over "+
+			"FastCGI (nginx serves it only where a location passes it)")
+	}
 }
 
 // directives are a configuration's pool directives without its ini settings, as key and value.

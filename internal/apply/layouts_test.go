@@ -99,8 +99,16 @@ func checkRuns(t *testing.T, before, after fpmtest.Dump, p *Plan) {
 			t.Errorf("[www] %s = %v, want %s; the plan:\n%s\n%s", k, got, v, strings.Join(p.Effective(), "\n"), p.Diffs())
 		}
 	}
+	// The pool's own status page, or one for phptune check where it had none (-tt says "undefined").
+	want := "/fpm-status"
+	if own := before["www"]["pm.status_path"]; len(own) > 0 && own[len(own)-1] != "undefined" {
+		want = own[len(own)-1]
+	}
+	if got := www["pm.status_path"]; len(got) == 0 || got[len(got)-1] != want {
+		t.Errorf("[www] pm.status_path = %v, want %s (the pool's own, or one for phptune check)", got, want)
+	}
 	for k, v := range before["www"] {
-		if _, ok := recommended[k]; !ok && !spares[k] && !slices.Equal(www[k], v) {
+		if _, ok := recommended[k]; !ok && !spares[k] && k != "pm.status_path" && !slices.Equal(www[k], v) {
 			t.Errorf("[www] %s = %v, was %v: the plan changed what the run did not decide", k, www[k], v)
 		}
 	}

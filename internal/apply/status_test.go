@@ -5,18 +5,25 @@ import (
 	"testing"
 )
 
-// TestStatusPage: the pool keeps its own status path; one without gets /fpm-status, after Debian's
-// commented-out example, with a comment.
+// TestStatusPage: the pool keeps its own status path; one without gets /fpm-status, and the plan says why.
 func TestStatusPage(t *testing.T) {
-	own := "[www]\nlisten = /run/php/x.sock\npm.status_path = /st\n"
-	pool, _ := poolConf(own)
-	if statusPage(pool); pool.String() != own {
-		t.Errorf("a pool with its own status path: %q", pool.String())
-	}
-	pool, _ = poolConf("[www]\nlisten = /run/php/x.sock\n;pm.status_path = /status\npm = dynamic\n")
-	statusPage(pool)
-	if got := pool.String(); !strings.Contains(got, ";pm.status_path = /status\n; phptune check reads the pool here") ||
-		!strings.Contains(got, "passes it\npm.status_path = /fpm-status\npm = dynamic\n") {
-		t.Errorf("a pool without one:\n%s", got)
+	for _, c := range []struct{ text, want string }{
+		{"[www]\nlisten = /run/php/x.sock\npm.status_path = /st\n", "/st"},
+		{"[www]\nlisten = /run/php/x.sock\n;pm.status_path = /status\npm = dynamic\n", "/fpm-status"},
+	} {
+		start := Start{}
+		start.Pool.Path, start.Pool.Text = "/etc/php/8.2/fpm/pool.d/www.conf", c.text
+		pool, _, err := startPool(start, Target{Version: "8.2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		statusPage(pool)
+		added := strings.Contains(strings.Join(pool.notes, "\n"), "pm.status_path = /fpm-status added")
+		if added != (c.want == "/fpm-status") {
+			t.Errorf("%q: notes %q", c.text, pool.notes)
+		}
+		if !strings.Contains(pool.render(), `pm.status_path = "`+c.want+`"`) {
+			t.Errorf("%q: the pool as written lacks its status path:\n%s", c.text, pool.render())
+		}
 	}
 }
