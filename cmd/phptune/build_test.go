@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -67,7 +68,8 @@ case "$*" in
 	ln -s "$oc" modules/opcache.so
 	;;
 *)
-	if [ -n "${FAKE_HANG:-}" ]; then sleep 60; fi
+	# FAKE_HANG=FILE: make says it runs (FILE) and hangs, for a test to interrupt it there.
+	if [ -n "${FAKE_HANG:-}" ]; then : > "$FAKE_HANG"; sleep 60; fi
 	mkdir -p Zend; echo '<?php echo 1;' > Zend/bench.php
 	;;
 esac
@@ -149,36 +151,21 @@ func TestBuildFakeToolchain(t *testing.T) {
 func TestBuildInterrupted(t *testing.T) {
 	dir, src, mk := fakeSource(t)
 	cache := filepath.Join(dir, "cache")
-	cmd := exec.Command(binPath, "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"), "--no-verify", "--json")
-	cmd.Env = append(os.Environ(), "FAKE_HANG=1")
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	hanging := filepath.Join(dir, "make-hangs")
+	w := startWatched(t, []string{"FAKE_HANG=" + hanging}, "build", "--source", src, "--make", mk, "--cache", cache,
+		"--out", filepath.Join(dir, "out"), "--no-verify", "--json")
+	// Ctrl-C once make runs (it says so, then hangs).
+	w.until(t, "make running", func() bool { _, err := os.Stat(hanging); return err == nil })
+	code, took := w.stop(t, syscall.SIGINT)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130; stderr %s", code, w.se.String())
 	}
-	// Wait until make runs, then Ctrl-C.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, _ := os.ReadFile(filepath.Join(dir, "out", "build.log"))
-		if strings.Contains(string(b), "baseline: make") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond)
-	cmd.Process.Signal(os.Interrupt)
-	start := time.Now()
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v, want 130; stderr %s", err, se.String())
-	}
-	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("took %v to stop after Ctrl-C", d)
+	if took > 15*time.Second {
+		t.Errorf("took %v to stop after Ctrl-C", took)
 	}
 	var res buildJSON
-	if err := json.Unmarshal([]byte(so.String()), &res); err != nil || !res.Partial {
-		t.Errorf("want the partial result as JSON: %v\n%s", err, so.String())
+	if err := json.Unmarshal([]byte(w.so.String()), &res); err != nil || !res.Partial {
+		t.Errorf("want the partial result as JSON: %v\n%s", err, w.so.String())
 	}
 	if page, err := os.ReadFile(filepath.Join(dir, "out", "report.html")); err != nil || !strings.Contains(string(page), `id="partial"`) {
 		t.Errorf("report.html of the interrupted build: %v, or it is not marked partial", err)

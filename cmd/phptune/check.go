@@ -99,7 +99,7 @@ func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) 
 	line := newStatusLine(os.Stderr)
 	o := check.Options{Targets: targets, Skipped: skipped, For: f.forDur, Interval: f.interval}
 	o.Progress = func(p check.Progress) {
-		if !line.on {
+		if !line.on && !line.lines {
 			// A log or CI: one line once sampling starts, saying what runs and for how long.
 			line.step("sampling", "check: sampling %d pool(s) for %s every %s", len(p.Pools), p.Total, f.interval)
 			return
@@ -110,7 +110,7 @@ func runCheck(ctx context.Context, f checkFlags, args []string, statusSet bool) 
 			if pp.Queue >= 0 {
 				q = fmt.Sprint(pp.Queue)
 			}
-			pools = append(pools, fmt.Sprintf("%s: busy %d, queue %s", pp.Name, pp.Busy, q))
+			pools = append(pools, fmt.Sprintf("%s: %d samples, busy %d, queue %s", pp.Name, pp.Samples, pp.Busy, q))
 		}
 		line.set("check: %s/%s  %s", p.Elapsed.Round(time.Second), p.Total, strings.Join(pools, "; "))
 	}

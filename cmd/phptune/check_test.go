@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,7 +363,17 @@ func TestCheckInterruptKeepsWhatItSampled(t *testing.T) {
 	s := checkStack(t, "", stack.Pool{Name: "int", Listen: stack.ListenUnix, PM: "static", MaxChildren: 2}, nil)
 	loadFor(t, s, "/articles", 1, 20)
 	out := t.TempDir()
-	so := interrupted(t, 2*time.Second, 3*time.Second, "check", confOf(s), "--for", "60s", "--interval", "250ms", "--out", out)
+	// Ctrl-C once the pool has 3 samples, which the result must keep; --for 60s outlasts any wait for them.
+	samples := regexp.MustCompile(`int: ([0-9]+) samples`)
+	sampled := func(se string) bool {
+		m := samples.FindAllStringSubmatch(se, -1)
+		n := 0
+		if len(m) > 0 {
+			n, _ = strconv.Atoi(m[len(m)-1][1])
+		}
+		return n >= 3
+	}
+	so := interrupted(t, "3 samples", sampled, 3*time.Second, "check", confOf(s), "--for", "60s", "--interval", "250ms", "--out", out)
 	var res check.Result
 	data, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil || json.Unmarshal(data, &res) != nil || !res.Partial || len(res.Pools) != 1 || res.Pools[0].Samples < 3 {

@@ -130,25 +130,20 @@ func TestClientsInterruptKeepsPartialResults(t *testing.T) {
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
 	out := t.TempDir()
-	cmd := exec.Command(binPath, "clients", "--target", "tarantool", "--tarantool-port", port, "--models", "sync",
+	// 1000 iterations of 500 revolutions: far more than the wait for the second.
+	w := startWatched(t, nil, "clients", "--target", "tarantool", "--tarantool-port", port, "--models", "sync",
 		"--revs", "500", "--iterations", "1000", "--pause", "0", "--json", "--out", out)
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(5 * time.Second) // a few sync iterations, even on a busy machine
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	_ = cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130: %s", code, se.String())
+	// Ctrl-C once the first iteration is done: its row must be kept.
+	w.until(t, "a second iteration", func() bool { return strings.Contains(w.se.String(), " iteration 2/") })
+	if code, _ := w.stop(t, syscall.SIGINT); code != 130 {
+		t.Fatalf("exit %d, want 130: %s", code, w.se.String())
 	}
 	var res clientsJSON
-	if err := json.Unmarshal([]byte(so.String()), &res); err != nil || !res.Partial {
-		t.Fatalf("partial JSON: %v %s", err, so.String())
+	if err := json.Unmarshal([]byte(w.so.String()), &res); err != nil || !res.Partial {
+		t.Fatalf("partial JSON: %v %s", err, w.so.String())
 	}
 	if len(res.Results) == 0 || res.Results[0].OpsPerS == nil {
-		t.Errorf("no rows kept: %s", so.String())
+		t.Errorf("no rows kept: %s", w.so.String())
 	}
 	b, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil || !strings.Contains(string(b), `"partial": true`) {

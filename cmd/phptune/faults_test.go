@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,32 +19,13 @@ import (
 // groups it starts (each php-fpm and nginx master leads one) and the private directories it makes under /tmp are
 // recorded while it runs; afterwards none may be left.
 type faultRun struct {
-	cmd    *exec.Cmd
-	so, se lockedBuf
+	*watched
 	before map[string]bool
 	mu     sync.Mutex
 	groups map[int]bool
 	dirs   map[string]bool
 	done   chan struct{}
 	out    string // --out
-}
-
-// lockedBuf is a buffer the test may read while the child writes it.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func privDirs() map[string]bool {
@@ -62,11 +42,7 @@ func privDirs() map[string]bool {
 func startFault(t *testing.T, args ...string) *faultRun {
 	t.Helper()
 	r := &faultRun{before: privDirs(), groups: map[int]bool{}, dirs: map[string]bool{}, done: make(chan struct{})}
-	r.cmd = exec.Command(binPath, args...)
-	r.cmd.Stdout, r.cmd.Stderr = &r.so, &r.se
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	r.watched = startWatched(t, nil, args...)
 	go r.watch()
 	return r
 }
@@ -107,33 +83,20 @@ func (r *faultRun) masters(name string) []int {
 }
 
 // waitFor polls cond every 100 ms up to limit.
-func (r *faultRun) waitFor(limit time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return false
-}
+func (r *faultRun) waitFor(limit time.Duration, cond func() bool) bool { return poll(limit, cond) }
 
 // wait waits for the run to end (SIGKILL after limit) and returns its exit code.
 func (r *faultRun) wait(t *testing.T, limit time.Duration) int {
 	t.Helper()
-	exited := make(chan error, 1)
-	go func() { exited <- r.cmd.Wait() }()
-	var err error
 	select {
-	case err = <-exited:
+	case <-r.exited:
 	case <-time.After(limit):
 		r.cmd.Process.Signal(syscall.SIGQUIT)
-		err = <-exited
+		<-r.exited
 		t.Errorf("phptune did not end within %s after the fault; stderr:\n%s", limit, r.se.String())
 	}
 	close(r.done)
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	return 0
+	return r.code()
 }
 
 // leftovers are the run's process groups with a process left and its private directories still there.
@@ -191,51 +154,75 @@ func appOf(t *testing.T, php string) string {
 	return dir
 }
 
-// onceServing waits until the run has had a php-fpm for d.
-func onceServing(t *testing.T, r *faultRun, d time.Duration) {
+// A state of a run, for a fault to wait for.
+type state struct {
+	what string
+	is   func(r *faultRun) bool
+}
+
+var (
+	hasPHPFPM = state{"php-fpm", func(r *faultRun) bool { return len(r.masters("php-fpm")) > 0 }}
+	// The stack up: php-fpm's workers forked and nginx started; no trial need have begun.
+	stackUp = state{"php-fpm's workers and nginx", func(r *faultRun) bool {
+		fpm := r.masters("php-fpm")
+		return len(fpm) > 0 && len(childrenOf(fpm[0])) > 0 && len(r.masters("nginx")) > 0
+	}}
+)
+
+// inPhase: tune says it has begun phase (its progress lines), its first work under way.
+func inPhase(phase string) state {
+	return state{"phase " + phase, func(r *faultRun) bool { return strings.Contains(r.se.String(), "  "+phase) }}
+}
+
+// pastFirstIn: the first work of phase done (see pastFirst): a sweep point's trials, a race's first trial.
+func pastFirstIn(phase string) state {
+	return state{"the first work of phase " + phase + " done", func(r *faultRun) bool { return pastFirst(r.se.String(), phase) }}
+}
+
+// reach waits until the run is in state s (failing the test if it never is).
+func (r *faultRun) reach(t *testing.T, s state) {
 	t.Helper()
-	if !r.waitFor(60*time.Second, func() bool { return len(r.masters("php-fpm")) > 0 }) {
-		t.Fatalf("the run started no php-fpm in 60 s; stderr:\n%s", r.se.String())
-	}
-	time.Sleep(d)
+	r.until(t, s.what, func() bool { return s.is(r) })
 }
 
-func signalAfter(sig syscall.Signal, d time.Duration) func(t *testing.T, r *faultRun) {
+// signalAt sends sig once the run is in state s.
+func signalAt(sig syscall.Signal, s state) func(t *testing.T, r *faultRun) {
 	return func(t *testing.T, r *faultRun) {
-		onceServing(t, r, d)
+		t.Helper()
+		r.reach(t, s)
 		r.cmd.Process.Signal(sig)
 	}
 }
 
-// signalInPhase sends sig once tune says it has entered phase (its plain progress lines, stderr not a terminal)
-// and a moment more, so that the phase's own work is under way.
-func signalInPhase(sig syscall.Signal, phase string, d time.Duration) func(t *testing.T, r *faultRun) {
-	return func(t *testing.T, r *faultRun) {
-		if !r.waitFor(80*time.Second, func() bool { return strings.Contains(r.se.String(), "  "+phase) }) {
-			t.Fatalf("the run never reached %q; stderr:\n%s", phase, r.se.String())
+// tuneLines counts tune's progress lines.
+func tuneLines(stderr string) int {
+	n := 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "tune: ") {
+			n++
 		}
-		time.Sleep(d)
-		r.cmd.Process.Signal(sig)
 	}
+	return n
 }
 
-// killMasters kills every master of the run named first (php-fpm or nginx) while a knob's race runs its trials,
-// and, if the run goes on, every master named next a few seconds later: the trial that sees a death fails the
+// killMasters kills every master of the run named first (php-fpm or nginx) while a trial of a knob's race runs,
+// and, if the run goes on to its next trial, every master named next: the trial that sees a death fails the
 // run. (Killed while a stack is held idle, as between the sweep's points, the stack is started again with a
 // warning instead.) Both kinds die in one run: each run on lasts the whole budget, a minute of CI.
 func killMasters(names ...string) func(t *testing.T, r *faultRun) {
 	return func(t *testing.T, r *faultRun) {
-		if !r.waitFor(80*time.Second, func() bool { return strings.Contains(r.se.String(), "  knob ") }) {
-			t.Fatalf("the run never reached a knob's race; stderr:\n%s", r.se.String())
-		}
-		time.Sleep(time.Second)
+		// The race's first trial done and the next begun: tune says what it starts before it starts it.
+		r.until(t, "a knob's race under way", func() bool { return pastFirst(r.se.String(), "knob ") })
 		for i, name := range names {
 			var pids []int
 			found := func() bool { pids = r.masters(name); return len(pids) > 0 }
 			if i > 0 {
-				// The run may have ended on the first death: then it has no masters left to kill.
-				time.Sleep(3 * time.Second)
-				if !r.waitFor(5*time.Second, found) {
+				// The run may end on the first death: then it has no masters left to kill.
+				seen := tuneLines(r.se.String())
+				if !r.waitFor(waitLimit, func() bool { return r.ended() || tuneLines(r.se.String()) > seen }) || r.ended() {
+					return
+				}
+				if !r.waitFor(20*time.Second, found) {
 					return
 				}
 			} else if !r.waitFor(20*time.Second, found) {
@@ -328,17 +315,17 @@ func runFault(t *testing.T, c faultCase, row *faultRow) {
 func TestFaults(t *testing.T) {
 	cases := []faultCase{
 		{name: "out not writable", args: tuneArgs(nil), code: 2, says: []string{"--out"}},
-		// At a time, not a phase: whether a trial was recorded by then depends on the machine, so result.json is
-		// checked only if written. The phase cases below must keep their results.
-		{name: "SIGTERM while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGTERM, 6*time.Second), code: 130},
-		{name: "SIGHUP while serving", args: tuneArgs(nil), inject: signalAfter(syscall.SIGHUP, 12*time.Second), code: 130},
+		// Before any trial was recorded: result.json is checked only if written. The cases after a phase's first
+		// work must keep their results.
+		{name: "SIGTERM while serving", args: tuneArgs(nil), inject: signalAt(syscall.SIGTERM, stackUp), code: 130},
+		{name: "SIGHUP while serving", args: tuneArgs(nil), inject: signalAt(syscall.SIGHUP, inPhase("saturation:")), code: 130},
 		{name: "second run on the same --out", args: tuneArgs(nil), inject: secondRun, code: 130},
 		{name: "two runs on one app", args: tuneArgs(nil), inject: twoRuns, code: 130, partial: true},
-		{name: "disk full under --out", args: fullDisk, inject: signalInPhase(syscall.SIGINT, "knob ", 0), code: 1, says: []string{"result.json", "no space left"}},
-		{name: "SIGINT at once", args: tuneArgs(nil), inject: signalAfter(syscall.SIGINT, 0), code: 130},
-		{name: "SIGTERM in the load sweep", args: tuneArgs(nil), inject: signalInPhase(syscall.SIGTERM, "saturation:", 3*time.Second), code: 130},
-		{name: "SIGHUP in a knob's race", args: tuneArgs(nil, oneKnob...), inject: signalInPhase(syscall.SIGHUP, "knob ", 2*time.Second), code: 130, partial: true},
-		{name: "SIGINT in the final", args: tuneArgs(nil, "--only", "none"), inject: signalInPhase(syscall.SIGINT, "final:", time.Second), code: 130, partial: true},
+		{name: "disk full under --out", args: fullDisk, inject: signalAt(syscall.SIGINT, inPhase("knob ")), code: 1, says: []string{"result.json", "no space left"}},
+		{name: "SIGINT at once", args: tuneArgs(nil), inject: signalAt(syscall.SIGINT, hasPHPFPM), code: 130},
+		{name: "SIGTERM in the load sweep", args: tuneArgs(nil), inject: signalAt(syscall.SIGTERM, pastFirstIn("saturation:")), code: 130, partial: true},
+		{name: "SIGHUP in a knob's race", args: tuneArgs(nil, oneKnob...), inject: signalAt(syscall.SIGHUP, pastFirstIn("knob ")), code: 130, partial: true},
+		{name: "SIGINT in the final", args: tuneArgs(nil, "--only", "none"), inject: signalAt(syscall.SIGINT, pastFirstIn("final:")), code: 130, partial: true},
 		{name: "bad flag value", args: tuneArgs(nil, "--budget", "soon"), code: 2, says: []string{"--budget"}},
 		{name: "php-fpm, then nginx, masters die", args: tuneArgs(nil, oneKnob...), inject: killMasters("php-fpm", "nginx"), code: 1, saysOne: []string{"php-fpm", "nginx"}, partial: true, orWarned: " exited"},
 		{name: "page never answers", args: tuneArgs(func(t *testing.T) string { return appOf(t, "<?php sleep(600);") }, "--timeout", "2s"), code: 1, says: []string{"GET /"}},
@@ -397,12 +384,12 @@ func faultTable(rows []faultRow) string {
 // secondRun starts another tune into the first one's --out while the first runs: it must refuse at once, and the
 // first goes on until it is interrupted.
 func secondRun(t *testing.T, r *faultRun) {
-	onceServing(t, r, 6*time.Second)
+	r.reach(t, hasPHPFPM) // the first run has held its --out since it began
 	second := phptune(t, "tune", "--budget", "40s", "--out", r.out)
 	if second.code != 2 || !strings.Contains(second.stderr, "in use by another phptune run") {
 		t.Errorf("second run: exit %d, stderr %q: want 2, the --out in use", second.code, second.stderr)
 	}
-	if r.cmd.ProcessState != nil {
+	if r.ended() {
 		t.Error("the first run ended when the second started")
 	}
 	r.cmd.Process.Signal(syscall.SIGINT)
@@ -411,10 +398,11 @@ func secondRun(t *testing.T, r *faultRun) {
 // twoRuns starts a second tune of the same app into its own --out while the first runs: both work, the second
 // warns that another run shares the machine, and neither leaves anything behind.
 func twoRuns(t *testing.T, r *faultRun) {
-	onceServing(t, r, 2*time.Second)
+	r.reach(t, hasPHPFPM)
 	out := filepath.Join(t.TempDir(), "second")
 	second := startFault(t, tuneArgs(nil)(t, out)...)
-	signalInPhase(syscall.SIGINT, "saturation:", 3*time.Second)(t, second)
+	// Each keeps its trials so far: interrupted once its sweep's first point is measured.
+	signalAt(syscall.SIGINT, pastFirstIn("saturation:"))(t, second)
 	if code := second.wait(t, 60*time.Second); code != 130 {
 		t.Errorf("second run: exit %d, want 130; stderr:\n%s", code, second.se.String())
 	}
@@ -425,7 +413,7 @@ func twoRuns(t *testing.T, r *faultRun) {
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), fmt.Sprintf("another phptune run (pid %d, phptune tune)", r.cmd.Process.Pid)) {
 		t.Errorf("the second run does not warn of the first: %q", res.Warnings)
 	}
-	r.cmd.Process.Signal(syscall.SIGINT)
+	signalAt(syscall.SIGINT, pastFirstIn("saturation:"))(t, r)
 }
 
 // fullDisk puts --out on a tmpfs of 8 KiB: the results cannot be written.

@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -206,7 +208,10 @@ func TestServeAndBenchEveryTransport(t *testing.T) {
 func TestBenchInterruptKeepsPartialResult(t *testing.T) {
 	_, info, _ := startServe(t)
 	out := t.TempDir()
-	so := interrupted(t, 1500*time.Millisecond, 2*time.Second, "bench", info.HTTP, "-c", "2", "-d", "60s", "--warmup", "0s", "--out", out)
+	// Ctrl-C once requests have been measured; -d 60s outlasts any wait for that.
+	measured := regexp.MustCompile(`measuring \S+  [1-9][0-9]* requests`)
+	so := interrupted(t, "requests measured", func(se string) bool { return measured.MatchString(se) }, 2*time.Second,
+		"bench", info.HTTP, "-c", "2", "-d", "60s", "--warmup", "0s", "--out", out)
 	var res struct {
 		Partial  bool  `json:"partial"`
 		Requests int64 `json:"requests"`
@@ -220,28 +225,157 @@ func TestBenchInterruptKeepsPartialResult(t *testing.T) {
 	}
 }
 
-// interrupted runs phptune with args, sends it SIGINT after a while, and fails the test unless it exits 130
-// within stop; it returns its stdout.
-func interrupted(t *testing.T, after, stop time.Duration, args ...string) string {
+// interrupted runs phptune with args, sends it SIGINT once its stderr shows what (ready), and fails the test
+// unless it exits 130 within stop; it returns its stdout.
+func interrupted(t *testing.T, what string, ready func(stderr string) bool, stop time.Duration, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
+	w := startWatched(t, nil, args...)
+	w.until(t, what, func() bool { return ready(w.se.String()) })
+	code, took := w.stop(t, syscall.SIGINT)
+	if code != 130 {
+		t.Fatalf("%s after SIGINT: exit %d, want 130; stderr %s", args[0], code, w.se.String())
+	}
+	if took > stop {
+		t.Errorf("%s took %s to stop", args[0], took)
+	}
+	return w.so.String()
+}
+
+// The tests that interrupt or kill a run wait for the state they need (a progress line, a process, a file),
+// never for a number of seconds: a quiet machine may finish what a busy one is still doing.
+
+// progressLines makes phptune print every update of its status line as a plain line when stderr is not a
+// terminal: what a run is doing, for the tests to wait on.
+const progressLines = "PHPTUNE_PROGRESS=lines"
+
+// waitLimit bounds every wait for a state: generous for a busy shared machine (a quiet one takes seconds).
+const waitLimit = 3 * time.Minute
+
+// lockedBuf is a buffer the test may read while the child writes it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// watched is a phptune run the test follows while it goes on.
+type watched struct {
+	cmd    *exec.Cmd
+	so, se lockedBuf
+	exited chan struct{} // closed once the run has ended; err is then Wait's
+	err    error
+}
+
+// startWatched starts phptune with args, its progress printed as lines, env added to the environment. A run
+// still going when the test ends (it failed midway) is interrupted, then killed.
+func startWatched(t *testing.T, env []string, args ...string) *watched {
+	t.Helper()
+	w := &watched{exited: make(chan struct{})}
+	w.cmd = exec.Command(binPath, args...)
+	w.cmd.Env = append(append(os.Environ(), progressLines), env...)
+	w.cmd.Stdout, w.cmd.Stderr = &w.so, &w.se
+	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(after)
-	cmd.Process.Signal(syscall.SIGINT)
+	go func() { w.err = w.cmd.Wait(); close(w.exited) }()
+	t.Cleanup(func() {
+		if !w.ended() {
+			w.cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-w.exited:
+			case <-time.After(30 * time.Second):
+				w.cmd.Process.Kill()
+				<-w.exited
+			}
+		}
+	})
+	return w
+}
+
+func (w *watched) ended() bool {
+	select {
+	case <-w.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// code is the exit code of a run that has ended.
+func (w *watched) code() int {
+	if ee, ok := w.err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// until waits up to waitLimit for cond, and fails the test (with the run's stderr) if it never holds or the run
+// ends before it does.
+func (w *watched) until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ok := poll(waitLimit, func() bool { return cond() || w.ended() })
+	switch {
+	case !ok:
+		t.Fatalf("no %s in %s; stderr:\n%s", what, waitLimit, w.se.String())
+	case !cond():
+		t.Fatalf("the run ended (exit %d) before %s; stderr:\n%s", w.code(), what, w.se.String())
+	}
+}
+
+// stop sends sig and waits up to waitLimit for the run to end: its exit code and how long it took.
+func (w *watched) stop(t *testing.T, sig syscall.Signal) (code int, took time.Duration) {
+	t.Helper()
 	start := time.Now()
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("%s after SIGINT: %v, want exit 130; stderr %s", args[0], err, se.String())
+	w.cmd.Process.Signal(sig)
+	select {
+	case <-w.exited:
+	case <-time.After(waitLimit):
+		w.cmd.Process.Signal(syscall.SIGQUIT) // the Go runtime prints every goroutine's stack
+		<-w.exited
+		t.Fatalf("still running %s after %s; stderr:\n%s", waitLimit, sig, w.se.String())
 	}
-	if d := time.Since(start); d > stop {
-		t.Errorf("%s took %s to stop", args[0], d)
+	return w.code(), time.Since(start)
+}
+
+// poll checks cond every 100 ms up to limit.
+func poll(limit time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
 	}
-	return so.String()
+}
+
+// pastFirst reports whether tune's progress lines show the first unit of phase's work done: tune says what it
+// starts before it starts it, so a line after the phase's first (the next point, trial or phase) means that
+// work has ended (a saturation point's trials recorded, a race's first trial run).
+func pastFirst(stderr, phase string) bool {
+	lines := strings.Split(stderr, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "tune: ") && strings.Contains(l, "  "+phase) {
+			for _, next := range lines[i+1:] {
+				if strings.HasPrefix(next, "tune: ") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
 }
 
 func TestExitCodesForBadInput(t *testing.T) {

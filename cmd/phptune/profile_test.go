@@ -175,33 +175,40 @@ func TestProfileBadInput(t *testing.T) {
 func TestProfileInterrupt(t *testing.T) {
 	subreaper(t)
 	app := profileApp(t, 10)
-	cmd := exec.Command(binPath, "profile", app, "--compare", "opcache=off", "--requests", "50", "--instr-n", "20", "--json")
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	// --instr-n 100000: the baseline's callgrind run outlasts any wait for it (20 requests once took a second).
+	w := startWatched(t, nil, "profile", app, "--compare", "opcache=off", "--requests", "50", "--instr-n", "100000", "--json")
+	w.until(t, "callgrind running", func() bool {
+		return strings.Contains(w.se.String(), ": callgrind ") && len(descendantsMentioning(w.cmd.Process.Pid, "--tool=callgrind")) > 0
+	})
+	code, took := w.stop(t, syscall.SIGINT)
+	if code != 130 {
+		t.Fatalf("profile after SIGINT: exit %d, want 130; stderr %s", code, w.se.String())
 	}
-	// The baseline's callgrind run (20 measured requests) is under way by then.
-	time.Sleep(4 * time.Second)
-	cmd.Process.Signal(syscall.SIGINT)
-	start := time.Now()
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("profile after SIGINT: %v, want exit 130; stderr %s", err, se.String())
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Errorf("profile took %s to stop", time.Since(start))
+	if took > 5*time.Second {
+		t.Errorf("profile took %s to stop", took)
 	}
 	var res profileJSON
-	if err := json.Unmarshal([]byte(so.String()), &res); err != nil {
-		t.Fatalf("%v: %s", err, so.String())
+	if err := json.Unmarshal([]byte(w.so.String()), &res); err != nil {
+		t.Fatalf("%v: %s", err, w.so.String())
 	}
 	if !res.Partial || len(res.Variants) == 0 || res.Variants[len(res.Variants)-1].Error != "interrupted" {
 		t.Errorf("want a partial result whose last variant was interrupted: %+v", res)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if left := adopted(t); len(left) > 0 {
+	// Orphans the kernel hands to this process as they lose their parent: a moment for them to go.
+	var left []string
+	if !poll(10*time.Second, func() bool { left = adopted(t); return len(left) == 0 }) {
 		t.Errorf("processes left behind: %v", left)
 	}
+}
+
+// descendantsMentioning lists the pids below pid whose command line mentions s.
+func descendantsMentioning(pid int, s string) []int {
+	var out []int
+	for _, c := range childrenOf(pid) {
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c)); err == nil && strings.Contains(string(cmdline), s) {
+			out = append(out, c)
+		}
+		out = append(out, descendantsMentioning(c, s)...)
+	}
+	return out
 }

@@ -15,17 +15,27 @@ func isTerminal(f *os.File) bool {
 	return errno == 0
 }
 
-// statusLine redraws one line on a terminal and does nothing elsewhere.
+// statusLine redraws one line on a terminal and does nothing elsewhere, unless PHPTUNE_PROGRESS=lines asks for
+// every update as a plain line (a log or CI that follows the run).
 type statusLine struct {
 	f     *os.File
 	on    bool
+	lines bool // PHPTUNE_PROGRESS=lines and not a terminal
 	last  int
 	phase string // the last phase printed as a plain line
+	said  string // the last update printed as a plain line (lines mode)
 }
 
-func newStatusLine(f *os.File) *statusLine { return &statusLine{f: f, on: isTerminal(f)} }
+func newStatusLine(f *os.File) *statusLine {
+	on := isTerminal(f)
+	return &statusLine{f: f, on: on, lines: !on && os.Getenv("PHPTUNE_PROGRESS") == "lines"}
+}
 
 func (s *statusLine) set(format string, a ...any) {
+	if s.lines {
+		s.say(fmt.Sprintf(format, a...))
+		return
+	}
 	if !s.on {
 		return
 	}
@@ -38,10 +48,10 @@ func (s *statusLine) set(format string, a ...any) {
 	s.last = len(msg)
 }
 
-// step shows the status on a terminal; elsewhere (a log, CI, nohup) it prints one plain line per phase, so that
-// a run that is not watched still says where it was.
+// step shows the status on a terminal (or every update, PHPTUNE_PROGRESS=lines); elsewhere (a log, CI, nohup)
+// it prints one plain line per phase, so that a run that is not watched still says where it was.
 func (s *statusLine) step(phase, format string, a ...any) {
-	if s.on {
+	if s.on || s.lines {
 		s.set(format, a...)
 		return
 	}
@@ -50,6 +60,15 @@ func (s *statusLine) step(phase, format string, a ...any) {
 	}
 	s.phase = phase
 	fmt.Fprintf(s.f, format+"\n", a...)
+}
+
+// say prints msg as a plain line unless it repeats the last one (an update that changed nothing).
+func (s *statusLine) say(msg string) {
+	if msg == s.said {
+		return
+	}
+	s.said = msg
+	fmt.Fprintln(s.f, msg)
 }
 
 // clear removes the line before normal output follows.

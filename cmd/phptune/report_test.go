@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -276,30 +274,14 @@ func TestCompareTuneResults(t *testing.T) {
 
 // An interrupted tune still writes report.html beside its partial result.json.
 func TestTuneWritesReportWhenInterrupted(t *testing.T) {
-	// A run interrupted before its first trial keeps nothing (there is nothing to report): on a loaded
-	// machine that can take a while, so a longer wait is tried before the test gives up.
-	var out string
-	var so, se strings.Builder
-	for _, wait := range []time.Duration{10 * time.Second, 30 * time.Second} {
-		out = t.TempDir()
-		// --no-screen: the trials start at once, without the counting that screening does first.
-		cmd := exec.Command(binPath, "tune", "--budget", "5m", "--no-screen", "--out", out)
-		so.Reset()
-		se.Reset()
-		cmd.Stdout, cmd.Stderr = &so, &se
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(wait)
-		cmd.Process.Signal(syscall.SIGINT)
-		err := cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-			t.Fatalf("tune after SIGINT: %v, want exit 130; %s %s", err, so.String(), se.String())
-		}
-		if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
-			break
-		}
-		t.Logf("no trial in %s (a loaded machine): waiting longer", wait)
+	// A run interrupted before its first trial keeps nothing (there is nothing to report): SIGINT once the
+	// saturation sweep's first point is measured. --no-screen: the trials start at once, without the counting
+	// that screening does first.
+	out := t.TempDir()
+	w := startWatched(t, nil, "tune", "--budget", "5m", "--no-screen", "--out", out)
+	w.until(t, "the sweep's first point measured", func() bool { return pastFirst(w.se.String(), "saturation:") })
+	if code, _ := w.stop(t, syscall.SIGINT); code != 130 {
+		t.Fatalf("tune after SIGINT: exit %d, want 130; %s %s", code, w.so.String(), w.se.String())
 	}
 	res := readTuneFile(t, filepath.Join(out, "result.json"))
 	b, err := os.ReadFile(filepath.Join(out, "report.html"))
@@ -317,7 +299,7 @@ func TestTuneWritesReportWhenInterrupted(t *testing.T) {
 	if got := marks(page)["saturation"]; got != want {
 		t.Errorf("saturation chart has %d marks, the partial result %d points", got, want)
 	}
-	if !strings.Contains(so.String(), "report.html") {
-		t.Errorf("the summary does not name report.html:\n%s", so.String())
+	if !strings.Contains(w.so.String(), "report.html") {
+		t.Errorf("the summary does not name report.html:\n%s", w.so.String())
 	}
 }

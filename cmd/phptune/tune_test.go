@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -301,40 +300,24 @@ func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 
 func TestTuneInterruptLeavesNothing(t *testing.T) {
 	out := t.TempDir()
-	cmd := exec.Command(binPath, "tune", "--budget", "5m", "--out", out)
-	var so strings.Builder
-	cmd.Stdout = &so
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w := startWatched(t, nil, "tune", "--budget", "5m", "--out", out)
 	// The process groups tune starts (php-fpm's and nginx's masters lead their own), watched while it runs.
-	// SIGINT once the saturation sweep's pool has run for a few trials (on a loaded machine the first
-	// stack and its check take a while; a run stopped before any trial has nothing to keep).
+	// SIGINT once the saturation sweep's first point is measured: its trials are what the run must keep.
 	groups := map[int]bool{}
-	var sweep time.Time
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		workers := 0
-		for _, pid := range childrenOf(cmd.Process.Pid) {
+	w.until(t, "the sweep's first point measured", func() bool {
+		for _, pid := range childrenOf(w.cmd.Process.Pid) {
 			// Short-lived helpers (php-fpm -v) run in tune's own group, which is the test's.
 			if pg, err := syscall.Getpgid(pid); err == nil && pg != syscall.Getpgrp() {
 				groups[pg] = true
 			}
-			workers += len(childrenOf(pid))
 		}
-		if sweep.IsZero() && workers >= 32 { // the sweep's first pool (tune.firstSweepPool)
-			sweep = time.Now()
-		}
-		if !sweep.IsZero() && time.Since(sweep) > 8*time.Second {
-			break
-		}
+		return pastFirst(w.se.String(), "saturation:")
+	})
+	if len(groups) == 0 {
+		t.Fatalf("tune started no stack of its own (no process group seen); stderr:\n%s", w.se.String())
 	}
-	if len(groups) == 0 || sweep.IsZero() {
-		t.Fatalf("tune started no sweep pool in 90 s (process groups %v)", groups)
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Errorf("tune after SIGINT: %v, want exit 130; %s", err, so.String())
+	if code, _ := w.stop(t, syscall.SIGINT); code != 130 {
+		t.Errorf("tune after SIGINT: exit %d, want 130; %s", code, w.so.String())
 	}
 	res := readTune(t, filepath.Join(out, "result.json"))
 	if !res.Partial || len(res.Trials) == 0 {

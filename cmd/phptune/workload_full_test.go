@@ -185,35 +185,21 @@ func TestWorkloadWordPressServiceDies(t *testing.T) {
 func TestWorkloadWordPressServiceDiesUnderTune(t *testing.T) {
 	dir := prepareByName(t, "wordpress")
 	out := t.TempDir()
-	cmd := exec.Command(binPath, "tune", "wordpress", "--budget", "3m", "--out", out)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
+	w := startWatched(t, nil, "tune", "wordpress", "--budget", "3m", "--out", out)
+	// Into the trials: the private mariadbd up and the run's first measuring step done (a second progress line).
 	var pids []int
-	for len(pids) == 0 && time.Now().Before(deadline) {
-		time.Sleep(500 * time.Millisecond)
+	w.until(t, "the run measuring with its mariadbd", func() bool {
 		pids = processesMentioning(filepath.Join(dir, "mysql"))
-	}
-	if len(pids) != 1 {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("want one private mariadbd, found %v", pids)
-	}
-	time.Sleep(20 * time.Second) // into the trials
+		return len(pids) == 1 && tuneLines(w.se.String()) >= 2
+	})
 	syscall.Kill(pids[0], syscall.SIGKILL)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-w.exited:
 	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
 		t.Fatal("tune went on after its database died")
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "a service of the app exited unexpectedly (mariadb") {
-		t.Errorf("tune after its database died: exit %d, stderr %q", code, stderr.String())
+	if code := w.code(); code != 1 || !strings.Contains(w.se.String(), "a service of the app exited unexpectedly (mariadb") {
+		t.Errorf("tune after its database died: exit %d, stderr %q", code, w.se.String())
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "result.json")); err == nil && !strings.Contains(string(b), `"partial": true`) {
 		t.Errorf("result.json kept but not marked partial")
