@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/fpmconf"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -102,27 +103,13 @@ func settingsOf(t Target, w window) Settings {
 	return s
 }
 
-// fpmSeconds reads a php-fpm time value: a number of seconds with an optional s, m, h or d suffix.
+// fpmSeconds reads a php-fpm time value as php-fpm does (0 where it is not one).
 func fpmSeconds(v string) float64 {
-	v = strings.TrimSpace(v)
-	mult := 1.0
-	if n := len(v); n > 0 {
-		switch v[n-1] {
-		case 's':
-			v = v[:n-1]
-		case 'm':
-			v, mult = v[:n-1], 60
-		case 'h':
-			v, mult = v[:n-1], 3600
-		case 'd':
-			v, mult = v[:n-1], 86400
-		}
-	}
-	f, err := strconv.ParseFloat(v, 64)
+	n, err := fpmconf.ParseSeconds(strings.TrimSpace(v))
 	if err != nil {
 		return 0
 	}
-	return f * mult
+	return float64(n)
 }
 
 // traffic is the counters' growth over the window: a counter that goes back (the pool was reloaded) starts

@@ -118,7 +118,7 @@ func (s *Section) Seconds(key string) (n int, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	n, err := seconds(d.Value)
+	n, err := ParseSeconds(d.Value)
 	return n, err == nil
 }
 

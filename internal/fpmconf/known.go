@@ -96,7 +96,7 @@ func checkValue(k kind, v string) (string, error) {
 			return "", fmt.Errorf("%q is not a whole number nor unlimited", v)
 		}
 	case kindTime:
-		if _, err := seconds(v); err != nil {
+		if _, err := ParseSeconds(v); err != nil {
 			return "", err
 		}
 	case kindBool, kindFlag:
@@ -130,8 +130,9 @@ var boolValues = map[string]bool{"1": true, "yes": true, "on": true, "true": tru
 
 func truthy(v string) bool { return boolValues[strings.ToLower(v)] }
 
-// seconds reads a time value: plain seconds or a number with s, m, h or d.
-func seconds(v string) (int, error) {
+// ParseSeconds reads a php-fpm time value (request_terminate_timeout and the like): plain seconds or a number
+// with s, m, h or d.
+func ParseSeconds(v string) (int, error) {
 	orig, mult := v, 1
 	if n := len(v); n > 0 {
 		switch v[n-1] {
