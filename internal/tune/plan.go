@@ -24,11 +24,12 @@ const (
 	cpuSeconds     = 0.4
 	minCPURequests = 20
 	// cpuDuetSeconds is a CPU trial's length in duet rounds (Options.Duet), at the app's rate alone: the arms run
-	// side by side, each at about its share of the machine. What a duet cancels is the noise the two trials
-	// share while both run, so its rounds steady far faster with length than alternating ones (bench/duet.sh on
-	// the demo, 2 connections: 126 requests 1.78% against 2.89% a round, 1500 requests 0.23% against 1.78%), and
-	// a round that moves its arms to fresh stacks pays a start besides.
-	cpuDuetSeconds = 2.0
+	// side by side, each at about its share of the machine. What a duet cancels is the noise both trials share
+	// while both run, so its rounds steady with length faster than alternating ones (bench/duet.sh on the demo, 2
+	// connections, quiet: 250 requests 0.58% against 1.61% a round). Past that, a round's figure is mostly the two
+	// stacks' own offsets (1.5 to 2% a stack), which only more stacks average out: the rounds are kept short, since
+	// each moves to fresh stacks.
+	cpuDuetSeconds = 0.8
 	maxCPURequests = 4000
 )
 
