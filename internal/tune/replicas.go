@@ -73,7 +73,16 @@ const DefaultStackSD = 0.02
 // or worse in 14% of CPU races and 40% of goodput races; moving every 5 rounds on CPU 0.13%, every 8 on goodput
 // 0.73%, and moving with the engine allowing for DefaultStackSD, as tune does, none. A move costs the experiment about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its
 // arms' trials: a goodput round is longer and a goodput stack may be a dynamic pool that settles for seconds.
-func perStack(spec TrialSpec) int { return PerStack(spec.Metric) }
+//
+// Duet rounds move every round: their noise is a fraction of a percent, the two stacks' offsets (1.5 to 2% a stack
+// on the demo, bench/duet.sh) are most of a round's figure, and rounds on fresh stacks each time are independent,
+// offsets and all, so the engine need allow for none on top of their spread (offsets.go).
+func perStack(spec TrialSpec) int {
+	if spec.Duet {
+		return 1
+	}
+	return PerStack(spec.Metric)
+}
 
 // PerStack is the rounds of metric's trials a stack serves an arm (perStack), for the simulations' tables.
 func PerStack(metric string) int {
