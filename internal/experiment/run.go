@@ -20,7 +20,10 @@ type run struct {
 	// positive means j is better; seq2 the same of the second figure (nil without one).
 	seq, seq2 [][]*Sequence
 	// fails[i][j], i < j: the pair's failed trials.
-	fails     [][]failTally
+	fails [][]failTally
+	// spill is the arm whose trial, the last of the round before, had failures (-1: none): a stall that outlasts
+	// it fails the next trial too, which in AB, BA order is the same arm's (roundSpill).
+	spill     int
 	pairAlpha float64
 	// scheduled counts the rounds since the live set last changed: the balanced orders start over then.
 	scheduled int
@@ -49,9 +52,14 @@ func newRun(s Spec) *run {
 		e.seq2 = sequences(k, s.Mixture, s.Second.StackSD)
 	}
 	e.fails = make([][]failTally, k)
+	byStack := s.StackSD > 0 || s.Second != nil && s.Second.StackSD > 0
 	for i := range e.fails {
 		e.fails[i] = make([]failTally, k)
+		for j := range e.fails[i] {
+			e.fails[i][j].byStack = byStack // told that stacks differ: in their failures too
+		}
 	}
+	e.spill = -1
 	for i, a := range s.Arms {
 		e.out.Arms = append(e.out.Arms, ArmResult{Name: a.Name(), Status: StatusOpen})
 		e.live = append(e.live, i)
@@ -92,6 +100,7 @@ func (e *run) round(ctx context.Context) error {
 	} else {
 		tried = e.inTurn(ctx, n, arms)
 	}
+	spilled := e.roundSpill(arms[0], tried)
 	obs := map[int]Observation{}
 	complete := len(tried) == len(arms)
 	for _, t := range tried {
@@ -128,10 +137,28 @@ func (e *run) round(ctx context.Context) error {
 			if e.seq2 != nil {
 				addRound(e.seq2[i][j], a.second(), b.second(), e.s.Second.HigherIsBetter)
 			}
-			e.fails[i][j].add(a, b)
+			e.fails[i][j].add(a, b, i == spilled || j == spilled)
 		}
 	}
 	return nil
+}
+
+// roundSpill is the arm whose trial opens this round right after its own failing trial closed the round before
+// (-1: none), and notes whether this round's last trial failed. A stall that outlasts a trial fails the next one
+// run: in AB, BA order the same arm's, two failing rounds from one stall. The pairs of that arm leave such a
+// round out of their failure tally, whatever it shows: one event is counted once, and leaving it out by what
+// came before, not by what it shows, keeps each round that counts a fair coin. Duet trials run together, and a
+// stall falls on all of them alike.
+func (e *run) roundSpill(first int, tried []tried) int {
+	spilled := -1
+	if !e.s.Duet && first == e.spill {
+		spilled = first
+	}
+	e.spill = -1
+	if n := len(tried); n > 0 && !e.s.Duet && tried[n-1].err == nil && tried[n-1].obs.Errors > 0 {
+		e.spill = tried[n-1].arm
+	}
+	return spilled
 }
 
 // tried is one arm's trial of a round.
