@@ -575,16 +575,18 @@ func (e *run) bestLive() int {
 // function worse than tracing in 7, while tracing against off, stopped at 4 rounds, was undecided. The
 // tightest such bound, or nil.
 //
-// What holds for it is what three sequences hold at once, the direct one and the two links: its level is
-// three times a sequence's alpha (within the race's, which covers all its pairs), and its p-value is three
-// times the least per-sequence alpha at which the direct interval or the chain excludes zero. Under no
-// difference each of the three misses at that level with chance at most that alpha, so it is a p-value at the
-// stated level, valid at any look like the sequences it comes from.
+// What holds for it is what every sequence it may come from holds at once: the direct one and both links through
+// each of the K-2 other arms, 2K-3 in all (the tightest chain is picked after the fact, so each could have been
+// the one stated). Its level is 2K-3 times a sequence's alpha (within the race's, which covers all its pairs):
+// three for three arms, where it stated three for any number. Its p-value is 2K-3 times the least per-sequence
+// alpha at which the direct interval or the chain excludes zero: under no difference each of those sequences
+// misses at that level with chance at most that alpha, so it is a p-value at the stated level, valid at any
+// look like the sequences it comes from.
 func (e *run) chain(j int) *Bound {
 	if e.s.Mode != Race {
 		return nil
 	}
-	alpha := e.rule().Alpha
+	alpha, m := e.rule().Alpha, chainSequences(len(e.seq))
 	var best *Bound
 	via := 0
 	for k := 1; k < len(e.seq); k++ {
@@ -596,16 +598,20 @@ func (e *run) chain(j int) *Bound {
 		if !ok1 || !ok2 || !(lo1 > 0 && lo2 > 0 || hi1 < 0 && hi2 < 0) {
 			continue
 		}
-		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, Via: e.out.Arms[k].Name, Alpha: 3 * alpha}
+		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, Via: e.out.Arms[k].Name, Alpha: m * alpha}
 		if best == nil || b.Hi-b.Lo < best.Hi-best.Lo {
 			best, via = b, k
 		}
 	}
 	if best != nil {
-		best.P = min(1, 3*min(e.seq[0][j].P(), e.chainLevel(via, j, best.Lo > 0)))
+		best.P = min(1, m*min(e.seq[0][j].P(), e.chainLevel(via, j, best.Lo > 0)))
 	}
 	return best
 }
+
+// chainSequences is how many sequences a chained interval of a race of k arms rests on: the direct one and two
+// links through each of the k-2 other arms.
+func chainSequences(k int) float64 { return float64(2*k - 3) }
 
 // chainLevel is the least alpha at which the chain from Arms[0] through k to j, each link's interval at that
 // level, excludes zero on the side better says (found by bisection on its log: intervals widen as alpha shrinks).
