@@ -17,7 +17,7 @@ const seqShare = 0.75
 // arm serves in all of them, is shown at once. With the same chance p of an empty trial for both arms, that
 // happens in n trials with chance p^n (1-p)^n, at most 4^-n whatever p is: the rule assumes nothing of how often
 // a working value empties a trial (it assumed at most once in a hundred, and stalls longer than a trial
-// broke that: with empty trials at 10% on both arms, 1.6% of races called one broken in 2 trials). A stack that
+// broke that: with empty trials at 10% on both arms, 1.75% of races called one broken in 2 trials). A stack that
 // empties every trial it serves makes its trials one draw, so when stacks are told to differ the unit is a
 // block of rounds on one pair of stacks, as for the count of failing trials.
 
