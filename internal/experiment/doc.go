@@ -43,8 +43,9 @@
 // Three things the confidence sequence's model (independent normal rounds) leaves out are allowed for. A figure
 // that moves in steps (Observation.Step: a goodput trial of 30 requests moves in steps of 3%) is never given a
 // spread below what rounding adds (step²/12 a figure, Sheppard), its interval is widened by what rounding may have
-// biased the mean by (half a step when the figure never varies, nothing once it varies by half a step), and no
-// verdict rests on rounds whose log ratios are all identical (quantize.go). A stack's own offset lasts its life,
+// biased the mean by (half a step unless the figure is shown to vary by half a step: rounding alone spreads a
+// figure between two steps by up to half a step), and no verdict, nor Smallest's within, rests on rounds whose
+// log ratios are all identical (quantize.go). A stack's own offset lasts its life,
 // so rounds of one pair of stacks read it as the configurations' effect: given the spread of stacks' offsets
 // (Spec.StackSD) and the stack each trial ran on (Observation.Stack), a pair's spread includes what the offsets
 // of its stacks add (offsets.go). Failures are counted by trial, below.
@@ -56,9 +57,13 @@
 // trial with failures, not a request: among the rounds in which one arm's trial failed requests and the
 // other's did not, each is either arm's with chance 1/2 when their failures are alike, whatever the bursts'
 // sizes, and a sequential sign test (the Krichevsky-Trofimov mixture of binomial likelihood ratios, an
-// e-process) shows which arm fails more. A value that serves none of its requests in each of its first trials
-// while the other serves is shown at once (2 trials at a knob's share of alpha), assuming a working value
-// empties a trial at most once in a hundred (failures.go). A pair's alpha is spent once: three quarters on its
+// e-process) shows which arm fails more. Failures cluster too: a stack may fail often for its whole life, so
+// when told that stacks differ (StackSD) the unit is a block of rounds on one pair of stacks (its first round
+// in which one arm failed alone); and a stall may outlast its trial and fail the next one run, in AB, BA order
+// the same arm's, so a round that opens with the arm whose failing trial closed the round before does not count
+// for that arm's pairs. A value that serves none of its requests in each of its first trials (blocks) while the
+// other serves in all of them is shown at once: that has a chance of at most 4^-n whatever the rate of empty
+// trials (7 at a knob's share of alpha; failures.go). A pair's alpha is spent once: three quarters on its
 // sequences (split between the figures when there are two), a quarter on its failure tests. A verdict in favour
 // of an arm that failed in two more rounds than its rival waits: failures take more rounds to show than a figure.
 //
@@ -70,9 +75,10 @@
 // until every challenger still in is decided against it; the race ends when one arm is left, or when the budget
 // (Continue) or a futility rule (FutileAfter: no challenger's estimate a third of the minimum effect in its
 // favour) ends it. An arm's interval against the incumbent is narrowed through a third arm when both links are
-// decided the same way: the sum of the links' intervals bounds it whenever both hold, so the narrowed interval
-// holds at three times a sequence's alpha (the direct sequence and the two links), which it states, with a p
-// computed for the chain (three times the least level at which the direct interval or the chain excludes zero).
+// decided the same way: the sum of the links' intervals bounds it whenever both hold. The tightest chain of the
+// K-2 third arms is stated, so the narrowed interval holds at 2K-3 times a sequence's alpha (the direct sequence
+// and two links through each third arm: three for three arms), which it states, with a p computed for the
+// chain (2K-3 times the least level at which the direct interval or the chain excludes zero).
 // Versus compares each arm with Arms[0] until each comparison is decided (on both figures, with Spec.Second).
 // Smallest finds the first arm, in the order given, shown within the minimum effect of the best (smallest.go).
 //
@@ -96,7 +102,8 @@
 //
 // Noise and Replay replay rounds recorded in real runs around planted effects, the way real runs are hard: in
 // blocks of consecutive recorded rounds (drift, what a trial leaves to the next), each round's trials in the
-// order they ran, each stack with an offset of its own (ReplayOptions.StackSD), failure bursts planted. Each
+// order they ran, each stack with an offset of its own (ReplayOptions.StackSD, which may exceed what the engine
+// is told), failure bursts planted, clustered on failure-prone stacks and spilling into the next trial. Each
 // arm's mean in its recorded experiment is taken out (the replay plants stacks' offsets itself). Simulated
 // experiments, and simulated tune runs (tune.Simulate), take milliseconds each, which is how the error rates
 // and power are shown (the tests, bench/engine). The noise files say which recorded runs chose the engine's

@@ -13,41 +13,59 @@ import (
 // a knob's share of a few thousandths, three quarters of the alpha widen an interval by about 2%.
 const seqShare = 0.75
 
-// brokenRate is what the broken-value rule assumes of a working configuration: a trial that serves none of its
-// requests happens at most once in a hundred trials (a stall fails the requests in flight, which a trial of
-// dozens of requests outlasts). A value that serves none in every one of its first k trials, where the other
-// arm serves in all of them, has a chance below brokenRate^k of doing so if it works; k is the least that
-// brings that below its share of alpha: 2 at a knob's share of a few thousandths. An app whose stalls empty
-// trials more often than that is judged by the count of failing trials alone, which assumes nothing of bursts.
-const brokenRate = 0.01
+// The broken-value rule: a value that serves none of its requests in each of its first trials, where the other
+// arm serves in all of them, is shown at once. With the same chance p of an empty trial for both arms, that
+// happens in n trials with chance p^n (1-p)^n, at most 4^-n whatever p is: the rule assumes nothing of how often
+// a working value empties a trial (it assumed at most once in a hundred, and stalls longer than a trial
+// broke that: with empty trials at 10% on both arms, 1.75% of races called one broken in 2 trials). A stack that
+// empties every trial it serves makes its trials one draw, so when stacks are told to differ the unit is a
+// block of rounds on one pair of stacks, as for the count of failing trials.
 
 // failTally is what a pair's shared rounds showed of failures: the unit is a trial with failures, not a
 // request, because failures come in bursts (a stall times out every request in flight) and a burst's
 // requests are not independent coins.
 type failTally struct {
-	// onlyA, onlyB: rounds in which only the first (second) arm's trial had failed requests. Rounds in which
-	// both or neither did say nothing about which fails more.
+	// onlyA, onlyB: units in which only the first (second) arm's trial had failed requests. Units in which
+	// both or neither did say nothing about which fails more. A unit is a round, or with byStack a block of
+	// rounds on one pair of stacks (its first round in which one arm failed alone).
 	onlyA, onlyB int
 	// rounds is the pair's shared rounds; emptyA, emptyB the rounds in which the arm's trial served none of
 	// its requests (all failed).
 	rounds, emptyA, emptyB int
+	// byStack counts a block of rounds on one pair of stacks once: a stack that fails often fails in every
+	// round it serves, and those rounds are one stack's draw, not independent coins. block is the current
+	// block's pair of stacks, counted whether it has been; blocks how many there have been.
+	byStack, started, counted bool
+	block                     [2]int
+	blocks                    int
 }
 
-// add counts one shared round of the pair's trials a and b.
-func (f *failTally) add(a, b Observation) {
+// add counts one shared round of the pair's trials a and b; spilled says that a stall of the round before may
+// have failed one of them (roundSpill), so that the round says nothing of which arm fails more.
+func (f *failTally) add(a, b Observation, spilled bool) {
 	f.rounds++
-	switch fa, fb := a.Errors > 0, b.Errors > 0; {
-	case fa && !fb:
-		f.onlyA++
-	case fb && !fa:
-		f.onlyB++
-	}
 	if empty(a) {
 		f.emptyA++
 	}
 	if empty(b) {
 		f.emptyB++
 	}
+	if pair := [2]int{a.Stack, b.Stack}; !f.started || pair != f.block {
+		f.block, f.started, f.counted = pair, true, false
+		f.blocks++
+	}
+	if spilled || f.byStack && f.counted {
+		return
+	}
+	switch fa, fb := a.Errors > 0, b.Errors > 0; {
+	case fa && !fb:
+		f.onlyA++
+	case fb && !fa:
+		f.onlyB++
+	default:
+		return
+	}
+	f.counted = true
 }
 
 // empty says that a trial served none of its requests: every one failed.
@@ -63,11 +81,13 @@ func empty(o Observation) bool { return o.Requests == 0 && o.Errors > 0 }
 // ever reaches 1/alpha by alpha: valid at every look, two-sided. Shown in 15 discordant rounds at a few
 // ten-thousandths when all fall on one arm, whatever their size.
 func (f *failTally) worse(alpha float64) (side int, broken bool) {
-	if f.emptyB == f.rounds && f.emptyA == 0 && f.rounds >= brokenTrials(alpha/4) {
-		return +1, true
-	}
-	if f.emptyA == f.rounds && f.emptyB == 0 && f.rounds >= brokenTrials(alpha/4) {
-		return -1, true
+	if n := brokenTrials(alpha / 4); f.units() >= n {
+		if f.emptyB == f.rounds && f.emptyA == 0 {
+			return +1, true
+		}
+		if f.emptyA == f.rounds && f.emptyB == 0 {
+			return -1, true
+		}
 	}
 	if ktLogE(f.onlyA, f.onlyB) < math.Log(2/alpha) {
 		return 0, false
@@ -78,9 +98,19 @@ func (f *failTally) worse(alpha float64) (side int, broken bool) {
 	return -1, false
 }
 
-// brokenTrials is the least number of empty trials in a row that chance, for a working value, puts below alpha.
+// units is how many independent draws the rounds are: the rounds, or with byStack the blocks of one pair of
+// stacks.
+func (f *failTally) units() int {
+	if f.byStack {
+		return f.blocks
+	}
+	return f.rounds
+}
+
+// brokenTrials is the least number of units in which one arm's trials all served none and the other's all
+// served that chance puts below alpha: 4^-n <= alpha.
 func brokenTrials(alpha float64) int {
-	return max(1, int(math.Ceil(math.Log(alpha)/math.Log(brokenRate)-1e-9)))
+	return max(1, int(math.Ceil(math.Log(alpha)/math.Log(0.25)-1e-9)))
 }
 
 // ktLogE is the log of the Krichevsky-Trofimov mixture's likelihood ratio against a fair coin after a heads
@@ -155,8 +185,12 @@ func (e *run) failNote(bad, good int) string {
 	if bad > good {
 		mine, theirs = t.onlyB, t.onlyA
 	}
-	const note = "%s: requests failed in %d rounds where %s's did not, the other way round in %d (%d of %d requests failed)"
-	return fmt.Sprintf(note, r.Name, mine, e.s.Arms[good].Name(), theirs, r.Errors, r.Errors+r.Requests)
+	unit := "rounds"
+	if t.byStack {
+		unit = "pairs of stacks"
+	}
+	const note = "%s: requests failed in %d %s where %s's did not, the other way round in %d (%d of %d requests failed)"
+	return fmt.Sprintf(note, r.Name, mine, unit, e.s.Arms[good].Name(), theirs, r.Errors, r.Errors+r.Requests)
 }
 
 func plural(n int, one, many string) string {

@@ -33,6 +33,45 @@ type fakeArm struct {
 	stackSD float64
 	every   int
 	stacks  []float64
+	// proneShare of its stacks fail in proneRate of their trials (a burst of burstMean, or 4, requests).
+	proneShare, proneRate float64
+	prone                 []bool
+	// emptyRate is the chance that a trial serves none of its requests (a stall longer than the trial);
+	// proneEmpty: the failure-prone stacks' failing trials serve none.
+	emptyRate  float64
+	proneEmpty bool
+	// stalls, shared by the arms of an experiment, time out trials and spill into the next trial run.
+	stalls *stalls
+}
+
+// stalls are stalls in rate of trials that fail it and spill into the next trial run, whichever arm's.
+type stalls struct {
+	rate    float64
+	pending bool
+}
+
+// hit says whether the trial about to run fails: a stall of its own, or one the trial before left.
+func (s *stalls) hit(rng *rand.Rand) bool {
+	if s == nil {
+		return false
+	}
+	if s.pending {
+		s.pending = false
+		return true
+	}
+	if rng.Float64() < s.rate {
+		s.pending = true
+		return true
+	}
+	return false
+}
+
+// proneStack says whether stack k fails often, drawn when first asked.
+func (a *fakeArm) proneStack(k int) bool {
+	for len(a.prone) <= k {
+		a.prone = append(a.prone, a.rng.Float64() < a.proneShare)
+	}
+	return a.prone[k]
 }
 
 func (a *fakeArm) Name() string                    { return a.name }
@@ -76,6 +115,18 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	}
 	if a.burstRate > 0 && a.rng.Float64() < a.burstRate {
 		o.Errors = min(geometric(a.rng, a.burstMean), n)
+	}
+	if a.proneShare > 0 && a.proneStack(stack) && a.rng.Float64() < a.proneRate {
+		o.Errors = min(geometric(a.rng, max(a.burstMean, 4)), n)
+		if a.proneEmpty {
+			o.Errors = n
+		}
+	}
+	if a.emptyRate > 0 && a.rng.Float64() < a.emptyRate {
+		o.Errors = n
+	}
+	if a.stalls.hit(a.rng) {
+		o.Errors = max(o.Errors, min(geometric(a.rng, max(a.burstMean, 4)), n))
 	}
 	if a.broken {
 		o.Errors = n

@@ -161,10 +161,16 @@ type ReplayOptions struct {
 }
 
 // Bursts are failures planted in replayed trials: each trial has a burst with chance Rate, of Mean requests on
-// average (geometric), of the trial's Requests; the figure drops by the share that failed.
+// average (geometric), of the trial's Requests; the figure drops by the share that failed. Real failures cluster,
+// which the engine's failure tests must not read as an arm's: Prone of the stacks (drawn when a stack is first
+// used) have a burst in ProneRate of their trials instead, and with Spill a burst outlasts its trial and fails
+// the next trial run too, whichever arm's (a stall; in AB, BA order a round's last trial and the next round's
+// first are the same arm's).
 type Bursts struct {
-	Rate, Mean float64
-	Requests   int64
+	Rate, Mean       float64
+	Requests         int64
+	Prone, ProneRate float64
+	Spill            bool
 }
 
 // DefaultBlock is the mean length of a replay's blocks of consecutive rounds: about a knob's race.
@@ -180,9 +186,11 @@ type Replay struct {
 	rng   *rand.Rand
 	o     ReplayOptions
 	wide  int // the most trials a recorded round has
-	draws [][]float64
-	taken []int // trials drawn from each replayed round so far: the next one's place
-	at    cursor
+	// spilled: the last trial run had a burst that outlasts it (Bursts.Spill).
+	spilled bool
+	draws   [][]float64
+	taken   []int // trials drawn from each replayed round so far: the next one's place
+	at      cursor
 	// next is the first round no arm has used: arms made together (one experiment's, before any of them runs
 	// a trial) share rounds, later ones start on fresh rounds; batch counts them.
 	next  int
@@ -277,8 +285,10 @@ type ReplayArm struct {
 	first  int
 	trials int
 	batch  *int // the arms of its experiment
-	// stacks are the offsets of the stacks its trials ran on, by NewStackEvery's turn.
+	// stacks are the offsets of the stacks its trials ran on, by NewStackEvery's turn; prone says which
+	// stacks fail often (Bursts.Prone), by the stack's id.
 	stacks []float64
+	prone  map[int]bool
 	// Stack, when set, gives the stack trial i (0-based) runs on and its offset, in place of the replay's own
 	// draws: a caller that keeps stacks across experiments (tune holds its best configuration's) says which.
 	Stack func(i int) (id int, offset float64)
@@ -321,13 +331,38 @@ func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	o := Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1, Stack: stack}
 	if b := r.o.Bursts; b.Requests > 0 {
 		o.Requests = b.Requests
-		if b.Rate > 0 && r.rng.Float64() < b.Rate {
+		if a.burst(stack) {
 			o.Errors = min(geometric(r.rng, b.Mean), b.Requests)
 			o.Requests -= o.Errors
 			o.Value *= max(float64(o.Requests), 1) / float64(b.Requests)
 		}
 	}
 	return o, nil
+}
+
+// burst says whether the trial about to run on stack has a burst of failures: one the trial before left
+// (Bursts.Spill), or its own at its stack's rate.
+func (a *ReplayArm) burst(stack int) bool {
+	r, b := a.r, a.r.o.Bursts
+	if r.spilled {
+		r.spilled = false
+		return true
+	}
+	rate := b.Rate
+	if b.Prone > 0 {
+		if a.prone == nil {
+			a.prone = map[int]bool{}
+		}
+		if _, ok := a.prone[stack]; !ok {
+			a.prone[stack] = r.rng.Float64() < b.Prone
+		}
+		if a.prone[stack] {
+			rate = b.ProneRate
+		}
+	}
+	hit := rate > 0 && r.rng.Float64() < rate
+	r.spilled = hit && b.Spill
+	return hit
 }
 
 // stack is the stack trial i runs on and its offset.

@@ -122,3 +122,93 @@ func TestReplayKeepsWhatRealRunsHave(t *testing.T) {
 		t.Errorf("bursts in %.3f of trials, of %.1f requests: want 0.1 and 8", share, mean)
 	}
 }
+
+// replayFalse runs A/A races of two replayed arms (noise recorded on CPU trials, arms on a fresh stack every 5
+// trials, the engine told of offsets of 2%, at most 200 rounds) as o plants them, and counts the better or worse verdicts, and of
+// them on failures.
+func replayFalse(t *testing.T, seed int64, runs int, alpha float64, o ReplayOptions) (wrong, onFailures int) {
+	noise, err := LoadNoise("testdata/noise-req_per_cpu_s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	o.NewStackEvery = 5
+	for range runs {
+		rep := NewReplayWith(noise, rng, o)
+		out, err := Run(context.Background(), Spec{Arms: []Arm{rep.Arm("a", 0), rep.Arm("b", 0)}, Mode: Race,
+			HigherIsBetter: true, MinEffect: 0.03, Alpha: alpha, MaxRounds: 200, StackSD: 0.02})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := out.Arms[1].Vs; c.Verdict == stats.Better || c.Verdict == stats.Worse {
+			wrong++
+			if c.OnErrors {
+				onFailures++
+			}
+		}
+	}
+	return wrong, onFailures
+}
+
+// TestReplayShowsWhatTheModelLeavesOut: the replay plants what the engine is not told. Stacks' offsets larger
+// than the spread the engine allows for (4% planted, 2% told) are a known gap, reported, not held to alpha: the
+// engine can only allow for the spread it is given. Clustered failures (a tenth of the stacks failing in half
+// their trials, stalls that fail the next trial too) stay within alpha.
+func TestReplayShowsWhatTheModelLeavesOut(t *testing.T) {
+	const runs, alpha = 2000, 0.01
+	told, _ := replayFalse(t, 1, runs, alpha, ReplayOptions{StackSD: 0.02})
+	twice, _ := replayFalse(t, 1, runs, alpha, ReplayOptions{StackSD: 0.04})
+	thrice, _ := replayFalse(t, 1, runs, alpha, ReplayOptions{StackSD: 0.06})
+	t.Logf("stacks' offsets of 2%% planted, 2%% told: %d of %d A/A races gave a false verdict; 4%% planted: %d; 6%%: %d",
+		told, runs, twice, thrice)
+	if told > 2*runs*alpha {
+		t.Errorf("offsets as told: %d false verdicts in %d races, want at most %.0f (twice alpha)", told, runs, 2*runs*alpha)
+	}
+	clustered := Bursts{Rate: 0.02, Mean: 8, Requests: 180, Prone: 0.1, ProneRate: 0.5, Spill: true}
+	wrong, onFailures := replayFalse(t, 2, runs, alpha, ReplayOptions{StackSD: 0.02, Bursts: clustered})
+	t.Logf("clustered failures: %d of %d A/A races gave a false verdict, %d on failures", wrong, runs, onFailures)
+	if wrong > 2*runs*alpha {
+		t.Errorf("clustered failures: %d false verdicts in %d races, want at most %.0f (twice alpha)", wrong, runs, 2*runs*alpha)
+	}
+}
+
+// TestReplayPlantsClusteredFailures: failure-prone stacks fail as a whole (Prone of them, in every trial at a
+// ProneRate of 1), and a spilling burst fails the next trial run too.
+func TestReplayPlantsClusteredFailures(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	n := Noise{Rounds: [][]float64{{0, 0}}}
+	rep := NewReplayWith(n, rng, ReplayOptions{NewStackEvery: 5, Bursts: Bursts{Mean: 8, Requests: 180, Prone: 0.1, ProneRate: 1}})
+	arm, failing := rep.Arm("x", 0), 0
+	for s := 0; s < 2000; s++ {
+		var fails int
+		for range 5 {
+			if o, _ := arm.Trial(context.Background()); o.Errors > 0 {
+				fails++
+			}
+		}
+		if fails != 0 && fails != 5 {
+			t.Fatalf("stack %d: %d of its 5 trials failed, want all or none", s, fails)
+		}
+		failing += fails / 5
+	}
+	if share := float64(failing) / 2000; math.Abs(share-0.1) > 0.02 {
+		t.Errorf("%.3f of the stacks failed, want 0.1", share)
+	}
+	rep = NewReplayWith(n, rng, ReplayOptions{Bursts: Bursts{Rate: 0.05, Mean: 8, Requests: 180, Spill: true}})
+	arm = rep.Arm("x", 0)
+	var prev, pairs, runs int
+	for range 20000 {
+		o, _ := arm.Trial(context.Background())
+		cur := min(int(o.Errors), 1)
+		if cur == 1 && prev == 0 {
+			runs++
+		}
+		if cur == 1 && prev == 1 {
+			pairs++
+		}
+		prev = cur
+	}
+	if float64(pairs) < 0.9*float64(runs) {
+		t.Errorf("%d runs of failing trials, %d of them spilling into the next: want every burst to spill", runs, pairs)
+	}
+}

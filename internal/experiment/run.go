@@ -20,7 +20,10 @@ type run struct {
 	// positive means j is better; seq2 the same of the second figure (nil without one).
 	seq, seq2 [][]*Sequence
 	// fails[i][j], i < j: the pair's failed trials.
-	fails     [][]failTally
+	fails [][]failTally
+	// spill is the arm whose trial, the last of the round before, had failures (-1: none): a stall that outlasts
+	// it fails the next trial too, which in AB, BA order is the same arm's (roundSpill).
+	spill     int
 	pairAlpha float64
 	// scheduled counts the rounds since the live set last changed: the balanced orders start over then.
 	scheduled int
@@ -49,9 +52,14 @@ func newRun(s Spec) *run {
 		e.seq2 = sequences(k, s.Mixture, s.Second.StackSD)
 	}
 	e.fails = make([][]failTally, k)
+	byStack := s.StackSD > 0 || s.Second != nil && s.Second.StackSD > 0
 	for i := range e.fails {
 		e.fails[i] = make([]failTally, k)
+		for j := range e.fails[i] {
+			e.fails[i][j].byStack = byStack // told that stacks differ: in their failures too
+		}
 	}
+	e.spill = -1
 	for i, a := range s.Arms {
 		e.out.Arms = append(e.out.Arms, ArmResult{Name: a.Name(), Status: StatusOpen})
 		e.live = append(e.live, i)
@@ -92,6 +100,7 @@ func (e *run) round(ctx context.Context) error {
 	} else {
 		tried = e.inTurn(ctx, n, arms)
 	}
+	spilled := e.roundSpill(arms[0], tried)
 	obs := map[int]Observation{}
 	complete := len(tried) == len(arms)
 	for _, t := range tried {
@@ -128,10 +137,28 @@ func (e *run) round(ctx context.Context) error {
 			if e.seq2 != nil {
 				addRound(e.seq2[i][j], a.second(), b.second(), e.s.Second.HigherIsBetter)
 			}
-			e.fails[i][j].add(a, b)
+			e.fails[i][j].add(a, b, i == spilled || j == spilled)
 		}
 	}
 	return nil
+}
+
+// roundSpill is the arm whose trial opens this round right after its own failing trial closed the round before
+// (-1: none), and notes whether this round's last trial failed. A stall that outlasts a trial fails the next one
+// run: in AB, BA order the same arm's, two failing rounds from one stall. The pairs of that arm leave such a
+// round out of their failure tally, whatever it shows: one event is counted once, and leaving it out by what
+// came before, not by what it shows, keeps each round that counts a fair coin. Duet trials run together, and a
+// stall falls on all of them alike.
+func (e *run) roundSpill(first int, tried []tried) int {
+	spilled := -1
+	if !e.s.Duet && first == e.spill {
+		spilled = first
+	}
+	e.spill = -1
+	if n := len(tried); n > 0 && !e.s.Duet && tried[n-1].err == nil && tried[n-1].obs.Errors > 0 {
+		e.spill = tried[n-1].arm
+	}
+	return spilled
 }
 
 // tried is one arm's trial of a round.
@@ -548,16 +575,18 @@ func (e *run) bestLive() int {
 // function worse than tracing in 7, while tracing against off, stopped at 4 rounds, was undecided. The
 // tightest such bound, or nil.
 //
-// What holds for it is what three sequences hold at once, the direct one and the two links: its level is
-// three times a sequence's alpha (within the race's, which covers all its pairs), and its p-value is three
-// times the least per-sequence alpha at which the direct interval or the chain excludes zero. Under no
-// difference each of the three misses at that level with chance at most that alpha, so it is a p-value at the
-// stated level, valid at any look like the sequences it comes from.
+// What holds for it is what every sequence it may come from holds at once: the direct one and both links through
+// each of the K-2 other arms, 2K-3 in all (the tightest chain is picked after the fact, so each could have been
+// the one stated). Its level is 2K-3 times a sequence's alpha (within the race's, which covers all its pairs):
+// three for three arms, where it stated three for any number. Its p-value is 2K-3 times the least per-sequence
+// alpha at which the direct interval or the chain excludes zero: under no difference each of those sequences
+// misses at that level with chance at most that alpha, so it is a p-value at the stated level, valid at any
+// look like the sequences it comes from.
 func (e *run) chain(j int) *Bound {
 	if e.s.Mode != Race {
 		return nil
 	}
-	alpha := e.rule().Alpha
+	alpha, m := e.rule().Alpha, chainSequences(len(e.seq))
 	var best *Bound
 	via := 0
 	for k := 1; k < len(e.seq); k++ {
@@ -569,16 +598,20 @@ func (e *run) chain(j int) *Bound {
 		if !ok1 || !ok2 || !(lo1 > 0 && lo2 > 0 || hi1 < 0 && hi2 < 0) {
 			continue
 		}
-		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, Via: e.out.Arms[k].Name, Alpha: 3 * alpha}
+		b := &Bound{Lo: lo1 + lo2, Hi: hi1 + hi2, Via: e.out.Arms[k].Name, Alpha: m * alpha}
 		if best == nil || b.Hi-b.Lo < best.Hi-best.Lo {
 			best, via = b, k
 		}
 	}
 	if best != nil {
-		best.P = min(1, 3*min(e.seq[0][j].P(), e.chainLevel(via, j, best.Lo > 0)))
+		best.P = min(1, m*min(e.seq[0][j].P(), e.chainLevel(via, j, best.Lo > 0)))
 	}
 	return best
 }
+
+// chainSequences is how many sequences a chained interval of a race of k arms rests on: the direct one and two
+// links through each of the k-2 other arms.
+func chainSequences(k int) float64 { return float64(2*k - 3) }
 
 // chainLevel is the least alpha at which the chain from Arms[0] through k to j, each link's interval at that
 // level, excludes zero on the side better says (found by bisection on its log: intervals widen as alpha shrinks).

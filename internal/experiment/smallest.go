@@ -45,7 +45,9 @@ func (e *run) smallestLook() {
 	}
 }
 
-// within says whether arm i is shown not worse than any other live arm by more than the minimum effect.
+// within says whether arm i is shown not worse than any other live arm by more than the minimum effect. Like a
+// pair's verdict (Rule.Judge), it never rests on rounds whose log ratios are all identical: figures that never
+// vary say nothing of a difference within a step.
 func (e *run) within(i int) bool {
 	m := math.Log1p(e.s.MinEffect)
 	for _, j := range e.live {
@@ -53,7 +55,7 @@ func (e *run) within(i int) bool {
 			continue
 		}
 		lo, _, ok := e.link(j, i, e.rule().Alpha)
-		if !ok || lo <= -m {
+		if !ok || lo <= -m || e.seq[min(i, j)][max(i, j)].Identical() {
 			return false
 		}
 	}

@@ -137,3 +137,19 @@ func TestSmallestUndecidedWinnerSaysSo(t *testing.T) {
 		t.Error("no undecided run whose best was shown within: the case is not exercised")
 	}
 }
+
+// TestIdenticalRoundsShowNothingWithin: two pool sizes whose counts never vary (100 requests every trial, a step
+// of 1%) give log ratios all exactly 0. Such rounds say nothing of a difference within a step, so the first is
+// never shown within the margin on them, as no verdict of a pair rests on them (Rule.Judge); once the half steps'
+// allowance and the steps' spread narrowed enough (5 rounds), Smallest called it within.
+func TestIdenticalRoundsShowNothingWithin(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	out, err := Run(context.Background(), Spec{Name: "size", Arms: []Arm{&countArm{name: "4", n: 100, rng: rng},
+		&countArm{name: "8", n: 100, rng: rng}}, Mode: Smallest, HigherIsBetter: true, MinEffect: 0.03, Alpha: 0.01, MaxRounds: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Ended == EndDecided || out.Arms[0].Note == "" {
+		t.Errorf("identical counts: ended %s after %d rounds, the first's note %q: want undecided", out.Ended, out.Rounds, out.Arms[0].Note)
+	}
+}
