@@ -31,12 +31,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, fromApache, fromSite, out, method, bodyFile, memory, check, cgroup string
-	headers, inis, knobs, skip, only, phpFPM, build                                                           []string
-	mix                                                                                                       mixFlags
-	budget, p99, timeout                                                                                      time.Duration
-	rate, minEffect, alpha                                                                                    float64
-	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                 bool
+	front, nginx, user, fromPool, fromINI, fromApache, fromSite, out, method, bodyFile, memory, expectBody, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                                                []string
+	mix                                                                                                            mixFlags
+	budget, p99, timeout                                                                                           time.Duration
+	rate, minEffect, alpha                                                                                         float64
+	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                      bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -77,7 +77,7 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
 	f.mix.register(fl, "a URL path to load, `PATH[=WEIGHT]` (repeatable; default / or a preset's mix)")
-	fl.StringVar(&f.check, "expect-body", "", "a `REGEX` every response must match (a preset's URLs have their own)")
+	fl.StringVar(&f.expectBody, "expect-body", "", "a `REGEX` every response must match (a preset's URLs have their own)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
@@ -384,8 +384,8 @@ func (f tuneFlags) limits(o *tune.Options) error {
 func (f tuneFlags) load(o *tune.Options, app *appSpec) error {
 	var check *regexp.Regexp
 	var err error
-	if f.check != "" {
-		if check, err = regexp.Compile(f.check); err != nil {
+	if f.expectBody != "" {
+		if check, err = regexp.Compile(f.expectBody); err != nil {
 			return exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
