@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -199,7 +200,7 @@ func (f buildFlags) options(args []string) (o phpbuild.Options, spec *appSpec, e
 		}
 	}
 	// The baseline is what the variants are measured against; without verification it is built only when asked.
-	if !contains(f.variants, phpbuild.Baseline) && !f.noVerify {
+	if !slices.Contains(f.variants, phpbuild.Baseline) && !f.noVerify {
 		o.Variants = append([]string{phpbuild.Baseline}, o.Variants...)
 	}
 	if f.trainMode != "cgi" && f.trainMode != "live" {
@@ -325,15 +326,6 @@ func stepLine(line *statusLine, logf *os.File) (onStep func(variant, step string
 		wg.Wait()
 		line.clear()
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func firstLineOf(s string) string {
