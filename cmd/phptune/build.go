@@ -20,6 +20,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/textline"
 	"github.com/phptune/phptune/workloads"
 )
 
@@ -172,7 +173,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		return runErr
 	}
 	if b := res.Variant(phpbuild.Baseline); b != nil && !b.Available {
-		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("the baseline build failed: %s", firstLineOf(b.Reason)))
+		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("the baseline build failed: %s", textline.First(b.Reason)))
 	}
 	return nil
 }
@@ -326,13 +327,6 @@ func stepLine(line *statusLine, logf *os.File) (onStep func(variant, step string
 		wg.Wait()
 		line.clear()
 	}
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // writeBuildReport writes report.html into a build's --out dir, beside result.json.
