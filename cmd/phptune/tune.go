@@ -620,7 +620,11 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 			res.Environment.Host.CPUs, res.Started.Format("2006-01-02")),
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
-	t := apply.Target{Version: phpVersion(fpm, res.Environment.PHP), Workers: res.Environment.Host.CPUs, Front: sc.Front}
+	ver, err := phpVersion(fpm, res.Environment.PHP)
+	if err != nil {
+		return err
+	}
+	t := apply.Target{Version: ver, Workers: res.Environment.Host.CPUs, Front: sc.Front}
 	if l := res.Environment.Limits; l != nil {
 		t.Workers = l.WholeCPUs()
 	}
@@ -729,15 +733,18 @@ func startFiles(version string, from startPaths) (apply.Start, error) {
 	return s, nil
 }
 
-// phpVersion is PHP's major.minor: from Debian's binary name (php-fpm8.2), else from php -v's first line.
-func phpVersion(fpm, banner string) string {
-	if m := regexp.MustCompile(`php-fpm(\d+\.\d+)$`).FindStringSubmatch(fpm); m != nil {
-		return m[1]
+// phpVersion is PHP's major.minor, which names Debian's paths in the files (/etc/php/8.2/fpm): from Debian's
+// binary name (php-fpm8.2), else from php-fpm -v's first line (a build's sbin/php-fpm names no version).
+// Neither is an error rather than a guess: files for another version's paths would not be read.
+func phpVersion(fpm, banner string) (string, error) {
+	if v := phpini.Version(fpm); v != "" {
+		return v, nil
 	}
-	if m := regexp.MustCompile(`PHP (\d+\.\d+)`).FindStringSubmatch(banner); m != nil {
-		return m[1]
+	if v := phpini.BannerVersion(banner); v != "" {
+		return v, nil
 	}
-	return "8.2"
+	return "", fmt.Errorf("the PHP version of %s is unknown (its name is not php-fpmX.Y and -v said %q), so the files "+
+		"cannot name /etc/php/X.Y: give Debian's php-fpm with --php-fpm /usr/sbin/php-fpmX.Y", fpm, banner)
 }
 
 // parseMemory reads --memory: a size such as 4GiB, 512MiB or 512M.
