@@ -275,9 +275,6 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	}
 	o = tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
 		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}, Asked: map[string]bool{}}
-	if f.minEffect < 0 {
-		return o, exitcode.UsageErrorf("--min-effect must not be negative")
-	}
 	for _, v := range f.build {
 		if !slices.Contains(buildVariants, v) {
 			return o, exitcode.UsageErrorf("--build %s: want pgo, pgo+lto, pgo+bolt or baseline", v)
