@@ -202,13 +202,13 @@ func (p *PHP) Iterate(ctx context.Context, srv *Server, arm Arm, revs, warmup in
 	select {
 	case waitErr = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = procgroup.Kill(cmd.Process.Pid)
 		<-done
 		_ = procgroup.WaitGone(cmd.Process.Pid, 2*time.Second)
 		return Sample{}, ctx.Err()
 	}
 	// Forked workers left behind by a crash must not outlive the iteration.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(cmd.Process.Pid)
 	var r runnerResult
 	out := stdout.Bytes()
 	line, rest, _ := bytes.Cut(out, []byte("\n"))
