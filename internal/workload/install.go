@@ -18,6 +18,7 @@ import (
 	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/procgroup"
+	"github.com/phptune/phptune/internal/stack"
 )
 
 // installPackages installs the missing ones with apt-get, asking nothing and saying what it installs; a
@@ -126,7 +127,7 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 // copyTree copies src into dst following symlinks (Debian's packaged apps link into /etc and /var/lib),
 // skipping the names in skip (relative paths, slash-separated).
 func copyTree(src, dst string, skip map[string]bool) error {
-	return copyTreeFunc(src, dst, func(rel string) bool { return !skip[rel] })
+	return stack.CopyKeep(src, dst, func(rel string) bool { return !skip[rel] })
 }
 
 // IncludedFiles requests uri from the app in docroot with php-cli, in a scratch copy (caches a request
