@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/textline"
 	"github.com/phptune/phptune/workloads"
 )
 
@@ -171,7 +173,7 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		return runErr
 	}
 	if b := res.Variant(phpbuild.Baseline); b != nil && !b.Available {
-		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("the baseline build failed: %s", firstLineOf(b.Reason)))
+		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("the baseline build failed: %s", textline.First(b.Reason)))
 	}
 	return nil
 }
@@ -199,7 +201,7 @@ func (f buildFlags) options(args []string) (o phpbuild.Options, spec *appSpec, e
 		}
 	}
 	// The baseline is what the variants are measured against; without verification it is built only when asked.
-	if !contains(f.variants, phpbuild.Baseline) && !f.noVerify {
+	if !slices.Contains(f.variants, phpbuild.Baseline) && !f.noVerify {
 		o.Variants = append([]string{phpbuild.Baseline}, o.Variants...)
 	}
 	if f.trainMode != "cgi" && f.trainMode != "live" {
@@ -325,22 +327,6 @@ func stepLine(line *statusLine, logf *os.File) (onStep func(variant, step string
 		wg.Wait()
 		line.clear()
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // writeBuildReport writes report.html into a build's --out dir, beside result.json.

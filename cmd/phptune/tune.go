@@ -31,12 +31,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, fromApache, fromSite, out, method, bodyFile, memory, check, cgroup string
-	headers, inis, knobs, skip, only, phpFPM, build                                                           []string
-	mix                                                                                                       mixFlags
-	budget, p99, timeout                                                                                      time.Duration
-	rate, minEffect, alpha                                                                                    float64
-	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                 bool
+	front, nginx, user, fromPool, fromINI, fromApache, fromSite, out, method, bodyFile, memory, expectBody, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                                                []string
+	mix                                                                                                            mixFlags
+	budget, p99, timeout                                                                                           time.Duration
+	rate, minEffect, alpha                                                                                         float64
+	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                      bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -77,7 +77,7 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
 	f.mix.register(fl, "a URL path to load, `PATH[=WEIGHT]` (repeatable; default / or a preset's mix)")
-	fl.StringVar(&f.check, "expect-body", "", "a `REGEX` every response must match (a preset's URLs have their own)")
+	fl.StringVar(&f.expectBody, "expect-body", "", "a `REGEX` every response must match (a preset's URLs have their own)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
@@ -275,9 +275,6 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	}
 	o = tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
 		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}, Asked: map[string]bool{}}
-	if f.minEffect < 0 {
-		return o, exitcode.UsageErrorf("--min-effect must not be negative")
-	}
 	for _, v := range f.build {
 		if !slices.Contains(buildVariants, v) {
 			return o, exitcode.UsageErrorf("--build %s: want pgo, pgo+lto, pgo+bolt or baseline", v)
@@ -384,8 +381,8 @@ func (f tuneFlags) limits(o *tune.Options) error {
 func (f tuneFlags) load(o *tune.Options, app *appSpec) error {
 	var check *regexp.Regexp
 	var err error
-	if f.check != "" {
-		if check, err = regexp.Compile(f.check); err != nil {
+	if f.expectBody != "" {
+		if check, err = regexp.Compile(f.expectBody); err != nil {
 			return exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
@@ -620,7 +617,11 @@ func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.
 			res.Environment.Host.CPUs, res.Started.Format("2006-01-02")),
 		"Valid for this host and this load; measure again before applying it elsewhere.",
 	}
-	t := apply.Target{Version: phpVersion(fpm, res.Environment.PHP), Workers: res.Environment.Host.CPUs, Front: sc.Front}
+	ver, err := phpVersion(fpm, res.Environment.PHP)
+	if err != nil {
+		return err
+	}
+	t := apply.Target{Version: ver, Workers: res.Environment.Host.CPUs, Front: sc.Front}
 	if l := res.Environment.Limits; l != nil {
 		t.Workers = l.WholeCPUs()
 	}
@@ -729,15 +730,18 @@ func startFiles(version string, from startPaths) (apply.Start, error) {
 	return s, nil
 }
 
-// phpVersion is PHP's major.minor: from Debian's binary name (php-fpm8.2), else from php -v's first line.
-func phpVersion(fpm, banner string) string {
-	if m := regexp.MustCompile(`php-fpm(\d+\.\d+)$`).FindStringSubmatch(fpm); m != nil {
-		return m[1]
+// phpVersion is PHP's major.minor, which names Debian's paths in the files (/etc/php/8.2/fpm): from Debian's
+// binary name (php-fpm8.2), else from php-fpm -v's first line (a build's sbin/php-fpm names no version).
+// Neither is an error rather than a guess: files for another version's paths would not be read.
+func phpVersion(fpm, banner string) (string, error) {
+	if v := phpini.Version(fpm); v != "" {
+		return v, nil
 	}
-	if m := regexp.MustCompile(`PHP (\d+\.\d+)`).FindStringSubmatch(banner); m != nil {
-		return m[1]
+	if v := phpini.BannerVersion(banner); v != "" {
+		return v, nil
 	}
-	return "8.2"
+	return "", fmt.Errorf("the PHP version of %s is unknown (its name is not php-fpmX.Y and -v said %q), so the files "+
+		"cannot name /etc/php/X.Y: give Debian's php-fpm with --php-fpm /usr/sbin/php-fpmX.Y", fpm, banner)
 }
 
 // parseMemory reads --memory: a size such as 4GiB, 512MiB or 512M.

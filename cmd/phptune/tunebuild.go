@@ -15,6 +15,7 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/textline"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -52,7 +53,7 @@ func buildForTune(ctx context.Context, args []string, o tune.Options, variants [
 		if v == nil || !v.Available || v.PHPFPM == "" {
 			why := "not built"
 			if v != nil && v.Reason != "" {
-				why = firstLineOf(v.Reason)
+				why = textline.First(v.Reason)
 			}
 			return nil, exitcode.WithCode(exitcode.Failed, fmt.Errorf("tune --build %s: %s (log %s)", name, why, logf.Name()))
 		}

@@ -74,10 +74,3 @@ func (p *Plan) Diffs() string {
 	}
 	return b.String()
 }
-
-func capital(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 //go:embed install.sh
@@ -53,20 +54,9 @@ func Install(ctx context.Context, pkgs []string, log io.Writer) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("install %s: %w", strings.Join(pkgs, " "), err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		return ctx.Err()
+	err := procgroup.Wait(ctx, cmd, 30*time.Second)
+	if err != nil && err == ctx.Err() { // stopped, not failed
+		return err
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == exitcode.Usage {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/procgroup"
+	"github.com/phptune/phptune/internal/textline"
 	phpsrc "github.com/phptune/phptune/php"
 )
 
@@ -52,7 +53,7 @@ func NewPHP(ctx context.Context, bin string) (*PHP, error) {
 	}
 	p.Version = probe("-r", "echo PHP_VERSION;")
 	if got := probe("-d", "extension=msgpack", "-r", `echo function_exists("msgpack_pack") ? "ok" : "no";`); got != "ok" {
-		p.noMsgpack = exitcode.MissingErrorf("PHP's msgpack extension does not load (%s): install the Debian package php8.2-msgpack", firstLine(got))
+		p.noMsgpack = exitcode.MissingErrorf("PHP's msgpack extension does not load (%s): install the Debian package php8.2-msgpack", clip(textline.First(strings.TrimSpace(got)), 160))
 	}
 	p.Pcntl = probe("-r", `echo function_exists("pcntl_fork") ? "ok" : "no";`) == "ok"
 	// Debian's phpredis is built with igbinary: load it first when it is there.
@@ -201,13 +202,13 @@ func (p *PHP) Iterate(ctx context.Context, srv *Server, arm Arm, revs, warmup in
 	select {
 	case waitErr = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = procgroup.Kill(cmd.Process.Pid)
 		<-done
 		_ = procgroup.WaitGone(cmd.Process.Pid, 2*time.Second)
 		return Sample{}, ctx.Err()
 	}
 	// Forked workers left behind by a crash must not outlive the iteration.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(cmd.Process.Pid)
 	var r runnerResult
 	out := stdout.Bytes()
 	line, rest, _ := bytes.Cut(out, []byte("\n"))
@@ -228,11 +229,6 @@ func (p *PHP) Iterate(ctx context.Context, srv *Server, arm Arm, revs, warmup in
 		return Sample{}, fmt.Errorf("%s: runner reported %d ops in %gs", arm.Label(), r.Ops, r.Seconds)
 	}
 	return Sample{Ops: r.Ops, Seconds: r.Seconds, CPUSeconds: r.CPU, ServerCPU: r.ServerCPU}, nil
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return clip(l, 160)
 }
 
 func clip(s string, n int) string {

@@ -198,13 +198,7 @@ func (s *Server) Stop() error {
 	var errs []error
 	if s.cmd != nil {
 		pgid := s.cmd.Process.Pid
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-s.done
+		procgroup.Stop(context.Background(), pgid, syscall.SIGTERM, s.done, 5*time.Second)
 		if err := procgroup.WaitGone(pgid, 3*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.Kind, err))
 		}

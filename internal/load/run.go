@@ -510,17 +510,9 @@ func (res *Result) mergeWorkers(o *Options, workers []*worker) {
 		if w.histUncorr != nil {
 			res.histUncorr.Merge(w.histUncorr)
 		}
-		res.Requests += w.requests
-		res.Errors += w.errors
-		res.Bytes += w.bytes
-		res.MaxBytes = max(res.MaxBytes, w.maxBytes)
-		res.StderrBytes += w.stderr
-		res.InFlightAtEnd += w.inFlight
-		res.Served += w.served
-		res.Reconnects += w.reconnects
-		res.LateStarts += w.late
-		res.Unsent += w.unsent
-		res.MaxLagUs = max(res.MaxLagUs, float64(w.maxLag/time.Microsecond))
+		res.addCounts(&Result{Requests: w.requests, Errors: w.errors, Bytes: w.bytes, MaxBytes: w.maxBytes, StderrBytes: w.stderr,
+			InFlightAtEnd: w.inFlight, Served: w.served, Reconnects: w.reconnects, LateStarts: w.late, Unsent: w.unsent,
+			MaxLagUs: float64(w.maxLag / time.Microsecond)})
 		for c, n := range w.classes {
 			if n == 0 {
 				continue

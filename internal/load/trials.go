@@ -116,18 +116,7 @@ func Merge(trials []*Result) *Result {
 		if m.histUncorr != nil && r.histUncorr != nil {
 			m.histUncorr.Merge(r.histUncorr)
 		}
-		m.Requests += r.Requests
-		m.Errors += r.Errors
-		m.Bytes += r.Bytes
-		m.MaxBytes = max(m.MaxBytes, r.MaxBytes)
-		m.StderrBytes += r.StderrBytes
-		m.InFlightAtEnd += r.InFlightAtEnd
-		m.Served += r.Served
-		m.Reconnects += r.Reconnects
-		m.LateStarts += r.LateStarts
-		m.Unsent += r.Unsent
-		m.MaxLagUs = max(m.MaxLagUs, r.MaxLagUs)
-		m.ClientCPUS += r.ClientCPUS
+		m.addCounts(r)
 		m.Partial = m.Partial || r.Partial
 		window += r.DurationS
 		for c, n := range r.ErrorsByClass {
@@ -160,6 +149,22 @@ func Merge(trials []*Result) *Result {
 		m.Trials = nil
 	}
 	return &m
+}
+
+// addCounts adds r's counters to res's (the maxima take the larger): one list for a run's workers and a merge's trials.
+func (res *Result) addCounts(r *Result) {
+	res.Requests += r.Requests
+	res.Errors += r.Errors
+	res.Bytes += r.Bytes
+	res.MaxBytes = max(res.MaxBytes, r.MaxBytes)
+	res.StderrBytes += r.StderrBytes
+	res.InFlightAtEnd += r.InFlightAtEnd
+	res.Served += r.Served
+	res.Reconnects += r.Reconnects
+	res.LateStarts += r.LateStarts
+	res.Unsent += r.Unsent
+	res.MaxLagUs = max(res.MaxLagUs, r.MaxLagUs)
+	res.ClientCPUS += r.ClientCPUS
 }
 
 // Encode fills HistogramEncoded from the merged histogram, for saving.

@@ -32,6 +32,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/phpini"
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // InstrOptions describe one request to count under callgrind.
@@ -234,7 +235,7 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &limitWriter{w: &stderr, n: 1 << 20}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procgroup.KillOnCancel(cmd, 0)
 	res := &InstrResult{Warmup: o.Warmup, N: o.N, Command: append([]string{vg}, args...)}
 	runErr := cmd.Run()
 	if ctx.Err() != nil {

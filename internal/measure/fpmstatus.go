@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // FPMStatus is php-fpm's status page (?json&full).
@@ -50,7 +51,7 @@ func ReadFPMStatus(ctx context.Context, network, address, path string) (*FPMStat
 		return nil, fmt.Errorf("read php-fpm status %s from %s: %w", path, address, err)
 	}
 	if status != 200 {
-		return nil, fmt.Errorf("php-fpm status %s from %s: status %d %s: is pm.status_path set to %s?", path, address, status, firstLine(stderr), path)
+		return nil, fmt.Errorf("php-fpm status %s from %s: status %d %s: is pm.status_path set to %s?", path, address, status, textline.First(string(stderr)), path)
 	}
 	var st FPMStatus
 	if err := json.Unmarshal(body, &st); err != nil {
@@ -119,13 +120,4 @@ func (s *FPMStatus) peakRequestMemory() int64 {
 		m = max(m, p.LastRequestMemory)
 	}
 	return m
-}
-
-func firstLine(b []byte) string {
-	for i, c := range b {
-		if c == '\n' {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }

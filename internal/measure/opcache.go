@@ -14,6 +14,7 @@ import (
 
 	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/fcgi"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // OpcacheScriptName is the status script's file name in the run dir.
@@ -145,7 +146,7 @@ func ReadOpcache(ctx context.Context, network, address, scriptPath string) (*Opc
 		return nil, fmt.Errorf("read opcache status from %s: %w", address, err)
 	}
 	if status != 200 {
-		return nil, fmt.Errorf("opcache status script %s: status %d %s", scriptPath, status, firstLine(stderr))
+		return nil, fmt.Errorf("opcache status script %s: status %d %s", scriptPath, status, textline.First(string(stderr)))
 	}
 	return parseOpcache(body)
 }

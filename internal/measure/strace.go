@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // SyscallCount is one row of strace -c's summary.
@@ -144,7 +146,7 @@ func (s *Strace) Stop() (*SyscallTable, error) {
 	s.stopOnce.Do(func() {
 		_ = s.cmd.Process.Signal(syscall.SIGINT)
 		err = s.waitDetached()
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // anything left of its group
+		_ = procgroup.Kill(s.cmd.Process.Pid) // anything left of its group
 		if err == nil {
 			var f *os.File
 			if f, err = os.Open(s.out); err == nil {
@@ -188,7 +190,7 @@ func (s *Strace) waitDetached() error {
 
 // kill kills strace's group and waits for it: the kernel then detaches and resumes every tracee.
 func (s *Strace) kill() {
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = procgroup.Kill(s.cmd.Process.Pid)
 	<-s.done
 }
 

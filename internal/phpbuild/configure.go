@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -89,7 +90,7 @@ func PlanExtensions(installed, uses map[string]bool, devInstalled func(pkg strin
 	}
 	// dom, simplexml, xml... need libxml itself enabled.
 	for _, n := range p.Enabled {
-		if e := extension(n); e.DevPkg == "libxml2-dev" && n != "libxml" && !contains(p.Enabled, "libxml") {
+		if e := extension(n); e.DevPkg == "libxml2-dev" && n != "libxml" && !slices.Contains(p.Enabled, "libxml") {
 			p.Enabled = append(p.Enabled, "libxml")
 		}
 	}
@@ -123,15 +124,6 @@ func extension(name string) Extension {
 		}
 	}
 	return Extension{}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // InstalledModules runs `php -m` and returns its module names, lower case.

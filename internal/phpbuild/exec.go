@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // command prepares a child in its own process group that dies with phptune (Pdeathsig) and whose whole group
@@ -20,8 +22,7 @@ func command(ctx context.Context, dir string, env []string, name string, args ..
 		cmd.Env = env
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	procgroup.KillOnCancel(cmd, 5*time.Second)
 	return cmd
 }
 

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Directives lists the ini directives php-fpm knows with the extensions it loads as phptune runs it (Baseline's
@@ -37,7 +39,7 @@ func Directives(ctx context.Context, fpmBin string) ([]string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("list PHP's ini directives (%s -i): %v: %s", fpmBin, err, firstLine(stderr.String()))
+		return nil, fmt.Errorf("list PHP's ini directives (%s -i): %v: %s", fpmBin, err, textline.First(stderr.String()))
 	}
 	names := parseDirectives(out)
 	if len(names) == 0 {

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Files are the settings a PHP process is started with: INI as -c, ScanDir as PHP_INI_SCAN_DIR. Both empty for a
@@ -128,22 +130,25 @@ func (r Roots) prefixed(fpmBin, dir string) (Files, error) {
 
 var phpV = regexp.MustCompile(`^PHP (\d+\.\d+)\.`)
 
+// BannerVersion is X.Y from what php -v prints (PHP 8.2.7 (fpm-fcgi) ...), or "".
+func BannerVersion(banner string) string {
+	if m := phpV.FindStringSubmatch(banner); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // versionOf is X.Y of a php-fpm binary, from its -v.
 func versionOf(fpmBin string) (string, error) {
 	out, err := exec.Command(fpmBin, "-n", "-v").Output()
 	if err != nil {
 		return "", fmt.Errorf("%s -v: %w", fpmBin, err)
 	}
-	m := phpV.FindSubmatch(out)
-	if m == nil {
-		return "", fmt.Errorf("%s -v: no version in %q", fpmBin, firstLine(string(out)))
+	v := BannerVersion(string(out))
+	if v == "" {
+		return "", fmt.Errorf("%s -v: no version in %q", fpmBin, textline.First(string(out)))
 	}
-	return string(m[1]), nil
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
+	return v, nil
 }
 
 // module is a conf.d entry as Debian ships it: the pristine copy under /usr/share/phpX.Y-*/ (the module ini that

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phptune/phptune/internal/phpbuild"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Build prints the build result: the variants, and per set the time per request, the gain against the
@@ -27,7 +28,7 @@ func Build(w io.Writer, r *phpbuild.Result) {
 	}
 	for _, v := range r.Variants {
 		if !v.Available {
-			fmt.Fprintf(w, "  %-*s unavailable: %s\n", nw, v.Name, firstLine(v.Reason))
+			fmt.Fprintf(w, "  %-*s unavailable: %s\n", nw, v.Name, textline.First(v.Reason))
 			continue
 		}
 		how := "built in " + secs(v.BuildSeconds)
@@ -86,11 +87,4 @@ func Build(w io.Writer, r *phpbuild.Result) {
 	if r.Partial {
 		fmt.Fprintln(w, "  PARTIAL: interrupted; the rounds so far are above.")
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

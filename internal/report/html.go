@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -188,7 +189,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	var extra []string
 	for name := range files {
 		// How to apply them and their diffs are shown as steps and diffs, not as files.
-		if !contains(known, name) && name != apply.DiffName && name != "apply.txt" {
+		if !slices.Contains(known, name) && name != apply.DiffName && name != "apply.txt" {
 			extra = append(extra, name)
 		}
 	}
@@ -404,15 +405,6 @@ func cpuCell(v float64) string {
 		return ""
 	}
 	return fnum(v) + " µs"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // wholeSecs formats a run's length to the second.

@@ -67,9 +67,16 @@ func copyDir(src, dir string, link bool, writable []string) error {
 	return c.copyDirDepth(src, dir, "", 0)
 }
 
+// CopyKeep copies src into dst as copyDir does without links, keeping only the relative paths (slash-separated)
+// that keep accepts: a packaged app's tree without the files a served copy must not have.
+func CopyKeep(src, dst string, keep func(rel string) bool) error {
+	return copier{keep: keep}.copyDirDepth(src, dst, "", 0)
+}
+
 type copier struct {
 	link     bool
-	writable map[string]bool // relative paths whose trees are always copied: the workers get to own them
+	writable map[string]bool       // relative paths whose trees are always copied: the workers get to own them
+	keep     func(rel string) bool // nil: all
 }
 
 func (c copier) copyDirDepth(src, dst, rel string, depth int) error {
@@ -85,6 +92,9 @@ func (c copier) copyDirDepth(src, dst, rel string, depth int) error {
 	}
 	for _, e := range entries {
 		from, to, r := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), filepath.Join(rel, e.Name())
+		if c.keep != nil && !c.keep(filepath.ToSlash(r)) {
+			continue
+		}
 		st, err := os.Stat(from) // follows symlinks
 		if err != nil {
 			continue // a dangling link serves nothing
@@ -92,7 +102,7 @@ func (c copier) copyDirDepth(src, dst, rel string, depth int) error {
 		switch {
 		case st.IsDir():
 			if c.writable[r] {
-				if err := (copier{}).copyDirDepth(from, to, r, depth+1); err != nil {
+				if err := (copier{keep: c.keep}).copyDirDepth(from, to, r, depth+1); err != nil {
 					return err
 				}
 			} else if err := c.copyDirDepth(from, to, r, depth+1); err != nil {

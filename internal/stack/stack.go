@@ -514,15 +514,7 @@ func (s *Stack) stop(ctx context.Context) error {
 		if s.fastStop {
 			sig = syscall.SIGTERM
 		}
-		_ = syscall.Kill(pgid, sig)
-		select {
-		case <-p.done:
-		case <-time.After(8 * time.Second):
-		case <-ctx.Done():
-		}
-		// Workers whose master is gone, or a master that did not stop in time.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.done
+		procgroup.Stop(ctx, pgid, sig, p.done, 8*time.Second)
 		if err := procgroup.WaitGone(pgid, 3*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Schema names the JSON form of a Result.
@@ -280,10 +281,10 @@ func environment(sc stack.Config) Environment {
 	e.Host, _ = measure.ReadHost()
 	if fpm, err := stack.FindPHPFPM(sc.PHPFPM); err == nil {
 		e.FPM = fpm
-		e.PHP = firstLine(runOut(fpm, "-v"))
+		e.PHP = textline.First(strings.TrimSpace(runOut(fpm, "-v")))
 	}
 	if ngx, err := stack.FindNginx(sc.Nginx); err == nil {
-		e.Nginx = firstLine(runOut(ngx, "-v"))
+		e.Nginx = textline.First(strings.TrimSpace(runOut(ngx, "-v")))
 	}
 	return e
 }
@@ -291,11 +292,6 @@ func environment(sc stack.Config) Environment {
 func runOut(bin string, args ...string) string {
 	out, _ := exec.Command(bin, args...).CombinedOutput()
 	return string(out)
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
 }
 
 func orUnset(v string) string {

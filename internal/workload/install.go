@@ -17,6 +17,8 @@ import (
 	"github.com/phptune/phptune/internal/aptinstall"
 	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/procgroup"
+	"github.com/phptune/phptune/internal/stack"
 )
 
 // installPackages installs the missing ones with apt-get, asking nothing and saying what it installs; a
@@ -54,20 +56,9 @@ func run(ctx context.Context, dir string, env []string, name string, args ...str
 		}
 		return nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		return out.Bytes(), ctx.Err()
+	err := procgroup.Wait(ctx, cmd, 3*time.Second)
+	if err != nil && err == ctx.Err() { // stopped, not failed
+		return out.Bytes(), err
 	}
 	if err != nil {
 		return out.Bytes(), fmt.Errorf("%s %s: %v: %s", filepath.Base(name), strings.Join(shortArgs(args), " "), err, lastLines(out.String(), 6))
@@ -136,7 +127,7 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 // copyTree copies src into dst following symlinks (Debian's packaged apps link into /etc and /var/lib),
 // skipping the names in skip (relative paths, slash-separated).
 func copyTree(src, dst string, skip map[string]bool) error {
-	return copyTreeFunc(src, dst, func(rel string) bool { return !skip[rel] })
+	return stack.CopyKeep(src, dst, func(rel string) bool { return !skip[rel] })
 }
 
 // IncludedFiles requests uri from the app in docroot with php-cli, in a scratch copy (caches a request

@@ -47,7 +47,7 @@ func mwKeep(rel string) bool {
 func provisionMediaWiki(ctx context.Context, p *Prep) error {
 	doc := p.Docroot()
 	fmt.Fprintf(p.Log, "copying MediaWiki from /usr/share/mediawiki (English only, no bundled extensions)\n")
-	if err := copyTreeFunc("/usr/share/mediawiki", doc, mwKeep); err != nil {
+	if err := stack.CopyKeep("/usr/share/mediawiki", doc, mwKeep); err != nil {
 		return fmt.Errorf("copy /usr/share/mediawiki: %w", err)
 	}
 	for _, d := range []string{"data", "cache", "images"} {
@@ -132,50 +132,6 @@ $wgPingback = false;
 	}
 	if _, err := run(ctx, doc, os.Environ(), "php", "maintenance/runJobs.php", "--quiet"); err != nil {
 		return fmt.Errorf("run the link-update jobs: %w", err)
-	}
-	return nil
-}
-
-// copyTreeFunc copies src into dst following symlinks (a dangling one serves nothing and is left out),
-// keeping only the relative paths (slash-separated) that keep accepts.
-func copyTreeFunc(src, dst string, keep func(rel string) bool) error {
-	return copyTreeKeep(src, dst, "", keep, 0)
-}
-
-func copyTreeKeep(src, dst, rel string, keep func(string) bool, depth int) error {
-	if depth > 40 {
-		return fmt.Errorf("%s: nested too deep (a symlink loop?)", src)
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		r := e.Name()
-		if rel != "" {
-			r = rel + "/" + e.Name()
-		}
-		if !keep(r) {
-			continue
-		}
-		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
-		st, err := os.Stat(from)
-		if err != nil {
-			continue
-		}
-		switch {
-		case st.IsDir():
-			if err := copyTreeKeep(from, to, r, keep, depth+1); err != nil {
-				return err
-			}
-		case st.Mode().IsRegular():
-			if err := stack.CopyFile(from, to); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }

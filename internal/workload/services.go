@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // Services are an app's own servers while it is served. Stop them on every path.
@@ -201,15 +202,9 @@ func (m *mariaDB) Stop(ctx context.Context) error {
 	if m.cmd != nil {
 		m.stopping.Store(true)
 		pid := m.cmd.Process.Pid
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		select {
-		case <-m.done:
-		case <-time.After(30 * time.Second):
+		if procgroup.Stop(ctx, pid, syscall.SIGTERM, m.done, 30*time.Second) {
 			err = errors.New("the private MariaDB did not stop in 30 s: killed")
-		case <-ctx.Done():
 		}
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		<-m.done
 		m.cmd = nil
 	}
 	if rerr := os.RemoveAll(m.SockDir); rerr != nil && err == nil {

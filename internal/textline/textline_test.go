@@ -1,0 +1,18 @@
+package textline
+
+import "testing"
+
+func TestFirst(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"one", "one"},
+		{"one\ntwo\n", "one"},
+		{"\nsecond", ""},
+		{"  spaced  \nmore", "  spaced  "},
+		{"crlf\r\nnext", "crlf\r"},
+	} {
+		if got := First(c.in); got != c.want {
+			t.Errorf("First(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
