@@ -212,3 +212,33 @@ func descendantsMentioning(pid int, s string) []int {
 	}
 	return out
 }
+
+// TestProfileRecyclingPool: a pool whose workers are replaced every 20 requests is profiled: a worker that exits
+// before strace reaches it is let go, its successors followed, and every request sent is counted as traced.
+func TestProfileRecyclingPool(t *testing.T) {
+	app := profileApp(t, 3)
+	r := phptune(t, "profile", app, "--knob", "max_requests=20", "--without", "instructions", "--requests", "200",
+		"--warmup-rounds", "39", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var res struct {
+		Variants []struct {
+			Error           string  `json:"error"`
+			SyscallsPerReq  float64 `json:"syscalls_per_req"`
+			TracedRequests  int     `json:"traced_requests"`
+			TracedProcesses int     `json:"traced_processes"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(res.Variants) != 1 {
+		t.Fatalf("variants %+v", res.Variants)
+	}
+	v := res.Variants[0]
+	t.Logf("%.1f syscalls/req over %d requests, %d processes traced", v.SyscallsPerReq, v.TracedRequests, v.TracedProcesses)
+	if v.Error != "" || v.TracedRequests != 200 || v.TracedProcesses < 8 || v.SyscallsPerReq <= 0 {
+		t.Errorf("got %+v: want 200 requests traced over the recycled workers' successors too", v)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -49,6 +48,8 @@ type Strace struct {
 	stopOnce sync.Once
 	stderr   *lockedBuffer
 	pgids    map[int]bool // the traced processes' groups, where their children are too
+	log      *attachLog
+	readDone chan struct{} // closed once strace's stderr is read to its end
 }
 
 // ErrStraceHung says strace did not detach when told to and was killed. The kernel detaches the tracees of a
@@ -58,8 +59,10 @@ var ErrStraceHung = errors.New("strace hung detaching")
 // detachTimeout bounds a detach that is slow for any other reason than the vfork deadlock.
 const detachTimeout = 10 * time.Second
 
-// StartStrace attaches strace -c -f to pids (following their future children) and returns once every pid is
-// attached, so that requests sent afterwards are all seen. Call Stop on every path.
+// StartStrace attaches strace -c -f to pids (following their future children) and returns once each pid is
+// attached or gone, so that requests sent afterwards are all seen. A pid that exited (or is a zombie) before
+// strace reached it is let go: workers recycle; one alive that could not be attached is an error. Call Stop on
+// every path.
 func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 	if len(pids) == 0 {
 		return nil, errors.New("strace: no process to attach to")
@@ -73,7 +76,7 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 		return nil, err
 	}
 	s := &Strace{out: filepath.Join(dir, "summary.txt"), dir: dir, done: make(chan struct{}), stderr: &lockedBuffer{},
-		pgids: map[int]bool{}}
+		pgids: map[int]bool{}, log: newAttachLog(pids), readDone: make(chan struct{})}
 	for _, p := range pids {
 		if st, _, err := readStat(p, nil); err == nil {
 			s.pgids[st.pgrp] = true
@@ -93,18 +96,35 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start strace: %w", err)
 	}
-	// The reader must never block: strace writes an "attached" line for every child a traced process forks
-	// (a dynamic pool, pm.max_requests), and a reader stuck on a full channel would block strace on its
-	// stderr and exec's copy of it, so that Wait, and Stop, never return. It counts and nudges instead.
-	var attached atomic.Int64
+	nudge := s.readStderr(pr)
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		pw.Close()
+		close(s.done)
+	}()
+	if err := s.waitAttached(ctx, nudge); err != nil {
+		return nil, err
+	}
+	if err := s.checkFailed(); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// readStderr keeps strace's last lines and follows its attach lines. The reader must never block: strace
+// writes an "attached" line for every child a traced process forks (a dynamic pool, pm.max_requests), and a
+// reader stuck on a full channel would block strace on its stderr and exec's copy of it, so that Wait, and
+// Stop, never return. It records and nudges instead.
+func (s *Strace) readStderr(pr *io.PipeReader) <-chan struct{} {
 	nudge := make(chan struct{}, 1)
 	go func() {
+		defer close(s.readDone)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
 			s.stderr.add(line)
-			if strings.Contains(line, " attached") {
-				attached.Add(1)
+			if s.log.add(line) {
 				select {
 				case nudge <- struct{}{}:
 				default:
@@ -113,29 +133,76 @@ func StartStrace(ctx context.Context, pids []int) (*Strace, error) {
 		}
 		io.Copy(io.Discard, pr)
 	}()
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		pw.Close()
-		close(s.done)
-	}()
-	want := int64(len(pids))
+	return nudge
+}
+
+// waitAttached waits until strace has attached to, or given up on, every pid it was given.
+func (s *Strace) waitAttached(ctx context.Context, nudge <-chan struct{}) error {
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
-	for attached.Load() < want {
+	for {
+		done, n := s.log.settled()
+		if done {
+			return nil
+		}
 		select {
 		case <-nudge:
 		case <-s.done:
-			s.cleanup()
-			return nil, fmt.Errorf("strace exited before attaching: %s", s.stderr.last(3))
+			return s.exitedEarly()
 		case <-ctx.Done():
 			s.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-timeout.C:
 			s.Stop()
-			return nil, fmt.Errorf("strace attached to %d of %d processes in 10 s: %s (ptrace restricted? see /proc/sys/kernel/yama/ptrace_scope)", attached.Load(), want, s.stderr.last(3))
+			return fmt.Errorf("strace attached to %d of %d processes in 10 s: %s (ptrace restricted? see /proc/sys/kernel/yama/ptrace_scope)",
+				n, len(s.log.want), s.stderr.last(3))
 		}
 	}
-	return s, nil
+}
+
+// exitedEarly tells why strace exited before the caller had it: it does so once it traces nothing, and what it
+// attached may have exited already (a worker on its last request). Its summary then stands for Stop.
+func (s *Strace) exitedEarly() error {
+	<-s.readDone
+	done, n := s.log.settled()
+	switch {
+	case done && n > 0:
+		return nil
+	case done:
+		s.cleanup()
+		return fmt.Errorf("strace attached to none of %d processes: %w", len(s.log.want), errAllExited)
+	}
+	s.cleanup()
+	return fmt.Errorf("strace exited before attaching: %s", s.stderr.last(3))
+}
+
+// checkFailed lets go of the pids strace could not attach to because they exited, and fails on one still alive.
+func (s *Strace) checkFailed() error {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	for pid, why := range s.log.failed {
+		if alive(pid) {
+			return fmt.Errorf("strace could not attach to process %d: %s (ptrace restricted? see /proc/sys/kernel/yama/ptrace_scope)", pid, why)
+		}
+	}
+	if len(s.log.ok) == 0 {
+		return fmt.Errorf("strace attached to none of %d processes: %w", len(s.log.want), errAllExited)
+	}
+	return nil
+}
+
+// attached tells whether strace attached to pid at its start.
+func (s *Strace) attached(pid int) bool {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	return s.log.ok[pid]
+}
+
+// Processes counts the processes strace traced so far: those attached at its start and the children it followed.
+func (s *Strace) Processes() int {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	return s.log.procs
 }
 
 // Stop detaches strace (SIGINT makes it detach and write its summary) and returns the summary. A strace that
@@ -279,13 +346,18 @@ func ParseStraceSummary(r io.Reader) (*SyscallTable, error) {
 	if !header || !total {
 		return nil, errors.New("no summary table")
 	}
-	sort.SliceStable(tab.Rows, func(i, j int) bool {
-		if tab.Rows[i].Calls != tab.Rows[j].Calls {
-			return tab.Rows[i].Calls > tab.Rows[j].Calls
-		}
-		return tab.Rows[i].Name < tab.Rows[j].Name
-	})
+	sortRows(tab.Rows)
 	return tab, nil
+}
+
+// sortRows sorts by calls, descending, then by name.
+func sortRows(rows []SyscallCount) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Calls != rows[j].Calls {
+			return rows[i].Calls > rows[j].Calls
+		}
+		return rows[i].Name < rows[j].Name
+	})
 }
 
 // lockedBuffer keeps the last lines a process wrote.

@@ -100,8 +100,12 @@ type VariantResult struct {
 	Syscalls            map[string]float64 `json:"syscalls"`
 	SyscallErrorsPerReq float64            `json:"syscall_errors_per_req"`
 	SyscallErrors       map[string]float64 `json:"syscall_errors,omitempty"`
-	TracedRequests      int                `json:"traced_requests"`
-	FailedRequests      int                `json:"failed_requests,omitempty"`
+	// TracedRequests are the requests strace saw (answered while every live pool process was traced), the
+	// divisor of the figures above; TracedProcesses the pool processes it traced, recycled workers' successors
+	// included.
+	TracedRequests  int `json:"traced_requests"`
+	TracedProcesses int `json:"traced_processes,omitempty"`
+	FailedRequests  int `json:"failed_requests,omitempty"`
 
 	// InstructionsPerReq is the mix's weighted mean of each URL's instructions per request (callgrind).
 	InstructionsPerReq float64    `json:"instructions_per_req"`
@@ -401,22 +405,30 @@ func buildRequests(o Options, st *stack.Stack, front string) []request {
 	return reqs
 }
 
-// traceSyscalls attaches strace to the pool, sends o.Requests requests and divides. A strace that hung
-// detaching (strace 6.1's vfork deadlock, see measure.Strace) is measured once more.
+// traceSyscalls attaches strace to the pool, sends o.Requests requests and divides by those strace saw. A
+// strace that hung detaching (strace 6.1's vfork deadlock, see measure.Strace) is measured once more.
 func traceSyscalls(ctx context.Context, o Options, c *sender, reqs []request, seq []int, master int, vr *VariantResult) error {
-	tab, failed, err := traceOnce(ctx, o, c, reqs, seq, master)
+	tr, err := traceOnce(ctx, o, c, reqs, seq, master)
 	if errors.Is(err, measure.ErrStraceHung) {
 		vr.Warnings = append(vr.Warnings, fmt.Sprintf("syscalls measured twice: %v", err))
-		tab, failed, err = traceOnce(ctx, o, c, reqs, seq, master)
+		tr, err = traceOnce(ctx, o, c, reqs, seq, master)
 	}
 	if err != nil {
 		return err
 	}
-	n := float64(o.Requests)
-	vr.TracedRequests, vr.FailedRequests = o.Requests, failed
-	if failed > 0 {
-		vr.Warnings = append(vr.Warnings, fmt.Sprintf("%d of %d traced requests failed", failed, o.Requests))
+	if tr.seen == 0 {
+		return errors.New("strace saw no request")
 	}
+	vr.TracedRequests, vr.FailedRequests, vr.TracedProcesses = tr.seen, tr.failed, tr.procs
+	if tr.failed > 0 {
+		vr.Warnings = append(vr.Warnings, fmt.Sprintf("%d of %d traced requests failed", tr.failed, tr.seen))
+	}
+	perRequest(tr.tab, float64(tr.seen), vr)
+	return nil
+}
+
+// perRequest divides strace's counts by the requests it saw.
+func perRequest(tab *measure.SyscallTable, n float64, vr *VariantResult) {
 	vr.Syscalls = map[string]float64{}
 	for _, r := range tab.Rows {
 		vr.Syscalls[r.Name] = float64(r.Calls) / n
@@ -429,36 +441,43 @@ func traceSyscalls(ctx context.Context, o Options, c *sender, reqs []request, se
 	}
 	vr.SyscallsPerReq = float64(tab.TotalCalls) / n
 	vr.SyscallErrorsPerReq = float64(tab.TotalErrors) / n
-	return nil
 }
 
-// traceOnce sends o.Requests requests under strace and returns its table and how many requests failed.
-func traceOnce(ctx context.Context, o Options, c *sender, reqs []request, seq []int, master int) (*measure.SyscallTable, int, error) {
-	pids, err := measure.ProcessGroup(master)
+// traced is one strace run: its table, the requests answered while every live pool process was traced, how
+// many of those failed, and the processes traced (recycled workers add theirs).
+type traced struct {
+	tab          *measure.SyscallTable
+	seen, failed int
+	procs        int
+}
+
+// traceOnce sends o.Requests requests under strace. measure.TraceGroup returns once every live process of the
+// pool is traced, and the master's new workers are followed, so each request answered after it was seen.
+func traceOnce(ctx context.Context, o Options, c *sender, reqs []request, seq []int, master int) (traced, error) {
+	tr, err := measure.TraceGroup(ctx, master)
 	if err != nil {
-		return nil, 0, err
-	}
-	tr, err := measure.StartStrace(ctx, pids)
-	if err != nil {
-		return nil, 0, err
+		return traced{}, err
 	}
 	var sendErr error
-	failed := 0
+	var t traced
 	for i := 0; i < o.Requests; i++ {
 		status, _, err := c.do(ctx, reqs[seq[i%len(seq)]])
 		if err != nil {
 			sendErr = err
 			break
 		}
+		t.seen++
 		if status < 200 || status > 299 {
-			failed++
+			t.failed++
 		}
 	}
+	t.procs = tr.Processes()
 	tab, stopErr := tr.Stop()
 	if sendErr != nil {
-		return nil, 0, fmt.Errorf("requests under strace: %w", sendErr)
+		return traced{}, fmt.Errorf("requests under strace: %w", sendErr)
 	}
-	return tab, failed, stopErr
+	t.tab = tab
+	return t, stopErr
 }
 
 // countInstructions runs callgrind once per URL with the variant's settings, while the stack (and so the

@@ -159,6 +159,48 @@ func TestVariantFailureKeepsTheOthers(t *testing.T) {
 	}
 }
 
+// TestRecyclingPool: a pool whose workers exit every 20 requests is profiled whole: workers that exit before
+// strace reaches them are let go, their successors followed, and the counts divided by the requests strace saw.
+// The warm-up brings the workers to their last requests just as strace attaches, which is when it used to fail.
+func TestRecyclingPool(t *testing.T) {
+	app := multiFileApp(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	becomeSubreaper(t)
+	vs := []Variant{variant(t, "baseline")}
+	for i := 0; i < 3; i++ {
+		vs = append(vs, variant(t, fmt.Sprintf("recycling %d", i+1), "max_requests=20"))
+	}
+	res, err := Run(ctx, Options{Stack: stack.Config{App: app}, Variants: vs, Requests: 200, Warmup: 39, NoInstructions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := res.Variants[0]
+	for _, v := range res.Variants {
+		if v.Error != "" {
+			t.Fatalf("%s: %s", v.Name, v.Error)
+		}
+		t.Logf("%s: %.1f syscalls/req over %d requests, %d processes traced", v.Name, v.SyscallsPerReq, v.TracedRequests, v.TracedProcesses)
+		if v.TracedRequests != 200 || v.FailedRequests != 0 {
+			t.Errorf("%s: traced %d requests, %d failed", v.Name, v.TracedRequests, v.FailedRequests)
+		}
+	}
+	for _, v := range res.Variants[1:] {
+		// 200 requests over workers of 20 each: about ten new workers, each followed from its fork.
+		if v.TracedProcesses < 8 {
+			t.Errorf("%s: %d processes traced: want the recycled workers' successors followed", v.Name, v.TracedProcesses)
+		}
+		// A new worker's start-up is counted too, but spread over its 20 requests it stays within a few times
+		// the long-lived workers' count.
+		if v.SyscallsPerReq < base.SyscallsPerReq || v.SyscallsPerReq > 5*base.SyscallsPerReq {
+			t.Errorf("%s: %.1f syscalls/req against %.1f without recycling", v.Name, v.SyscallsPerReq, base.SyscallsPerReq)
+		}
+	}
+	if left := leftChildren(t); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
 // becomeSubreaper makes this test process adopt its orphaned descendants, so that anything a run leaves behind
 // (a worker whose master died, a strace, a valgrind) shows up as a child of ours whatever else runs on the machine.
 func becomeSubreaper(t *testing.T) {

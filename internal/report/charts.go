@@ -358,7 +358,7 @@ func short(s string, n int) string {
 
 func verdictClass(v stats.Verdict) string {
 	switch v {
-	case stats.Better, stats.Worse, stats.NoDifference, stats.Insufficient, stats.Inconclusive, stats.Error:
+	case stats.Better, stats.Worse, stats.NoDifference, stats.Insufficient, stats.Inconclusive, stats.Error, tune.Screened:
 		return string(v)
 	}
 	return "none"
@@ -378,6 +378,8 @@ func verdictText(v stats.Verdict) string {
 		return "inconclusive"
 	case stats.Error:
 		return "error"
+	case tune.Screened:
+		return "screened: counted, not timed"
 	}
 	return "not decided"
 }

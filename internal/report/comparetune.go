@@ -106,6 +106,8 @@ func runCell(k compare.KnobAgreement, i int) string {
 		switch n := k.Notes[i]; {
 		case strings.HasPrefix(n, "not tried"), n == "pinned":
 			return strings.SplitN(n, ":", 2)[0]
+		case strings.HasPrefix(n, "screened out"):
+			return string(tune.Screened) // counted, not raced: no comparison to word
 		}
 		return "not compared"
 	}

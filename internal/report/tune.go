@@ -161,10 +161,27 @@ func legend(r *tune.Result, lines []knobLine, h *headlineModel) []string {
 		short, words := metricWords(m)
 		out = append(out, short+": "+words+".")
 	}
+	if screenedAny(lines) {
+		out = append(out, screenedNote)
+	}
 	if n := levelsNote(r, lines, h); n != "" {
 		out = append(out, n)
 	}
 	return out
+}
+
+// screenedNote says what a screened row rests on: counts, so that no one reads it as a timed no_difference.
+const screenedNote = "screened: every candidate was counted doing the same work a request as the kept value " +
+	"(instructions under callgrind, system calls under strace, within half the minimum effect), so none was raced: " +
+	"no time was measured, there is no interval, and none of the error budget was spent on it."
+
+func screenedAny(lines []knobLine) bool {
+	for _, l := range lines {
+		if l.Verdict == tune.Screened {
+			return true
+		}
+	}
+	return false
 }
 
 // finalNote says how the final comparison's figures and changes relate.

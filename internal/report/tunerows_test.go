@@ -280,20 +280,33 @@ func TestReportedRowsReadRight(t *testing.T) {
 		{Name: "preload", Value: "off", From: "off", Metric: tune.MetricCPU, EffectPct: -13.3, CILowPct: -20, CIHighPct: -5, Verdict: stats.Worse, Compared: "preload=on vs off", Rounds: 6},
 		{Name: "max_children", Value: "8", From: "8", Metric: tune.MetricGoodput, EffectPct: 1, CILowPct: -2, CIHighPct: 3, Verdict: stats.NoDifference, Compared: "max_children=12 vs 8", Rounds: 9},
 		{Name: "backlog", Value: "0", From: "0", Note: "not tried: at most 8 connections wait for a worker, within php-fpm's default backlog (511)"},
-		{Name: "realpath_cache_size", Metric: tune.MetricWork, Verdict: stats.NoDifference, Note: "realpath_cache_size=16M: instructions per request -0.1%, screened out"},
+		{Name: "realpath_cache_size", Metric: tune.MetricWork, Verdict: tune.Screened, Note: "realpath_cache_size=16M: instructions per request -0.1%, screened out"},
 		{Name: "listen", Value: "unix", From: "unix", Verdict: stats.Error, Note: "listen=tcp failed: php-fpm did not start"},
 	}
 	checkRowsReadRight(t, "reported", r)
 	var b bytes.Buffer
 	Tune(&b, r)
 	out := b.String()
+	var page bytes.Buffer
+	if err := TuneHTML(&page, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<span class="badge screened">screened</span>`, "work per request counted, not timed",
+		"none of the error budget was spent"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 	for _, row := range readRows(t, out) {
+		if row.name == "realpath_cache_size" && row.verdict != "screened" {
+			t.Errorf("realpath_cache_size reads %+v, want screened (counted, never a statistical verdict)", row)
+		}
 		if row.name == "opcache" && (row.kept != "on" || row.against != "off" || row.change != 87.6 || row.lo != 34.2 || row.hi != 162 || row.verdict != "better") {
 			t.Errorf("opcache reads %+v, want on against off, +87.6%% [+34.2%%, +162%%], better", row)
 		}
 	}
 	for _, want := range []string{"5 -> 8", "default (511)",
-		"others failed", "listen=tcp failed", "~ no_difference  work",
+		"others failed", "listen=tcp failed", "screened: every candidate was counted doing the same work", "none of the error budget was spent",
 		"req/CPU-s: requests served per second of php-fpm's CPU time", "Intervals are at 99.72%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
@@ -342,5 +355,14 @@ func TestAPoolSizeNotRaced(t *testing.T) {
 	p.Chosen = 128
 	if got := poolSizeText(p, 0.03)[0]; !strings.Contains(got, "chosen 128 from the knee (not raced: the budget could not decide it)") {
 		t.Errorf("the knee's size kept: %q", got)
+	}
+}
+
+// A screened row, compared across tune runs, reads "screened", not "not compared": it was counted.
+func TestCompareTunesCellOfAScreenedRow(t *testing.T) {
+	k := compare.KnobAgreement{Name: "realpath_cache_size", Values: []string{""}, Verdicts: []stats.Verdict{""}, Present: []bool{true},
+		Decided: []bool{false}, Compared: []string{""}, Notes: []string{"screened out (realpath_cache_size=16M: instructions/request +0.0%): no timed trial"}}
+	if got := runCell(k, 0); got != "screened" {
+		t.Errorf("cell %q, want screened", got)
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/stats"
 )
 
 // cpuFirst splits the knobs, each part in its order: those decided on CPU per request (opcache, the JIT, the
@@ -113,8 +112,8 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 		return row, false
 	}
 	if notes := t.screenNotes(k.Name); len(notes) > 0 {
-		// Every candidate was screened out: the counts say there is nothing to gain.
-		row.Metric, row.Verdict, row.Note = MetricWork, stats.NoDifference, strings.Join(notes, " ")
+		// Every candidate was screened out: the counts say there is nothing to gain, and no time was measured.
+		row.Metric, row.Verdict, row.Note = MetricWork, Screened, strings.Join(notes, " ")
 		return row, true
 	}
 	row.Note = "no alternative to try"

@@ -111,6 +111,11 @@ type Plan struct {
 	ScreenNote  string  `json:"screen_note,omitempty"`
 }
 
+// Screened is the verdict of a CPU-only knob whose every candidate the screen counted doing the same work per
+// request as the kept value (instructions and system calls): it got no timed trial. It is a count, not a
+// statistical verdict: no time was measured, there is no interval, and no share of the error budget was spent.
+const Screened stats.Verdict = "screened"
+
 // Metrics a knob is decided on.
 const (
 	// MetricGoodput is requests served successfully per second through nginx, over a trial's window.

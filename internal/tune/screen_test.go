@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -41,5 +42,42 @@ func TestTheScreenGivesUpACountThatCannotPay(t *testing.T) {
 		case !slow && len(tu.res.Screens) == 0:
 			t.Errorf("quick count: no candidate screened (note %q)", tu.plan.ScreenNote)
 		}
+	}
+}
+
+// TestScreenedRowIsNoStatisticalVerdict: a CPU-only knob whose every candidate the screen counted doing the same
+// work gets the row "screened" on metric work, with no interval and no rounds: a count, not a timed
+// no_difference; its JSON says "screened".
+func TestScreenedRowIsNoStatisticalVerdict(t *testing.T) {
+	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu.res.Saturation = &Saturation{NoiseSD: 0.1}
+	same := func(context.Context, knob.Config) (float64, error) { return 1000, nil }
+	tu.o.Screen = &Screener{Instructions: same, Syscalls: same}
+	if err := tu.screen(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, k := range tu.o.Knobs {
+		if len(tu.screenNotes(k.Name)) == 0 {
+			continue
+		}
+		row, ok := tu.notRaced(k)
+		if !ok {
+			continue // a candidate the screen did not take is left to a race
+		}
+		rows++
+		if row.Verdict != Screened || row.Metric != MetricWork || row.Rounds != 0 || row.CILowPct != 0 || row.CIHighPct != 0 {
+			t.Errorf("%s: %+v, want screened on work, no interval", k.Name, row)
+		}
+		b, _ := json.Marshal(row)
+		if !strings.Contains(string(b), `"verdict":"screened"`) {
+			t.Errorf("%s: JSON %s", k.Name, b)
+		}
+	}
+	if rows == 0 {
+		t.Fatalf("no knob screened whole (note %q, %d screens)", tu.plan.ScreenNote, len(tu.res.Screens))
 	}
 }
