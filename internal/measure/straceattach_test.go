@@ -3,7 +3,10 @@ package measure
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -91,6 +94,13 @@ func TestTraceGroupWhileItForks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { syscall.Kill(-churn.Process.Pid, syscall.SIGKILL); churn.Wait() }()
+	// The old child must exist before the first trace, or the first strace sees its fork (a busy machine once
+	// ran the first trace before bash had forked it).
+	for end := time.Now().Add(30 * time.Second); !hasSleep60(churn.Process.Pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("bash did not fork its sleep 60 in 30 s")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	second := 0
@@ -125,4 +135,15 @@ func TestMergeTables(t *testing.T) {
 	if r := m.Rows[0]; r.Name != "openat" || r.Calls != 6 || r.Errors != 3 {
 		t.Errorf("first row %+v", r)
 	}
+}
+
+// hasSleep60 says whether a child of pid runs "sleep 60".
+func hasSleep60(pid int) bool {
+	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, k := range strings.Fields(string(kids)) {
+		if cmd, _ := os.ReadFile("/proc/" + k + "/cmdline"); strings.HasPrefix(string(cmd), "sleep\x0060") {
+			return true
+		}
+	}
+	return false
 }
