@@ -71,10 +71,10 @@ func parseRequest(method string, headers []string, bodyFile string, keepAlive bo
 
 // baseConfig is the starting configuration: Debian's pool, or the user's --from-pool, --from-apache and
 // --from-ini files, with --ini KEY=VALUE settings over it; pins gets each setting (nil: not recorded).
-func baseConfig(fromPool, fromINI, fromApache string, inis []string, pins map[string]string) (knob.Config, error) {
+func baseConfig(fromPool, prefix, fromINI, fromApache string, inis []string, pins map[string]string) (knob.Config, error) {
 	base := knob.Debian()
 	if fromPool != "" {
-		if err := base.FromPoolFile(fromPool); err != nil {
+		if err := base.FromPoolFileAt(fromPool, prefix); err != nil {
 			return base, err
 		}
 	}

@@ -130,7 +130,7 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs, "--compare": f.compares}, f.inis); err != nil {
 		return err
 	}
-	base, err := baseConfig(f.fromPool, f.fromINI, "", f.inis, nil)
+	base, err := baseConfig(f.fromPool, "", f.fromINI, "", f.inis, nil)
 	if err != nil {
 		return err
 	}

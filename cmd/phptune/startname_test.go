@@ -13,7 +13,7 @@ func TestStartName(t *testing.T) {
 	if err := knob.MaxChildren().Set(&pinned, "2"); err != nil {
 		t.Fatal(err)
 	}
-	withINI, err := baseConfig("", "", "", []string{"memory_limit=256M"}, map[string]string{})
+	withINI, err := baseConfig("", "", "", "", []string{"memory_limit=256M"}, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,12 +31,12 @@ import (
 )
 
 type tuneFlags struct {
-	front, nginx, user, fromPool, fromINI, fromApache, fromSite, out, method, bodyFile, memory, expectBody, cgroup string
-	headers, inis, knobs, skip, only, phpFPM, build                                                                []string
-	mix                                                                                                            mixFlags
-	budget, p99, timeout                                                                                           time.Duration
-	rate, minEffect, alpha                                                                                         float64
-	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                      bool
+	front, nginx, user, fromPool, prefix, fromINI, fromApache, fromSite, out, method, bodyFile, memory, expectBody, cgroup string
+	headers, inis, knobs, skip, only, phpFPM, build                                                                        []string
+	mix                                                                                                                    mixFlags
+	budget, p99, timeout                                                                                                   time.Duration
+	rate, minEffect, alpha                                                                                                 float64
+	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                              bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -85,6 +85,8 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 		"method", "header", "body", "expect-body", "front")
 
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` (or php-fpm.conf, its includes read) instead of Debian's defaults")
+	fl.StringVar(&f.prefix, "prefix", "", "php-fpm's prefix `DIR` (its -p), for --from-pool's relative include= lines (default /usr; "+
+		"the official image's is /usr/local)")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
 	fl.StringVar(&f.fromSite, "from-site", "", "the nginx site `FILE` that serves the app, changed to pass to the pool (default "+
 		apply.DebianSite+" when enabled)")
@@ -197,7 +199,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	res.CommandLine, res.Builds = os.Args, builds
 	if runErr == nil {
-		if err := writeTuneFiles(ctx, out, res, o.Stack, startPaths{f.fromPool, f.fromINI, f.fromSite}); err != nil {
+		if err := writeTuneFiles(ctx, out, res, o.Stack, startPaths{f.fromPool, f.prefix, f.fromINI, f.fromSite}); err != nil {
 			return err
 		}
 	}
@@ -297,7 +299,10 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if _, err := siteFile(f.fromSite); err != nil { // read again at the end: checked before the run
 		return o, err
 	}
-	if o.Base, err = baseConfig(f.fromPool, f.fromINI, f.fromApache, f.inis, o.Pins); err != nil {
+	if f.prefix != "" && f.fromPool == "" {
+		return o, exitcode.UsageErrorf("--prefix %s is where --from-pool's relative includes are read from: give --from-pool FILE too", f.prefix)
+	}
+	if o.Base, err = baseConfig(f.fromPool, f.prefix, f.fromINI, f.fromApache, f.inis, o.Pins); err != nil {
 		return o, err
 	}
 	if len(binaries) > 1 {
@@ -690,14 +695,14 @@ func checkNginxFiles(ctx context.Context, ngx string, files map[string]string, r
 }
 
 // startPaths are the --from-pool, --from-ini and --from-site files ("" when not given).
-type startPaths struct{ pool, ini, site string }
+type startPaths struct{ pool, prefix, ini, site string }
 
 // startFiles are the files the recommendation changes: --from-pool's (a pool file, or php-fpm.conf with its
 // includes), else Debian's php-fpm.conf and pools for this PHP when the package put them there; --from-ini's;
 // --from-site's, else Debian's default site when it is enabled.
 func startFiles(version string, from startPaths) (apply.Start, error) {
 	fromPool, fromINI := from.pool, from.ini
-	var s apply.Start
+	s := apply.Start{Prefix: from.prefix}
 	s.Pool.Path = fromPool
 	if fromPool == "" {
 		s.Pool.Path = apply.DebianMain(version)

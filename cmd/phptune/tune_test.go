@@ -410,6 +410,7 @@ echo "fine";`), 0o644)
 		{[]string{"tune", bad, "--only", "nosuchknob"}, "no such knob"},
 		{[]string{"tune", bad, "--knob", "pm=static,lazy"}, "lazy"},
 		{[]string{"tune", bad, "--knob", "max_children=4,8"}, "one value to pin"},
+		{[]string{"tune", bad, "--prefix", "/usr/local"}, "give --from-pool FILE too"},
 	}
 	for _, c := range cases {
 		r := phptune(t, append(c.args, "--out", t.TempDir())...)

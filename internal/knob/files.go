@@ -35,8 +35,12 @@ func (c *Config) SetSetting(key, value string) {
 // FromPoolFile reads a php-fpm configuration file (the user's pool file, or php-fpm.conf with its includes) as
 // php-fpm reads it, and takes StartPool's pm settings, listen, and php_value/php_admin_value lines over c.
 // Other directives are left to the user's file.
-func (c *Config) FromPoolFile(path string) error {
-	conf, err := fpmconf.Read(path, fpmconf.Options{})
+func (c *Config) FromPoolFile(path string) error { return c.FromPoolFileAt(path, "") }
+
+// FromPoolFileAt is FromPoolFile with php-fpm's prefix (its -p: relative include= lines are read from it; ""
+// for Debian's, /usr).
+func (c *Config) FromPoolFileAt(path, prefix string) error {
+	conf, err := fpmconf.Read(path, fpmconf.Options{Prefix: prefix})
 	if err != nil {
 		return exitcode.UsageErrorf("%v", err)
 	}
