@@ -663,7 +663,9 @@ func (l *closedLoop) step(ctx context.Context) bool {
 type deadline struct{ at time.Time }
 
 // deadlineSlack is how much later than its timeout a request may be cut: a thousandth of it, at most 10 ms.
-func deadlineSlack(timeout time.Duration) time.Duration { return min(timeout/1000, 10*time.Millisecond) }
+func deadlineSlack(timeout time.Duration) time.Duration {
+	return min(timeout/1000, 10*time.Millisecond)
+}
 
 // next is the deadline of a request started at start: start+timeout, up to the slack later, or limit (when not
 // zero) if that comes first. Near limit each request gets its own deadline, exactly as before, since there a
