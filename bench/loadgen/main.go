@@ -19,6 +19,7 @@ import (
 // ratios are the pairs printed, numerator over reference, when both were measured.
 var ratios = [][2]string{
 	{"phptune", "wrk"},
+	{"phptune-php", "wrk-php"},
 	{"phptune-fcgi", "wrk-php"},
 	{"phptune-fcgi", "phptune-php"},
 	{"base", "wrk"},
