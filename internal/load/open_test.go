@@ -17,7 +17,7 @@ type delayServer struct {
 	stallUntil atomic.Int64
 }
 
-func newDelayServer(t *testing.T, service time.Duration) *delayServer {
+func newDelayServer(t testing.TB, service time.Duration) *delayServer {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

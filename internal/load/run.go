@@ -560,72 +560,121 @@ func (res *Result) setWindow(window time.Duration) {
 // runClosed is the closed model: the next request goes as soon as the last one is answered.
 func (w *worker) runClosed(ctx context.Context, c client, o *Options, accept *[600]bool, measureStart, end time.Time,
 	remaining *atomic.Int64, cnt *counters) {
-	var out outcome
-	countMode := end.IsZero()
-	backoff := time.Duration(0)
-	for ctx.Err() == nil {
-		start := time.Now()
-		// With -n, the measured requests are the n that start after the warm-up; over a window, the ones that
-		// complete in it, whenever they started (as wrk counts): with deep queues a request can take longer than
-		// the window, and counting only those that start and end inside it would count almost none.
-		startedInWindow := !start.Before(measureStart)
-		if countMode {
-			if startedInWindow && remaining.Add(-1) < 0 {
-				return
-			}
-		} else if !start.Before(end) {
-			return
+	l := closedLoop{w: w, c: c, o: o, accept: accept, measureStart: measureStart, end: end, remaining: remaining, cnt: cnt}
+	for ctx.Err() == nil && l.step(ctx) {
+	}
+}
+
+// closedLoop is one connection's closed model, one request a step.
+type closedLoop struct {
+	w            *worker
+	c            client
+	o            *Options
+	accept       *[600]bool
+	measureStart time.Time
+	end          time.Time // the window's close; zero with -n
+	remaining    *atomic.Int64
+	cnt          *counters
+	out          outcome
+	backoff      time.Duration
+	deadline     deadline
+}
+
+// step sends one request and counts it; it reports false when the connection is done.
+func (l *closedLoop) step(ctx context.Context) bool {
+	w, o := l.w, l.o
+	countMode := l.end.IsZero()
+	start := time.Now()
+	// With -n, the measured requests are the n that start after the warm-up; over a window, the ones that
+	// complete in it, whenever they started (as wrk counts): with deep queues a request can take longer than
+	// the window, and counting only those that start and end inside it would count almost none.
+	startedInWindow := !start.Before(l.measureStart)
+	if countMode {
+		if startedInWindow && l.remaining.Add(-1) < 0 {
+			return false
 		}
-		deadline := start.Add(o.Timeout)
-		if !countMode && !o.Drain && deadline.After(end) {
-			// A request still running when the window closes is in flight at the end, not a timeout.
-			deadline = end
-		}
-		req := w.nextReq()
-		err := c.do(ctx, deadline, &out, req)
-		fin := time.Now()
-		measuring := startedInWindow
-		if !countMode {
-			measuring = !fin.Before(measureStart)
-		}
-		if !countMode && !fin.Before(end) {
-			// In flight when the window closed: not the window's; answered in the drain, or cut at its close.
-			if o.Drain && ctx.Err() == nil && w.answered(o, accept, err, &out, req) {
-				w.served++
-			}
-			if measuring {
-				w.inFlight++
-			}
-			return
-		}
-		if err != nil && ctx.Err() != nil {
-			if measuring {
-				w.inFlight++
-			}
-			return
-		}
-		if !measuring {
-			if err != nil {
-				backoff = pause(ctx, err, backoff)
-			} else if w.answered(o, accept, err, &out, req) {
-				w.served++
-			}
-			continue
-		}
-		lat := fin.Sub(start)
-		if err != nil && classifyErr(err) == cTimeout {
-			lat = o.Timeout // recorded at the timeout, whatever the clock said
-		}
-		failed := w.record(o, accept, err, &out, lat, 0, req, cnt)
-		if failed && err != nil {
-			backoff = pause(ctx, err, backoff)
-		} else if err == nil {
-			backoff = 0
-		}
-		if !failed {
+	} else if !start.Before(l.end) {
+		return false
+	}
+	// A request still running when the window closes is in flight at the end, not a timeout.
+	var limit time.Time
+	if !countMode && !o.Drain {
+		limit = l.end
+	}
+	deadline := l.deadline.next(start, o.Timeout, limit)
+	req := w.nextReq()
+	err := l.c.do(ctx, deadline, &l.out, req)
+	fin := time.Now()
+	measuring := startedInWindow
+	if !countMode {
+		measuring = !fin.Before(l.measureStart)
+	}
+	if !countMode && !fin.Before(l.end) {
+		// In flight when the window closed: not the window's; answered in the drain, or cut at its close.
+		if o.Drain && ctx.Err() == nil && w.answered(o, l.accept, err, &l.out, req) {
 			w.served++
 		}
+		if measuring {
+			w.inFlight++
+		}
+		return false
 	}
+	if err != nil && ctx.Err() != nil {
+		if measuring {
+			w.inFlight++
+		}
+		return false
+	}
+	if !measuring {
+		if err != nil {
+			l.backoff = pause(ctx, err, l.backoff)
+		} else if w.answered(o, l.accept, err, &l.out, req) {
+			w.served++
+		}
+		return true
+	}
+	lat := fin.Sub(start)
+	if err != nil && classifyErr(err) == cTimeout {
+		lat = o.Timeout // recorded at the timeout, whatever the clock said
+	}
+	failed := w.record(o, l.accept, err, &l.out, lat, 0, req, l.cnt)
+	if failed && err != nil {
+		l.backoff = pause(ctx, err, l.backoff)
+	} else if err == nil {
+		l.backoff = 0
+	}
+	if !failed {
+		w.served++
+	}
+	return true
+}
+
+// deadline is the one a connection's socket has: requests reuse it while it is within deadlineSlack after their
+// own, because moving it is a runtime timer update every request (about 1% of the generator's CPU), and a
+// request cut a little after its timeout changes no figure (a timed-out request is recorded at the timeout).
+type deadline struct{ at time.Time }
+
+// deadlineSlack is how much later than its timeout a request may be cut: a thousandth of it, at most 10 ms.
+func deadlineSlack(timeout time.Duration) time.Duration {
+	return min(timeout/1000, 10*time.Millisecond)
+}
+
+// next is the deadline of a request started at start: start+timeout, up to the slack later, or limit (when not
+// zero) if that comes first. Near limit each request gets its own deadline, exactly as before, since there a
+// late cut would turn a timeout into a request in flight at the window's close.
+func (d *deadline) next(start time.Time, timeout time.Duration, limit time.Time) time.Time {
+	want := start.Add(timeout)
+	slack := deadlineSlack(timeout)
+	if !limit.IsZero() && !want.Add(slack).Before(limit) {
+		if want.Before(limit) {
+			return want
+		}
+		return limit
+	}
+	if d.at.Before(want) {
+		d.at = want.Add(slack)
+	}
+	return d.at
 }
 
 // answered says whether a request outside the window was answered well, by the window's own rule.
@@ -636,92 +685,114 @@ func (w *worker) answered(o *Options, accept *[600]bool, err error, out *outcome
 // runOpen is the open model: request idx is sent at its due time (or as soon as the connection is free when
 // behind), and its latency counts from the due time.
 func (w *worker) runOpen(ctx context.Context, c client, o *Options, accept *[600]bool, s *schedule, cnt *counters) {
-	var out outcome
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	backoff := time.Duration(0)
-	for ctx.Err() == nil {
-		var idx int64
-		if s.shared {
-			idx = s.next.Add(1) - 1
-		} else {
-			idx = int64(w.id) + w.k*s.conns
-			w.k++
-		}
-		if idx >= s.limit {
-			return
-		}
-		measuring := idx >= s.firstMeasured
-		due := s.due(idx)
-		now := time.Now()
-		if !now.Before(s.hardEnd) {
-			// Past the drain period: what is left of the schedule was never sent.
-			if measuring {
-				w.unsent++
-			}
-			continue
-		}
-		slept := false
-		if d := due.Sub(now); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
-			slept = true
-		}
-		start := time.Now()
-		// Latency counts from the due time when the request went late because the connection was busy (the
-		// server's delay: coordinated omission corrected), from the send when the generator slept until the due
-		// time: the runtime's timers wake up to a millisecond late, and that delay is ours, not the server's.
-		origin := due
-		if slept {
-			origin = start
-		}
-		deadline := start.Add(o.Timeout)
-		if deadline.After(s.hardEnd) {
-			deadline = s.hardEnd
-		}
-		req := w.nextReq()
-		err := c.do(ctx, deadline, &out, req)
-		fin := time.Now()
-		if err != nil && (ctx.Err() != nil || (deadline.Equal(s.hardEnd) && !fin.Before(s.hardEnd))) {
-			if ctx.Err() != nil {
-				if measuring {
-					w.inFlight++
-				}
-				return
-			}
-			if measuring {
-				w.inFlight++
-			}
-			continue
-		}
-		if !measuring {
-			if err != nil {
-				backoff = pause(ctx, err, backoff)
-			}
-			continue
-		}
-		lag := start.Sub(origin)
-		if lag > w.maxLag {
-			w.maxLag = lag
-		}
-		if lag > LateThreshold {
-			w.late++
-		}
-		lat, uncorr := fin.Sub(origin), fin.Sub(start)
-		if err != nil && classifyErr(err) == cTimeout {
-			lat, uncorr = max(lag, 0)+o.Timeout, o.Timeout
-		}
-		if w.record(o, accept, err, &out, lat, uncorr, req, cnt) && err != nil {
-			backoff = pause(ctx, err, backoff)
-		} else if err == nil {
-			backoff = 0
-		}
+	l := openLoop{w: w, c: c, o: o, accept: accept, s: s, cnt: cnt, timer: time.NewTimer(time.Hour)}
+	l.timer.Stop()
+	defer l.timer.Stop()
+	for ctx.Err() == nil && l.step(ctx) {
 	}
+}
+
+// openLoop is one connection's open model, one scheduled request a step.
+type openLoop struct {
+	w        *worker
+	c        client
+	o        *Options
+	accept   *[600]bool
+	s        *schedule
+	cnt      *counters
+	out      outcome
+	timer    *time.Timer
+	backoff  time.Duration
+	deadline deadline
+}
+
+// next is the index in the schedule of this connection's next request.
+func (l *openLoop) next() int64 {
+	if l.s.shared {
+		return l.s.next.Add(1) - 1
+	}
+	idx := int64(l.w.id) + l.w.k*l.s.conns
+	l.w.k++
+	return idx
+}
+
+// sleep waits until due; it reports whether it slept, and false for ok when ctx ended meanwhile.
+func (l *openLoop) sleep(ctx context.Context, due, now time.Time) (slept, ok bool) {
+	d := due.Sub(now)
+	if d <= 0 {
+		return false, true
+	}
+	l.timer.Reset(d)
+	select {
+	case <-l.timer.C:
+		return true, true
+	case <-ctx.Done():
+		return true, false
+	}
+}
+
+// step sends the next scheduled request and counts it; it reports false when the connection is done.
+func (l *openLoop) step(ctx context.Context) bool {
+	w, o, s := l.w, l.o, l.s
+	idx := l.next()
+	if idx >= s.limit {
+		return false
+	}
+	measuring := idx >= s.firstMeasured
+	due := s.due(idx)
+	now := time.Now()
+	if !now.Before(s.hardEnd) {
+		// Past the drain period: what is left of the schedule was never sent.
+		if measuring {
+			w.unsent++
+		}
+		return true
+	}
+	slept, ok := l.sleep(ctx, due, now)
+	if !ok {
+		return false
+	}
+	start := time.Now()
+	// Latency counts from the due time when the request went late because the connection was busy (the
+	// server's delay: coordinated omission corrected), from the send when the generator slept until the due
+	// time: the runtime's timers wake up to a millisecond late, and that delay is ours, not the server's.
+	origin := due
+	if slept {
+		origin = start
+	}
+	deadline := l.deadline.next(start, o.Timeout, s.hardEnd)
+	req := w.nextReq()
+	err := l.c.do(ctx, deadline, &l.out, req)
+	fin := time.Now()
+	if err != nil && (ctx.Err() != nil || (deadline.Equal(s.hardEnd) && !fin.Before(s.hardEnd))) {
+		if measuring {
+			w.inFlight++
+		}
+		return ctx.Err() == nil
+	}
+	if !measuring {
+		if err != nil {
+			l.backoff = pause(ctx, err, l.backoff)
+		}
+		return true
+	}
+	lag := start.Sub(origin)
+	if lag > w.maxLag {
+		w.maxLag = lag
+	}
+	if lag > LateThreshold {
+		w.late++
+	}
+	lat, uncorr := fin.Sub(origin), fin.Sub(start)
+	if err != nil && classifyErr(err) == cTimeout {
+		lat, uncorr = max(lag, 0)+o.Timeout, o.Timeout
+	}
+	if w.record(o, l.accept, err, &l.out, lat, uncorr, req, l.cnt) && err != nil {
+		l.backoff = pause(ctx, err, l.backoff)
+	} else if err == nil {
+		l.backoff = 0
+	}
+	return true
 }
 
 // record counts one measured request; it reports whether it was an error.

@@ -268,7 +268,7 @@ func TestCancelStopsPromptlyWithPartialResult(t *testing.T) {
 
 // rawHTTPServer answers every request at once with the same bytes and allocates nothing per request, so the
 // process's allocation count measures the generator alone.
-func rawHTTPServer(t *testing.T) string { return newDelayServer(t, 0).addr }
+func rawHTTPServer(t testing.TB) string { return newDelayServer(t, 0).addr }
 
 func TestMemoryFlatInRequests(t *testing.T) {
 	tg := mustTarget(t, "http://"+rawHTTPServer(t)+"/")
