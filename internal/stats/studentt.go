@@ -78,3 +78,21 @@ func betaCF(a, b, x float64) float64 {
 	}
 	return h
 }
+
+// FQuantile is the F distribution's p quantile with d1 and d2 degrees of freedom (p in (0, 1), both > 0): the
+// CDF, I_x(d1/2, d2/2) at x = d1 f / (d1 f + d2), inverted by bisection as TQuantile is.
+func FQuantile(p, d1, d2 float64) float64 {
+	cdf := func(f float64) float64 { return regIncBeta(d1/2, d2/2, d1*f/(d1*f+d2)) }
+	lo, hi := 0.0, 1.0
+	for cdf(hi) < p {
+		lo, hi = hi, 2*hi
+	}
+	for i := 0; i < 200 && hi-lo > 1e-12*hi; i++ {
+		if m := (lo + hi) / 2; cdf(m) < p {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return (lo + hi) / 2
+}

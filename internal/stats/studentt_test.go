@@ -18,3 +18,22 @@ func TestTQuantile(t *testing.T) {
 		}
 	}
 }
+
+// TestFQuantile against identities: F(1, d) is t(d) squared, and 1/F(d1, d2) is F(d2, d1); a median of F(1, 1) is 1.
+func TestFQuantile(t *testing.T) {
+	for _, d := range []int{1, 4, 17, 200} {
+		tq := TQuantile(0.95, d)
+		if got := FQuantile(0.9, 1, float64(d)); math.Abs(got-tq*tq) > 1e-6*got {
+			t.Errorf("FQuantile(0.9, 1, %d) = %g, want t's %g squared", d, got, tq)
+		}
+	}
+	for _, c := range [][2]float64{{3, 17}, {30, 200}, {5, 10}} {
+		lo, hi := FQuantile(0.1, c[0], c[1]), FQuantile(0.9, c[1], c[0])
+		if math.Abs(lo*hi-1) > 1e-6 {
+			t.Errorf("FQuantile(0.1, %g, %g) = %g, 1/FQuantile(0.9, %g, %g) = %g", c[0], c[1], lo, c[1], c[0], 1/hi)
+		}
+	}
+	if got := FQuantile(0.5, 1, 1); math.Abs(got-1) > 1e-6 {
+		t.Errorf("median of F(1, 1): %g", got)
+	}
+}

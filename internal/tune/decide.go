@@ -34,6 +34,8 @@ type decider struct {
 	minRounds int
 	// stackSD is the spread of a stack's own offset, by metric, that comparisons allow for (Spec.StackSD).
 	stackSD map[string]float64
+	// measuredStackSD: the run's measured bound where larger than stackSD (see tuned).
+	measuredStackSD bool
 	// duet runs CPU races in duet rounds (Options.Duet).
 	duet bool
 }
@@ -65,6 +67,8 @@ type raced struct {
 	second int
 	// stopped is what stopped the run during the race (nil: nothing did).
 	stopped error
+	// offset is what the engine was told of stacks' offsets, and what the run had measured of them.
+	offset StackOffset
 }
 
 // minRounds is the fewest rounds worth starting a race for: at a knob's share of alpha, three rounds decide only
@@ -77,11 +81,45 @@ func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
 	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
 }
 
-// tuned is es with the engine's parameters the decider was given for trials of metric: the mixture, and the
-// spread of stacks' offsets to allow for (DefaultStackSD in real runs; a simulation may try others).
-func (d *decider) tuned(es experiment.Spec, metric string) experiment.Spec {
-	es.Mixture, es.StackSD = d.mixture, d.stackSD[metric]
-	return es
+// offsetMeter is an ArmSource that measures its stacks' offsets as the run goes (replicated, the simulator's).
+type offsetMeter interface {
+	// stackOffset pools what the experiments of metric other than phase's measured (stackOffset).
+	stackOffset(metric, phase string) StackOffset
+	// tell says what phase's engine allows for, which its moves are set at (stackRounds).
+	tell(phase string, sd float64)
+}
+
+// tuned is es, the experiment of phase's arms, with the engine's parameters the decider was given for trials of
+// metric: the mixture, and the spread of stacks' offsets to allow for: stackSD (DefaultStackSD in real runs; a
+// simulation may try others), or with measuredStackSD the upper bound of what the run's experiments before
+// measured where that is larger (so the allowance only grows where the run shows larger offsets, and an
+// experiment's own rounds never set its own). The second figure's allowance is its metric's. It returns what the
+// engine was told, and what the run had measured.
+func (d *decider) tuned(es experiment.Spec, metric, phase string) (experiment.Spec, StackOffset) {
+	told := d.told(metric, phase)
+	es.Mixture, es.StackSD = d.mixture, told.Told
+	if es.Second != nil {
+		second := *es.Second
+		second.StackSD = d.told(MetricCPU, phase).Told
+		es.Second = &second
+	}
+	if m, ok := d.src.(offsetMeter); ok {
+		m.tell(phase, told.Told)
+	}
+	return es, told
+}
+
+// told is what phase's experiment of metric allows for of stacks' offsets, and what the run measured before it.
+func (d *decider) told(metric, phase string) StackOffset {
+	o := StackOffset{Told: d.stackSD[metric]}
+	if m, ok := d.src.(offsetMeter); ok {
+		o = m.stackOffset(metric, phase)
+		o.Told = d.stackSD[metric]
+		if d.measuredStackSD && o.measured() {
+			o.Told = max(o.Told, o.Upper)
+		}
+	}
+	return o
 }
 
 // least is the fewest rounds a race is given.
@@ -114,7 +152,8 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
 			}
 		}}
-	if rc.x, err = experiment.New(d.tuned(es, metric)); err != nil {
+	es, rc.offset = d.tuned(es, metric, r.spec.Phase)
+	if rc.x, err = experiment.New(es); err != nil {
 		return nil, err
 	}
 	out, err := rc.x.Run(ctx)
@@ -228,7 +267,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		}
 		res.comps = append(res.comps, c)
 	}
-	row := KnobRow{Name: k.Name, Value: k.Get(res.best), From: from, Metric: spec.Metric, Rounds: out.Rounds}
+	row := KnobRow{Name: k.Name, Value: k.Get(res.best), From: from, Metric: spec.Metric, Rounds: out.Rounds, StackSD: &rc.offset}
 	idx, dec := out.Decisive()
 	var notes []string
 	for _, c := range res.comps {

@@ -70,7 +70,9 @@ func (t *tuner) final(ctx context.Context) error {
 			sofar.trials++
 			t.status("final", fmt.Sprintf("recommendation vs %s, round %d", strings.Join(others, " vs "), p.Round))
 		}}
-	out, err := experiment.Run(ctx, t.d.tuned(es, MetricGoodput))
+	es, told := t.d.tuned(es, MetricGoodput, spec.Phase)
+	h.StackSD = &told
+	out, err := experiment.Run(ctx, es)
 	if out == nil {
 		return err
 	}

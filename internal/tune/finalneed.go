@@ -108,10 +108,18 @@ func (t *tuner) finalNeed() (time.Duration, *openRace) {
 func (t *tuner) finalPer(start, round time.Duration) int {
 	if s, ok := t.src.(interface{ finalSpread() (float64, bool) }); ok {
 		if sigma, ok := s.finalSpread(); ok {
-			return stackRounds(sigma, start, round, perStackGoodput)
+			return stackRounds(sigma, start, round, perStackGoodput, t.finalTold())
 		}
 	}
 	return perStackGoodput
+}
+
+// finalTold is what the final's engine will be told of stacks' offsets on goodput, as the run stands.
+func (t *tuner) finalTold() float64 {
+	if t.d == nil {
+		return 0
+	}
+	return t.d.told(MetricGoodput, "final").Told
 }
 
 // adoptedCPU is what the CPU races that moved a knob off the starting point's value showed: their summed gain

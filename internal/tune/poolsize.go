@@ -241,7 +241,8 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 		Progress: func(p experiment.Progress) {
 			t.status("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d sizes in the race)", p.Round, k.Name, p.Arm, p.Live))
 		}}
-	out, err := experiment.Run(ctx, t.d.tuned(es, spec.Metric))
+	es, _ = t.d.tuned(es, spec.Metric, spec.Phase)
+	out, err := experiment.Run(ctx, es)
 	if out != nil {
 		cfg := rc.cfgs[out.Winner].Clone()
 		cfg.MaxChildren = t.sizesDone(sizes, rc.spec, out)

@@ -57,6 +57,35 @@ func (r *replicated) finalSpread() (float64, bool) {
 	return finalSpread(sps)
 }
 
+// stackOffset is stackOffset of the experiments of metric run so far other than phase's.
+func (r *replicated) stackOffset(metric, phase string) StackOffset {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sps []*spread
+	for p, g := range r.groups {
+		if p == phase {
+			continue
+		}
+		g.mu.Lock()
+		sp := g.sp // a copy, as finalSpread reads it
+		g.mu.Unlock()
+		sps = append(sps, &sp)
+	}
+	return stackOffset(sps, metric)
+}
+
+// tell sets the offsets phase's engine allows for, which its moves are set at.
+func (r *replicated) tell(phase string, sd float64) {
+	r.mu.Lock()
+	g := r.groups[phase]
+	r.mu.Unlock()
+	if g != nil {
+		g.mu.Lock()
+		g.sp.told = sd
+		g.mu.Unlock()
+	}
+}
+
 // DefaultStackSD is the spread of a stack's own offset (log scale) tune's comparisons allow for (Spec.StackSD), on
 // CPU and goodput trials: moving stacks alone does not make an offset of 2% against CPU rounds of 4% noise (the
 // engine's replay, bench/engine.sh) average out fast enough (a false better or worse in 10 to 12% of simulated

@@ -120,8 +120,8 @@ func TestTuneTellsTheEngineItsStacks(t *testing.T) {
 	}
 	d := tu.decider()
 	for _, m := range []string{MetricCPU, MetricGoodput} {
-		if sd := d.tuned(experiment.Spec{}, m).StackSD; sd != DefaultStackSD {
-			t.Errorf("%s races allow for stacks' offsets of %g, want DefaultStackSD (%g)", m, sd, DefaultStackSD)
+		if es, _ := d.tuned(experiment.Spec{}, m, "knob x"); es.StackSD != DefaultStackSD {
+			t.Errorf("%s races allow for stacks' offsets of %g, want DefaultStackSD (%g)", m, es.StackSD, DefaultStackSD)
 		}
 	}
 	tu.finish(nil)

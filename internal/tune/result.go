@@ -145,6 +145,9 @@ type KnobRow struct {
 	Note      string        `json:"note,omitempty"`
 	// Need, for an inconclusive knob, says what would decide it: rounds and about how long.
 	Need string `json:"need,omitempty"`
+	// StackSD is the spread of stacks' offsets the race's engine allowed for, and what the run had measured of
+	// them on its metric before the race.
+	StackSD *StackOffset `json:"stack_sd,omitempty"`
 }
 
 // Turn is where the time stood when a knob's race came up: its allowance, and what the final comparison and the
@@ -189,7 +192,9 @@ type Headline struct {
 	VsDebian          *stats.Comparison `json:"vs_debian,omitempty"`
 	VsRuleOfThumb     *stats.Comparison `json:"vs_rule_of_thumb,omitempty"`
 	RuleOfThumb       string            `json:"rule_of_thumb"`
-	Baseline          string            `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
+	// StackSD is what the final's engine allowed for of stacks' offsets on goodput (StackOffset).
+	StackSD  *StackOffset `json:"stack_sd,omitempty"`
+	Baseline string       `json:"baseline"` // what the "debian" figures are: Debian's defaults or the user's files
 	// Same: the recommendation is the starting point (nothing was shown better), so it was not raced against it;
 	// its figures are the recommendation's and VsDebian and CapacityVsDebian are nil. RuleSame: the same for the
 	// rule of thumb. With Same, Rounds 0 says that the rule of thumb was not compared either.

@@ -38,8 +38,10 @@ type SimOptions struct {
 	Mixture   float64
 	MinRounds int
 	// StackSD is the spread of stacks' offsets the engine is told, by metric (Spec.StackSD); the replays
-	// plant their own (ReplayOptions.StackSD).
-	StackSD map[string]float64
+	// plant their own (ReplayOptions.StackSD). MeasuredStackSD tells a later experiment the upper bound of what
+	// the run's experiments before measured where larger (tuner.measuredStackSD).
+	StackSD         map[string]float64
+	MeasuredStackSD bool
 	// RoundSD is the spread of a round's log ratio the planner assumes, by metric (nil: tune's assumptions, as in
 	// a real run before it measures: see roundSD).
 	RoundSD map[string]float64
@@ -55,7 +57,7 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	}
 	clock := &simClock{now: time.Unix(0, 0)}
 	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
-	t.mixture, t.minRounds, t.stackSD, t.roundSDs = so.Mixture, so.MinRounds, so.StackSD, so.RoundSD
+	t.mixture, t.minRounds, t.stackSD, t.roundSDs, t.measuredStackSD = so.Mixture, so.MinRounds, so.StackSD, so.RoundSD, so.MeasuredStackSD
 	src := &simSource{o: so, clock: clock, warm: map[string]int{}, offsets: map[int]map[string]float64{}, warmStack: map[string]int{},
 		busy: map[int]bool{}}
 	t.src = src
@@ -144,6 +146,28 @@ func (s *simSource) finalSpread() (float64, bool) {
 		sps = append(sps, &g.sp)
 	}
 	return finalSpread(sps)
+}
+
+// stackOffset is stackOffset of the experiments of metric run so far other than phase's, as replicated reads it.
+func (s *simSource) stackOffset(metric, phase string) StackOffset {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sps []*spread
+	for p, g := range s.moves {
+		if p != phase {
+			sps = append(sps, &g.sp)
+		}
+	}
+	return stackOffset(sps, metric)
+}
+
+// tell sets the offsets phase's engine allows for, which its moves are set at.
+func (s *simSource) tell(phase string, sd float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g := s.moves[phase]; g != nil {
+		g.sp.told = sd
+	}
 }
 
 // hold keeps cfg warm for the tuner, as stacks.hold does.

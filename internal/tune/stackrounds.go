@@ -17,12 +17,14 @@ import (
 // rounds the error rates were simulated at (TestReplicasKeepTheErrorRate), is the most: fewer rounds a stack
 // only average the offsets out faster, and TestReplicasKeepTheErrorRate holds at every k from 1 up.
 
-// stackRounds is k* rounded, within [1, most], for a pair's σ a round, a move's cost and a round's.
-func stackRounds(sigma float64, start, round time.Duration, most int) int {
+// stackRounds is k* rounded, within [1, most], for a pair's σ a round, a move's cost and a round's, at offsets of
+// told (DefaultStackSD at the least: an engine told more, as a run that measured larger offsets tells it, moves
+// its arms more often).
+func stackRounds(sigma float64, start, round time.Duration, most int, told float64) int {
 	if sigma <= 0 || start <= 0 || round <= 0 {
 		return most
 	}
-	k := sigma / DefaultStackSD * math.Sqrt(float64(start)/(2*float64(round)))
+	k := sigma / max(told, DefaultStackSD) * math.Sqrt(float64(start)/(2*float64(round)))
 	return min(max(int(math.Round(k)), 1), most)
 }
 
@@ -50,6 +52,10 @@ type spread struct {
 	startWall time.Duration
 	starts    int
 	fresh     bool // a trial of this round was the first on its stack
+	firsts    int  // the trials of this round that were the first on their stack
+	// told is the spread of stacks' offsets the experiment's engine allows for (0: DefaultStackSD), which the
+	// moves are set at too.
+	told float64
 	// k is the rounds a stack serves an arm (0: the most), set at a round's end so that every arm of a round
 	// reads the same.
 	k int
@@ -57,10 +63,14 @@ type spread struct {
 
 // deviations is one figure's part of spread.
 type deviations struct {
-	sqDiff float64         // the rounds' estimates of a pair's variance, summed
-	diffs  int             // the rounds that gave one
-	cur    map[any]float64 // this round's log figures by arm (a failed trial has none)
-	prev   map[any]float64 // last round's deviations, when every arm stayed on its stack since
+	sqDiff float64 // the rounds' estimates of a pair's variance, summed
+	diffs  int     // the rounds that gave one
+	df     int     // their degrees of freedom: m-1 a round of m arms
+	// moved is the same tally across the rounds in which every arm moved to a fresh stack: its estimates hold
+	// the offsets' variance too (stackOffset).
+	moved tally
+	cur   map[any]float64 // this round's log figures by arm (a failed trial has none)
+	prev  map[any]float64 // last round's deviations, when every arm stayed on its stack since
 }
 
 // per is the rounds a stack serves an arm now, most at the most.
@@ -91,6 +101,9 @@ func (s *spread) trial(a any, v, second float64, d time.Duration, first bool, mo
 	s.trialWall += d
 	s.trials++
 	s.fresh = s.fresh || first
+	if first {
+		s.firsts++
+	}
 	s.figs[0].read(a, v)
 	s.figs[1].read(a, second)
 }
@@ -106,13 +119,16 @@ func (f *deviations) read(a any, v float64) {
 
 // roundEnd closes a round: every arm has run its trial.
 func (s *spread) roundEnd() {
+	all := s.firsts > 0 && s.firsts == len(s.inRound)
 	for i := range s.figs {
-		s.figs[i].roundEnd(s.fresh)
+		s.figs[i].roundEnd(s.fresh, all)
 	}
-	s.fresh, s.inRound = false, nil
+	s.fresh, s.firsts, s.inRound = false, 0, nil
 }
 
-func (f *deviations) roundEnd(fresh bool) {
+// roundEnd tallies the round's change of deviations: among the rounds on the same stacks, or when every arm
+// moved (moved), among those across a move; a round in which only some moved counts in neither.
+func (f *deviations) roundEnd(fresh, moved bool) {
 	m := len(f.cur)
 	mean := 0.0
 	for _, x := range f.cur {
@@ -122,25 +138,50 @@ func (f *deviations) roundEnd(fresh bool) {
 	for a, x := range f.cur {
 		dev[a] = x - mean
 	}
-	if m >= 2 && !fresh && len(f.prev) == m {
-		sq := 0.0
-		for a, d := range dev {
-			p, ok := f.prev[a]
-			if !ok {
-				sq = -1
-				break
-			}
-			sq += (d - p) * (d - p)
-		}
-		if sq >= 0 {
-			f.sqDiff += sq / float64(m) / (1 - 1/float64(m))
+	if sq, ok := f.change(dev); ok && m >= 2 {
+		switch {
+		case !fresh:
+			f.sqDiff += sq / float64(m-1)
 			f.diffs++
+			f.df += m - 1
+		case moved:
+			f.moved.add(sq/float64(m-1), m-1)
 		}
 	}
 	f.prev, f.cur = dev, map[any]float64{}
 	if m < 2 {
 		f.prev = nil
 	}
+}
+
+// change is the sum of squares of the arms' change of deviation from last round's (ok false: not every arm has
+// both).
+func (f *deviations) change(dev map[any]float64) (float64, bool) {
+	if len(f.prev) != len(dev) {
+		return 0, false
+	}
+	sq := 0.0
+	for a, d := range dev {
+		p, ok := f.prev[a]
+		if !ok {
+			return 0, false
+		}
+		sq += (d - p) * (d - p)
+	}
+	return sq, true
+}
+
+// tally sums rounds' estimates of a pair's variance a round.
+type tally struct {
+	sq     float64
+	rounds int
+	df     int
+}
+
+func (t *tally) add(v float64, df int) {
+	t.sq += v
+	t.rounds++
+	t.df += df
 }
 
 // sigma is the spread of a pair's log ratio a round on one pair of stacks, once minDiffs rounds gave it.
@@ -183,7 +224,7 @@ func (s *spread) rounds(arms, most int) int {
 		return most
 	}
 	round := time.Duration(max(arms, 2)) * (s.trialWall / time.Duration(s.trials))
-	return stackRounds(sigma, s.startWall/time.Duration(s.starts), round, most)
+	return stackRounds(sigma, s.startWall/time.Duration(s.starts), round, most, s.told)
 }
 
 // steadier is the spread a round that sets the moves of an experiment deciding on both figures, as the

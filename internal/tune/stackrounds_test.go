@@ -23,7 +23,7 @@ func TestStackRoundsFollowTheSpread(t *testing.T) {
 		{"noisier than the most", 0.30, 6 * s, 6 * s, 8, 8},
 		{"nothing measured", 0, s, s, 5, 5},
 	} {
-		if got := stackRounds(c.sigma, c.start, c.round, c.most); got != c.want {
+		if got := stackRounds(c.sigma, c.start, c.round, c.most, 0); got != c.want {
 			t.Errorf("%s: %d rounds a stack, want %d", c.name, got, c.want)
 		}
 	}

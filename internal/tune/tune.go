@@ -7,7 +7,7 @@
 // Files (TestFileMap keeps this list whole): tune.go (options, the run's phases), plan.go (trial lengths and the
 // time each experiment gets), arms.go (how an arm's trials run, what starts and trials cost), stacks.go, trial.go
 // and replicas.go (warm stacks, their trials, an arm's fresh stacks), stackrounds.go (how many rounds a stack
-// serves), startgate.go (starts side by side within the memory), limits.go (memory limits, the OOM killer),
+// serves), offsetrun.go (the stacks' offsets measured in the run), startgate.go (starts side by side within the memory), limits.go (memory limits, the OOM killer),
 // otherpools.go (the pools already running in the same memory), saturation.go, poolsize.go, soak.go (memory
 // over a long series of requests: pm.max_requests), screen.go (a configuration's work per request), knobs.go
 // (the knob races' order), decide.go (a race on the engine, its report), hopeless.go (races the budget cannot
@@ -187,6 +187,10 @@ type tuner struct {
 	mixture   float64
 	minRounds int
 	stackSD   map[string]float64
+	// measuredStackSD tells a later experiment the upper bound of what the run measured of its stacks' offsets
+	// where it is larger than stackSD (StackOffset). Off in real runs: simulated, it neither lowered false verdicts
+	// nor kept the final's power where offsets are large (docs/engine.md, "The offsets measured in the run").
+	measuredStackSD bool
 	// runtimes is the server race's sizing and latency, for the runtimes' table (nil: no server race).
 	runtimes *runtimeRace
 }
@@ -375,7 +379,7 @@ func (t *tuner) finish(err error) {
 // among them) are the tuner's.
 func (t *tuner) decider() *decider {
 	return &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
-		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD, duet: t.o.Duet}
+		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD, measuredStackSD: t.measuredStackSD, duet: t.o.Duet}
 }
 
 // decideAll decides the CPU knobs, the pool size (sizePool), the other knobs, then the final comparison, on the
