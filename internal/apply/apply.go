@@ -115,8 +115,15 @@ func DebianMain(v string) string { return "/etc/php/" + v + "/fpm/php-fpm.conf" 
 // DebianSocket is the socket Debian's pool listens on.
 func DebianSocket(v string) string { return "/run/php/php" + v + "-fpm.sock" }
 
-// confD is php-fpm's directory of extra ini files for version v: read after php.ini, in name order.
-func confD(v string) string { return "/etc/php/" + v + "/fpm/conf.d" }
+// confD is php-fpm's directory of extra ini files for version v under prefix (its -p; "" or /usr: Debian's):
+// read after php.ini, in name order. A PHP built from source (the official Docker image, prefix /usr/local)
+// reads PREFIX/etc/php/conf.d (its PHP_INI_DIR's).
+func confD(v, prefix string) string {
+	if prefix == "" || prefix == "/usr" {
+		return "/etc/php/" + v + "/fpm/conf.d"
+	}
+	return strings.TrimSuffix(prefix, "/") + "/etc/php/conf.d"
+}
 
 // Make plans rec on the server t, from start; header is put on top of each file (comment lines, no mark).
 func Make(rec knob.Config, start Start, t Target, header []string) (*Plan, error) {
@@ -223,7 +230,7 @@ func startPool(start Start, t Target) (*poolEdit, knob.Config, error) {
 func iniOut(ini *conf, start Start, t Target, header []string) Out {
 	out := Out{Name: ININame, Dest: start.INI.Path, From: start.INI.Path, What: "the settings only php-fpm's master reads", before: start.INI.Text}
 	if start.INI.Text == "" {
-		out.Dest, out.From = confD(t.Version)+"/99-phptune.ini", ""
+		out.Dest, out.From = confD(t.Version, start.Prefix)+"/99-phptune.ini", ""
 		if len(ini.lines) == 0 {
 			ini.lines = []string{"; Nothing php-fpm's master reads was changed: this file sets nothing."}
 		}

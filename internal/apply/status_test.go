@@ -27,3 +27,15 @@ func TestStatusPage(t *testing.T) {
 		}
 	}
 }
+
+// TestINIGoesWherePHPReadsIt: the master's ini file goes to Debian's conf.d, or, for a PHP built with another
+// prefix (the official Docker image's /usr/local), to that prefix's etc/php/conf.d.
+func TestINIGoesWherePHPReadsIt(t *testing.T) {
+	for prefix, want := range map[string]string{"": "/etc/php/8.2/fpm/conf.d/99-phptune.ini",
+		"/usr": "/etc/php/8.2/fpm/conf.d/99-phptune.ini", "/usr/local": "/usr/local/etc/php/conf.d/99-phptune.ini"} {
+		out := iniOut(iniConf(""), Start{Prefix: prefix}, Target{Version: "8.2"}, nil)
+		if out.Dest != want {
+			t.Errorf("prefix %q: the ini file goes to %s, want %s", prefix, out.Dest, want)
+		}
+	}
+}
