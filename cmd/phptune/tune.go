@@ -88,8 +88,8 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.StringVar(&f.prefix, "prefix", "", "php-fpm's prefix `DIR` (its -p), for --from-pool's relative include= lines (default /usr; "+
 		"the official image's is /usr/local)")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
-	fl.StringVar(&f.fromSite, "from-site", "", "the nginx site `FILE` that serves the app, changed to pass to the pool (default "+
-		apply.DebianSite+" when enabled)")
+	fl.StringVar(&f.fromSite, "from-site", "", "the nginx site `FILE` that serves the app, changed to pass to the pool (default: "+
+		"the one nginx -T shows with the app's docroot as root, else "+apply.DebianSite+" when enabled)")
 	fl.StringVar(&f.fromApache, "from-apache", "", "start from this Apache `FILE` (apache2.conf, its includes read): prefork + mod_php "+
 		"with its MPM limits and php_value lines, or event + php-fpm")
 	fl.StringArrayVar(&f.inis, "ini", nil, "pin an ini setting `KEY=VALUE` (repeatable; never changed)")
@@ -199,7 +199,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	res.CommandLine, res.Builds = os.Args, builds
 	if runErr == nil {
-		if err := writeTuneFiles(ctx, out, res, o.Stack, startPaths{f.fromPool, f.prefix, f.fromINI, f.fromSite}); err != nil {
+		if err := writeTuneFiles(ctx, out, res, o.Stack, startPaths{f.fromPool, f.prefix, f.fromINI, f.fromSite, o.Stack.App}); err != nil {
 			return err
 		}
 	}
@@ -296,7 +296,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs}, f.inis); err != nil {
 		return o, err
 	}
-	if _, err := siteFile(f.fromSite); err != nil { // read again at the end: checked before the run
+	if _, err := siteFile(f.fromSite, ""); err != nil { // read again at the end: checked before the run
 		return o, err
 	}
 	if f.prefix != "" && f.fromPool == "" {
@@ -695,11 +695,11 @@ func checkNginxFiles(ctx context.Context, ngx string, files map[string]string, r
 }
 
 // startPaths are the --from-pool, --from-ini and --from-site files ("" when not given).
-type startPaths struct{ pool, prefix, ini, site string }
+type startPaths struct{ pool, prefix, ini, site, docroot string }
 
 // startFiles are the files the recommendation changes: --from-pool's (a pool file, or php-fpm.conf with its
 // includes), else Debian's php-fpm.conf and pools for this PHP when the package put them there; --from-ini's;
-// --from-site's, else Debian's default site when it is enabled.
+// --from-site's, else the site nginx serves the docroot from, else Debian's default site when it is enabled.
 func startFiles(version string, from startPaths) (apply.Start, error) {
 	fromPool, fromINI := from.pool, from.ini
 	s := apply.Start{Prefix: from.prefix}
@@ -724,7 +724,7 @@ func startFiles(version string, from startPaths) (apply.Start, error) {
 		s.INI = apply.File{Path: fromINI, Text: string(b)}
 	}
 	var err2 error
-	if s.Site, err2 = siteFile(from.site); err2 != nil {
+	if s.Site, err2 = siteFile(from.site, from.docroot); err2 != nil {
 		return s, err2
 	}
 	for _, f := range []*apply.File{&s.Pool, &s.INI, &s.Site} {

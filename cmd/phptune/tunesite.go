@@ -1,18 +1,25 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/phptune/phptune/internal/apply"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/suggest"
 )
 
-// siteFile is the nginx site the plan changes: --from-site's, else Debian's default site when
-// sites-enabled has it (a server that serves through it); none otherwise.
-func siteFile(fromSite string) (apply.File, error) {
+// siteFile is the nginx site the plan changes: --from-site's, else the one nginx's own configuration (nginx -T)
+// serves docroot from, else Debian's default site when sites-enabled has it (a server that serves through it);
+// none otherwise.
+func siteFile(fromSite, docroot string) (apply.File, error) {
 	path := fromSite
+	if path == "" {
+		path = servingSite(docroot)
+	}
 	if path == "" {
 		if _, err := os.Stat("/etc/nginx/sites-enabled/default"); err != nil {
 			return apply.File{}, nil
@@ -28,6 +35,29 @@ func siteFile(fromSite string) (apply.File, error) {
 	}
 	return apply.File{}, exitcode.UsageErrorf("--from-site %s: %v%s: give the nginx site that serves the app", fromSite,
 		errorText(err), nearbyFile(fromSite))
+}
+
+// servingSite is the file of the host's nginx configuration with a server whose root is docroot, symlinks
+// resolved (sites-enabled links to sites-available, which is the file to change); "" when nginx cannot say.
+func servingSite(docroot string) string {
+	if docroot == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(docroot)
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "nginx", "-T").Output()
+	if err != nil {
+		return ""
+	}
+	path := apply.SiteServing(string(out), abs)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
 }
 
 // errorText is an error without the path os puts in front of it.

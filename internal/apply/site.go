@@ -185,3 +185,25 @@ func hasStmt(stmts []ngxStmt, name string) bool {
 	_, ok := get(stmts, name)
 	return ok
 }
+
+// SiteServing is the file, in nginx's configuration as `nginx -T` prints it (each file after a "# configuration
+// file PATH:" line), with a server whose root is docroot: the site that serves the app ("" when none does).
+func SiteServing(dump, docroot string) string {
+	want := filepath.Clean(docroot)
+	for _, part := range strings.Split(dump, "# configuration file ")[1:] {
+		path, text, ok := strings.Cut(part, "\n")
+		path = strings.TrimSuffix(strings.TrimSpace(path), ":")
+		stmts, err := parseNginx(text)
+		if !ok || err != nil {
+			continue
+		}
+		for _, server := range find(stmts, "server") {
+			for _, root := range find(server.block, "root") {
+				if len(root.args) == 1 && filepath.Clean(strings.Trim(root.args[0], `"'`)) == want {
+					return path
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -116,3 +116,29 @@ func activeLines(text, line string) int {
 	}
 	return n
 }
+
+// TestSiteServing: of the files nginx -T prints, the one with a server whose root is the docroot serves the app;
+// quotes and a trailing slash do not matter, a location's root in another site does not count for it.
+func TestSiteServing(t *testing.T) {
+	dump := `nginx: the configuration file /etc/nginx/nginx.conf syntax is ok
+# configuration file /etc/nginx/nginx.conf:
+events {}
+http { include /etc/nginx/sites-enabled/*; }
+
+# configuration file /etc/nginx/sites-enabled/default:
+server { listen 80 default_server; root /var/www/html; index index.html; }
+
+# configuration file /etc/nginx/sites-enabled/shop:
+server {
+	listen 8080;
+	root "/srv/shop/public/";
+	location / { try_files $uri /index.php$is_args$args; }
+}
+`
+	for docroot, want := range map[string]string{"/srv/shop/public": "/etc/nginx/sites-enabled/shop",
+		"/var/www/html/": "/etc/nginx/sites-enabled/default", "/srv/other": ""} {
+		if got := SiteServing(dump, docroot); got != want {
+			t.Errorf("docroot %s: site %q, want %q", docroot, got, want)
+		}
+	}
+}
