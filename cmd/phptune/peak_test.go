@@ -45,7 +45,7 @@ func TestTuneLogPeakTooBig(t *testing.T) {
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $x = 0; for ($i = 0; $i < 1000000; $i++) { $x += $i; } echo "sum $x";`), 0o644)
 	log := peakLog(t, 5000)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--from-access-log", log, "--only", "none", "--budget", "30s", "--rate", "peak", "--p99", "1s",
+	r := phptune(t, "tune", app, "--verbose", "--from-access-log", log, "--only", "none", "--budget", "30s", "--rate", "peak", "--p99", "1s",
 		"--timeout", "2s", "--out", out)
 	t.Logf("\n%s\n%s", r.stdout, r.stderr)
 	if r.code != 3 || !strings.Contains(r.stderr, "the p99 goal 1s at 5000 req/s was not shown to be met") {

@@ -27,7 +27,7 @@ if (isset($_GET['big'])) { $b = str_repeat("x", 8 << 20); echo strlen($b); } els
 		"  StartServers 5\n  MinSpareServers 5\n  MaxSpareServers 10\n  MaxRequestWorkers 150\n</IfModule>\n"+
 		"php_admin_value memory_limit 128M\n"), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--url", "/?big", "--url", "/?a=1=3", "--from-apache", conf, "--knob", "server=apache-modphp,nginx-fpm",
+	r := phptune(t, "tune", app, "--verbose", "--url", "/?big", "--url", "/?a=1=3", "--from-apache", conf, "--knob", "server=apache-modphp,nginx-fpm",
 		"--only", "server", "--memory", "256MiB", "--budget", "50s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -36,7 +36,7 @@ type tuneFlags struct {
 	mix                                                                                                                    mixFlags
 	budget, p99, timeout                                                                                                   time.Duration
 	rate, minEffect, alpha                                                                                                 float64
-	json, noScreen, screen, profile, builds, ratePeak, noDuet                                                              bool
+	json, noScreen, screen, profile, builds, ratePeak, noDuet, verbose                                                     bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -127,8 +127,10 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 
 	fl.StringVar(&f.out, "out", "", "run `DIR` for the files (default ./phptune-results/tune-TIMESTAMP)")
 	fl.BoolVar(&f.json, "json", false, "print result.json to stdout instead of the summary")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the whole account (the sweep, the pool size, memory, every knob's row), "+
+		"not the answer alone")
 	fl.BoolVar(&f.profile, "profile", false, "then profile the starting point and the recommendation per request (into report.html)")
-	flagGroup(fl, "OUTPUT", "out", "json", "profile")
+	flagGroup(fl, "OUTPUT", "out", "json", "verbose", "profile")
 	return cmd
 }
 
@@ -213,7 +215,11 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if runErr == nil {
 		holds += ", " + fileNames(res.Files)
 	}
-	end := ending{dir: out, json: f.json, holds: holds, text: func(w io.Writer) { report.Tune(w, res) },
+	text := report.TuneSummary
+	if f.verbose {
+		text = report.Tune
+	}
+	end := ending{dir: out, json: f.json, holds: holds, text: func(w io.Writer) { text(w, res) },
 		pages: func(dir string) error { return writeTuneReport(dir, res) }}
 	if err := end.finish(res); err != nil {
 		return err

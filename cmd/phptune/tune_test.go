@@ -121,7 +121,7 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	// knob sets relative to the docroot: PHP resolves auto_prepend_file against include_path, which holds ".".
 	// The pool is pinned (static, 2 workers on 2 cores: CPU-bound) so that the planted burn's effect on
 	// throughput does not depend on the size a noisy sweep picks.
-	r = phptune(t, "tune", app, "--url", "/articles", "--expect-body", "phptune-demo:list", "--from-ini", ini,
+	r = phptune(t, "tune", app, "--verbose", "--url", "/articles", "--expect-body", "phptune-demo:list", "--from-ini", ini,
 		"--knob", "max_children=2", "--knob", "pm=static",
 		"--knob", "ini:auto_prepend_file=,burn.php", "--knob", "ini:precision=14,15",
 		"--only", "opcache", "--screen", "--budget", "180s", "--out", out)
@@ -430,7 +430,7 @@ func TestTuneMemoryLimitsThePoolAndJudgesTheGoal(t *testing.T) {
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000);
 if (isset($_GET['big'])) { $b = str_repeat("x", 48 << 20); echo strlen($b); } else { echo "small"; }`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--url", "/?big", "--url", "/?a", "--url", "/?b", "--only", "none", "--memory", "400MiB",
+	r := phptune(t, "tune", app, "--verbose", "--url", "/?big", "--url", "/?a", "--url", "/?b", "--only", "none", "--memory", "400MiB",
 		"--p99", "5ms", "--rate", "50", "--budget", "60s", "--out", out)
 	if r.code != 3 || !strings.Contains(r.stderr, "not shown to be met") {
 		t.Fatalf("exit %d, want 3 with the goal not met\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -522,7 +522,7 @@ func TestTuneInAMemoryCgroup(t *testing.T) {
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $b = str_repeat("x", 40 << 20); echo strlen($b);`), 0o644)
 	out := t.TempDir()
 	wrap := []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}
-	r := phptuneVia(t, wrap, "tune", app, "--only", "none", "--budget", "90s", "--out", out)
+	r := phptuneVia(t, wrap, "tune", app, "--verbose", "--only", "none", "--budget", "90s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

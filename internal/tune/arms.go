@@ -33,6 +33,10 @@ type TrialSpec struct {
 	Capacity bool
 	// Duet: the arms' trials of a round run at the same time (experiment.Spec.Duet).
 	Duet bool
+	// Fresh starts every arm on a stack of its own, never on one tune holds warm: the stack the best so far won
+	// its last race on carries an offset that helped it win (the final's recommendation on it read +0.4 to +0.5
+	// of the offsets' spread better, an audit's simulation), which a comparison of it must not start from.
+	Fresh bool
 }
 
 // twin says whether the spec's arms run on a twin of their configuration (cpuPool, steadyPool) rather than

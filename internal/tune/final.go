@@ -32,7 +32,7 @@ func (t *tuner) final(ctx context.Context) error {
 		h.Baseline = "Debian's defaults"
 	}
 	t.res.Headline = h
-	spec := TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc, Capacity: true}
+	spec := TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc, Capacity: true, Fresh: true}
 	names := []string{"recommendation", h.Baseline, "rule of thumb"}
 	reach := t.reach()
 	cfgs, armOf := distinct([]knob.Config{t.best, t.o.Base, rule}, reach)

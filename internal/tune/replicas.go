@@ -176,7 +176,7 @@ func (a *replicaArm) Cold() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.warm[a.cfg.Key()]
-	return a.w == nil && (w == nil || w.arms > 0 || a.used[w.serial])
+	return a.w == nil && (a.spec.Fresh || w == nil || w.arms > 0 || a.used[w.serial])
 }
 
 // Start takes a warm stack of the configuration that no other arm uses (the tuner's best, held between
@@ -186,7 +186,7 @@ func (a *replicaArm) Start(ctx context.Context) error {
 		return nil
 	}
 	u := own
-	if w := a.g.s.warmOf(a.cfg); w != nil && a.used[w.serial] {
+	if w := a.g.s.warmOf(a.cfg); a.spec.Fresh || w != nil && a.used[w.serial] {
 		u = fresh
 	}
 	cold, t0 := a.Cold(), time.Now()

@@ -212,7 +212,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
-		moves: g, readsSecond: spec.Metric == MetricGoodput}
+		moves: g, readsSecond: spec.Metric == MetricGoodput, fresh: spec.Fresh}
 	if s.o.Noise[noise].Options().NewStackEvery > 0 {
 		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
 	}
@@ -273,6 +273,7 @@ type simArm struct {
 	// spread foresees the final's moves: capacitySpread).
 	readsSecond bool
 	holding     bool
+	fresh       bool // TrialSpec.Fresh: never the warm stack
 	moves       *simMoves
 	per, n      int // the most trials a stack serves (0: one for its life); trials on this one
 	// cur is the stack it runs on, used the ones it ran on; epoch its moves since it started.
@@ -287,7 +288,7 @@ func (a *simArm) stackOf() int { return a.cur }
 // The caller holds the source's lock.
 func (a *simArm) warm() (int, bool) {
 	w, ok := a.s.warmStack[a.key]
-	return w, ok && a.s.warm[a.key] > 0 && !a.s.busy[w] && !a.used[w]
+	return w, ok && !a.fresh && a.s.warm[a.key] > 0 && !a.s.busy[w] && !a.used[w]
 }
 
 // runOn makes k the stack its trials run on. The caller holds the source's lock.

@@ -1,0 +1,169 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/phptune/phptune/internal/apply"
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// TuneSummary writes tune's answer first, in about 30 lines: what to change, each from -> to with the change and
+// interval that decided it; what was shown and kept; what was not decided and what would decide it; the
+// recommendation against the starting point in one sentence; the apply command. The whole account (the sweep, the
+// pool size's reasoning, memory, every knob's row) is Tune's: tune --verbose, and report.html. Its figures come
+// from the same rows (knobLines, headlineOf), so the two cannot disagree.
+func TuneSummary(w io.Writer, r *tune.Result) {
+	lines := knobLines(r)
+	h := headlineOf(r, configRows(r))
+	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
+	if r.Partial {
+		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
+	}
+	say("", "  ", fmt.Sprintf("phptune tune: %s, %d URL(s), %s of a %s budget", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS)))
+	base := startName(r, h)
+	fmt.Fprintln(w)
+	changes, kept, open, unraced := sortLines(lines)
+	if len(changes) == 0 {
+		say("  ", "  ", fmt.Sprintf("Nothing to change: the run recommends %s as they are.", base))
+	} else {
+		say("  ", "  ", fmt.Sprintf("Change (from %s):", base))
+		changeTable(changes).write(w, 4, termWidth)
+		if p := r.Apply; p != nil && len(p.Changes) > 0 && len(p.Changes) <= maxFileLines {
+			say("  ", "    ", "In the pool's files, as php-fpm will run it:")
+			for _, l := range p.Effective() {
+				say("    ", "      ", l)
+			}
+		}
+	}
+	if len(kept) > 0 {
+		say("  ", "    ", "Shown and kept: "+strings.Join(kept, "; ")+".")
+	}
+	if len(open) > 0 {
+		say("  ", "    ", "Not decided, the starting value kept: "+strings.Join(open, "; ")+".")
+	}
+	if len(unraced) > 0 {
+		say("  ", "    ", "Not raced, the budget too short for them (a larger --budget races them): "+strings.Join(unraced, ", ")+".")
+	}
+	if s := headlineSentence(h); s != "" {
+		say("  ", "    ", s)
+	}
+	if n := levelWords(r); n != "" {
+		say("  ", "    ", n)
+	}
+	if len(r.Warnings) > 0 {
+		say("  ", "    ", fmt.Sprintf("%d warning(s), first: %s", len(r.Warnings), r.Warnings[0]))
+	}
+	if p := r.Apply; p != nil && len(changes) > 0 {
+		dir := filepath.Dir(r.Files[apply.PoolName])
+		fmt.Fprintln(w)
+		say("  ", "    ", fmt.Sprintf("To apply (as root): %s, then %s; %s has every step and the way back.",
+			p.Patch(dir), strings.Join(append(p.Check, p.Reload...), " && "), filepath.Join(dir, "apply.txt")))
+	}
+	say("  ", "    ", "The sweep, the pool size, memory and every knob's row: tune --verbose, or report.html.")
+}
+
+// startName is what the run started from: Debian's defaults, or the user's configuration.
+func startName(r *tune.Result, h *headlineModel) string {
+	switch {
+	case h != nil && h.Baseline != "":
+		return h.Baseline
+	case r.Headline != nil && r.Headline.Baseline != "":
+		return r.Headline.Baseline
+	}
+	return "Debian's defaults"
+}
+
+// maxFileLines is the most directive changes the summary lists; more are in apply.txt.
+const maxFileLines = 6
+
+// sortLines splits the rows: the values that change (from the start), the values shown and kept as they were, the
+// knobs raced and left undecided with what would decide them, and those the budget could not race. A knob not
+// tried (it does not apply here) is in none.
+func sortLines(lines []knobLine) (changes []knobLine, kept, open, unraced []string) {
+	for _, l := range lines {
+		switch {
+		case l.Start != "":
+			changes = append(changes, l)
+		case l.Change != nil && l.Verdict != stats.Inconclusive:
+			kept = append(kept, fmt.Sprintf("%s %s (%s %s)", l.Name, l.Value, pctText(l.Change.Est), keptPhrase(l.Verdict, l.Against)))
+		case l.Change == nil && l.Word == "not compared" && len(l.Details) > 0 && strings.HasPrefix(l.Details[0], "not raced"):
+			unraced = append(unraced, l.Name+" "+l.Value)
+		case l.Change == nil && l.Word == "not compared" && len(l.Details) > 0:
+			why, _, _ := strings.Cut(l.Details[0], ";")
+			open = append(open, l.Name+" "+l.Value+": "+why)
+		case l.Verdict == stats.Inconclusive:
+			open = append(open, l.Name+" "+l.Value+needOf(l))
+		case l.Verdict == tune.Screened:
+			kept = append(kept, l.Name+" "+l.Value+" (screened: the same work a request)")
+		}
+	}
+	return changes, kept, open, unraced
+}
+
+// needOf is what would decide an undecided row (": would need about 151 rounds (3m59s more)"), "" when the row
+// does not say.
+func needOf(l knobLine) string {
+	for _, d := range l.Details {
+		if n, ok := strings.CutPrefix(d, "would need "); ok {
+			return ": would need " + n
+		}
+	}
+	return ""
+}
+
+// changeTable is the changes, one a row: the knob, from -> to, the change of the new value against the one it
+// was compared with, its interval and verdict, what was measured and in how many rounds.
+func changeTable(changes []knobLine) textTable {
+	t := textTable{Head: []string{"knob", "from -> to", "change", "interval", "verdict", "measured"}, Right: []bool{false, false, true}}
+	for _, l := range changes {
+		row := textRow{Cells: []string{l.Name, l.Start + " -> " + l.Value, "", "", termWord(l.Word), ""}}
+		if l.Change != nil {
+			short, _ := metricWords(l.Metric)
+			row.Cells[2], row.Cells[3] = pctText(l.Change.Est), intervalText(l.Change)
+			row.Cells[5] = fmt.Sprintf("%s, %d rounds", short, l.Rounds)
+			if l.Against != l.Start {
+				row.Details = append(row.Details, "against "+l.Against)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// headlineSentence is the recommendation against the starting point, in one sentence ("" without a final).
+func headlineSentence(h *headlineModel) string {
+	if h == nil || len(h.Figures) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, f := range h.Figures {
+		c := f.VsBase
+		if c == nil {
+			continue
+		}
+		words := "requests/s"
+		if f.Metric == tune.MetricCapacity {
+			words = "requests per CPU-second"
+		}
+		ch := &change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}
+		parts = append(parts, fmt.Sprintf("%s %s %s, %s", words, pctText(ch.Est), intervalText(ch), verdictWord(c.Verdict)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Against %s, the recommendation measured (%d rounds side by side): %s.", h.Baseline, h.Rounds, strings.Join(parts, "; "))
+}
+
+// levelWords says once, in words, how the run's intervals hold.
+func levelWords(r *tune.Result) string {
+	a := r.Plan.Alpha
+	if !(a > 0) {
+		return ""
+	}
+	return fmt.Sprintf("Every verdict of the run holds together with %.0f%% confidence; a knob not shown better keeps "+
+		"the starting value.", 100*(1-a))
+}
