@@ -5,5 +5,4 @@ BIN="${1:-bin/phptune}"
 OUT="${OUT:-phptune-results/demo-$(date +%Y%m%d-%H%M%S)}"
 "$BIN" tune --budget 3m --out "$OUT"
 echo
-echo "The recommended configuration, ready to paste: $OUT/php-fpm-pool.conf, $OUT/php.ini, $OUT/nginx-upstream.conf"
-echo "Every trial's raw figures: $OUT/result.json"
+echo "The whole account, with charts: $OUT/report.html (every trial's figures: $OUT/result.json)"
