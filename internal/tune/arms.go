@@ -181,9 +181,17 @@ func (a *timedArm) Trial(ctx context.Context) (experiment.Observation, error) {
 }
 
 // Prepare prepares the arm when it has preparing to do (experiment.Preparer): a duet round's move to fresh stacks.
+// What it takes is charged to the trials, as a move within Trial is: a duet round that moves every round costs a
+// start besides its trials, which the races' rounds must be foreseen at.
 func (a *timedArm) Prepare(ctx context.Context) error {
-	if p, ok := a.Arm.(experiment.Preparer); ok {
-		return p.Prepare(ctx)
+	p, ok := a.Arm.(experiment.Preparer)
+	if !ok {
+		return nil
 	}
-	return nil
+	began := a.clock.Now()
+	err := p.Prepare(ctx)
+	a.c.mu.Lock()
+	a.c.trialWall[a.metric] += a.clock.Now().Sub(began)
+	a.c.mu.Unlock()
+	return err
 }
