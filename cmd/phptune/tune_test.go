@@ -217,7 +217,7 @@ func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo str_repeat("waited ", 100);`), 0o644)
 	out := t.TempDir()
-	r := phptune(t, "tune", app, "--only", "none", "--budget", "100s", "--profile", "--out", out)
+	r := phptune(t, "tune", app, "--verbose", "--only", "none", "--budget", "100s", "--profile", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
