@@ -20,29 +20,12 @@ func TestStacksOffsetsAreNotEffects(t *testing.T) {
 		every        int
 		effect, want float64 // the share of races decided better (a false verdict when effect is 0)
 	}{{false, 0, 0, 0.2}, {true, 0, 0, alpha}, {true, 5, 0, alpha}, {true, 5, 0.1, 0.9}} {
-		rng := rand.New(rand.NewSource(5))
-		better, worse := 0, 0
-		for i := 0; i < runs; i++ {
-			f := arms(rng, 0.03, 0, math.Log1p(c.effect))
-			for _, a := range f {
-				a.stackSD, a.every = 0.02, c.every
-			}
-			s := race(f, alpha, 0.03)
-			s.MaxRounds = 100
-			if c.told {
-				s.StackSD = 0.02
-			}
-			out, err := Run(context.Background(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch out.Arms[1].Vs.Verdict {
-			case stats.Better:
-				better++
-			case stats.Worse:
-				worse++
-			}
+		told := 0.0
+		if c.told {
+			told = 0.02
 		}
+		better, worse := offsetRaces(t, rand.New(rand.NewSource(5)), runs, offsetRace{noise: 0.03, effect: c.effect,
+			planted: 0.02, every: c.every, told: told, alpha: alpha, minEffect: 0.03, rounds: 100})
 		t.Logf("told %v, a fresh stack every %d trials, effect %+.0f%%: better in %d, worse in %d of %d races", c.told, c.every, 100*c.effect, better, worse, runs)
 		switch share := float64(better+worse) / runs; {
 		case c.effect == 0 && !c.told && share < c.want:
@@ -64,26 +47,8 @@ func TestFreshStacksEveryRoundNeedNoAllowance(t *testing.T) {
 	const runs, alpha = 400, 0.01
 	for _, c := range []struct{ effect, planted float64 }{{0, 0.02}, {0.03, 0.005}} {
 		effect := c.effect
-		rng := rand.New(rand.NewSource(9))
-		better, worse := 0, 0
-		for range runs {
-			f := arms(rng, 0.005, 0, math.Log1p(effect))
-			for _, a := range f {
-				a.stackSD, a.every = c.planted, 1
-			}
-			s := race(f, alpha, 0.02)
-			s.MaxRounds, s.StackSD = 20, 0.02
-			out, err := Run(context.Background(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch out.Arms[1].Vs.Verdict {
-			case stats.Better:
-				better++
-			case stats.Worse:
-				worse++
-			}
-		}
+		better, worse := offsetRaces(t, rand.New(rand.NewSource(9)), runs, offsetRace{noise: 0.005, effect: effect,
+			planted: c.planted, every: 1, told: 0.02, alpha: alpha, minEffect: 0.02, rounds: 20})
 		t.Logf("effect %+.0f%%, offsets %.1f%%: better in %d, worse in %d of %d races of at most 20 rounds", 100*effect, 100*c.planted, better, worse, runs)
 		if effect == 0 && float64(better+worse)/runs > alpha {
 			t.Errorf("A/A: %d false verdicts in %d races: want at most alpha", better+worse, runs)
@@ -92,4 +57,35 @@ func TestFreshStacksEveryRoundNeedNoAllowance(t *testing.T) {
 			t.Errorf("+3%%: better in %d of %d races: want at least 90%%", better, runs)
 		}
 	}
+}
+
+// offsetRace is a race of two arms whose stacks carry offsets: the planted offsets' spread, a fresh stack every
+// trials (0: one for life), the spread the engine is told.
+type offsetRace struct {
+	noise, effect, planted, told, alpha, minEffect float64
+	every, rounds                                  int
+}
+
+// offsetRaces runs c's race runs times and counts the second arm's better and worse verdicts.
+func offsetRaces(t *testing.T, rng *rand.Rand, runs int, c offsetRace) (better, worse int) {
+	t.Helper()
+	for range runs {
+		f := arms(rng, c.noise, 0, math.Log1p(c.effect))
+		for _, a := range f {
+			a.stackSD, a.every = c.planted, c.every
+		}
+		s := race(f, c.alpha, c.minEffect)
+		s.MaxRounds, s.StackSD = c.rounds, c.told
+		out, err := Run(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch out.Arms[1].Vs.Verdict {
+		case stats.Better:
+			better++
+		case stats.Worse:
+			worse++
+		}
+	}
+	return better, worse
 }
