@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -27,14 +28,15 @@ func main() {
 	rounds := flag.Int("rounds", 30, "rounds each way")
 	conc := flag.Int("c", 4, "connections a stack")
 	n := flag.Int("n", 1500, "requests a trial")
+	starts := flag.Bool("starts", false, "also duet rounds with two fresh stacks starting beside them, as tune's next round's do")
 	flag.Parse()
-	if err := run(*rounds, *conc, *n); err != nil {
+	if err := run(*rounds, *conc, *n, *starts); err != nil {
 		fmt.Fprintln(os.Stderr, "duet:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds, conc, n int) error {
+func run(rounds, conc, n int, starts bool) error {
 	ctx := context.Background()
 	mix, err := demostack.Mix()
 	if err != nil {
@@ -75,7 +77,53 @@ func run(rounds, conc, n int) error {
 			return err
 		}
 	}
-	var alt, duet []float64
+	// churn starts two stacks, warms each with a trial of a tenth of the requests and stops them: what tune's
+	// start of the next round's stacks (a start, its check and settling) does beside a duet round.
+	churn := func() error {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cfg := knob.Debian()
+				cfg.PM, cfg.MaxChildren = "static", conc
+				st, err := demostack.Start(ctx, cfg)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer st.Stop(context.Background())
+				tg, err := load.ParseTarget(st.HTTPURL)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				o := load.Options{Target: tg, Connections: conc, Requests: int64(n / 10), Timeout: 10 * time.Second, Mix: mix, SkipPreflight: true}
+				_, _, errs[i] = demostack.CPUTrial(ctx, st, o)
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	duetRound := func(beside func() error) (float64, error) {
+		var v [2]float64
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() { defer wg.Done(); v[i], errs[i] = trial(sts[i]) }()
+		}
+		if beside != nil {
+			errs[2] = beside()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return 0, err
+		}
+		return math.Log(v[0] / v[1]), nil
+	}
+	var alt, duet, churned []float64
 	for r := range rounds {
 		// Alternating: one stack, then the other, which goes first turning each round.
 		a, b := sts[r%2], sts[1-r%2]
@@ -92,20 +140,17 @@ func run(rounds, conc, n int) error {
 		}
 		alt = append(alt, math.Log(x/y))
 		// Duet: both at once.
-		var v [2]float64
-		var errs [2]error
-		var wg sync.WaitGroup
-		for i := range 2 {
-			wg.Add(1)
-			go func() { defer wg.Done(); v[i], errs[i] = trial(sts[i]) }()
+		d, err := duetRound(nil)
+		if err != nil {
+			return err
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
+		duet = append(duet, d)
+		if starts {
+			if d, err = duetRound(churn); err != nil {
 				return err
 			}
+			churned = append(churned, d)
 		}
-		duet = append(duet, math.Log(v[0]/v[1]))
 	}
 	ma, sa := stats.MeanSD(alt)
 	md, sd := stats.MeanSD(duet)
@@ -113,6 +158,11 @@ func run(rounds, conc, n int) error {
 	fmt.Printf("%-12s %10s %10s\n", "rounds", "mean", "sd")
 	fmt.Printf("%-12s %9.2f%% %9.2f%%\n", "alternating", 100*ma, 100*sa)
 	fmt.Printf("%-12s %9.2f%% %9.2f%%\n", "duet", 100*md, 100*sd)
+	if starts {
+		mc, sc := stats.MeanSD(churned)
+		fmt.Printf("%-12s %9.2f%% %9.2f%%  (two fresh stacks starting beside each round)\n", "duet+starts", 100*mc, 100*sc)
+		defer fmt.Printf("duet+starts' sd %.2f x duet's alone\n", sc/sd)
+	}
 	fmt.Printf("duet's sd %.2f x alternating's (target at most 0.33); variance %.1fx lower\n", sd/sa, (sa*sa)/(sd*sd))
 	return nil
 }

@@ -133,6 +133,10 @@ type moves struct {
 	mu   sync.Mutex
 	arms map[*replicaArm]bool // the arms started and not stopped
 	sp   spread               // what the arms' trials and starts took, how much the trials varied, and per
+	// ahead is closed when the fresh stacks started beside a duet round's trials are in (nil: none starting);
+	// stopAhead cancels their starts, once no arm is left to take them.
+	ahead     chan struct{}
+	stopAhead context.CancelFunc
 }
 
 // per is the rounds a stack serves an arm now. The caller holds g.mu.
@@ -165,6 +169,8 @@ type replicaArm struct {
 	used map[int]bool // the stacks it ran on: a race resumed in a second look does not go back to one
 	// failed: a fresh stack of its did not start (said once).
 	failed bool
+	// prepared: it prepared for this duet round, so the next round's stack starts for it beside the trials.
+	prepared bool
 }
 
 func (a *replicaArm) Name() string { return a.cfg.String() }
@@ -210,16 +216,34 @@ func (a *replicaArm) Prepare(ctx context.Context) error {
 	if a.w == nil {
 		return errors.New("arm not started")
 	}
+	if err := a.moveIfDue(ctx); err != nil {
+		return err
+	}
+	a.g.mu.Lock()
+	a.prepared = a.spec.Duet
+	a.g.mu.Unlock()
+	return nil
+}
+
+// moveIfDue moves a to a fresh stack when its stack has served its rounds.
+func (a *replicaArm) moveIfDue(ctx context.Context) error {
 	if a.g.due(a) {
 		return a.g.move(ctx, a)
 	}
 	return nil
 }
 
-// Trial moves to a fresh stack when this one has served its rounds (unless Prepare did), then runs a trial.
+// Trial moves to a fresh stack when this one has served its rounds (unless Prepare did), then runs a trial; in a
+// duet round, the arms' next stacks start beside it.
 func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) {
-	if err := a.Prepare(ctx); err != nil {
+	if a.w == nil {
+		return experiment.Observation{}, errors.New("arm not started")
+	}
+	if err := a.moveIfDue(ctx); err != nil {
 		return experiment.Observation{}, err
+	}
+	if a.spec.Duet {
+		a.g.startAhead(ctx)
 	}
 	t0 := time.Now()
 	obs, err := a.g.s.trial(ctx, a.spec, a.w)
@@ -231,10 +255,20 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 	return obs, err
 }
 
-// Stop lets go of the arm's stacks.
+// Stop lets go of the arm's stacks. The last arm to stop cancels the stacks starting ahead and waits for them, so
+// that none is left running after the experiment.
 func (a *replicaArm) Stop() {
 	a.g.mu.Lock()
-	delete(a.g.arms, a)
+	delete(a.g.arms, a) // a stack starting ahead for it now goes back when it is in (startFor)
+	last := len(a.g.arms) == 0
+	if last && a.g.stopAhead != nil {
+		a.g.stopAhead() // the experiment is over: its next round's stacks are not needed
+	}
+	a.g.mu.Unlock()
+	if last {
+		a.g.waitAhead()
+	}
+	a.g.mu.Lock()
 	a.g.sp.forget(a)
 	next := a.next
 	a.next = nil
@@ -253,6 +287,7 @@ func (a *replicaArm) Stop() {
 // a's among them. A start that fails (a huge-pages check never passing, a stall longer than the check's tries)
 // leaves the arm on its stack for another per trials: only a cancelled run is an error.
 func (g *moves) move(ctx context.Context, a *replicaArm) error {
+	g.waitAhead()
 	g.mu.Lock()
 	if a.next == nil {
 		var due []*replicaArm
@@ -289,6 +324,52 @@ func (g *moves) move(ctx context.Context, a *replicaArm) error {
 	g.s.release(a.w, own)
 	a.runOn(next)
 	return nil
+}
+
+// startAhead starts the next duet round's fresh stacks while this round's trials run, for every arm that prepared
+// for it, unless they are starting already or would not fit the memory beside the running ones. A start beside a
+// duet round's trials falls on all of them alike, as any other load on the machine does (bench/duet.sh -starts
+// measures what it leaves), so a round costs the longer of a trial and a start rather than both: in duet every
+// round moves (perStack), and a start (1.1 to 1.9 s here) was most of a round.
+func (g *moves) startAhead(ctx context.Context) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ahead != nil {
+		return
+	}
+	var due []*replicaArm
+	var cfgs []knob.Config
+	for b := range g.arms {
+		if b.prepared && b.next == nil {
+			due = append(due, b)
+		}
+		b.prepared = false
+		cfgs = append(cfgs, b.cfg)
+	}
+	if len(due) == 0 || !g.s.gate.roomFor(cfgs) {
+		return
+	}
+	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
+	g.ahead, g.stopAhead = done, cancel
+	go func() {
+		g.startFor(ctx, due)
+		g.mu.Lock()
+		g.ahead, g.stopAhead = nil, nil
+		g.mu.Unlock()
+		cancel()
+		close(done)
+	}()
+}
+
+// waitAhead waits until the stacks starting ahead, if any, are in.
+func (g *moves) waitAhead() {
+	g.mu.Lock()
+	done := g.ahead
+	g.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // runOn makes w the stack a's trials run on.

@@ -51,3 +51,18 @@ func (g *startGate) enter(ctx context.Context, cfg knob.Config) (func(), error) 
 	}
 	return func() { sem.Release(n) }, nil
 }
+
+// roomFor says whether the running stacks of cfgs (an experiment's arms) fit the limit beside as many more of the
+// same (a duet round's next stacks, started while its trials run): always when starts are not gated.
+func (g *startGate) roomFor(cfgs []knob.Config) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.sem == nil {
+		return true
+	}
+	var n int64
+	for _, c := range cfgs {
+		n += 2 * max(g.need(c), 0)
+	}
+	return n <= g.size
+}
