@@ -358,7 +358,7 @@ func short(s string, n int) string {
 
 func verdictClass(v stats.Verdict) string {
 	switch v {
-	case stats.Better, stats.Worse, stats.NoDifference, stats.Insufficient, stats.Inconclusive, stats.Error, tune.Screened:
+	case stats.Better, stats.Worse, stats.NoDifference, stats.Insufficient, stats.Inconclusive, stats.Error, tune.Screened, tune.NonInferior:
 		return string(v)
 	}
 	return "none"
@@ -380,6 +380,8 @@ func verdictText(v stats.Verdict) string {
 		return "error"
 	case tune.Screened:
 		return "screened: counted, not timed"
+	case tune.NonInferior:
+		return "not worse than the best by more than the margin"
 	}
 	return "not decided"
 }

@@ -116,6 +116,8 @@ func keptPhrase(v stats.Verdict, against string) string {
 		return "no difference from " + against
 	case stats.Inconclusive:
 		return "inconclusive against " + against
+	case tune.NonInferior:
+		return "within the margin of " + against
 	}
 	return verdictWord(v) + " against " + against
 }

@@ -93,6 +93,11 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			if c.name != "decided" && (row.Verdict != stats.Inconclusive || ps.Decided) {
 				t.Errorf("an open race: verdict %s, decided %v", row.Verdict, ps.Decided)
 			}
+			// Decided, the claim is one-sided: not worse than the best by more than the margin, with the interval
+			// that shows it, never no_difference.
+			if c.name == "decided" && (row.Verdict != NonInferior || !ps.Decided || row.CILowPct == 0 && row.CIHighPct == 0) {
+				t.Errorf("a decided race: verdict %s, decided %v, interval [%v, %v]", row.Verdict, ps.Decided, row.CILowPct, row.CIHighPct)
+			}
 			t.Log(row.Note)
 		})
 	}

@@ -323,7 +323,7 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 	row := KnobRow{Name: k.Name, Value: strconv.Itoa(pick), From: k.Get(t.o.Base), Metric: spec.Metric, Rounds: out.Rounds,
 		Note: ps.rangeNote(t.o.MinEffect), Verdict: stats.Inconclusive}
 	if ps.Decided {
-		row.Verdict = stats.NoDifference
+		row.Verdict = NonInferior
 	} else {
 		row.Note = ps.openNote(t.o.Base.MaxChildren) + "; " + row.Note
 	}

@@ -116,6 +116,12 @@ type Plan struct {
 // statistical verdict: no time was measured, there is no interval, and no share of the error budget was spent.
 const Screened stats.Verdict = "screened"
 
+// NonInferior is the verdict of a decided pool size: the smallest size shown not worse than any other size by
+// more than the minimum effect (experiment.Smallest), a one-sided claim. Not no_difference, which claims both
+// sides: a larger size may still be better by less than the margin, and the row's interval (the pick against
+// the best) shows by how much at most.
+const NonInferior stats.Verdict = "non_inferior"
+
 // Metrics a knob is decided on.
 const (
 	// MetricGoodput is requests served successfully per second through nginx, over a trial's window.
