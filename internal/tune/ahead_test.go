@@ -92,3 +92,38 @@ func TestDuetStartsTheNextStacksAhead(t *testing.T) {
 		t.Errorf("%d stacks left running after the arms stopped, want none", len(s.all))
 	}
 }
+
+// specSource records the specs its arms were made with.
+type specSource struct{ specs []TrialSpec }
+
+func (s *specSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+	s.specs = append(s.specs, spec)
+	return nil
+}
+
+// TestDuetOnlyWhereTheArmsFitTogether: a CPU race runs duet rounds only where its arms' stacks fit the memory
+// loaded at once (a 600 MiB container whose pool is sized to fill it would meet the OOM killer): the gate's
+// weights decide, and a goodput race never runs duets.
+func TestDuetOnlyWhereTheArmsFitTogether(t *testing.T) {
+	var g startGate
+	g.limit(600<<20, func(c knob.Config) int64 { return int64(c.MaxChildren) * 80 << 20 })
+	for _, c := range []struct {
+		children int
+		metric   string
+		want     bool
+	}{{2, MetricCPU, true}, {3, MetricCPU, true}, {4, MetricCPU, false}, {2, MetricGoodput, false}} {
+		src := &specSource{}
+		d := &decider{src: src, costs: newCosts(), clock: wallClock{}, duet: true,
+			fit: func(cfgs []knob.Config) bool { return g.holds(cfgs, 1) }}
+		from := knob.Debian()
+		from.MaxChildren = c.children
+		if _, err := d.arms(race{knob: knob.MaxRequests(), from: from, values: []string{"100"}, spec: TrialSpec{Metric: c.metric}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range src.specs {
+			if s.Duet != c.want {
+				t.Errorf("%d children of 80 MiB, two arms in 600 MiB, %s: duet %v, want %v", c.children, c.metric, s.Duet, c.want)
+			}
+		}
+	}
+}

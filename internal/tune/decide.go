@@ -36,8 +36,10 @@ type decider struct {
 	stackSD map[string]float64
 	// measuredStackSD: the run's measured bound where larger than stackSD (see tuned).
 	measuredStackSD bool
-	// duet runs CPU races in duet rounds (Options.Duet).
+	// duet runs CPU races in duet rounds (Options.Duet) where fit says their arms' stacks fit the memory
+	// loaded together (nil: always).
 	duet bool
+	fit  func([]knob.Config) bool
 }
 
 // race is one knob's race: its candidate values against the incumbent configuration.
@@ -136,7 +138,6 @@ func startsCost(cold int, start time.Duration) time.Duration {
 // race runs r. The winner is the incumbent unless a candidate was shown better. An incumbent that fails
 // (its stack died) is an error of the run; a candidate that fails is an error of its own.
 func (d *decider) race(ctx context.Context, r race) (*raced, error) {
-	r.spec.Duet = d.duet && r.spec.Metric == MetricCPU
 	rc, err := d.arms(r)
 	if err != nil {
 		return nil, err
@@ -212,6 +213,10 @@ func (d *decider) arms(r race) (*raced, error) {
 			rc.spec.Conc = max(rc.spec.Conc, k.Load(r.spec.Conc, c))
 		}
 	}
+	// A duet round loads every arm's stack at once: where they would not fit the memory together (a container's
+	// limit, a pool sized to fill it), the rounds alternate, one stack loaded at a time, rather than meet the
+	// OOM killer.
+	rc.spec.Duet = d.duet && rc.spec.Metric == MetricCPU && (d.fit == nil || d.fit(rc.cfgs))
 	for i, c := range rc.cfgs {
 		s := rc.spec
 		if i > 0 && k.Check != nil {

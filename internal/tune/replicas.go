@@ -346,7 +346,7 @@ func (g *moves) startAhead(ctx context.Context) {
 		b.prepared = false
 		cfgs = append(cfgs, b.cfg)
 	}
-	if len(due) == 0 || !g.s.gate.roomFor(cfgs) {
+	if len(due) == 0 || !g.s.gate.holds(cfgs, 2) {
 		return
 	}
 	done := make(chan struct{})

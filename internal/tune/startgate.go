@@ -52,9 +52,9 @@ func (g *startGate) enter(ctx context.Context, cfg knob.Config) (func(), error) 
 	return func() { sem.Release(n) }, nil
 }
 
-// roomFor says whether the running stacks of cfgs (an experiment's arms) fit the limit beside as many more of the
-// same (a duet round's next stacks, started while its trials run): always when starts are not gated.
-func (g *startGate) roomFor(cfgs []knob.Config) bool {
+// holds says whether copies of the stacks of cfgs fit the limit all loaded at once: always when starts are not
+// gated. A duet round loads its arms' stacks together (1 copy), and starts the next round's beside them (2).
+func (g *startGate) holds(cfgs []knob.Config, copies int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.sem == nil {
@@ -62,7 +62,7 @@ func (g *startGate) roomFor(cfgs []knob.Config) bool {
 	}
 	var n int64
 	for _, c := range cfgs {
-		n += 2 * max(g.need(c), 0)
+		n += int64(copies) * max(g.need(c), 0)
 	}
 	return n <= g.size
 }

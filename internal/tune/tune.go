@@ -378,8 +378,12 @@ func (t *tuner) finish(err error) {
 // decider is what decides the run's races: the engine's parameters (the spread of stacks' offsets it allows for
 // among them) are the tuner's.
 func (t *tuner) decider() *decider {
-	return &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
+	d := &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
 		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD, measuredStackSD: t.measuredStackSD, duet: t.o.Duet}
+	if s := t.stacks; s != nil {
+		d.fit = func(cfgs []knob.Config) bool { return s.gate.holds(cfgs, 1) }
+	}
+	return d
 }
 
 // decideAll decides the CPU knobs, the pool size (sizePool), the other knobs, then the final comparison, on the
