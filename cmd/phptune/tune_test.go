@@ -32,7 +32,8 @@ type tuneJSON struct {
 		CILowPct                    float64 `json:"ci_low_pct"`
 		CIHighPct                   float64 `json:"ci_high_pct"`
 	} `json:"knobs"`
-	Recommendation knob.Config `json:"recommendation"`
+	Recommendation knob.Config     `json:"recommendation"`
+	Memory         *tune.MemoryUse `json:"memory"`
 	Headline       *struct {
 		RecommendationRPS float64 `json:"recommendation_rps"`
 		DebianRPS         float64 `json:"debian_rps"`
@@ -537,6 +538,13 @@ func TestTuneInAMemoryCgroup(t *testing.T) {
 	oom, _ := os.ReadFile(filepath.Join(dir, "memory.oom_control"))
 	if !strings.Contains(string(oom), "oom_kill 0") {
 		t.Errorf("the run's stacks went over the cgroup's limit: %s", oom)
+	}
+	// What the run met of the limit is in result.json and said: the kills (none) and the most the cgroup held.
+	if m := res.Memory; m == nil || m.Limit != 600<<20 || m.OOMKills != 0 || m.PeakBytes <= 0 || m.PeakBytes > 600<<20 {
+		t.Errorf("result.json's memory: %+v, want the 600 MiB limit, no kill and a peak within it", m)
+	}
+	if !strings.Contains(r.stdout, "the OOM killer never struck") {
+		t.Errorf("the output does not say what the run met of the limit:\n%s", r.stdout)
 	}
 	// A cgroup that does not exist is a usage error, found before anything starts.
 	r = phptune(t, "tune", app, "--cgroup", "/no/such/cgroup", "--budget", "60s", "--out", t.TempDir())

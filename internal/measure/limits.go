@@ -121,6 +121,24 @@ func (l Limits) OOMKills() (n int64, ok bool) {
 	return v, ok
 }
 
+// MemoryPeak is the most the memory cgroup has held since it was made (v1's memory.max_usage_in_bytes, v2's
+// memory.peak); ok is false when there is no memory cgroup or the kernel keeps no such figure.
+func (l Limits) MemoryPeak() (n int64, ok bool) {
+	if l.dir == "" {
+		return 0, false
+	}
+	name := "memory.peak" // v2, from Linux 5.19
+	if l.Version == 1 {
+		name = "memory.max_usage_in_bytes"
+	}
+	b, err := os.ReadFile(filepath.Join(l.dir, name))
+	if err != nil {
+		return 0, false
+	}
+	n, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
+}
+
 func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
 
 // sysfs reads /proc and /sys under root: "/" on a host, a directory of captured files in tests.

@@ -93,6 +93,9 @@ func Tune(w io.Writer, r *tune.Result) {
 	if c := r.PeakCheck; c != nil && !peakOnPoolRow(r) {
 		say("  ", "    ", peakRow(c))
 	}
+	if m := memoryUse(r); m != "" {
+		say("  ", "    ", m)
+	}
 	for _, warn := range r.Warnings {
 		say("  ", "    ", "warning: "+warn)
 	}

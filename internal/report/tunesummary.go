@@ -54,6 +54,9 @@ func TuneSummary(w io.Writer, r *tune.Result) {
 	if n := levelWords(r); n != "" {
 		say("  ", "    ", n)
 	}
+	if m := memoryUse(r); m != "" {
+		say("  ", "    ", m)
+	}
 	if len(r.Warnings) > 0 {
 		say("  ", "    ", fmt.Sprintf("%d warning(s), first: %s", len(r.Warnings), r.Warnings[0]))
 	}

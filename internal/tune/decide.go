@@ -347,6 +347,9 @@ func endedBefore(out *experiment.Outcome, why error) string {
 	case experiment.EndInterrupted:
 		return "the run was interrupted before its first round"
 	case experiment.EndError:
+		if errors.Is(why, ErrOOM) {
+			return "the race ended before its first round: " + errText(why)
+		}
 		return "the run stopped before its first round: " + errText(why)
 	}
 	return "the budget ended before its first round"
@@ -356,6 +359,10 @@ func endedBefore(out *experiment.Outcome, why error) string {
 func endedAfter(out *experiment.Outcome, why error) string {
 	if out.Ended == experiment.EndInterrupted {
 		return fmt.Sprintf("the run was interrupted after %s", plural(out.Rounds, "round", "rounds"))
+	}
+	if errors.Is(why, ErrOOM) {
+		// Memory, not the value: the race ends undecided and the run goes on.
+		return fmt.Sprintf("the race ended after %s: %s", plural(out.Rounds, "round", "rounds"), errText(why))
 	}
 	return fmt.Sprintf("the run stopped after %s: %s", plural(out.Rounds, "round", "rounds"), errText(why))
 }

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -75,6 +76,12 @@ func (t *tuner) final(ctx context.Context) error {
 	out, err := experiment.Run(ctx, es)
 	if out == nil {
 		return err
+	}
+	if errors.Is(err, ErrOOM) && ctx.Err() == nil {
+		// Memory, not a configuration's figure: the comparison ends with what its rounds showed, and the run's
+		// files are still written.
+		t.warn(fmt.Sprintf("the final comparison ended after %s: %v", plural(out.Rounds, "round", "rounds"), err))
+		err = nil
 	}
 	if out.Rounds == 0 {
 		if !h.Same {

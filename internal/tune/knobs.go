@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		if r != nil {
 			t.raceDone(r)
 			t.runtimesDone(r)
+		}
+		if r != nil && errors.Is(err, ErrOOM) && ctx.Err() == nil {
+			continue // the incumbent's trials kept meeting the OOM killer: this race ends undecided, not the run
 		}
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -243,6 +244,10 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 		}}
 	es, _ = t.d.tuned(es, spec.Metric, spec.Phase)
 	out, err := experiment.Run(ctx, es)
+	if out != nil && errors.Is(err, ErrOOM) && ctx.Err() == nil {
+		t.warn(fmt.Sprintf("the pool sizes' race ended after %s: %v", plural(out.Rounds, "round", "rounds"), err))
+		err = nil // memory, not a size's figure: the race ends undecided, and the run goes on
+	}
 	if out != nil {
 		cfg := rc.cfgs[out.Winner].Clone()
 		cfg.MaxChildren = t.sizesDone(sizes, rc.spec, out)

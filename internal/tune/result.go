@@ -63,6 +63,8 @@ type Result struct {
 	// LogLoad is the access log's load (tune --from-access-log); PeakCheck the recommendation against its peak.
 	LogLoad   *accesslog.Load `json:"log_load,omitempty"`
 	PeakCheck *PeakCheck      `json:"peak_check,omitempty"`
+	// Memory is what the run's stacks met of the memory cgroup they ran in (nil: none to read).
+	Memory *MemoryUse `json:"memory,omitempty"`
 }
 
 // URL is one URL of the mix.
@@ -254,6 +256,8 @@ type TrialRecord struct {
 	Stack int `json:"stack,omitempty"`
 	// Duet: the trial ran at the same time as its rivals' of the round (a duet round), not in turn.
 	Duet bool `json:"duet,omitempty"`
+	// Fault says what made the trial no measurement, which it was measured again for (the OOM killer struck).
+	Fault string `json:"fault,omitempty"`
 	// Metric and Value are what the trial was decided on (MetricGoodput or MetricCPU).
 	Metric   string       `json:"metric,omitempty"`
 	Value    float64      `json:"value,omitempty"`

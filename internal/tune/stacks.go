@@ -39,7 +39,9 @@ type stacks struct {
 	// slowOnce reports the first URL check that needed a second try, stallOnce the first empty goodput window.
 	slowOnce, stallOnce sync.Once
 	// oom counts the OOM killer's kills in the cgroup the stacks run in (nil: none to read).
-	oom *oomWatch
+	oom     *oomWatch
+	oomOnce sync.Once // the warning of an OOM kill during a trial, once
+	kills0  int64     // the OOM killer's count before the run's first stack
 	// gate keeps starts that would not fit the memory limit together from running side by side.
 	gate startGate
 }
@@ -72,6 +74,8 @@ type warmStack struct {
 	// served: a goodput window of this stack (or of the one an arm's trials ran on before it) completed a request,
 	// so that the queue is known and a window twice as long that completes nothing is a stall of the app's own.
 	served bool
+	// kills is the OOM killer's count when its trial began (a stack runs one trial at a time).
+	kills int64
 }
 
 // died says that w is up and one of its server processes has exited.
@@ -85,8 +89,10 @@ func (w *warmStack) died() bool {
 }
 
 func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
-	return &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, all: map[*warmStack]bool{}, record: record, warn: warn,
+	s := &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, all: map[*warmStack]bool{}, record: record, warn: warn,
 		oom: newOOMWatch()}
+	s.kills0 = s.oom.count()
+	return s
 }
 
 // warmOf is cfg's warm stack, or nil.

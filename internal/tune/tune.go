@@ -365,6 +365,9 @@ func (t *tuner) finish(err error) {
 		t.plan.SettleWallS = (s.settleWall / time.Duration(s.starts)).Seconds()
 	}
 	t.plan.StackSD = t.stackSD
+	if s := t.stacks; s != nil {
+		t.res.Memory = s.oom.use(s.kills0)
+	}
 	t.res.Plan = t.plan
 	t.res.Facts = t.facts
 	t.res.Recommendation = t.best
