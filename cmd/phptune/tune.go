@@ -221,7 +221,8 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	}
 	end := ending{dir: out, json: f.json, holds: holds, text: func(w io.Writer) { text(w, res) },
 		pages: func(dir string) error { return writeTuneReport(dir, res) }}
-	if err := end.finish(res); err != nil {
+	// result.json holds the answer the summary and report.html print, beside the measurements it is drawn from.
+	if err := end.finish(report.RecordOf(res)); err != nil {
 		return err
 	}
 	if runErr != nil {

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -250,26 +249,36 @@ func containsInt(list []int, v int) bool {
 // headlineModel is the final comparison: the recommendation against the starting point and the rule of
 // thumb, in the same interleaved rounds, each metric with the table's figures.
 type headlineModel struct {
-	Baseline        string // what the starting point is called: Debian's defaults, or your configuration
-	Rounds, Load    int
-	RoundS          float64 // a round's seconds, on average
-	Rec, Base, Rule configRow
+	Baseline string    `json:"baseline"` // what the starting point is called: Debian's defaults, or your configuration
+	Rounds   int       `json:"rounds"`
+	Load     int       `json:"connections"`
+	RoundS   float64   `json:"-"` // a round's seconds, on average
+	Rec      configRow `json:"-"`
+	Base     configRow `json:"-"`
+	Rule     configRow `json:"-"`
+	// RuleConfig is the rule of thumb's configuration.
+	RuleConfig string `json:"rule_of_thumb"`
 	// Same: the recommendation is the starting point, not raced against itself; RuleSame: it is the rule of thumb.
-	Same, RuleSame bool
+	Same     bool `json:"same_as_baseline,omitempty"`
+	RuleSame bool `json:"rule_of_thumb_same,omitempty"`
 	// SameBut, with Same: a setting that differs all the same, one that cannot act within a run (Headline.SameBut);
 	// Reach, the requests a worker could serve in the run.
-	SameBut string
-	Reach   int64
-	// Figures are the metrics compared: goodput, and any other the final measures, each with its intervals.
-	Figures []headlineFigure
+	SameBut string `json:"same_but,omitempty"`
+	Reach   int64  `json:"-"`
+	// Figures are the metrics compared: requests/s, and any other the final measures, each with its intervals.
+	Figures []headlineFigure `json:"figures,omitempty"`
 }
 
-// headlineFigure is one metric of the final comparison.
+// headlineFigure is one metric of the final comparison: each configuration's median over its rounds, and the
+// recommendation against the two others.
 type headlineFigure struct {
-	Metric          string
-	Rec, Base, Rule float64
+	Metric string  `json:"metric"`
+	Rec    float64 `json:"recommendation"`
+	Base   float64 `json:"baseline"`
+	Rule   float64 `json:"rule_of_thumb"`
 	// VsBase and VsRule are the recommendation against each: positive, the recommendation is the better.
-	VsBase, VsRule *stats.Comparison
+	VsBase *versus `json:"vs_baseline,omitempty"`
+	VsRule *versus `json:"vs_rule_of_thumb,omitempty"`
 }
 
 // headlineOf is r's final comparison with its figures taken from rows (configRows), so that the headline
@@ -281,7 +290,7 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 	}
 	n := namerOf(r)
 	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, RoundS: h.RoundS, Load: r.Plan.Concurrency, Same: h.Same, RuleSame: h.RuleSame,
-		SameBut: h.SameBut, Reach: h.Reach}
+		SameBut: h.SameBut, Reach: h.Reach, RuleConfig: shownConfig(h.RuleOfThumb)}
 	for _, t := range r.Trials {
 		if t.Phase == "final" {
 			m.Load = t.Concurrency
@@ -301,11 +310,11 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		return m // the recommendation is the starting point, and nothing else was compared
 	}
 	m.Figures = []headlineFigure{{Metric: tune.MetricGoodput, Rec: m.Rec.Goodput, Base: m.Base.Goodput, Rule: m.Rule.Goodput,
-		VsBase: h.VsDebian, VsRule: h.VsRuleOfThumb}}
+		VsBase: versusOf(m, h.VsDebian), VsRule: versusOf(m, h.VsRuleOfThumb)}}
 	// Capacity, decided on the same rounds: requests per CPU-second of php-fpm and nginx, the rows' Capacity.
 	if h.CapacityVsDebian != nil || h.CapacityVsRuleOfThumb != nil {
 		m.Figures = append(m.Figures, headlineFigure{Metric: tune.MetricCapacity, Rec: m.Rec.Capacity, Base: m.Base.Capacity,
-			Rule: m.Rule.Capacity, VsBase: h.CapacityVsDebian, VsRule: h.CapacityVsRuleOfThumb})
+			Rule: m.Rule.Capacity, VsBase: versusOf(m, h.CapacityVsDebian), VsRule: versusOf(m, h.CapacityVsRuleOfThumb)})
 	}
 	return m
 }

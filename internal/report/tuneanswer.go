@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
+)
+
+// Answer is tune's answer as every renderer states it, computed once from a result (AnswerOf): the knobs' rows,
+// the final comparison, the sweep and the level at which the run's verdicts hold. The terminal's summary and
+// account, report.html and result.json's "answer" all print its figures, so that none can disagree with another.
+type Answer struct {
+	// Level is the confidence the intervals are at; Joint says that the run's verdicts hold together at it (its
+	// error budget shared by every comparison), not each on its own.
+	Level float64 `json:"level,omitempty"`
+	Joint bool    `json:"joint,omitempty"`
+	// Start is what the run started from: Debian's defaults, your configuration or your starting point.
+	Start    string         `json:"start"`
+	Knobs    []knobLine     `json:"knobs"`
+	Headline *headlineModel `json:"headline,omitempty"`
+	Sweep    *sweepModel    `json:"sweep,omitempty"`
+	// Configs are the configurations measured, one figure a metric (the report's table, the headline's figures);
+	// not in result.json, whose trials they are drawn from.
+	Configs []configRow `json:"-"`
+}
+
+// AnswerOf is r's answer.
+func AnswerOf(r *tune.Result) *Answer {
+	a := &Answer{Knobs: knobLines(r), Configs: configRows(r), Sweep: sweepOf(r.Saturation, r.Plan.SweepTrials)}
+	a.Headline = headlineOf(r, a.Configs)
+	a.Start = startName(r, a.Headline)
+	a.Level, a.Joint = runLevel(r, a.Knobs, a.Headline)
+	return a
+}
+
+// TuneRecord is what a tune run's result.json holds: the result, and beside it the answer its reports print.
+// Reading result.json back into a tune.Result leaves the answer out; AnswerOf makes it again, the same.
+type TuneRecord struct {
+	*tune.Result
+	Answer *Answer `json:"answer,omitempty"`
+}
+
+// RecordOf is r with its answer, for result.json.
+func RecordOf(r *tune.Result) TuneRecord { return TuneRecord{Result: r, Answer: AnswerOf(r)} }
+
+// runLevel is the level the run's intervals are at: 1 - --alpha, shared by all its verdicts at once, for a run
+// that says its error budget; else the level of its comparisons, each on its own (95%: results before the budget).
+func runLevel(r *tune.Result, lines []knobLine, h *headlineModel) (float64, bool) {
+	if a := r.Plan.Alpha; a > 0 && a < 1 {
+		return 1 - a, true
+	}
+	for _, l := range lines {
+		if l.Level > 0 {
+			return l.Level, false
+		}
+	}
+	if h != nil {
+		for _, f := range h.Figures {
+			for _, v := range []*versus{f.VsBase, f.VsRule} {
+				if v != nil && v.Level > 0 {
+					return v.Level, false
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// levelSentence says once, in words, how far the run's intervals and verdicts can be trusted ("" when it has
+// none).
+func levelSentence(a *Answer) string {
+	switch {
+	case a.Level <= 0:
+		return ""
+	case a.Joint:
+		return fmt.Sprintf("All verdicts of the run hold together at %s confidence: each interval is wide enough for "+
+			"that, however early its race stopped.", pctLevel(a.Level))
+	}
+	return fmt.Sprintf("Each interval is a %s confidence interval.", pctLevel(a.Level))
+}
+
+// pctLevel is a level in whole percent where it is one (95%), else with the digits it has (99.5%).
+func pctLevel(l float64) string { return fmt.Sprintf("%.4g%%", 100*l) }
+
+// versus is the recommendation against one configuration of the final comparison: the change (positive: the
+// recommendation is the better), its verdict, the rounds it rests on, and what would decide it when undecided.
+type versus struct {
+	Change  change        `json:"change"`
+	Verdict stats.Verdict `json:"verdict"`
+	Rounds  int           `json:"rounds"`
+	Level   float64       `json:"-"`
+	// Need is what would decide an inconclusive comparison ("about 60 rounds (2m0s more)"); Yielded says that it
+	// ran in the final's first rounds only.
+	Need    string `json:"would_need,omitempty"`
+	Yielded string `json:"yielded,omitempty"`
+}
+
+// versusOf states c, a comparison of the final, as every renderer prints it (nil for nil).
+func versusOf(h *headlineModel, c *stats.Comparison) *versus {
+	if c == nil {
+		return nil
+	}
+	return &versus{Change: change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}, Verdict: c.Verdict, Rounds: c.N,
+		Level: statLevel(*c), Need: headlineNeed(h, c), Yielded: yieldedText(h, c)}
+}
+
+// sweepModel is the saturation sweep as it is shown: one figure a load, the knee and the peak judged on them.
+type sweepModel struct {
+	Pool   int `json:"pool"`
+	Trials int `json:"trials_a_point,omitempty"`
+	// Knee is where throughput levels off: the fewest connections not shown below tune.KneeShare of the peak's.
+	Knee   int          `json:"knee"`
+	Peak   int          `json:"peak"`
+	Points []sweepPoint `json:"points"`
+	// Medians: the figures are the trials' medians (what the sweep judged its peak and knee on); else their
+	// means, in results from before the medians were recorded.
+	Medians bool `json:"medians"`
+}
+
+// sweepPoint is one load of the sweep: its figure, and the 95% interval of the trials' mean.
+type sweepPoint struct {
+	Conns  int     `json:"connections"`
+	RPS    float64 `json:"rps"`
+	Lo     float64 `json:"-"`
+	Hi     float64 `json:"-"`
+	Mean   float64 `json:"-"`
+	P99Us  float64 `json:"-"`
+	Errors int64   `json:"-"`
+}
+
+// sweepOf is s as shown (nil without a sweep): the medians where the result has them, as the peak is the point
+// of the best median, so that the figure marked as the peak is the table's largest.
+func sweepOf(s *tune.Saturation, trials int) *sweepModel {
+	if s == nil || len(s.Points) == 0 {
+		return nil
+	}
+	m := &sweepModel{Pool: s.Pool, Trials: trials, Knee: s.Knee, Peak: s.Peak}
+	for _, p := range s.Points {
+		m.Medians = m.Medians || p.Median > 0
+	}
+	for _, p := range s.Points {
+		v := p.RPS
+		if m.Medians {
+			v = p.Median
+		}
+		m.Points = append(m.Points, sweepPoint{Conns: p.Concurrency, RPS: v, Lo: p.Lo, Hi: p.Hi, Mean: p.RPS, P99Us: p.P99Us, Errors: p.Errors})
+	}
+	return m
+}
+
+// figureWord is what a sweep point's figure is: "median" or "mean".
+func (m *sweepModel) figureWord() string {
+	if m.Medians {
+		return "median"
+	}
+	return "mean"
+}
