@@ -55,8 +55,8 @@ func newTuneCmd() *cobra.Command {
   phptune tune ./myapp --p99 200ms --rate 300                # and check a latency goal at that rate
   phptune tune ./myapp --from-access-log access.log --p99 200ms --rate peak   # at the log's busiest second
   phptune tune ./myapp --url / --url /blog/ --build pgo      # a PHP trained on this mix competes`,
-		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
-omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
+		Long: `Serves APP (a docroot with a front controller that the workers' user can read, a prepared workload preset,
+or the bundled demo app when omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
 from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
 no_difference) or its share of --budget runs out (inconclusive); the knob server races Apache's runtimes
 when installed, sized by the same rule. Finally the recommendation is compared with Debian's defaults and the
@@ -143,10 +143,16 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Every usage error before the run dir is made.
+	// Every usage error before the run dir is made, and before any note.
 	if err := o.Check(); err != nil {
 		return err
 	}
+	if app.workload == nil { // a docroot of the user's, which a server must be able to serve (a preset's is our copy)
+		if err := o.Stack.CheckServable(); err != nil {
+			return err
+		}
+	}
+	f.screening(&o, func() []load.MixItem { return o.URLs })
 	out, release, err := openRunDir(f.out, "tune")
 	if err != nil {
 		return err
@@ -257,6 +263,20 @@ func profileAfter(ctx context.Context, o tune.Options, res *tune.Result, line *s
 	return nil
 }
 
+// screening gives o its screener (unless --no-screen), counting with urls() as they are when it counts: after a
+// URL file's login, with its session. A missing program is noted only where screening would run (--screen, or a
+// budget of tune.ScreenBudget or more); the caller has checked the input first.
+func (f tuneFlags) screening(o *tune.Options, urls func() []load.MixItem) {
+	if f.noScreen {
+		return
+	}
+	var missing string
+	if o.Screen, missing = screener(o.Stack, urls, o.Request); o.Screen == nil && (f.screen || o.Budget >= tune.ScreenBudget) {
+		fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n",
+			missing, missing)
+	}
+}
+
 // options turns the flags and the app into tune's options: the stack, the load, the starting point, the knobs
 // (with the PHP binaries to race), screening and the memory to plan the pool in; and checks that php-fpm and
 // nginx are there before anything starts.
@@ -327,12 +347,6 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	o.Duet = !f.noDuet
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
-	}
-	if !f.noScreen {
-		var missing string
-		if o.Screen, missing = screener(sc, func() []load.MixItem { return o.URLs }, o.Request); o.Screen == nil {
-			fmt.Fprintf(os.Stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
-		}
 	}
 	if err := f.limits(&o); err != nil {
 		return o, err
