@@ -214,7 +214,7 @@ func judgeUnpaired(rep *Report, minEffect float64) {
 			}
 			a.Rows[j].Stats = &c
 			family = append(family, a.Rows[j].Stats)
-			rules = append(rules, stats.Rule{MinEffect: minEffect, Alpha: stats.DefaultAlpha, HigherIsBetter: m.HigherIsBetter})
+			rules = append(rules, stats.Rule{MinEffect: minEffect, Alpha: rep.Alpha, HigherIsBetter: m.HigherIsBetter})
 		}
 	}
 	if len(family) == 0 {
