@@ -74,8 +74,7 @@ func levelSentence(a *Answer) string {
 	case a.Level <= 0:
 		return ""
 	case a.Joint:
-		return fmt.Sprintf("All verdicts of the run hold together at %s confidence: each interval is wide enough for "+
-			"that, however early its race stopped.", pctLevel(a.Level))
+		return fmt.Sprintf("All verdicts of the run hold together at %s confidence, however early a race stopped.", pctLevel(a.Level))
 	}
 	return fmt.Sprintf("Each interval is a %s confidence interval.", pctLevel(a.Level))
 }
