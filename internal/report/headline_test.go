@@ -45,6 +45,14 @@ func TestHeadlineSaysWhatWouldDecide(t *testing.T) {
 	if !strings.Contains(out, "raced in the first 4 of the 12 rounds only") || !strings.Contains(out, "about 52 rounds (2m0s more)") {
 		t.Errorf("headline table:\n%s\nwant the rule of thumb's row to say it ran 4 of 12 rounds and needs 48 more", out)
 	}
+
+	// Decided before the final's last round: its rounds are said, not read as the final's 12.
+	f.VsRule = versusOf(h, &stats.Comparison{N: 10, Estimate: 0.3, Lo: 0.1, Hi: 0.5, Verdict: stats.Better})
+	b.Reset()
+	headlineTable(h, f).write(&b, 4, 120)
+	if out = b.String(); !strings.Contains(out, "decided in the first 10 of the 12 rounds") {
+		t.Errorf("headline table:\n%s\nwant the rule of thumb's row to say it was decided in 10 of the 12 rounds", out)
+	}
 }
 
 // TestARecommendationThatIsTheStartingPoint: where nothing was shown better, the headline says the recommendation

@@ -300,8 +300,8 @@ func hero(h *headlineModel) []heroCard {
 			if sub == "" {
 				sub = fmt.Sprintf("medians of %d interleaved rounds%s", c.Rounds, atConns(h.Load))
 			}
-			if c.Yielded != "" {
-				sub += "; " + c.Yielded
+			if c.RoundsNote != "" {
+				sub += "; " + c.RoundsNote
 			}
 			if c.Need != "" {
 				sub += "; deciding it would need " + c.Need

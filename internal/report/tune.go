@@ -215,8 +215,8 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 		cells := row.Cells
 		if c := x.c; c != nil {
 			cells[2], cells[3] = pctText(c.Change.Est)+" "+intervalText(&c.Change), termWord(verdictWord(c.Verdict))
-			if c.Yielded != "" {
-				row.Details = append(row.Details, c.Yielded)
+			if c.RoundsNote != "" {
+				row.Details = append(row.Details, c.RoundsNote)
 			}
 			if c.Need != "" {
 				row.Details = append(row.Details, "deciding it would need "+c.Need)

@@ -89,10 +89,10 @@ type versus struct {
 	Verdict stats.Verdict `json:"verdict"`
 	Rounds  int           `json:"rounds"`
 	Level   float64       `json:"-"`
-	// Need is what would decide an inconclusive comparison ("about 60 rounds (2m0s more)"); Yielded says that it
-	// ran in the final's first rounds only.
-	Need    string `json:"would_need,omitempty"`
-	Yielded string `json:"yielded,omitempty"`
+	// Need is what would decide an inconclusive comparison ("about 60 rounds (2m0s more)"); RoundsNote says that it
+	// ran in the final's first rounds only, so that its rounds are not read as the final's.
+	Need       string `json:"would_need,omitempty"`
+	RoundsNote string `json:"rounds_note,omitempty"`
 }
 
 // versusOf states c, a comparison of the final, as every renderer prints it (nil for nil).
@@ -100,8 +100,12 @@ func versusOf(h *headlineModel, c *stats.Comparison) *versus {
 	if c == nil {
 		return nil
 	}
-	return &versus{Change: change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}, Verdict: c.Verdict, Rounds: c.N,
-		Level: statLevel(*c), Need: headlineNeed(h, c), Yielded: yieldedText(h, c)}
+	v := &versus{Change: change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}, Verdict: c.Verdict, Rounds: c.N,
+		Level: statLevel(*c), Need: headlineNeed(h, c), RoundsNote: yieldedText(h, c)}
+	if v.RoundsNote == "" && c.N > 0 && c.N < h.Rounds {
+		v.RoundsNote = fmt.Sprintf("decided in the first %d of the %d rounds", c.N, h.Rounds)
+	}
+	return v
 }
 
 // sweepModel is the saturation sweep as it is shown: one figure a load, the knee and the peak judged on them.
