@@ -54,6 +54,7 @@ type tunePage struct {
 	Lines    []knobLine
 	Legend   []string // what the settings' columns, metrics and intervals mean
 	Configs  []configRow
+	Capacity bool // some configuration has requests per server CPU-second: its column, the headline's figures' cells
 	Head     *headlineModel
 	Files    []configFile
 	Apply    *applyView
@@ -141,6 +142,9 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	a := AnswerOf(r)
 	p := tunePage{R: r, Title: "phptune tune: " + r.App, Lines: a.Knobs, Configs: a.Configs, Head: a.Headline}
 	p.Legend = legend(a)
+	for _, c := range a.Configs {
+		p.Capacity = p.Capacity || c.Capacity > 0
+	}
 	if p.Head != nil {
 		p.Legend = append(p.Legend, finalNote)
 	}

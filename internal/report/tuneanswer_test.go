@@ -121,7 +121,7 @@ func TestOneAnswerThreeWays(t *testing.T) {
 					t.Errorf("%s: the headline's interval %s is not in report.html", f, iv)
 				}
 				rounds := fmt.Sprintf("%d rounds", v.Rounds)
-				if !strings.Contains(summary, "("+rounds+" side by side)") || !strings.Contains(web, "medians of "+rounds) {
+				if !strings.Contains(summary, "("+rounds+" side by side)") || !strings.Contains(web, fmt.Sprintf("medians of %d interleaved rounds", v.Rounds)) {
 					t.Errorf("%s: the headline's %s are not in the summary and report.html", f, rounds)
 				}
 				if !strings.Contains(text, rate(fig.Rec)) || !strings.Contains(web, rate(fig.Rec)) {
