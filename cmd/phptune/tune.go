@@ -139,7 +139,9 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := f.options(ctx, app)
+	// What reading the input says (an access log's summary) is held until the input is known to be good.
+	var notes bytes.Buffer
+	o, err := f.options(ctx, app, &notes)
 	if err != nil {
 		return err
 	}
@@ -152,6 +154,7 @@ func runTune(ctx context.Context, f tuneFlags, args []string) error {
 			return err
 		}
 	}
+	os.Stderr.Write(notes.Bytes())
 	f.screening(&o, func() []load.MixItem { return o.URLs })
 	out, release, err := openRunDir(f.out, "tune")
 	if err != nil {
@@ -277,10 +280,10 @@ func (f tuneFlags) screening(o *tune.Options, urls func() []load.MixItem) {
 	}
 }
 
-// options turns the flags and the app into tune's options: the stack, the load, the starting point, the knobs
-// (with the PHP binaries to race), screening and the memory to plan the pool in; and checks that php-fpm and
-// nginx are there before anything starts.
-func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, err error) {
+// options turns the flags and the app into tune's options: the stack, the load (what reading it says goes to
+// notes), the starting point, the knobs (with the PHP binaries to race) and the memory to plan the pool in; and
+// checks that php-fpm and nginx are there before anything starts.
+func (f tuneFlags) options(ctx context.Context, app *appSpec, notes io.Writer) (o tune.Options, err error) {
 	sc, name := app.cfg, app.name
 	sc.Nginx, sc.User = f.nginx, f.user
 	if f.front != "" {
@@ -312,7 +315,7 @@ func (f tuneFlags) options(ctx context.Context, app *appSpec) (o tune.Options, e
 	if len(f.build) > 0 && slices.Contains(f.skip, "php") {
 		return o, exitcode.UsageErrorf("--build and --skip php: the builds race as the knob php")
 	}
-	if err := f.load(&o, app); err != nil {
+	if err := f.load(&o, app, notes); err != nil {
 		return o, err
 	}
 	if err := f.logLoad(&o); err != nil {
@@ -404,7 +407,7 @@ func (f tuneFlags) limits(o *tune.Options) error {
 
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
 // login), else /.
-func (f tuneFlags) load(o *tune.Options, app *appSpec) error {
+func (f tuneFlags) load(o *tune.Options, app *appSpec, notes io.Writer) error {
 	var check *regexp.Regexp
 	var err error
 	if f.expectBody != "" {
@@ -415,7 +418,7 @@ func (f tuneFlags) load(o *tune.Options, app *appSpec) error {
 	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
 		return err
 	}
-	if o.URLs, o.LogIn, err = f.mix.build(o.Request, check, os.Stderr); err != nil {
+	if o.URLs, o.LogIn, err = f.mix.build(o.Request, check, notes); err != nil {
 		return err
 	}
 	if len(o.URLs) == 0 {
