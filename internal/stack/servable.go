@@ -13,6 +13,9 @@ import (
 // front controller, or one the workers' user cannot reach and read. phptune copies the app as root and would
 // serve its copy all the same, where the server it is tuned for would not serve the docroot at all.
 func (cfg Config) CheckServable() error {
+	if cfg.Front == "" {
+		cfg.Front = defaultFront // as Start serves it
+	}
 	if err := cfg.checkApp(); err != nil {
 		return err
 	}
