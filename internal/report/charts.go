@@ -283,7 +283,7 @@ func reversed(c stats.Comparison) stats.Comparison {
 func metricLabel(m string) string {
 	switch m {
 	case tune.MetricCPU:
-		return "requests per PHP CPU-second"
+		return "requests per CPU-second of php-fpm"
 	case tune.MetricWork:
 		return "work per request"
 	case tune.MetricCapacity:

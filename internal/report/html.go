@@ -264,7 +264,7 @@ func effectsCaption(r *tune.Result) string {
 	}
 	return fmt.Sprintf("Every value each knob raced, in order: the change of the first value named against the second, the value kept "+
 		"named first wherever it was one of the two, so that a positive change reads \"the kept value is better\" as in the table (in "+
-		"requests per PHP CPU-second for CPU-only knobs, in requests/s served otherwise), with its interval. Each knob's values ran "+
+		"requests per CPU-second of php-fpm for CPU-only knobs, in requests/s served otherwise), with its interval. Each knob's values ran "+
 		"in the same interleaved rounds until one was shown better by at least %.3g%%, the rest shown worse or within %.3g%% (no "+
 		"difference), or the knob's share of the budget ran out (inconclusive).", 100*r.Plan.MinEffect, 100*r.Plan.MinEffect)
 }

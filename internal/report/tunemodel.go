@@ -227,12 +227,12 @@ func keptWord(v stats.Verdict, note string, compared bool) string {
 	return "not compared"
 }
 
-// metricWords names a metric short (for a column) and in words (said once, where the reader finds it). The two
-// CPU metrics are named for whose CPU they count, so that neither reads as the other.
+// metricWords names a metric short (for a column) and in words (said once, where the reader finds it): php-fpm's
+// CPU (req/CPU-s) and all the servers' (req/server CPU-s) named apart, so that neither reads as the other.
 func metricWords(m string) (short, words string) {
 	switch m {
 	case tune.MetricCPU:
-		return "req/PHP CPU-s", "requests served per second of php-fpm's CPU time (what a request costs the workers, read " +
+		return "req/CPU-s", "requests served per second of php-fpm's CPU time (what a request costs the workers, read " +
 			"from their CPU clocks around a fixed set of requests, so a busy neighbour does not change it)"
 	case tune.MetricWork:
 		return "work", "instructions and system calls counted per request (a screen before any timed trial)"
@@ -269,8 +269,8 @@ func metricsUsed(lines []knobLine, h *headlineModel) []string {
 	return out
 }
 
-// pctText is a change in percent for a terminal: one decimal below 100% (one digit below 0.05%), none above,
-// "inf" for no bound.
+// pctText is a change in percent for a terminal: one decimal below 100% (two below 0.05%), none above, "inf"
+// for no bound.
 func pctText(p float64) string {
 	switch {
 	case math.IsInf(p, 1):
@@ -278,7 +278,7 @@ func pctText(p float64) string {
 	case math.Abs(p) >= 99.95:
 		return fmt.Sprintf("%+.0f%%", p)
 	case p != 0 && math.Abs(p) < 0.05:
-		return fmt.Sprintf("%+.1g%%", p) // -0.04%, where -0.0% would read as no change at all
+		return fmt.Sprintf("%+.2f%%", p) // -0.04%, where -0.0% read as an interval that reaches zero
 	}
 	return fmt.Sprintf("%+.1f%%", p)
 }

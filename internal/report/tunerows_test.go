@@ -307,7 +307,7 @@ func TestReportedRowsReadRight(t *testing.T) {
 	}
 	for _, want := range []string{"5 -> 8", "default (511)",
 		"others failed", "listen=tcp failed", "screened: every candidate was counted doing the same work", "none of the error budget was spent",
-		"req/PHP CPU-s: requests served per second of php-fpm's CPU time", "All verdicts of the run hold together at 95% confidence"} {
+		"req/CPU-s: requests served per second of php-fpm's CPU time", "All verdicts of the run hold together at 95% confidence"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
