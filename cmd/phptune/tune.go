@@ -56,11 +56,11 @@ func newTuneCmd() *cobra.Command {
   phptune tune ./myapp --from-access-log access.log --p99 200ms --rate peak   # at the log's busiest second
   phptune tune ./myapp --url / --url /blog/ --build pgo      # a PHP trained on this mix competes`,
 		Long: `Serves APP (a docroot with a front controller that the workers' user can read, a prepared workload preset,
-or the bundled demo app when omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
-from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
-no_difference) or its share of --budget runs out (inconclusive); the knob server races Apache's runtimes
-when installed, sized by the same rule. Finally the recommendation is compared with Debian's defaults and the
-"2 x cores" rule of thumb.
+or the bundled demo app when omitted) with nginx + php-fpm in private stacks, finds the load where throughput
+levels off, sizes the pool from it and --memory, then races each knob's values in interleaved rounds until it is
+decided (better, worse, no_difference) or its share of --budget runs out (inconclusive); the knob server races
+Apache's runtimes when installed. Finally the recommendation is compared with Debian's defaults and the "2 x
+cores" rule of thumb.
 
 KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.
@@ -617,7 +617,7 @@ func tuneKnobOrder() string {
 			break
 		}
 	}
-	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on goodput: %s; max_requests from "+
+	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on requests/s served: %s; max_requests from "+
 		"workers' memory growth per request (--soak).", strings.Join(cpu, ", "), strings.Join(rest, ", "))
 }
 
