@@ -368,6 +368,11 @@ func TestCheckBadInput(t *testing.T) {
 			t.Errorf("phptune check %v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
+	// The old name still works, saying the new one: bench and check name the status page alike.
+	if r := phptune(t, "check", "tcp:127.0.0.1:1", "--status-path", "status"); r.code != 2 || !strings.Contains(r.stderr, "use --fpm-status") ||
+		!strings.Contains(r.stderr, "want a path starting with /") {
+		t.Errorf("check --status-path: exit %d, stderr %q; want it read as --fpm-status, with a notice", r.code, r.stderr)
+	}
 }
 
 // TestCheckInterruptKeepsWhatItSampled: Ctrl-C ends the sampling early; the result and report are written,
