@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/phptune/phptune/internal/tune"
 )
 
 // answerJSON is result.json's "answer" as a reader of the file decodes it, apart from the model's own types.
@@ -74,6 +76,15 @@ func TestOneAnswerThreeWays(t *testing.T) {
 			t.Fatalf("%s: result.json's answer: %v", f, err)
 		}
 		a := rec.Answer
+		// result.json read back (as phptune report and compare read it) gives the same answer, and the same file.
+		var back tune.Result
+		if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+			t.Fatal(err)
+		}
+		var again bytes.Buffer
+		if err := WriteJSON(&again, RecordOf(&back)); err != nil || again.String() != js.String() {
+			t.Errorf("%s: result.json read back and written again differs (%v)", f, err)
+		}
 		TuneSummary(&sum, r)
 		Tune(&full, r)
 		if err := TuneHTML(&page, r, nil); err != nil {
