@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 
-	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -81,81 +80,3 @@ func levelSentence(a *Answer) string {
 
 // pctLevel is a level in whole percent where it is one (95%), else with the digits it has (99.5%).
 func pctLevel(l float64) string { return fmt.Sprintf("%.4g%%", 100*l) }
-
-// versus is the recommendation against one configuration of the final comparison: the change (positive: the
-// recommendation is the better), its verdict, the rounds it rests on, and what would decide it when undecided.
-type versus struct {
-	Change  change        `json:"change"`
-	Verdict stats.Verdict `json:"verdict"`
-	Rounds  int           `json:"rounds"`
-	Level   float64       `json:"-"`
-	// Need is what would decide an inconclusive comparison ("about 60 rounds (2m0s more)"); RoundsNote says that it
-	// ran in the final's first rounds only, so that its rounds are not read as the final's.
-	Need       string `json:"would_need,omitempty"`
-	RoundsNote string `json:"rounds_note,omitempty"`
-}
-
-// versusOf states c, a comparison of the final, as every renderer prints it (nil for nil).
-func versusOf(h *headlineModel, c *stats.Comparison) *versus {
-	if c == nil {
-		return nil
-	}
-	v := &versus{Change: change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}, Verdict: c.Verdict, Rounds: c.N,
-		Level: statLevel(*c), Need: headlineNeed(h, c), RoundsNote: yieldedText(h, c)}
-	if v.RoundsNote == "" && c.N > 0 && c.N < h.Rounds {
-		v.RoundsNote = fmt.Sprintf("decided in the first %d of the %d rounds", c.N, h.Rounds)
-	}
-	return v
-}
-
-// sweepModel is the saturation sweep as it is shown: one figure a load, the knee and the peak judged on them.
-type sweepModel struct {
-	Pool   int `json:"pool"`
-	Trials int `json:"trials_a_point,omitempty"`
-	// Knee is where throughput levels off: the fewest connections not shown below tune.KneeShare of the peak's.
-	Knee   int          `json:"knee"`
-	Peak   int          `json:"peak"`
-	Points []sweepPoint `json:"points"`
-	// Medians: the figures are the trials' medians (what the sweep judged its peak and knee on); else their
-	// means, in results from before the medians were recorded.
-	Medians bool `json:"medians"`
-}
-
-// sweepPoint is one load of the sweep: its figure, and the 95% interval of the trials' mean.
-type sweepPoint struct {
-	Conns  int     `json:"connections"`
-	RPS    float64 `json:"rps"`
-	Lo     float64 `json:"-"`
-	Hi     float64 `json:"-"`
-	Mean   float64 `json:"-"`
-	P99Us  float64 `json:"-"`
-	Errors int64   `json:"-"`
-}
-
-// sweepOf is s as shown (nil without a sweep): the medians where the result has them, as the peak is the point
-// of the best median, so that the figure marked as the peak is the table's largest.
-func sweepOf(s *tune.Saturation, trials int) *sweepModel {
-	if s == nil || len(s.Points) == 0 {
-		return nil
-	}
-	m := &sweepModel{Pool: s.Pool, Trials: trials, Knee: s.Knee, Peak: s.Peak}
-	for _, p := range s.Points {
-		m.Medians = m.Medians || p.Median > 0
-	}
-	for _, p := range s.Points {
-		v := p.RPS
-		if m.Medians {
-			v = p.Median
-		}
-		m.Points = append(m.Points, sweepPoint{Conns: p.Concurrency, RPS: v, Lo: p.Lo, Hi: p.Hi, Mean: p.RPS, P99Us: p.P99Us, Errors: p.Errors})
-	}
-	return m
-}
-
-// figureWord is what a sweep point's figure is: "median" or "mean".
-func (m *sweepModel) figureWord() string {
-	if m.Medians {
-		return "median"
-	}
-	return "mean"
-}
