@@ -32,6 +32,9 @@ func TuneSummary(w io.Writer, r *tune.Result) {
 	} else {
 		say("  ", "  ", fmt.Sprintf("Change (from %s):", base))
 		changeTable(changes).write(w, 4, termWidth)
+		for _, n := range metricNotes(changes) {
+			say("    ", "      ", n)
+		}
 		if p := r.Apply; p != nil && len(p.Changes) > 0 && len(p.Changes) <= maxFileLines {
 			say("  ", "    ", "In the pool's files, as php-fpm will run it:")
 			for _, l := range p.Effective() {
@@ -132,6 +135,26 @@ func changeTable(changes []knobLine) textTable {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// metricNotes say what the changes' CPU metrics are, once each: the summary has no legend, and "req/CPU-s" is not a
+// word a reader knows (req/s is).
+func metricNotes(changes []knobLine) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range changes {
+		if l.Change == nil || seen[l.Metric] || (l.Metric != tune.MetricCPU && l.Metric != tune.MetricCapacity) {
+			continue
+		}
+		seen[l.Metric] = true
+		short, _ := metricWords(l.Metric)
+		who := "php-fpm's CPU time (what a request costs the workers)"
+		if l.Metric == tune.MetricCapacity {
+			who = "all the servers' CPU time"
+		}
+		out = append(out, short+" is requests served per second of "+who+".")
+	}
+	return out
 }
 
 // headlineSentence is the recommendation against the starting point, in one sentence ("" without a final).
