@@ -43,13 +43,20 @@ type answerJSON struct {
 }
 
 type changeJSON struct {
-	Pct float64 `json:"pct"`
-	Lo  float64 `json:"lo_pct"`
-	Hi  float64 `json:"hi_pct"`
+	Pct       float64 `json:"pct"`
+	Lo        float64 `json:"lo_pct"`
+	Hi        float64 `json:"hi_pct"`
+	Unbounded bool    `json:"unbounded"`
 }
 
+// texts are the change and its interval as the terminal prints them, from the file's figures; an interval the file
+// marks unbounded is "[not bounded yet]" there.
 func (c changeJSON) texts() (est, interval string) {
-	return pctText(c.Pct), intervalText(&change{c.Pct, c.Lo, c.Hi})
+	interval = "[" + pctText(c.Lo) + ", " + pctText(c.Hi) + "]"
+	if c.Unbounded {
+		interval = "[not bounded yet]"
+	}
+	return pctText(c.Pct), interval
 }
 
 // htmlText is a page as a reader sees its text: tags out, entities and typographic signs as the terminal's.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -164,6 +165,19 @@ func parseCompared(name, s string) (cand, inc string, ok bool) {
 	return unset(rest[:i]), unset(rest[i+len(" vs "):]), true
 }
 
+// unbounded says whether the engine could not bound c's interval yet (a side at experiment.Unbounded).
+func (c change) unbounded() bool { return unboundedPct(c.Lo) || unboundedPct(c.Hi) }
+
+// MarshalJSON writes c with "unbounded": true where the text says "[not bounded yet]", so that a reader of
+// result.json does not take the engine's placeholder bounds for figures.
+func (c change) MarshalJSON() ([]byte, error) {
+	type plain change // without this method
+	return json.Marshal(struct {
+		plain
+		Unbounded bool `json:"unbounded,omitempty"`
+	}{plain(c), c.unbounded()})
+}
+
 // inverse is A against B from B against A: the ratio turned over, the interval's ends swapped.
 func (c change) inverse() *change {
 	inv := func(p float64) float64 {
@@ -286,7 +300,7 @@ func pctText(p float64) string {
 // intervalText is [lo, hi] in pctText's words; an interval the engine could not bound yet (too few rounds for
 // its level: a side at experiment.Unbounded, a thousandfold) says so, where "[-99.9%, +99900%]" read as a figure.
 func intervalText(c *change) string {
-	if unboundedPct(c.Lo) || unboundedPct(c.Hi) {
+	if c.unbounded() {
 		return "[not bounded yet]"
 	}
 	return "[" + pctText(c.Lo) + ", " + pctText(c.Hi) + "]"
