@@ -204,3 +204,24 @@ func TestUsageErrorsNameWhatIsMeant(t *testing.T) {
 		t.Errorf("unknown command: %q", got)
 	}
 }
+
+// Every form in USAGE is a whole command line, "phptune compare --interleave ...", as a person copies it.
+func TestUsageFormsNameTheCommand(t *testing.T) {
+	for _, c := range commands(newRoot()) {
+		if !ours(c) {
+			continue
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		lines := strings.Split(helpOf(t, path), "\n")
+		forms := 0
+		for i := 3; i < len(lines) && lines[i] != ""; i++ {
+			forms++
+			if !strings.HasPrefix(lines[i], "  "+c.CommandPath()) {
+				t.Errorf("%s --help: the usage form %q does not start with %q", c.CommandPath(), lines[i], c.CommandPath())
+			}
+		}
+		if c.Name() == "compare" && forms != 2 {
+			t.Errorf("compare --help: %d usage forms, want its two (results, --interleave):\n%s", forms, strings.Join(lines, "\n"))
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 // those sizes, and compares the pick with the 150-worker starting point. The budget is about the least that leaves
 // the server race its rounds after the pool's size (at 30 s it was not tried; at 45 s it ran 4 rounds).
 func TestTuneSizesRuntimesFairly(t *testing.T) {
-	app := t.TempDir()
+	app := servedDir(t)
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php
 if (isset($_GET['big'])) { $b = str_repeat("x", 8 << 20); echo strlen($b); } else { echo "small"; }`), 0o644)
 	conf := filepath.Join(t.TempDir(), "apache2.conf")

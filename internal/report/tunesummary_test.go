@@ -44,3 +44,25 @@ func TestTuneSummaryFirst(t *testing.T) {
 		t.Logf("%s:\n%s", f, sum.String())
 	}
 }
+
+// TestTuneSummarySaysWhatReqPerCPUIs: the summary has no legend, so a change measured on php-fpm's CPU says once
+// what req/CPU-s is; one measured on requests/s needs no such line.
+func TestTuneSummarySaysWhatReqPerCPUIs(t *testing.T) {
+	r := recordedTune3(t)
+	var b strings.Builder
+	TuneSummary(&b, r)
+	if strings.Contains(b.String(), "req/CPU-s is") {
+		t.Errorf("no change on CPU, yet the summary explains req/CPU-s:\n%s", b.String())
+	}
+	for i, k := range r.Knobs {
+		if k.Name == "jit" {
+			r.Knobs[i].Value = "tracing" // kept as the change its comparison measured
+		}
+	}
+	b.Reset()
+	TuneSummary(&b, r)
+	out := strings.Join(strings.Fields(b.String()), " ")
+	if !strings.Contains(out, "jit off -> tracing") || strings.Count(out, "req/CPU-s is requests served per second of php-fpm's CPU time") != 1 {
+		t.Errorf("a change on CPU, and req/CPU-s not said once:\n%s", b.String())
+	}
+}
