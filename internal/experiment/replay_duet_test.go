@@ -33,7 +33,8 @@ func TestADuetReplayDrawsInTheRoundsOrder(t *testing.T) {
 			want = 1 / want
 		}
 		if got := out.Arms[0].Trials[i].Value / b.Value; math.Abs(got-want) > 1e-9 {
-			t.Fatalf("round %d: a/b %.4f, want %.4f (the first slot to the arm first in the round's order)", i+1, got, want)
+			t.Fatalf("round %d: a/b %.4f, want %.4f (the first slot to the arm first in the round's order)",
+				i+1, got, want)
 		}
 	}
 	o := ReplayOptions{StackSD: 0.02, NewStackEvery: 1, Bursts: Bursts{Rate: 0.1, Mean: 8, Requests: 180, Spill: true}}
@@ -80,8 +81,8 @@ func TestDuetReplayKeepsTheErrorRate(t *testing.T) {
 		most  int
 	}{{0.01, 40}, {0.0025, 16}} {
 		for _, sd := range []float64{0.02, 0.04} {
-			duet := replayRaces(t, 11, runs, replayRace{file: duetNoise, o: ReplayOptions{StackSD: sd, NewStackEvery: 1},
-				alpha: c.alpha, duet: true})
+			o := ReplayOptions{StackSD: sd, NewStackEvery: 1}
+			duet := replayRaces(t, 11, runs, replayRace{file: duetNoise, o: o, alpha: c.alpha, duet: true})
 			t.Logf("alpha %.4f, offsets %.0f%%: duet %d better, %d worse of %d (median %.0f rounds)", c.alpha, 100*sd,
 				duet.better, duet.worse, runs, stats.Median(duet.rounds))
 			if w := duet.better + duet.worse; w > c.most {
