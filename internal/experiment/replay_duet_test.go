@@ -72,8 +72,9 @@ const duetNoise, alternating = "req_per_cpu_s_duet", "req_per_cpu_s"
 // fresh stack each round (as tune runs them) whose offset is planted at 2% and at 4% on top of the recording's
 // own, the engine told 2%, 2000 races at alpha 1% and at a pair's share of a tune run (0.25%). Were a race
 // wrong at alpha exactly, more than 40 (at 1%) or 16 (at 0.25%) false verdicts would come one time in 40,000
-// (binomial). Found: 4 and 7 at 1%, none at 0.25%; alternating (a fresh stack every 5 trials) 0 and 35 at 1%:
-// offsets larger than told are read as effects where a stack serves several rounds, never where it serves one.
+// (binomial). Found: 4 and 7 at 1%, none at 0.25%. Alternating, on stacks of 5 trials, gave 0 and 35 at 1% with
+// this seed (TestReplayShowsWhatTheModelLeavesOut shows the gap: 34 at 4%): offsets larger than told pass for
+// effects where a stack serves several rounds, never where it serves one.
 func TestDuetReplayKeepsTheErrorRate(t *testing.T) {
 	const runs = 2000
 	for _, c := range []struct {
@@ -88,11 +89,6 @@ func TestDuetReplayKeepsTheErrorRate(t *testing.T) {
 			if w := duet.better + duet.worse; w > c.most {
 				t.Errorf("alpha %.4f, offsets %.0f%%: %d false verdicts in %d duet races, want at most %d", c.alpha,
 					100*sd, w, runs, c.most)
-			}
-			if c.alpha == 0.01 {
-				turn := replayRaces(t, 11, runs, replayRace{file: alternating,
-					o: ReplayOptions{StackSD: sd, NewStackEvery: 5}, alpha: c.alpha})
-				t.Logf("  alternating: %d better, %d worse", turn.better, turn.worse)
 			}
 		}
 	}
