@@ -72,7 +72,7 @@ const duetNoise, alternating = "req_per_cpu_s_duet", "req_per_cpu_s"
 // fresh stack each round (as tune runs them) whose offset is planted at 2% and at 4% on top of the recording's
 // own, the engine told 2%, 2000 races at alpha 1% and at a pair's share of a tune run (0.25%). Were a race
 // wrong at alpha exactly, more than 40 (at 1%) or 16 (at 0.25%) false verdicts would come one time in 40,000
-// (binomial). Found: 4 and 7 at 1%, none at 0.25%. Alternating, on stacks of 5 trials, gave 0 and 35 at 1% with
+// (binomial). Found: 3 and 4 at 1%, none at 0.25%. Alternating, on stacks of 5 trials, gave 0 and 35 at 1% with
 // this seed (TestReplayShowsWhatTheModelLeavesOut shows the gap: 34 at 4%): offsets larger than told pass for
 // effects where a stack serves several rounds, never where it serves one.
 func TestDuetReplayKeepsTheErrorRate(t *testing.T) {
@@ -100,7 +100,7 @@ func TestDuetReplayKeepsTheErrorRate(t *testing.T) {
 // minimum effect 3%, at most 200 rounds, 1000 races each. A duet round of two costs about half as much again as
 // an alternating one (two trials of 0.8 s at once, the next stacks starting beside them: 1.6 s; two of 0.4 s and
 // a start every 5 rounds: 1.05 s). Found: +5% better in all races both ways, in a median 18 duet rounds (29 s)
-// against 67 (70 s); +3% in 855 against 612, in 37 rounds (59 s) against 170 (179 s); +1% no_difference in 998
+// against 67 (70 s); +3% in 862 against 612, in 38 rounds (61 s) against 170 (179 s); +1% no_difference in 997
 // against 57; no race of a positive effect worse.
 func TestDuetReplayDecidesSmallEffects(t *testing.T) {
 	const runs, alpha = 1000, 0.0025
