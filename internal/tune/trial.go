@@ -147,11 +147,13 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	return obs, false, nil
 }
 
-// windowP99 is a goodput window's p99, microseconds, from the histogram the runtimes' table merges; a window
-// that completed nothing held its requests for longer than itself.
+// windowP99 is a goodput window's p99, microseconds, the requests in flight at its close counted (answered in
+// the drain: load.Result.TailP99), since a tail longer than the window would be in flight then: a window holds
+// 40 requests at the peak's rate, 0.3 s at the least. A window that completed nothing held its requests for
+// longer than itself.
 func windowP99(res *load.Result, window time.Duration) float64 {
-	if res.Latency.P99 > 0 {
-		return res.Latency.P99
+	if p := res.TailP99(); p > 0 {
+		return p
 	}
 	return float64(max(window/time.Microsecond, 1))
 }
