@@ -59,8 +59,9 @@ func newTuneCmd() *cobra.Command {
 omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
 from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
 no_difference) or its share of --budget runs out (inconclusive); the knob server races Apache's runtimes
-when installed, sized by the same rule. Finally the recommendation is compared with Debian's defaults and the
-"2 x cores" rule of thumb.
+when installed, sized by the same rule. server, pm, keepalive and backlog take a value ahead on goodput only
+if its p99 is not shown worse. Finally the recommendation is compared with Debian's defaults and the "2 x cores"
+rule of thumb.
 
 KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.
