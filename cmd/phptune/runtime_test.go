@@ -135,14 +135,14 @@ func TestServeRecommendationAndCompare(t *testing.T) {
 }
 
 // TestTuneKeepsTheRuntimeWithTheBetterTail plants issue 53's trade with the app itself: under php-fpm a request
-// burns 4 ms of CPU, under mod_php none, but one in fifty sleeps 300 ms there, so prefork serves more requests a
+// burns 4 ms of CPU, under mod_php none, but one in fifty sleeps 200 ms there, so prefork serves more requests a
 // second (a pool of 4 at the knee's few connections) at a p99 several times php-fpm's. The server race's guard
 // takes mod_php out for its p99, nginx + php-fpm is kept, and the summary's first lines say what was traded.
 func TestTuneKeepsTheRuntimeWithTheBetterTail(t *testing.T) {
 	app := t.TempDir()
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php
 if (PHP_SAPI === 'apache2handler') {
-	if (mt_rand(1, 50) === 1) { usleep(300000); }
+	if (mt_rand(1, 50) === 1) { usleep(200000); }
 	echo "ok";
 	return;
 }
