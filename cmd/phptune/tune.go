@@ -58,9 +58,9 @@ func newTuneCmd() *cobra.Command {
 		Long: `Serves APP (a docroot with a front controller that the workers' user can read, a prepared workload preset,
 or the bundled demo app when omitted) with nginx + php-fpm in private stacks, finds the load where throughput
 levels off, sizes the pool from it and --memory, then races each knob's values in interleaved rounds until it is
-decided (better, worse, no_difference) or its share of --budget runs out (inconclusive); the knob server races
-Apache's runtimes when installed. Finally the recommendation is compared with Debian's defaults and the "2 x
-cores" rule of thumb.
+decided (better, worse, no_difference) or its share of --budget runs out (inconclusive); server races Apache's
+runtimes when installed; it, pm, keepalive and backlog refuse a value whose p99 is shown worse. Last, the
+recommendation is compared with Debian's defaults and "2 x cores".
 
 KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.

@@ -86,7 +86,10 @@
 //
 // Spec.Second judges a second figure of the same trials (tune's final comparison: goodput at the load measured,
 // and capacity, requests per CPU-second) by the same rule on the same rounds, each with its own interval and
-// verdict (ArmResult.Vs2), the pair's alpha split between them: one error budget over both.
+// verdict (ArmResult.Vs2), the pair's alpha split between them: one error budget over both. In a race the
+// second figure may be a guard (Figure.Guard, guard.go: tune's p99 beside goodput): a challenger shown worse on it
+// than the incumbent leaves the race whatever its first figure, and one it leans against does not replace the
+// incumbent while rounds remain.
 //
 // # One error budget
 //

@@ -41,6 +41,8 @@ type knobLine struct {
 	Level float64 `json:"-"`
 	// Details are what a reader needs beside the row: why it was not tried, what would decide it, notes.
 	Details []string `json:"details,omitempty"`
+	// Traded is what a value ahead on goodput but shown worse at the p99 would have traded (tune.KnobRow.Traded).
+	Traded string `json:"traded,omitempty"`
 }
 
 // change is a relative change in percent with its interval.
@@ -62,7 +64,7 @@ func knobLines(r *tune.Result) []knobLine {
 // knobLineOf turns a knob's row, whose comparison is the decisive one as the race ran it (a candidate against
 // the incumbent), into the row about the value kept.
 func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
-	l := knobLine{Name: k.Name, Value: knob.Shown(k.Name, k.Value), Metric: k.Metric, Rounds: k.Rounds}
+	l := knobLine{Name: k.Name, Value: knob.Shown(k.Name, k.Value), Metric: k.Metric, Rounds: k.Rounds, Traded: k.Traded}
 	if start := startValue(k.Name, r.Baseline); start != k.Value {
 		l.Start = knob.Shown(k.Name, start)
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/phptune/phptune/internal/tune"
 )
 
-// TuneSummary writes tune's answer first, in about 30 lines: what to change, each from -> to with the change and
-// interval that decided it; what was shown and kept; what was not decided and what would decide it; the
-// recommendation against the starting point in one sentence; the apply command. The whole account (the sweep, the
-// pool size's reasoning, memory, every knob's row) is Tune's: tune --verbose, and report.html. Its figures come
-// from the same answer (AnswerOf), so the two cannot disagree.
+// TuneSummary writes tune's answer first, in about 30 lines: a value ahead on goodput not taken for its p99, and
+// what it traded; what to change, each from -> to with the change and interval that decided it; what was shown
+// and kept; what was not decided and what would decide it; the recommendation against the starting point in one
+// sentence; the apply command. The whole account (the sweep, the pool size's reasoning, memory, every knob's row)
+// is Tune's: tune --verbose, and report.html. Its figures come from the same answer (AnswerOf), so the two cannot
+// disagree.
 func TuneSummary(w io.Writer, r *tune.Result) {
 	a := AnswerOf(r)
 	lines, h := a.Knobs, a.Headline
@@ -27,6 +28,9 @@ func TuneSummary(w io.Writer, r *tune.Result) {
 	base := a.Start
 	fmt.Fprintln(w)
 	changes, kept, open, unraced := sortLines(lines)
+	if traded := tradedLines(lines); len(traded) > 0 {
+		say("  ", "    ", "Not taken for its p99: "+strings.Join(traded, "; ")+".")
+	}
 	if len(changes) == 0 {
 		say("  ", "  ", fmt.Sprintf("Nothing to change: the run recommends %s as they are.", base))
 	} else {
@@ -88,12 +92,14 @@ const maxFileLines = 6
 
 // sortLines splits the rows: the values that change (from the start), the values shown and kept as they were, the
 // knobs raced and left undecided with what would decide them, and those the budget could not race. A knob not
-// tried (it does not apply here) is in none.
+// tried (it does not apply here), or kept where a value ahead of it was not taken for its p99 (tradedLines), is in
+// none.
 func sortLines(lines []knobLine) (changes []knobLine, kept, open, unraced []string) {
 	for _, l := range lines {
 		switch {
 		case l.Start != "":
 			changes = append(changes, l)
+		case l.Traded != "":
 		case l.Change != nil && l.Verdict != stats.Inconclusive:
 			kept = append(kept, fmt.Sprintf("%s %s (%s %s)", l.Name, l.Value, pctText(l.Change.Est), keptPhrase(l.Verdict, l.Against)))
 		case l.Change == nil && l.Word == "not compared" && len(l.Details) > 0 && strings.HasPrefix(l.Details[0], "not raced"):
@@ -108,6 +114,17 @@ func sortLines(lines []knobLine) (changes []knobLine, kept, open, unraced []stri
 		}
 	}
 	return changes, kept, open, unraced
+}
+
+// tradedLines are the rows' trades of goodput for the p99 that were not taken, each with its knob's name.
+func tradedLines(lines []knobLine) []string {
+	var out []string
+	for _, l := range lines {
+		if l.Traded != "" {
+			out = append(out, l.Name+" "+l.Traded)
+		}
+	}
+	return out
 }
 
 // needOf is what would decide an undecided row (": would need about 151 rounds (3m59s more)"), "" when the row

@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
 )
 
 // TestTuneSummaryFirst: the answer a run prints by default fits 30 lines of 120 columns on every recorded run,
@@ -64,5 +67,32 @@ func TestTuneSummarySaysWhatReqPerCPUIs(t *testing.T) {
 	out := strings.Join(strings.Fields(b.String()), " ")
 	if !strings.Contains(out, "jit off -> tracing") || strings.Count(out, "req/CPU-s is requests served per second of php-fpm's CPU time") != 1 {
 		t.Errorf("a change on CPU, and req/CPU-s not said once:\n%s", b.String())
+	}
+}
+
+// TestTradedForTheTailLeadsTheSummary: a runtime ahead on goodput but not taken for its p99 (issue 53: mod_php
+// +5.1% req/s at a p99 24 times nginx-fpm's) is said in the summary's first lines, not listed as shown and kept,
+// and its row in the full account carries the trade.
+func TestTradedForTheTailLeadsTheSummary(t *testing.T) {
+	r := recordedTuneFile(t, "testdata/tune-result.json")
+	trade := "apache-modphp +5.1% req/s but p99 24x worse: kept nginx-fpm"
+	r.Knobs = append(r.Knobs, tune.KnobRow{Name: "server", Value: "nginx-fpm", From: "nginx-fpm", Metric: tune.MetricGoodput,
+		EffectPct: 5.1, CILowPct: 0.1, CIHighPct: 10.3, Verdict: stats.Better, Compared: "server=apache-modphp vs nginx-fpm",
+		Rounds: 12, Note: trade, Traded: trade})
+	var sum, full strings.Builder
+	TuneSummary(&sum, r)
+	Tune(&full, r)
+	lines := strings.Split(sum.String(), "\n")
+	if len(lines) < 4 || !strings.Contains(strings.Join(lines[:4], "\n"), "Not taken for its p99: server "+trade+".") {
+		t.Errorf("the trade is not in the summary's first lines:\n%s", sum.String())
+	}
+	_, kept, open, _ := sortLines(knobLines(r))
+	for _, l := range append(kept, open...) {
+		if strings.HasPrefix(l, "server ") {
+			t.Errorf("the server kept for its p99 is listed as shown and kept or open: %q", l)
+		}
+	}
+	if !strings.Contains(full.String(), trade) {
+		t.Errorf("the full account's server row does not carry the trade:\n%s", full.String())
 	}
 }

@@ -28,6 +28,9 @@ type TrialSpec struct {
 	Steady bool
 	// Latency, when set, merges each goodput trial's latency histogram under its configuration (the server race).
 	Latency *latencyTally
+	// Tail says that the race guards the trials' p99 (a Tail knob's, on goodput): a value better on goodput is
+	// taken only if its p99 is not shown worse (experiment.Figure.Guard).
+	Tail bool
 	// Capacity says that the experiment decides on the trials' requests per CPU-second too (the final): its
 	// stacks move as often as the steadier of the two figures pays for (spread).
 	Capacity bool
@@ -211,4 +214,14 @@ func (a *timedArm) Prepare(ctx context.Context) error {
 	a.c.trialWall[a.metric] += a.clock.Now().Sub(began)
 	a.c.mu.Unlock()
 	return err
+}
+
+// tailArm gives the engine its arm's trials with their p99 as the second figure, which a guarded race judges
+// (TrialSpec.Tail). Below it the trials keep capacity there: the stacks' moves read its spread for the final.
+type tailArm struct{ *timedArm }
+
+func (a tailArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	o, err := a.timedArm.Trial(ctx)
+	o.Second, o.SecondStep = o.P99, 0
+	return o, err
 }

@@ -54,6 +54,10 @@ type SimOptions struct {
 	// each at its share of the machine, so a round costs that times its arms (as real runs charge it), and its
 	// next stacks start beside its trials (a move waits only for what a start takes beyond them).
 	Duet bool
+	// Tail is the true log ratio of cfg's p99 against Base's in goodput trials (nil: none: every trial's p99 the
+	// same), TailSD the spread of a trial's log p99 about it (0: 0.3), drawn from the goodput replay's source.
+	Tail   func(cfg knob.Config) float64
+	TailSD float64
 }
 
 // Simulate runs the decisions of a tune run on replayed arms.
@@ -224,6 +228,9 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
 		moves: g, readsSecond: spec.Metric == MetricGoodput, fresh: spec.Fresh, duet: spec.Duet}
+	if s.o.Tail != nil {
+		a.tail = s.o.Tail(cfg)
+	}
 	if s.o.Noise[noise].Options().NewStackEvery > 0 || spec.Duet {
 		// Replicated stacks, as tune runs them (a duet's every round); else one stack an arm, as it did before.
 		a.per = perStack(spec)
@@ -287,8 +294,9 @@ type simArm struct {
 	// capacity replays the requests per CPU-second a goodput trial also reads (nil for CPU trials).
 	capacity *experiment.ReplayArm
 	// readsSecond: a goodput trial reads capacity too, as a real one does (the final decides on it, and its
-	// spread foresees the final's moves: capacitySpread).
+	// spread foresees the final's moves: capacitySpread), and its p99, of log ratio tail against Base's.
 	readsSecond bool
+	tail        float64
 	holding     bool
 	fresh       bool // TrialSpec.Fresh: never the warm stack
 	// duet: its rounds are duets (TrialSpec.Duet); prepared: Prepare readied this round's trial.
@@ -413,7 +421,7 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	}
 	second := 0.0
 	if a.readsSecond {
-		second = o.Second
+		second, o.P99 = o.Second, a.p99()
 	}
 	a.s.mu.Lock()
 	a.n++
@@ -422,6 +430,18 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	}
 	a.s.mu.Unlock()
 	return o, err
+}
+
+// p99 is a goodput trial's p99, microseconds: 5 ms, times its true ratio and its noise when SimOptions.Tail is set.
+func (a *simArm) p99() float64 {
+	const base = 5000
+	if a.s.o.Tail == nil {
+		return base
+	}
+	sd := cmp.Or(a.s.o.TailSD, 0.3)
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	return base * math.Exp(a.tail+sd*a.s.o.Noise[MetricGoodput].Rand().NormFloat64())
 }
 
 func (a *simArm) Stop() {
