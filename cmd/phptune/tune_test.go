@@ -557,7 +557,7 @@ func TestTuneInAMemoryCgroup(t *testing.T) {
 	if m := res.Memory; m == nil || m.Limit != 600<<20 || m.OOMKills != 0 || m.PeakBytes <= 0 || m.PeakBytes > 600<<20 {
 		t.Errorf("result.json's memory: %+v, want the 600 MiB limit, no kill and a peak within it", m)
 	}
-	if !strings.Contains(r.stdout, "the OOM killer never struck") {
+	if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "the OOM killer never struck") { // lines wrap
 		t.Errorf("the output does not say what the run met of the limit:\n%s", r.stdout)
 	}
 	// A cgroup that does not exist is a usage error, found before anything starts.
