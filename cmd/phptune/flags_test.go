@@ -23,6 +23,7 @@ import (
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/phpbuild"
+	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/workload"
@@ -157,6 +158,18 @@ func TestTuneOptions(t *testing.T) {
 		!slices.Equal(knobs, []string{"opcache"}) || !o.Asked["opcache"] || o.Pins["memory_limit"] != "256M" ||
 		o.BaseName != "your starting point" || o.Limits == nil {
 		t.Errorf("options: %+v", o)
+	}
+	// Without --no-screen, tune screens with profile's counters where valgrind, strace and php-cgi are installed.
+	f, _, err = parse(t, newTuneCmd, app, "--memory", "1GiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err = f.options(context.Background(), a, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if c, missing := profile.NewCounters(o.Stack, nil, o.Request); (c == nil) != (o.Screen == nil) ||
+		o.Screen != nil && (o.Screen.Method != c.Method || o.Screen.Instructions == nil || o.Screen.Syscalls == nil) {
+		t.Errorf("screener %+v, with %s missing", o.Screen, missing)
 	}
 	for args, want := range map[string]string{
 		"--build pgo+o3":          "--build pgo+o3: want pgo",
