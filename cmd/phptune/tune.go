@@ -329,10 +329,9 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, stderr io.Wri
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
 	}
 	if !f.noScreen {
-		if c, missing := profile.NewCounters(sc, func() []load.MixItem { return o.URLs }, o.Request); c == nil {
+		var missing string
+		if o.Screen, missing = profile.NewCounters(sc, func() []load.MixItem { return o.URLs }, o.Request); o.Screen == nil {
 			fmt.Fprintf(stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
-		} else {
-			o.Screen = &tune.Screener{Method: c.Method, Instructions: c.Instructions, Syscalls: c.Syscalls}
 		}
 	}
 	if err := f.limits(&o); err != nil {
