@@ -21,7 +21,7 @@ type checkFlags struct {
 	forDur, interval time.Duration
 	json             bool
 	out              string
-	statusSet        bool // --status-path given
+	statusSet        bool // --fpm-status (or its old name --status-path) given
 }
 
 func newCheckCmd(s *streams, runF runFunc[checkFlags]) *cobra.Command {
@@ -40,7 +40,7 @@ phptune tune command that would verify it.
 
 TARGET is a pool file or php-fpm.conf (a relative include= taken from --prefix, else the prefix its place or
 the master's binary suggests), a unix socket (PATH or unix:PATH), tcp:HOST:PORT or HOST:PORT (with
---status-path, else a running pool's own), or a running pool's name; without TARGET, every pool on this host.
+--fpm-status, else a running pool's own), or a running pool's name; without TARGET, every pool on this host.
 
 The one thing it asks of a pool beyond its status page is to run phptune's opcache script, placed for that
 request in a private directory (/run/phptune-check-GID, 0750 to the workers' group) and removed after.
@@ -49,13 +49,13 @@ Exit codes: 0 nothing found, 3 a problem found (a pool whose every worker is hel
 pool that cannot be read), 1 failure, 130 interrupted (what was sampled is reported, marked partial).`,
 		Example: `  phptune check                                        # every pool on this host, 2 minutes
   phptune check /etc/php/8.2/fpm/pool.d/www.conf --for 10m
-  phptune check /run/php/php8.2-fpm.sock --status-path /status
+  phptune check /run/php/php8.2-fpm.sock --fpm-status /status
   phptune check tcp:127.0.0.1:9000 --json > check.json
   phptune check www --out /var/tmp/check               # result.json and report.html
   phptune check /srv/fpm/php-fpm.conf --prefix /srv/fpm  # its include=etc/php-fpm.d/*.conf, as php-fpm -p /srv/fpm`,
 		Args: cli.Args(0, -1, "TARGET, a pool file, socket, tcp:HOST:PORT or running pool's name"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
-			f.statusSet = cmd.Flags().Changed("status-path")
+			f.statusSet = cmd.Flags().Changed("fpm-status") || cmd.Flags().Changed("status-path")
 			return runF(cmd.Context(), f, args)
 		}),
 	}
@@ -63,9 +63,12 @@ pool that cannot be read), 1 failure, 130 interrupted (what was sampled is repor
 	fl := cmd.Flags()
 	fl.DurationVar(&f.forDur, "for", check.DefaultFor, "sample for this `DURATION`")
 	fl.DurationVar(&f.interval, "interval", check.DefaultInterval, "`DURATION` between samples")
-	fl.StringVar(&f.statusPath, "status-path", check.DefaultStatusPath, "the pm.status_path `PATH` of a socket or address (a pool file's is read from it)")
+	// bench's name for the status page: one name across commands, the old one kept working.
+	fl.StringVar(&f.statusPath, "fpm-status", "", "php-fpm's status page, the pm.status_path `PATH` of a socket or address "+
+		"(default "+check.DefaultStatusPath+"; a pool file's is read from it)")
+	cli.DeprecatedAlias(fl, "status-path", "fpm-status")
 	fl.StringVar(&f.prefix, "prefix", "", "php-fpm's prefix `DIR` (its -p), for relative include= lines (default: guessed)")
-	cli.FlagGroup(fl, "SAMPLING", "for", "interval", "status-path", "prefix")
+	cli.FlagGroup(fl, "SAMPLING", "for", "interval", "fpm-status", "prefix")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/check/v1) instead of the summary")
 	fl.StringVar(&f.out, "out", "", "also write result.json and report.html into this `DIR`")
 	cli.FlagGroup(fl, "OUTPUT", "json", "out")
@@ -79,8 +82,11 @@ func (s *streams) runCheck(ctx context.Context, f checkFlags, args []string) err
 	if f.interval > f.forDur {
 		return exitcode.UsageErrorf("--interval %s is longer than --for %s: give a window of several intervals", f.interval, f.forDur)
 	}
+	if f.statusPath == "" {
+		f.statusPath = check.DefaultStatusPath
+	}
 	if !strings.HasPrefix(f.statusPath, "/") {
-		return exitcode.UsageErrorf("--status-path %q: want a path starting with /, as pm.status_path is written", f.statusPath)
+		return exitcode.UsageErrorf("--fpm-status %q: want a path starting with /, as pm.status_path is written", f.statusPath)
 	}
 	targets, skipped, err := check.Resolve(args, check.Given{StatusPath: f.statusPath, StatusSet: f.statusSet, Prefix: f.prefix})
 	if err != nil {

@@ -27,6 +27,7 @@ type compareFlags struct {
 	interleave  bool
 	rounds      int
 	minEffect   float64
+	alpha       float64
 	failIfWorse bool
 	json        bool
 	out         string
@@ -45,7 +46,7 @@ func newCompareCmd(s *streams, runF runFunc[compareFlags]) *cobra.Command {
   phptune compare --interleave 'http://127.0.0.1:8080/' 'http://127.0.0.1:8081/' -c 8 -d 2s
   phptune compare --interleave 'unix:/tmp/a.sock:/srv/index.php' 'fcgi://127.0.0.1:9000/srv/index.php' --fail-if-worse`,
 		Long: `Compares results with the first (the baseline): req/s and latency percentiles side by side, each with its change,
-interval and verdict (better, worse, no_difference, inconclusive), within one 5% error budget. With --interleave
+interval and verdict (better, worse, no_difference, inconclusive), all within one error budget (--alpha). With --interleave
 each argument is an arm to run, a bench TARGET and optionally flags for that arm alone (quote each arm); flags
 given to compare apply to every arm. The arms run in rounds, one trial of each a round, until every arm is
 decided or --rounds run out; more than two arms race, and the report names the pick.`,
@@ -61,8 +62,9 @@ decided or --rounds run out; more than two arms race, and the report names the p
 	fl.IntVar(&f.rounds, "rounds", 20, "with --interleave: the most rounds (one trial of each arm a round); the run stops once every arm is decided")
 	cli.DeprecatedAlias(fl, "repeat", "rounds")
 	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
+	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
 	fl.BoolVar(&f.failIfWorse, "fail-if-worse", false, "exit 3 when any metric of any arm is worse than the baseline")
-	cli.FlagGroup(fl, "COMPARE", "interleave", "rounds", "min-effect", "fail-if-worse")
+	cli.FlagGroup(fl, "COMPARE", "interleave", "rounds", "min-effect", "alpha", "fail-if-worse")
 	registerLoadFlags(fl, &f.load)
 	registerRunFlags(fl, &f.load)
 	fl.BoolVar(&f.json, "json", false, "print the comparison as JSON (schema phptune/compare/v1)")
@@ -74,6 +76,9 @@ decided or --rounds run out; more than two arms race, and the report names the p
 func (s *streams) runCompare(ctx context.Context, f compareFlags, args []string) error {
 	if f.minEffect < 0 {
 		return exitcode.UsageErrorf("--min-effect %v: want a percentage of 0 or more", f.minEffect)
+	}
+	if !(f.alpha > 0 && f.alpha < 1) {
+		return exitcode.UsageErrorf("--alpha %g: want a chance between 0 and 1, such as 0.05", f.alpha)
 	}
 	names := compare.ArmNames(len(args))
 	var results []*load.Result
@@ -113,7 +118,8 @@ func (s *streams) runCompare(ctx context.Context, f compareFlags, args []string)
 	if f.interleave {
 		defer load.SetProcs(f.load.procs)()
 		line := cli.NewStatusLine(s.err)
-		run, runErr = compare.Interleave(ctx, arms, names, compare.InterleaveOptions{MaxRounds: f.rounds, MinEffect: f.minEffect / 100, Race: true,
+		run, runErr = compare.Interleave(ctx, arms, names, compare.InterleaveOptions{MaxRounds: f.rounds, MinEffect: f.minEffect / 100,
+			Alpha: f.alpha, Race: true,
 			Progress: func(p compare.Progress) {
 				phase := "measuring"
 				if p.Load.Warmup {
@@ -128,7 +134,7 @@ func (s *streams) runCompare(ctx context.Context, f compareFlags, args []string)
 		}
 		results = run.Results
 	}
-	rep, err := compare.ResultsWithin(results, names, f.minEffect/100, run.Share, stats.DefaultAlpha)
+	rep, err := compare.ResultsWithin(results, names, f.minEffect/100, run.Share, f.alpha)
 	if err != nil {
 		return err
 	}

@@ -145,6 +145,7 @@ func TestTuneOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.screening(&o, func() []load.MixItem { return o.URLs }, io.Discard)
 	var uris []string
 	for _, u := range o.URLs {
 		uris = append(uris, u.URI+"="+strings.Repeat("*", u.Weight))
@@ -159,7 +160,8 @@ func TestTuneOptions(t *testing.T) {
 		o.BaseName != "your starting point" || o.Limits == nil {
 		t.Errorf("options: %+v", o)
 	}
-	// Without --no-screen, tune screens with profile's counters where valgrind, strace and php-cgi are installed.
+	// Without --no-screen, tune screens with profile's counters where valgrind, strace and php-cgi are installed,
+	// counting the URLs it is given when it counts (after a URL file's login).
 	f, _, err = parse(t, newTuneCmd, app, "--memory", "1GiB")
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +169,7 @@ func TestTuneOptions(t *testing.T) {
 	if o, err = f.options(context.Background(), a, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	f.screening(&o, func() []load.MixItem { return o.URLs }, io.Discard)
 	if c, missing := profile.NewCounters(o.Stack, nil, o.Request); (c == nil) != (o.Screen == nil) ||
 		o.Screen != nil && (o.Screen.Method != c.Method || o.Screen.Instructions == nil || o.Screen.Syscalls == nil) {
 		t.Errorf("screener %+v, with %s missing", o.Screen, missing)
@@ -265,15 +268,28 @@ func TestBenchOptions(t *testing.T) {
 }
 
 func TestCompareFlags(t *testing.T) {
-	testFlags(t, newCompareCmd, []string{"a.json", "b.json"}, []flagCase[compareFlags]{
-		{args: []string{"--interleave", "A", "B", "-c", "8", "-d", "2s", "--fail-if-worse", "--repeat", "5", "--min-effect", "1"},
+	def := testFlags(t, newCompareCmd, []string{"a.json", "b.json"}, []flagCase[compareFlags]{
+		{args: []string{"--interleave", "A", "B", "-c", "8", "-d", "2s", "--fail-if-worse", "--repeat", "5", "--min-effect", "1", "--alpha", "0.01"},
 			pos: []string{"A", "B"}, edit: func(f *compareFlags) {
-				f.interleave, f.failIfWorse, f.rounds, f.minEffect = true, true, 5, 1
+				f.interleave, f.failIfWorse, f.rounds, f.minEffect, f.alpha = true, true, 5, 1, 0.01
 				f.load.connections, f.load.duration, f.load.durationSet = 8, 2*time.Second, true
 			}},
 		{args: []string{"a.json", "b.json", "c.json", "--json", "--out", "d"}, pos: []string{"a.json", "b.json", "c.json"},
 			edit: func(f *compareFlags) { f.json, f.out = true, "d" }},
 	}, map[string]string{"a.json": "two results or more"})
+	if def.alpha != stats.DefaultAlpha || def.minEffect != defaultMinEffectPct || def.rounds != 20 {
+		t.Errorf("compare's defaults: %+v", def)
+	}
+	// --alpha is a chance: one out of (0, 1) is refused before any result is read.
+	for _, alpha := range []string{"0", "1", "2", "-0.05"} {
+		f, pos, err := parse(t, newCompareCmd, "a.json", "b.json", "--alpha", alpha)
+		if err == nil {
+			err = quiet().runCompare(context.Background(), f, pos)
+		}
+		if want := "--alpha " + alpha + ": want a chance between 0 and 1, such as 0.05"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("compare --alpha %s: %v, want an error with %q", alpha, err, want)
+		}
+	}
 	// An arm's flags over compare's: -d given to compare rules out an arm's -n.
 	f, _, err := parse(t, newCompareCmd, "--interleave", "x", "y", "-d", "2s", "-c", "3")
 	if err != nil {
@@ -295,21 +311,26 @@ func TestCompareFlags(t *testing.T) {
 
 func TestCheckFlags(t *testing.T) {
 	def := testFlags(t, newCheckCmd, nil, []flagCase[checkFlags]{
-		{args: []string{"/run/php.sock", "--status-path", "/st", "--for", "10m", "--interval", "2s", "--json"},
+		{args: []string{"/run/php.sock", "--fpm-status", "/st", "--for", "10m", "--interval", "2s", "--json"},
 			pos: []string{"/run/php.sock"}, edit: func(f *checkFlags) {
 				f.statusPath, f.statusSet, f.forDur, f.interval, f.json = "/st", true, 10*time.Minute, 2*time.Second, true
 			}},
+		// The old name, a hidden alias, sets the same.
+		{args: []string{"/run/php.sock", "--status-path", "/st"}, pos: []string{"/run/php.sock"},
+			edit: func(f *checkFlags) { f.statusPath, f.statusSet = "/st", true }},
 		{args: []string{"a", "b", "--prefix", "/srv/fpm", "--out", "d"}, pos: []string{"a", "b"},
 			edit: func(f *checkFlags) { f.prefix, f.out = "/srv/fpm", "d" }},
 	}, nil)
-	if def.forDur != check.DefaultFor || def.interval != check.DefaultInterval || def.statusPath != check.DefaultStatusPath || def.statusSet {
+	// --fpm-status's default ("": check.DefaultStatusPath, or a pool file's own) is filled in by the run.
+	if def.forDur != check.DefaultFor || def.interval != check.DefaultInterval || def.statusPath != "" || def.statusSet {
 		t.Errorf("check's defaults: %+v", def)
 	}
 	// The flags' own errors come before any pool is looked at.
 	for args, want := range map[string]string{
 		"--for 0s":               "--for and --interval must be positive",
 		"--for 1m --interval 5m": "longer than --for",
-		"--status-path st":       "want a path starting with /",
+		"--fpm-status st":        `--fpm-status "st": want a path starting with /`,
+		"--status-path st":       `--fpm-status "st": want a path starting with /`,
 	} {
 		f, pos, err := parse(t, newCheckCmd, strings.Fields(args)...)
 		if err == nil {

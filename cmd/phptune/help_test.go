@@ -138,6 +138,20 @@ func TestFlagsMeanOneThing(t *testing.T) {
 }
 
 // An old spelling still works, hidden, with a notice naming the new one.
+// An old flag name's notice goes to stderr: on stdout it would end up in --json's output.
+func TestDeprecatedNoticeOnStderr(t *testing.T) {
+	var out, errOut bytes.Buffer
+	root := newRoot(&streams{out: &out, err: &errOut})
+	root.SetArgs([]string{"check", "tcp:127.0.0.1:1", "--status-path", "status", "--json"})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), `--fpm-status "status": want a path starting with /`) {
+		t.Errorf("check --status-path status: %v", err)
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "use --fpm-status") {
+		t.Errorf("the notice: stdout %q, stderr %q; want it on stderr alone", out.String(), errOut.String())
+	}
+}
+
 func TestDeprecatedAliasesStillWork(t *testing.T) {
 	for _, c := range []struct {
 		path      []string
@@ -204,5 +218,26 @@ func TestUsageErrorsNameWhatIsMeant(t *testing.T) {
 	root.SetArgs([]string{"tuen"})
 	if got := cli.UnknownCommand(root.Execute().Error()); got != `unknown command "tuen" for "phptune" (did you mean tune?)` {
 		t.Errorf("unknown command: %q", got)
+	}
+}
+
+// Every form in USAGE is a whole command line, "phptune compare --interleave ...", as a person copies it.
+func TestUsageFormsNameTheCommand(t *testing.T) {
+	for _, c := range commands(newRoot(quiet())) {
+		if !ours(c) {
+			continue
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		lines := strings.Split(helpOf(t, path), "\n")
+		forms := 0
+		for i := 3; i < len(lines) && lines[i] != ""; i++ {
+			forms++
+			if !strings.HasPrefix(lines[i], "  "+c.CommandPath()) {
+				t.Errorf("%s --help: the usage form %q does not start with %q", c.CommandPath(), lines[i], c.CommandPath())
+			}
+		}
+		if c.Name() == "compare" && forms != 2 {
+			t.Errorf("compare --help: %d usage forms, want its two (results, --interleave):\n%s", forms, strings.Join(lines, "\n"))
+		}
 	}
 }

@@ -116,12 +116,15 @@ you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results s
 	root.AddCommand(newServeCmd(s, nil), newBenchCmd(s, nil), newCheckCmd(s, nil), newMixCmd(s, nil), newCompareCmd(s, nil),
 		newTuneCmd(s, nil), newReportCmd(s, nil), newProfileCmd(s, nil), newClientsCmd(s, nil), newWorkloadCmd(s), newBuildCmd(s, nil),
 		newExportCmd(s), newIngestCmd(s), newManCmd())
-	// Flags are listed as registered: by group, the most used first.
+	// Flags are listed as registered: by group, the most used first. What parsing them says (an old name's
+	// notice, cli.DeprecatedAlias) goes to stderr: cobra would print it to the command's out, stdout, where it
+	// would end up in --json's output.
 	var keepOrder func(c *cobra.Command)
 	keepOrder = func(c *cobra.Command) {
 		c.Flags().SortFlags = false
-		for _, s := range c.Commands() {
-			keepOrder(s)
+		c.Flags().SetOutput(s.err)
+		for _, sub := range c.Commands() {
+			keepOrder(sub)
 		}
 	}
 	keepOrder(root)

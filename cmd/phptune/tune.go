@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -56,12 +57,12 @@ func newTuneCmd(s *streams, runF runFunc[tuneFlags]) *cobra.Command {
   phptune tune ./myapp --p99 200ms --rate 300                # and check a latency goal at that rate
   phptune tune ./myapp --from-access-log access.log --p99 200ms --rate peak   # at the log's busiest second
   phptune tune ./myapp --url / --url /blog/ --build pgo      # a PHP trained on this mix competes`,
-		Long: `Serves APP (a docroot with a front controller, a prepared workload preset, or the bundled demo app when
-omitted) with nginx + php-fpm in private stacks, finds the load where throughput levels off, sizes the pool
-from it and --memory, then races each knob's values in interleaved rounds until it is decided (better, worse,
-no_difference) or its share of --budget runs out (inconclusive); the knob server races Apache's runtimes
-when installed, sized by the same rule. Finally the recommendation is compared with Debian's defaults and the
-"2 x cores" rule of thumb.
+		Long: `Serves APP (a docroot with a front controller the workers' user can read, a workload preset, or the demo
+app when omitted) with nginx + php-fpm in private stacks, finds where throughput levels off, sizes the pool
+from it and --memory, then races each knob's values in interleaved rounds until it is decided (better,
+worse, no_difference) or its share of --budget runs out (inconclusive); server races Apache's runtimes when
+installed; it, pm, keepalive and backlog refuse values whose p99 is shown worse. The recommendation is
+compared with Debian's defaults and "2 x cores".
 
 KNOBS, IN THE ORDER TRIED
 ` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.
@@ -140,14 +141,23 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	o, err := f.options(ctx, app, s.err)
+	// What reading the input says (an access log's summary) is held until the input is known to be good.
+	var notes bytes.Buffer
+	o, err := f.options(ctx, app, &notes)
 	if err != nil {
 		return err
 	}
-	// Every usage error before the run dir is made.
+	// Every usage error before the run dir is made, and before any note.
 	if err := o.Check(); err != nil {
 		return err
 	}
+	if app.Workload == nil { // a docroot of the user's, which a server must be able to serve (a preset's is our copy)
+		if err := o.Stack.CheckServable(); err != nil {
+			return err
+		}
+	}
+	s.err.Write(notes.Bytes())
+	f.screening(&o, func() []load.MixItem { return o.URLs }, s.err)
 	out, release, err := cli.OpenRunDir(f.out, "tune")
 	if err != nil {
 		return err
@@ -222,7 +232,8 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 	}
 	end := ending{out: s.out, dir: out, json: f.json, holds: holds, text: func(w io.Writer) { text(w, res) },
 		page: func(w io.Writer) error { return report.TuneHTML(w, res, report.TuneFiles(out, res)) }}
-	if err := end.finish(res); err != nil {
+	// result.json holds the answer the summary and report.html print, beside the measurements it is drawn from.
+	if err := end.finish(report.RecordOf(res)); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -257,10 +268,24 @@ func profileAfter(ctx context.Context, o tune.Options, res *tune.Result, line *c
 	return nil
 }
 
-// options turns the flags and the app into tune's options: the stack, the load, the starting point, the knobs
-// (with the PHP binaries to race), screening and the memory to plan the pool in; and checks that php-fpm and
-// nginx are there before anything starts.
-func (f tuneFlags) options(ctx context.Context, app *workload.App, stderr io.Writer) (o tune.Options, err error) {
+// screening gives o its screener (profile's counters, unless --no-screen), counting with urls() as they are when
+// it counts: after a URL file's login, with its session. A missing program is noted on stderr only where screening
+// would run (--screen, or a budget of tune.ScreenBudget or more); the caller has checked the input first.
+func (f tuneFlags) screening(o *tune.Options, urls func() []load.MixItem, stderr io.Writer) {
+	if f.noScreen {
+		return
+	}
+	var missing string
+	if o.Screen, missing = profile.NewCounters(o.Stack, urls, o.Request); o.Screen == nil && (f.screen || o.Budget >= tune.ScreenBudget) {
+		fmt.Fprintf(stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n",
+			missing, missing)
+	}
+}
+
+// options turns the flags and the app into tune's options: the stack, the load (what reading it says goes to
+// notes), the starting point, the knobs (with the PHP binaries to race) and the memory to plan the pool in; and
+// checks that php-fpm and nginx are there before anything starts.
+func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writer) (o tune.Options, err error) {
 	sc, name := app.Stack, app.Name
 	sc.Nginx, sc.User = f.nginx, f.user
 	if f.front != "" {
@@ -292,7 +317,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, stderr io.Wri
 	if len(f.build) > 0 && slices.Contains(f.skip, "php") {
 		return o, exitcode.UsageErrorf("--build and --skip php: the builds race as the knob php")
 	}
-	if err := f.load(&o, app, stderr); err != nil {
+	if err := f.load(&o, app, notes); err != nil {
 		return o, err
 	}
 	if err := f.logLoad(&o); err != nil {
@@ -328,12 +353,6 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, stderr io.Wri
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
 	}
-	if !f.noScreen {
-		var missing string
-		if o.Screen, missing = profile.NewCounters(sc, func() []load.MixItem { return o.URLs }, o.Request); o.Screen == nil {
-			fmt.Fprintf(stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n", missing, missing)
-		}
-	}
 	if err := f.limits(&o); err != nil {
 		return o, err
 	}
@@ -365,7 +384,7 @@ func (f tuneFlags) limits(o *tune.Options) error {
 
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
 // login), else /.
-func (f tuneFlags) load(o *tune.Options, app *workload.App, stderr io.Writer) error {
+func (f tuneFlags) load(o *tune.Options, app *workload.App, notes io.Writer) error {
 	var check *regexp.Regexp
 	var err error
 	if f.expectBody != "" {
@@ -376,7 +395,7 @@ func (f tuneFlags) load(o *tune.Options, app *workload.App, stderr io.Writer) er
 	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
 		return err
 	}
-	if o.URLs, o.LogIn, err = f.mix.build(o.Request, check, stderr); err != nil {
+	if o.URLs, o.LogIn, err = f.mix.build(o.Request, check, notes); err != nil {
 		return err
 	}
 	if len(o.URLs) == 0 {
@@ -397,7 +416,7 @@ func tuneKnobOrder() string {
 			break
 		}
 	}
-	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on goodput: %s; max_requests from "+
+	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on requests/s served: %s; max_requests from "+
 		"workers' memory growth per request (--soak).", strings.Join(cpu, ", "), strings.Join(rest, ", "))
 }
 

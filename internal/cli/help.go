@@ -72,7 +72,13 @@ func RenderHelp(w io.Writer, c *cobra.Command) {
 	}
 	b.WriteString("\nUSAGE\n")
 	if c.Runnable() {
-		b.WriteString("  " + c.UseLine() + "\n")
+		// One line a form ("A | B" in Use), each whole: "phptune compare ...", not "compare ..." after the first.
+		for i, form := range strings.Split(c.UseLine(), " | ") {
+			if i > 0 && c.HasParent() && !strings.HasPrefix(form, c.Parent().CommandPath()+" ") {
+				form = c.Parent().CommandPath() + " " + form
+			}
+			b.WriteString("  " + form + "\n")
+		}
 	}
 	if c.HasAvailableSubCommands() {
 		b.WriteString("  " + c.CommandPath() + " COMMAND [flags]\n")

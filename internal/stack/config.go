@@ -115,3 +115,6 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// defaultFront is the front controller when Config.Front is not given.
+const defaultFront = "index.php"

@@ -190,7 +190,7 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, exitcode.WithCode(exitcode.Usage, err)
 	}
 	if cfg.Front == "" {
-		cfg.Front = "index.php"
+		cfg.Front = defaultFront
 	}
 	pools, err := cfg.pools()
 	if err != nil {
