@@ -139,7 +139,7 @@ func TestServeRecommendationAndCompare(t *testing.T) {
 // second (a pool of 4 at the knee's few connections) at a p99 several times php-fpm's. The server race's guard
 // takes mod_php out for its p99, nginx + php-fpm is kept, and the summary's first lines say what was traded.
 func TestTuneKeepsTheRuntimeWithTheBetterTail(t *testing.T) {
-	app := t.TempDir()
+	app := servedDir(t)
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php
 if (PHP_SAPI === 'apache2handler') {
 	if (mt_rand(1, 50) === 1) { usleep(200000); }

@@ -34,7 +34,7 @@ func TestUsageErrorsCreateNothing(t *testing.T) {
 		{[]string{"check", "www.conf", "--out", "run"}, "no such file"},
 	} {
 		dir := t.TempDir()
-		cmd := exec.Command(binPath, c.args...)
+		cmd := exec.Command(binPath(t), c.args...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError

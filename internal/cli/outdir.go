@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -10,21 +10,25 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
-// openRunDir is openOut for a command that always keeps its results: dir, or when it is empty
+// OpenRunDir is OpenOut for a command that always keeps its results: dir, or when it is empty
 // phptune-results/COMMAND-TIME; it returns the directory chosen.
-func openRunDir(dir, command string) (string, func(), error) {
+func OpenRunDir(dir, command string) (string, func(), error) {
 	if dir == "" {
 		dir = filepath.Join("phptune-results", command+"-"+time.Now().Format("20060102-150405"))
 	}
-	release, err := openOut(dir)
+	release, err := OpenOut(dir)
 	return dir, release, err
 }
 
-// openOut makes the results directory, checks that files can be written into it, and locks it for this run: a
+// OpenOut makes the results directory, checks that files can be written into it, and locks it for this run: a
 // second phptune writing into the same directory would interleave its files with ours. The lock is on the
 // directory itself (flock), so nothing is left behind; release drops it, and removes the directories it made
-// that are still empty (a run that failed before it measured anything leaves no empty results dir).
-func openOut(dir string) (release func(), err error) {
+// that are still empty (a run that failed before it measured anything leaves no empty results dir). No dir (no
+// --out) is nothing to lock.
+func OpenOut(dir string) (release func(), err error) {
+	if dir == "" {
+		return func() {}, nil // no --out: nothing is written
+	}
 	made := missingDirs(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, exitcode.UsageErrorf("--out %s: %v: give a directory phptune can create", dir, errors.Unwrap(err))
