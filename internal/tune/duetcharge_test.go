@@ -33,38 +33,15 @@ func TestADuetRoundIsChargedItsWallTime(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); arms[0].Trial(context.Background()) }()
-	for { // the first is in flight before the second starts
-		c.mu.Lock()
-		n := len(c.inFlight[MetricCPU])
-		c.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	inFlight := func(n int) func(*costs) bool { return func(c *costs) bool { return len(c.inFlight[MetricCPU]) == n } }
+	c.await(inFlight(1)) // the first is in flight before the second starts
 	wg.Add(1)
 	go func() { defer wg.Done(); arms[1].Trial(context.Background()) }()
-	for {
-		c.mu.Lock()
-		n := len(c.inFlight[MetricCPU])
-		c.mu.Unlock()
-		if n == 2 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	c.await(inFlight(2))
 	began := clock.Now()
 	clock.add(500 * time.Millisecond)
 	close(second.release)
-	for {
-		c.mu.Lock()
-		done := c.trials[MetricCPU]
-		c.mu.Unlock()
-		if done == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	c.await(func(c *costs) bool { return c.trials[MetricCPU] == 1 })
 	clock.add(500 * time.Millisecond)
 	close(first.release)
 	wg.Wait()
@@ -74,5 +51,18 @@ func TestADuetRoundIsChargedItsWallTime(t *testing.T) {
 	c.mu.Unlock()
 	if charged > wall {
 		t.Errorf("a duet round of %s charged %s", wall, charged)
+	}
+}
+
+// await waits until ok holds of c, read under its lock.
+func (c *costs) await(ok func(*costs) bool) {
+	for {
+		c.mu.Lock()
+		done := ok(c)
+		c.mu.Unlock()
+		if done {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
