@@ -1,0 +1,203 @@
+package gate
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/load"
+)
+
+// comparison is one race of NEW against OLD: one URL's, or the whole mix's.
+type comparison struct {
+	Name string // "GET /path", or "mix"
+	mix  []load.MixItem
+	n    int // requests a trial
+	x    *experiment.Experiment
+	// allow is the rounds the experiment may have run by the end of its turn (its Continue): one a turn.
+	allow int
+	ran   bool
+	out   *experiment.Outcome
+	// ended says why it stopped racing ("" while it races).
+	ended string
+	// wall is what its last turn took.
+	wall time.Duration
+}
+
+// The reasons a comparison stops racing before the budget ends.
+const (
+	endedDecided  = "decided"
+	endedNotWorse = "shown not worse"
+)
+
+// comparisons are the races to run: the mix's, when there is more than one URL, then each URL's.
+func comparisons(urls []load.MixItem, base load.Request) []*comparison {
+	var out []*comparison
+	if len(urls) > 1 {
+		out = append(out, &comparison{Name: "mix", mix: urls})
+	}
+	seen := map[string]int{}
+	for _, u := range urls {
+		name := cmp.Or(u.RequestOver(base).Method, "GET") + " " + u.URI
+		if seen[name]++; seen[name] > 1 {
+			name = fmt.Sprintf("%s (%d)", name, seen[name])
+		}
+		out = append(out, &comparison{Name: name, mix: []load.MixItem{u}})
+	}
+	return out
+}
+
+// begin starts the first pair of stacks, which checks every URL in both versions, and times the comparisons.
+func (g *gate) begin(ctx context.Context) error {
+	g.progress("start", "starting both versions, checking %d URL(s)", len(g.o.URLs))
+	pair, wall, err := g.startPair(ctx, g.nextSerials())
+	if err != nil {
+		return err
+	}
+	g.cur, g.startWall = pair, wall
+	return g.calibrate(ctx)
+}
+
+// nextSerials numbers the next pair of stacks.
+func (g *gate) nextSerials() [2]int {
+	g.serial += 2
+	return [2]int{g.serial - 1, g.serial}
+}
+
+// ahead is a pair of stacks starting beside a round.
+type ahead struct {
+	done chan struct{}
+	pair [2]*live
+	wall time.Duration
+	err  error
+}
+
+// startAhead starts the next round's stacks while this round's trials run: beside a duet round the start falls
+// on both versions alike, as any other load does, so a round costs the longer of its trials and a start, not
+// both (tune does the same).
+func (g *gate) startAhead(ctx context.Context) *ahead {
+	a := &ahead{done: make(chan struct{})}
+	serials := g.nextSerials()
+	go func() {
+		defer close(a.done)
+		a.pair, a.wall, a.err = g.startPair(ctx, serials)
+	}()
+	return a
+}
+
+// discard waits for the pair and stops it.
+func (a *ahead) discard() {
+	<-a.done
+	for _, l := range a.pair {
+		if l != nil {
+			l.stop()
+		}
+	}
+}
+
+// rounds runs rounds until every comparison has stopped racing or the budget cannot buy another round. A round is
+// every comparison still racing taking its turn, one round of its experiment, on the round's pair of stacks;
+// then both versions move to a fresh pair. Each comparison's rounds are so each on fresh stacks: their spread
+// shows the stacks' offsets, which the engine is also told of (Spec.StackSD).
+func (g *gate) rounds(ctx context.Context) error {
+	for {
+		racing := g.racing()
+		if len(racing) == 0 {
+			return nil
+		}
+		cost := g.roundCost(racing)
+		left := time.Until(g.deadline)
+		if left < cost {
+			return nil
+		}
+		var next *ahead
+		if left >= 2*cost {
+			next = g.startAhead(ctx)
+		}
+		if err := g.round(ctx, racing); err != nil {
+			if next != nil {
+				next.discard()
+			}
+			return err
+		}
+		if next == nil {
+			return nil
+		}
+		<-next.done
+		if next.err != nil {
+			return next.err
+		}
+		g.stopAll()
+		g.cur, g.startWall = next.pair, next.wall
+	}
+}
+
+// round gives every comparison in racing its turn, in an order that turns from round to round.
+func (g *gate) round(ctx context.Context, racing []*comparison) error {
+	g.roundsRun++
+	for i := range racing {
+		c := racing[(i+g.roundsRun)%len(racing)]
+		g.progress("round", "round %d: %s", g.roundsRun, c.Name)
+		if err := g.turn(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// turn runs one more round of c's experiment and notes whether it stops racing: decided, or shown not worse,
+// which is all the gate asks (a confidence sequence holds at any stopping time, this one included).
+func (g *gate) turn(ctx context.Context, c *comparison) error {
+	began := time.Now()
+	c.allow++
+	var err error
+	if !c.ran {
+		c.ran = true
+		c.out, err = c.x.Run(ctx)
+	} else {
+		c.out, err = c.x.Resume(ctx, func(l experiment.Look) bool { return l.Rounds < c.allow })
+	}
+	c.wall = time.Since(began)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	newArm := c.out.Arms[1]
+	switch {
+	case newArm.Status == experiment.StatusError:
+		return fmt.Errorf("%s: %s", c.Name, newArm.Note)
+	case c.out.Ended == experiment.EndDecided:
+		c.ended = endedDecided
+	case notWorse(newArm.Vs, g.o.MinEffect):
+		c.ended = endedNotWorse
+	case !c.x.Resumable():
+		c.ended = c.out.Ended
+	}
+	return nil
+}
+
+// racing are the comparisons still racing.
+func (g *gate) racing() []*comparison {
+	var out []*comparison
+	for _, c := range g.comps {
+		if c.ended == "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// roundCost foresees a round of racing: the comparisons' last turns, or before any, twice their trials at the
+// app's rate alone (both versions share the machine), and at least a start of the next pair beside it.
+func (g *gate) roundCost(racing []*comparison) time.Duration {
+	var d time.Duration
+	for _, c := range racing {
+		if c.wall > 0 {
+			d += c.wall
+		} else {
+			d += 2 * time.Duration(trialSeconds*float64(time.Second))
+		}
+	}
+	return max(d, g.startWall)
+}
