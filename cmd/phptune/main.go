@@ -90,7 +90,8 @@ configuration), drives load at it over HTTP or straight to php-fpm over FastCGI,
 
 EXIT CODES
 0 ok; 1 the run failed; 2 bad usage, bad input or a missing prerequisite (what to install is named); 3 a threshold
-you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results so far kept, marked partial).`,
+you set was not met (gate: NEW is worse); 4 gate could not decide in its budget; 130 interrupted by Ctrl-C,
+SIGTERM or SIGHUP (the results so far kept, marked partial).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
@@ -98,7 +99,7 @@ you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results s
 	learnMore(root, `README.md and docs/ (in the source; /usr/share/doc/phptune with the Debian package)`)
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) { renderHelp(c.OutOrStdout(), c) })
-	root.AddCommand(newServeCmd(), newBenchCmd(), newCheckCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newReportCmd(), newProfileCmd(),
+	root.AddCommand(newServeCmd(), newBenchCmd(), newCheckCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newGateCmd(), newReportCmd(), newProfileCmd(),
 		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd(), newManCmd())
 	// Flags are listed as registered: by group, the most used first.
 	var keepOrder func(c *cobra.Command)
