@@ -22,11 +22,11 @@ import (
 
 type gateFlags struct {
 	front, expectBody, method, bodyFile, git, docroot, phpFPM, nginx, user, out, markdown, junit string
-	headers                                                                                     []string
-	mix                                                                                         mixFlags
-	budget, timeout                                                                             time.Duration
-	minEffect, alpha                                                                            float64
-	json, annotations                                                                           bool
+	headers                                                                                      []string
+	mix                                                                                          mixFlags
+	budget, timeout                                                                              time.Duration
+	minEffect, alpha                                                                             float64
+	json, annotations                                                                            bool
 }
 
 func newGateCmd() *cobra.Command {

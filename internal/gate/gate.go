@@ -68,7 +68,7 @@ type Options struct {
 // Status is where a run is.
 type Status struct {
 	Elapsed time.Duration
-	Phase   string // start, round
+	Phase   string // start, round N
 	Detail  string
 }
 
@@ -149,6 +149,9 @@ type gate struct {
 	comps     []*comparison
 	budget    *experiment.Budget
 	roundsRun int // rounds run (every comparison racing took its turn on one pair of stacks)
+	// startOne and trialOne start a version's stack and run a trial on it: start and trial, or a simulation's.
+	startOne func(ctx context.Context, v, serial int) (*live, error)
+	trialOne func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error)
 }
 
 func newGate(o Options) *gate {
@@ -160,6 +163,7 @@ func newGate(o Options) *gate {
 	}
 	now := time.Now()
 	g := &gate{o: o, began: now, deadline: now.Add(o.Budget), conc: o.Connections, ver: [2]Version{o.Old, o.New}}
+	g.startOne, g.trialOne = g.start, g.trial
 	g.comps = comparisons(o.URLs, o.Request)
 	g.budget = experiment.NewBudget(o.Alpha, len(g.comps))
 	for _, c := range g.comps {

@@ -139,7 +139,8 @@ func (g *gate) round(ctx context.Context, racing []*comparison) error {
 	g.roundsRun++
 	for i := range racing {
 		c := racing[(i+g.roundsRun)%len(racing)]
-		g.progress("round", "round %d: %s", g.roundsRun, c.Name)
+		// A phase a round: a log that prints a line a phase (CI) shows every round.
+		g.progress(fmt.Sprintf("round %d", g.roundsRun), "round %d: %s", g.roundsRun, c.Name)
 		if err := g.turn(ctx, c); err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func (a *arm) Start(context.Context) error { return nil }
 func (a *arm) Stop()                       {}
 
 func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
-	return a.g.trial(ctx, a.v, a.g.cur[a.v], a.c)
+	return a.g.trialOne(ctx, a.v, a.g.cur[a.v], a.c)
 }
 
 // trial sends c's requests to version v's stack l and reads php-fpm's CPU time, from the scheduler's own clock,

@@ -20,7 +20,11 @@ type live struct {
 	target load.Target
 }
 
-func (l *live) stop() { l.st.Stop(context.Background()) }
+func (l *live) stop() {
+	if l.st != nil {
+		l.st.Stop(context.Background())
+	}
+}
 
 // poolName names the pool of every stack.
 const poolName = "gate"
@@ -50,7 +54,7 @@ func (g *gate) startPair(ctx context.Context, serials [2]int) ([2]*live, time.Du
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[v], errs[v] = g.start(ctx, v, serials[v])
+			out[v], errs[v] = g.startOne(ctx, v, serials[v])
 		}()
 	}
 	wg.Wait()
