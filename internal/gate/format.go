@@ -97,6 +97,9 @@ func (r *Result) method() string {
 	if r.Partial {
 		s += " Interrupted: the results so far."
 	}
+	for _, w := range r.Warnings {
+		s += " Note: " + w + "."
+	}
 	return s
 }
 

@@ -149,6 +149,10 @@ type gate struct {
 	comps     []*comparison
 	budget    *experiment.Budget
 	roundsRun int // rounds run (every comparison racing took its turn on one pair of stacks)
+	// first: the run's first pair is starting (an optional URL's failure is noted, not an error).
+	first bool
+	// warnings are what the result says beside the verdicts (the URLs left out).
+	warnings []string
 	// startOne and trialOne start a version's stack and run a trial on it: start and trial, or a simulation's.
 	startOne func(ctx context.Context, v, serial int) (*live, error)
 	trialOne func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error)
@@ -164,11 +168,6 @@ func newGate(o Options) *gate {
 	now := time.Now()
 	g := &gate{o: o, began: now, deadline: now.Add(o.Budget), conc: o.Connections, ver: [2]Version{o.Old, o.New}}
 	g.startOne, g.trialOne = g.start, g.trial
-	g.comps = comparisons(o.URLs, o.Request)
-	g.budget = experiment.NewBudget(o.Alpha, len(g.comps))
-	for _, c := range g.comps {
-		c.x = g.newRace(c)
-	}
 	return g
 }
 

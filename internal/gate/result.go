@@ -38,6 +38,7 @@ type Result struct {
 	Rounds      int      `json:"rounds"`
 	Stacks      int      `json:"stacks"`
 	Partial     bool     `json:"partial,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
 	CommandLine []string `json:"command_line,omitempty"`
 }
 
@@ -74,7 +75,8 @@ type Comparison struct {
 func (g *gate) result() *Result {
 	r := &Result{Schema: Schema, Old: g.ver[0], New: g.ver[1], Metric: "php-fpm CPU microseconds a request",
 		MinEffect: g.o.MinEffect, Alpha: g.o.Alpha, StackSD: g.o.StackSD, Connections: g.conc,
-		BudgetS: g.o.Budget.Seconds(), ElapsedS: time.Since(g.began).Seconds(), Rounds: g.roundsRun, Stacks: g.serial}
+		BudgetS: g.o.Budget.Seconds(), ElapsedS: time.Since(g.began).Seconds(), Rounds: g.roundsRun, Stacks: g.serial,
+		Warnings: g.warnings}
 	for _, c := range g.comps {
 		r.Comparisons = append(r.Comparisons, g.state(c))
 	}

@@ -3,6 +3,7 @@ package gate
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,15 +50,54 @@ func comparisons(urls []load.MixItem, base load.Request) []*comparison {
 	return out
 }
 
-// begin starts the first pair of stacks, which checks every URL in both versions, and times the comparisons.
+// begin starts the first pair of stacks, which checks every URL in both versions, leaves out an access log's URL
+// that fails in both, sets the comparisons up and times them.
 func (g *gate) begin(ctx context.Context) error {
 	g.progress("start", "starting both versions, checking %d URL(s)", len(g.o.URLs))
+	g.first = true
 	pair, wall, err := g.startPair(ctx, g.nextSerials())
+	g.first = false
 	if err != nil {
 		return err
 	}
 	g.cur, g.startWall = pair, wall
+	if g.o.URLs, err = g.kept(pair); err != nil {
+		return err
+	}
+	g.setUp()
 	return g.calibrate(ctx)
+}
+
+// kept are the URLs to race: an optional one (an access log's) that failed in both versions is left out with a
+// warning (a deleted page, one behind a login); one that failed in one version only is that version's error.
+func (g *gate) kept(pair [2]*live) ([]load.MixItem, error) {
+	var out []load.MixItem
+	for i, u := range g.o.URLs {
+		inOld, inNew := pair[0].failed[i], pair[1].failed[i]
+		switch {
+		case inOld != "" && inNew != "":
+			g.warnings = append(g.warnings, fmt.Sprintf("left out of the mix, it fails in both versions: %s", inNew))
+		case inOld != "":
+			return nil, errors.New(inOld)
+		case inNew != "":
+			return nil, errors.New(inNew)
+		default:
+			out = append(out, u)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no URL of the mix answers in both versions: %s", g.warnings[0])
+	}
+	return out, nil
+}
+
+// setUp makes the comparisons of the URLs, each with its share of the error budget.
+func (g *gate) setUp() {
+	g.comps = comparisons(g.o.URLs, g.o.Request)
+	g.budget = experiment.NewBudget(g.o.Alpha, len(g.comps))
+	for _, c := range g.comps {
+		c.x = g.newRace(c)
+	}
 }
 
 // nextSerials numbers the next pair of stacks.

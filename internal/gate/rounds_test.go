@@ -19,6 +19,7 @@ func simulated(t *testing.T, budget time.Duration, effect map[string]float64, sd
 	o := Options{URLs: []load.MixItem{{URI: "/a", Weight: 1}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 1}},
 		Budget: budget, MinEffect: 0.03, Alpha: 0.05, Timeout: time.Second, Old: Version{Label: "OLD"}, New: Version{Label: "NEW"}}
 	g := newGate(o)
+	g.setUp()
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(51, 1))
 	g.startOne = func(ctx context.Context, v, serial int) (*live, error) { return &live{serial: serial}, nil }

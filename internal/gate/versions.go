@@ -18,6 +18,9 @@ type live struct {
 	st     *stack.Stack
 	serial int // its number among the run's stacks, from 1: the engine's Observation.Stack
 	target load.Target
+	// failed, on the run's first pair, says why each optional URL that failed its check did (by its index in
+	// the mix): an access log's URL that fails in both versions is left out, not an error.
+	failed map[int]string
 }
 
 func (l *live) stop() {
@@ -80,7 +83,7 @@ func (g *gate) start(ctx context.Context, v, serial int) (*live, error) {
 		st.Stop(context.Background())
 		return nil, err
 	}
-	l := &live{st: st, serial: serial, target: tg}
+	l := &live{st: st, serial: serial, target: tg, failed: map[int]string{}}
 	if err := g.check(ctx, v, l); err != nil {
 		l.stop()
 		return nil, err
@@ -109,9 +112,10 @@ func (g *gate) options(l *live, mix []load.MixItem, n int) load.Options {
 }
 
 // check sends every URL once to version v's stack l: a page that fails (its status, its marker, no answer) is
-// the run's error, naming the version, the URL and PHP's own message, never a fast page.
+// the run's error, naming the version, the URL and PHP's own message, never a fast page. On the first pair an
+// optional URL's failure is noted in l.failed instead, for begin to judge against the other version's.
 func (g *gate) check(ctx context.Context, v int, l *live) error {
-	for _, u := range g.o.URLs {
+	for i, u := range g.o.URLs {
 		o := g.options(l, []load.MixItem{u}, 1)
 		o.Connections, o.Even = 1, false
 		r, err := load.NewRunner(o)
@@ -125,7 +129,11 @@ func (g *gate) check(ctx context.Context, v int, l *live) error {
 		if err == nil && res != nil && res.Errors == 0 {
 			continue
 		}
-		return g.broken(v, l, u, res, err)
+		why := g.broken(v, l, u, res, err)
+		if !g.first || !u.Optional || errors.Is(err, context.Canceled) {
+			return why
+		}
+		l.failed[i] = why.Error()
 	}
 	return nil
 }
@@ -155,9 +163,18 @@ func (g *gate) broken(v int, l *live, u load.MixItem, res *load.Result, err erro
 // opcache compiles a script on its first request, and a worker's first requests cost more than its later ones.
 const warmRounds = 2
 
-// warm sends every URL to every worker of l a few times.
+// warm sends every URL that passed l's check to every worker of l a few times.
 func (g *gate) warm(ctx context.Context, l *live) error {
-	r, err := load.NewRunner(g.options(l, g.o.URLs, g.conc*cycle(g.o.URLs)*warmRounds))
+	var urls []load.MixItem
+	for i, u := range g.o.URLs {
+		if _, bad := l.failed[i]; !bad {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) == 0 {
+		return nil // begin says so
+	}
+	r, err := load.NewRunner(g.options(l, urls, g.conc*cycle(urls)*warmRounds))
 	if err != nil {
 		return err
 	}
