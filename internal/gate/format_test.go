@@ -100,10 +100,10 @@ func TestAnnotationsNameWhatGotWorse(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d annotations, want 2 (mix and slow.php):\n%s", len(lines), b.String())
 	}
-	if want := "::error title=phptune gate%3A mix is slower::NEW costs +21% CPU a request against OLD, [+15%, +27%]"; !strings.HasPrefix(lines[0], want) {
+	if want := "::error title=phptune gate%3A mix is slower::NEW costs +21%25 CPU a request against OLD, [+15%25, +27%25]"; !strings.HasPrefix(lines[0], want) {
 		t.Errorf("annotation %q, want it to start %q", lines[0], want)
 	}
-	// A title's separators are escaped, or GitHub would cut it there.
+	// A title's separators are escaped, or GitHub would cut it there; a message's percent signs too.
 	if want := "::error title=phptune gate%3A GET /slow.php?a=1|b%2Cc%3Ad is slower::"; !strings.HasPrefix(lines[1], want) {
 		t.Errorf("annotation %q, want it to start %q", lines[1], want)
 	}

@@ -23,7 +23,7 @@ type comparison struct {
 	out   *experiment.Outcome
 	// ended says why it stopped racing ("" while it races).
 	ended string
-	// wall is what its last turn took.
+	// wall is what its last turn took (before the first, what calibrate foresees).
 	wall time.Duration
 }
 
@@ -229,8 +229,8 @@ func (g *gate) racing() []*comparison {
 	return out
 }
 
-// roundCost foresees a round of racing: the comparisons' last turns, or before any, twice their trials at the
-// app's rate alone (both versions share the machine), and at least a start of the next pair beside it.
+// roundCost foresees a round of racing: the comparisons' last turns (before any, what calibrate foresaw, else
+// twice a trial's length), and at least a start of the next pair beside it.
 func (g *gate) roundCost(racing []*comparison) time.Duration {
 	var d time.Duration
 	for _, c := range racing {

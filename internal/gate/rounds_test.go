@@ -13,8 +13,8 @@ import (
 )
 
 // simulated is a gate whose stacks start at once and whose trials draw CPU a request: NEW costs effect[name] more
-// than OLD on each comparison, with noise of sd a trial, and each trial takes pace.
-func simulated(t *testing.T, budget time.Duration, effect map[string]float64, sd float64, pace time.Duration) *gate {
+// than OLD on each comparison, with noise of sd[name] a trial (sd[""] where not given), and each trial takes pace.
+func simulated(t *testing.T, budget time.Duration, effect, sd map[string]float64, pace time.Duration) *gate {
 	t.Helper()
 	o := Options{URLs: []load.MixItem{{URI: "/a", Weight: 1}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 1}},
 		Budget: budget, MinEffect: 0.03, Alpha: 0.05, Timeout: time.Second, Old: Version{Label: "OLD"}, New: Version{Label: "NEW"}}
@@ -25,7 +25,11 @@ func simulated(t *testing.T, budget time.Duration, effect map[string]float64, sd
 	g.startOne = func(ctx context.Context, v, serial int) (*live, error) { return &live{serial: serial}, nil }
 	g.trialOne = func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error) {
 		mu.Lock()
-		x := 1000 * math.Exp(sd*rng.NormFloat64())
+		noise, ok := sd[c.Name]
+		if !ok {
+			noise = sd[""]
+		}
+		x := 1000 * math.Exp(noise*rng.NormFloat64())
 		mu.Unlock()
 		if v == 1 {
 			x *= 1 + effect[c.Name]
@@ -37,7 +41,7 @@ func simulated(t *testing.T, budget time.Duration, effect map[string]float64, sd
 		return experiment.Observation{Value: x, Requests: 100, Stack: l.serial}, nil
 	}
 	for _, c := range g.comps {
-		c.n = 100
+		c.n, c.wall = 100, pace
 	}
 	pair, wall, err := g.startPair(context.Background(), g.nextSerials())
 	if err != nil {
@@ -50,9 +54,9 @@ func simulated(t *testing.T, budget time.Duration, effect map[string]float64, sd
 // Each comparison races until it is decided or shown not worse, and leaves its rounds to the others; one that
 // cannot be decided runs until the budget ends. Every round of a comparison runs on a fresh pair of stacks.
 func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
-	// GET /c's change lies between no change and the minimum effect: neither worse nor, in the budget, below it.
-	effect := map[string]float64{"mix": 0.10, "GET /a": 0.25, "GET /b": 0, "GET /c": 0.02}
-	g := simulated(t, 600*time.Millisecond, effect, 0.02, 2*time.Millisecond)
+	// GET /c's trials are too noisy for the budget to decide.
+	effect := map[string]float64{"mix": 0.10, "GET /a": 0.25, "GET /b": 0, "GET /c": 0}
+	g := simulated(t, 600*time.Millisecond, effect, map[string]float64{"": 0.02, "GET /c": 0.15}, 2*time.Millisecond)
 	if err := g.rounds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +89,7 @@ func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 
 // Interrupted, the comparisons keep what they had, marked interrupted.
 func TestRoundsStopWhenInterrupted(t *testing.T) {
-	g := simulated(t, time.Minute, map[string]float64{}, 0.05, 5*time.Millisecond)
+	g := simulated(t, time.Minute, map[string]float64{}, map[string]float64{"": 0.05}, 5*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	err := g.rounds(ctx)

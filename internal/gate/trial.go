@@ -115,6 +115,8 @@ func (g *gate) calibrate(ctx context.Context) error {
 			rate = min(rate, float64(res.Requests)/time.Since(began).Seconds())
 		}
 		c.n = min(max(per, int(rate*trialSeconds)), maxTrialRequests)
+		// A turn, foreseen: both versions' trials at once take about twice one alone.
+		c.wall = time.Duration(2 * float64(c.n) / rate * float64(time.Second))
 	}
 	return nil
 }
