@@ -3,7 +3,8 @@
 // mix for -budget (2 minutes): in how many of -runs runs that route is called worse (exit 3); and the same version
 // against a copy of itself in another directory (A/A): in how many runs anything is called worse. The two kinds
 // alternate run by run, so that the machine's hours fall on both alike; -busy keeps a busy loop on one core
-// beside every run. The plant is self-calibrating: the route's request spins, before its response is sent,
+// beside every run. With -faster a third kind of run races a route made 20% cheaper (OLD has a slowdown of 25%
+// planted in it, NEW not): that route should be called better, the others not worse. The plant is self-calibrating: the route's request spins, before its response is sent,
 // until its process has used -plant more CPU than the request had so far (getrusage), so it adds that share of
 // the script's own CPU whatever the machine (a little less of php-fpm's whole, which includes FastCGI's work).
 // bench/gate.sh runs it.
@@ -32,6 +33,7 @@ func main() {
 	flag.Float64Var(&o.plant, "plant", 0.05, "the slowdown planted in NEW's route, a share of its CPU")
 	flag.StringVar(&o.route, "route", "/api/articles", "the route the slowdown is planted in")
 	flag.BoolVar(&o.busy, "busy", false, "keep a busy loop on one core beside every run")
+	flag.BoolVar(&o.faster, "faster", false, "also race a route made 20% cheaper in NEW")
 	flag.StringVar(&o.bin, "bin", "bin/phptune", "the phptune binary")
 	flag.StringVar(&o.out, "out", "", "keep each run's result.json under this directory (default: a temporary one, removed)")
 	flag.StringVar(&o.lock, "lock", "", "take this lock file (flock) for each run, so that measuring neighbours take turns")
@@ -49,7 +51,7 @@ type opts struct {
 	budget         time.Duration
 	plant          float64
 	route          string
-	busy           bool
+	busy, faster   bool
 	bin, out, lock string
 }
 
@@ -77,13 +79,18 @@ func run(ctx context.Context, o opts) error {
 		stopBusy := busyLoop()
 		defer stopBusy()
 	}
-	var planted, aa tally
+	var planted, aa, faster tally
+	type kind struct {
+		name, dir, oldDir, newDir string
+		t                         *tally
+	}
+	kinds := []kind{{"planted", "planted", apps.old, apps.planted, &planted}, {"A/A", "aa", apps.old, apps.copy, &aa}}
+	if o.faster {
+		kinds = append(kinds, kind{"faster", "faster", apps.slower, apps.copy, &faster})
+	}
 	for i := 1; i <= o.runs && ctx.Err() == nil; i++ {
-		for _, k := range []struct {
-			name, dir, newDir string
-			t                 *tally
-		}{{"planted", "planted", apps.planted, &planted}, {"A/A", "aa", apps.copy, &aa}} {
-			r, err := gateOnce(ctx, o, apps.old, k.newDir, filepath.Join(o.out, fmt.Sprintf("%s-%02d", k.dir, i)))
+		for _, k := range kinds {
+			r, err := gateOnce(ctx, o, k.oldDir, k.newDir, filepath.Join(o.out, fmt.Sprintf("%s-%02d", k.dir, i)))
 			if ctx.Err() != nil {
 				break
 			}
@@ -94,37 +101,50 @@ func run(ctx context.Context, o opts) error {
 	fmt.Printf("phptune gate on the demo, %s budget, %d connections a version; busy loop beside: %v\n", o.budget, 2, o.busy)
 	planted.print(fmt.Sprintf("planted +%.0f%% CPU on %s", 100*o.plant, o.route), o.route, true)
 	aa.print("A/A (a copy of itself)", o.route, false)
+	if o.faster {
+		faster.print(fmt.Sprintf("%s 20%% cheaper in NEW", o.route), o.route, false)
+		fmt.Printf("  %s called better in %d of %d\n", o.route, faster.routeBetter, faster.runs)
+	}
 	return ctx.Err()
 }
 
-type apps struct{ old, copy, planted string }
+type apps struct{ old, copy, planted, slower string }
 
-// writeApps copies the demo three times: OLD, a copy of it, and NEW with the plant.
+// writeApps copies the demo four times: OLD, a copy of it, NEW with the plant, and one with a plant of 25% (what
+// the demo is 20% cheaper than).
 func writeApps(o opts) (apps, error) {
-	a := apps{filepath.Join(o.out, "old"), filepath.Join(o.out, "copy"), filepath.Join(o.out, "planted")}
-	for _, d := range []string{a.old, a.copy, a.planted} {
+	a := apps{filepath.Join(o.out, "old"), filepath.Join(o.out, "copy"), filepath.Join(o.out, "planted"), filepath.Join(o.out, "slower")}
+	for _, d := range []string{a.old, a.copy, a.planted, a.slower} {
 		if err := os.CopyFS(d, os.DirFS("workloads/demo")); err != nil {
 			return a, fmt.Errorf("copy the demo (run from the repository's top): %w", err)
 		}
 	}
-	index := filepath.Join(a.planted, "index.php")
+	if err := plant(a.planted, o.route, o.plant); err != nil {
+		return a, err
+	}
+	return a, plant(a.slower, o.route, 0.25)
+}
+
+// plant makes route in the demo copy dir cost share more CPU.
+func plant(dir, route string, share float64) error {
+	index := filepath.Join(dir, "index.php")
 	src, err := os.ReadFile(index)
 	if err != nil {
-		return a, err
+		return err
 	}
 	s, n := string(src), 0
 	for _, r := range []struct{ old, new string }{
 		{"$startedAt = hrtime(true);\n", "$startedAt = hrtime(true);\n" + plantBegin},
-		{"(new ResponseEmitter())->emit($response);", fmt.Sprintf(plantEnd, o.route, o.plant) + "(new ResponseEmitter())->emit($response);"},
+		{"(new ResponseEmitter())->emit($response);", fmt.Sprintf(plantEnd, route, share) + "(new ResponseEmitter())->emit($response);"},
 	} {
 		if strings.Contains(s, r.old) {
 			s, n = strings.Replace(s, r.old, r.new, 1), n+1
 		}
 	}
 	if n != 2 {
-		return a, errors.New("the demo's index.php changed: the plant found no place")
+		return errors.New("the demo's index.php changed: the plant found no place")
 	}
-	return a, os.WriteFile(index, []byte(s), 0o644)
+	return os.WriteFile(index, []byte(s), 0o644)
 }
 
 const plantBegin = `$plantCPU = static function (): float {
@@ -214,7 +234,7 @@ func gateOnce(ctx context.Context, o opts, oldDir, newDir, dir string) (*result,
 // tally counts one kind's runs.
 type tally struct {
 	runs, failed, worse, notWorse, undecided int
-	routeWorse, otherWorse                   int
+	routeWorse, routeBetter, otherWorse      int
 	secs, routeChange                        []float64
 }
 
@@ -242,6 +262,9 @@ func (t *tally) add(r *result, err error, route string) string {
 			t.routeChange = append(t.routeChange, c.Change)
 			if c.Gate == "worse" {
 				t.routeWorse++
+			}
+			if c.Verdict == "better" {
+				t.routeBetter++
 			}
 		} else if c.Gate == "worse" {
 			other = true
