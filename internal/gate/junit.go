@@ -59,7 +59,7 @@ func (r *Result) WriteJUnit(w io.Writer) error {
 		{"old", where(r.Old)}, {"new", where(r.New)}, {"outcome", r.Outcome}, {"min_effect", share(r.MinEffect)},
 		{"alpha", fmt.Sprint(r.Alpha)}, {"rounds", fmt.Sprint(r.Rounds)}}}
 	for _, c := range r.Comparisons {
-		tc := junitCase{Name: c.Name, Classname: junitName, Time: "0"}
+		tc := junitCase{Name: c.Name, Classname: junitName, Time: fmt.Sprintf("%.3f", c.Seconds)}
 		detail := fmt.Sprintf("CPU a request: OLD %s us, NEW %s us; change %s %s at %.2f%%, %d rounds; %s", micros(c.OldUs),
 			micros(c.NewUs), pct(c.Change), c.Interval(), 100*c.Level, c.Rounds, c.Says(r.MinEffect))
 		switch c.Gate {

@@ -61,6 +61,8 @@ type Comparison struct {
 	NewUs            float64 `json:"new_cpu_us"`
 	Rounds           int     `json:"rounds"`
 	RequestsPerTrial int     `json:"requests_per_trial"`
+	// Seconds is the time its rounds took (both versions' trials at once).
+	Seconds float64 `json:"seconds"`
 	// RoundsNeeded estimates, for an undecided comparison, the rounds in all that would decide it.
 	RoundsNeeded int `json:"rounds_needed,omitempty"`
 	// OnErrors: decided on failed requests, whatever the CPU.
@@ -87,7 +89,8 @@ func (g *gate) result() *Result {
 // state is c as it stands.
 func (g *gate) state(c *comparison) Comparison {
 	s := Comparison{Name: c.Name, Verdict: stats.Inconclusive, Gate: Undecided, RequestsPerTrial: c.n, Ended: c.ended,
-		Engine: c.out, Lo: -1, Hi: math.Expm1(experiment.Unbounded)}
+		Seconds: c.spent.Seconds(),
+		Engine:  c.out, Lo: -1, Hi: math.Expm1(experiment.Unbounded)}
 	if c.out == nil {
 		s.Ended = "not raced"
 		return s

@@ -23,8 +23,8 @@ type comparison struct {
 	out   *experiment.Outcome
 	// ended says why it stopped racing ("" while it races).
 	ended string
-	// wall is what its last turn took (before the first, what calibrate foresees).
-	wall time.Duration
+	// wall is what its last turn took (before the first, what calibrate foresees); spent what all took.
+	wall, spent time.Duration
 }
 
 // The reasons a comparison stops racing before the budget ends.
@@ -201,6 +201,7 @@ func (g *gate) turn(ctx context.Context, c *comparison) error {
 		c.out, err = c.x.Resume(ctx, func(l experiment.Look) bool { return l.Rounds < c.allow })
 	}
 	c.wall = time.Since(began)
+	c.spent += c.wall
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name, err)
 	}
