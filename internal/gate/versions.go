@@ -153,7 +153,8 @@ func (g *gate) broken(v int, l *live, u load.MixItem, res *load.Result, err erro
 		why += fmt.Sprintf(" (no answer within --timeout %s)", g.o.Timeout)
 	}
 	if msg := phpMessage(l.st); msg != "" {
-		why += "; PHP says: " + msg
+		// The served copy goes with the stack: name the file as it is in the version.
+		why += "; PHP says: " + strings.ReplaceAll(msg, l.st.Docroot+"/", "")
 	}
 	method := cmp.Or(u.RequestOver(g.o.Request).Method, "GET")
 	return fmt.Errorf("%s %s fails in %s (%s): %s", method, u.URI, g.ver[v].Label, where(g.ver[v]), oneLine(why))
