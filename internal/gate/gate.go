@@ -9,7 +9,8 @@
 //
 // Files: gate.go (the options and the run), versions.go (a version's stacks: start, check, warm-up), trial.go (a
 // CPU trial), rounds.go (the rounds across the comparisons, the moves to fresh stacks), result.go (the verdicts
-// and the outcome), markdown.go, junit.go and annotations.go (what a CI reads), git.go (revisions as worktrees).
+// and the outcome), format.go (the terminal summary), markdown.go, junit.go and annotations.go (what a CI reads),
+// git.go (revisions as worktrees).
 package gate
 
 import (
