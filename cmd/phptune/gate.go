@@ -157,7 +157,7 @@ func (f gateFlags) options() (gate.Options, error) {
 		return o, err
 	}
 	if login != nil {
-		return o, exitcode.UsageErrorf("--url-file: gate does not log in yet: leave the login out, or race the pages that need none")
+		o.LogIn = login // each version logs in on its first stack
 	}
 	if err := o.CheckSettings(); err != nil {
 		return o, err

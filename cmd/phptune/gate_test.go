@@ -245,3 +245,25 @@ func leftBehind(before map[string]bool) []string {
 	}
 	return out
 }
+
+// A URL file's login is sent to each version, whose logged-in pages are raced with a session of its own.
+func TestGateLogsInToEachVersion(t *testing.T) {
+	old := writeApp(t, map[string]string{"index.php": loginApp})
+	cp := writeApp(t, map[string]string{"index.php": loginApp})
+	out := filepath.Join(t.TempDir(), "out")
+	r := phptune(t, "gate", old, cp, "--url-file", writeURLFile(t, "secret"), "--budget", "15s", "--out", out)
+	if r.code != 0 && r.code != 4 {
+		t.Fatalf("exit %d, want 0 or 4; stderr:\n%s", r.code, r.stderr)
+	}
+	var names []string
+	for _, c := range readGate(t, out).Comparisons {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, ", "); got != "mix, GET /account, POST /comment, GET /" {
+		t.Errorf("comparisons %s, want the mix and the URL file's three", got)
+	}
+	if r := phptune(t, "gate", old, cp, "--url-file", writeURLFile(t, "wrong"), "--budget", "15s", "--out", out+"2"); r.code != 2 ||
+		!strings.Contains(lastLine(r.stderr), "login POST /login") {
+		t.Errorf("a wrong password: exit %d, %q; want 2 and the failed login", r.code, lastLine(r.stderr))
+	}
+}

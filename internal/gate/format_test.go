@@ -186,7 +186,7 @@ func TestTheMixIsRacedWhenThereAreTwoURLs(t *testing.T) {
 			mix = append(mix, load.MixItem{URI: u, Weight: 1})
 		}
 		var out []string
-		for _, c := range comparisons(mix, load.Request{Method: "GET"}) {
+		for _, c := range comparisons([2][]load.MixItem{mix, mix}, load.Request{Method: "GET"}) {
 			out = append(out, c.Name)
 		}
 		return out

@@ -62,6 +62,10 @@ type Options struct {
 	// version (0: DefaultConnections).
 	StackSD     float64
 	Connections int
+	// LogIn, when set, logs in on a version's first stack (base: http://HOST:PORT/) and returns the mix with that
+	// session's cookies, in the order of URLs: each version is raced with a session of its own (a URL file's
+	// login). The session outlives the stack: it is in the app's store, which its fresh stacks share.
+	LogIn func(ctx context.Context, base string) ([]load.MixItem, error)
 	// Progress hears where the run is (nil: nothing).
 	Progress func(Status)
 }
@@ -150,8 +154,10 @@ type gate struct {
 	comps     []*comparison
 	budget    *experiment.Budget
 	roundsRun int // rounds run (every comparison racing took its turn on one pair of stacks)
-	// first: the run's first pair is starting (an optional URL's failure is noted, not an error).
+	// first: the run's first pair is starting (it logs in; an optional URL's failure is noted, not an error).
 	first bool
+	// urls are the mix as each version is sent it: o.URLs, with each version's session after a login.
+	urls [2][]load.MixItem
 	// warnings are what the result says beside the verdicts (the URLs left out).
 	warnings []string
 	// startOne and trialOne start a version's stack and run a trial on it: start and trial, or a simulation's.
@@ -169,6 +175,7 @@ func newGate(o Options) *gate {
 	now := time.Now()
 	g := &gate{o: o, began: now, deadline: now.Add(o.Budget), conc: o.Connections, ver: [2]Version{o.Old, o.New}}
 	g.startOne, g.trialOne = g.start, g.trial
+	g.urls = [2][]load.MixItem{o.URLs, o.URLs}
 	return g
 }
 

@@ -14,9 +14,10 @@ import (
 // comparison is one race of NEW against OLD: one URL's, or the whole mix's.
 type comparison struct {
 	Name string // "GET /path", or "mix"
-	mix  []load.MixItem
-	n    int // requests a trial
-	x    *experiment.Experiment
+	// mixes are what each version's trials send: the same requests, each version with its own session.
+	mixes [2][]load.MixItem
+	n     int // requests a trial
+	x     *experiment.Experiment
 	// allow is the rounds the experiment may have run by the end of its turn (its Continue): one a turn.
 	allow int
 	ran   bool
@@ -33,19 +34,20 @@ const (
 	endedNotWorse = "shown not worse"
 )
 
-// comparisons are the races to run: the mix's, when there is more than one URL, then each URL's.
-func comparisons(urls []load.MixItem, base load.Request) []*comparison {
+// comparisons are the races to run: the mix's, when there is more than one URL, then each URL's; each version
+// sends urls[v], the same URLs in the same order.
+func comparisons(urls [2][]load.MixItem, base load.Request) []*comparison {
 	var out []*comparison
-	if len(urls) > 1 {
-		out = append(out, &comparison{Name: "mix", mix: urls})
+	if len(urls[0]) > 1 {
+		out = append(out, &comparison{Name: "mix", mixes: urls})
 	}
 	seen := map[string]int{}
-	for _, u := range urls {
+	for i, u := range urls[0] {
 		name := cmp.Or(u.RequestOver(base).Method, "GET") + " " + u.URI
 		if seen[name]++; seen[name] > 1 {
 			name = fmt.Sprintf("%s (%d)", name, seen[name])
 		}
-		out = append(out, &comparison{Name: name, mix: []load.MixItem{u}})
+		out = append(out, &comparison{Name: name, mixes: [2][]load.MixItem{{u}, {urls[1][i]}}})
 	}
 	return out
 }
@@ -61,39 +63,45 @@ func (g *gate) begin(ctx context.Context) error {
 		return err
 	}
 	g.cur, g.startWall = pair, wall
-	if g.o.URLs, err = g.kept(pair); err != nil {
+	g.urls = [2][]load.MixItem{pair[0].urls, pair[1].urls}
+	if err := g.keep(pair); err != nil {
 		return err
 	}
 	g.setUp()
 	return g.calibrate(ctx)
 }
 
-// kept are the URLs to race: an optional one (an access log's) that failed in both versions is left out with a
+// keep keeps the URLs to race: an optional one (an access log's) that failed in both versions is left out with a
 // warning (a deleted page, one behind a login); one that failed in one version only is that version's error.
-func (g *gate) kept(pair [2]*live) ([]load.MixItem, error) {
+func (g *gate) keep(pair [2]*live) error {
 	var out []load.MixItem
+	var urls [2][]load.MixItem
 	for i, u := range g.o.URLs {
 		inOld, inNew := pair[0].failed[i], pair[1].failed[i]
 		switch {
 		case inOld != "" && inNew != "":
 			g.warnings = append(g.warnings, fmt.Sprintf("left out of the mix, it fails in both versions: %s", inNew))
 		case inOld != "":
-			return nil, errors.New(inOld)
+			return errors.New(inOld)
 		case inNew != "":
-			return nil, errors.New(inNew)
+			return errors.New(inNew)
 		default:
 			out = append(out, u)
+			for v := range urls {
+				urls[v] = append(urls[v], g.urls[v][i])
+			}
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no URL of the mix answers in both versions: %s", g.warnings[0])
+		return fmt.Errorf("no URL of the mix answers in both versions: %s", g.warnings[0])
 	}
-	return out, nil
+	g.o.URLs, g.urls = out, urls
+	return nil
 }
 
 // setUp makes the comparisons of the URLs, each with its share of the error budget.
 func (g *gate) setUp() {
-	g.comps = comparisons(g.o.URLs, g.o.Request)
+	g.comps = comparisons(g.urls, g.o.Request)
 	g.budget = experiment.NewBudget(g.o.Alpha, len(g.comps))
 	for _, c := range g.comps {
 		c.x = g.newRace(c)

@@ -33,7 +33,7 @@ func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 // figure, CPU microseconds a request served, does not depend on how much of the machine the trial got (tune's
 // CPU trial). Failed requests count in the CPU and not among those served: a version that fails costs more.
 func (g *gate) trial(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error) {
-	r, err := load.NewRunner(g.options(l, c.mix, c.n))
+	r, err := load.NewRunner(g.options(l, c.mixes[v], c.n))
 	if err != nil {
 		return experiment.Observation{}, err
 	}
@@ -96,11 +96,11 @@ const maxTrialRequests = 50000
 func (g *gate) calibrate(ctx context.Context) error {
 	for _, c := range g.comps {
 		g.progress("start", "timing %s", c.Name)
-		per := g.conc * cycle(c.mix)
+		per := g.conc * cycle(c.mixes[0])
 		n := per * int(math.Ceil(float64(calibrationRequests)/float64(per)))
 		rate := math.Inf(1)
 		for v, l := range g.cur {
-			r, err := load.NewRunner(g.options(l, c.mix, n))
+			r, err := load.NewRunner(g.options(l, c.mixes[v], n))
 			if err != nil {
 				return err
 			}

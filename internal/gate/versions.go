@@ -21,6 +21,8 @@ type live struct {
 	// failed, on the run's first pair, says why each optional URL that failed its check did (by its index in
 	// the mix): an access log's URL that fails in both versions is left out, not an error.
 	failed map[int]string
+	// urls are the mix as this version is sent it (its session's cookies after a login).
+	urls []load.MixItem
 }
 
 func (l *live) stop() {
@@ -83,7 +85,13 @@ func (g *gate) start(ctx context.Context, v, serial int) (*live, error) {
 		st.Stop(context.Background())
 		return nil, err
 	}
-	l := &live{st: st, serial: serial, target: tg, failed: map[int]string{}}
+	l := &live{st: st, serial: serial, target: tg, failed: map[int]string{}, urls: g.urls[v]}
+	if g.first && g.o.LogIn != nil {
+		if l.urls, err = g.o.LogIn(ctx, st.HTTPURL); err != nil {
+			l.stop()
+			return nil, fmt.Errorf("%s: %w", g.ver[v].Label, err)
+		}
+	}
 	if err := g.check(ctx, v, l); err != nil {
 		l.stop()
 		return nil, err
@@ -115,7 +123,7 @@ func (g *gate) options(l *live, mix []load.MixItem, n int) load.Options {
 // the run's error, naming the version, the URL and PHP's own message, never a fast page. On the first pair an
 // optional URL's failure is noted in l.failed instead, for begin to judge against the other version's.
 func (g *gate) check(ctx context.Context, v int, l *live) error {
-	for i, u := range g.o.URLs {
+	for i, u := range l.urls {
 		o := g.options(l, []load.MixItem{u}, 1)
 		o.Connections, o.Even = 1, false
 		r, err := load.NewRunner(o)
@@ -167,7 +175,7 @@ const warmRounds = 2
 // warm sends every URL that passed l's check to every worker of l a few times.
 func (g *gate) warm(ctx context.Context, l *live) error {
 	var urls []load.MixItem
-	for i, u := range g.o.URLs {
+	for i, u := range l.urls {
 		if _, bad := l.failed[i]; !bad {
 			urls = append(urls, u)
 		}
