@@ -22,7 +22,7 @@ import (
 
 type gateFlags struct {
 	front, expectBody, method, bodyFile, git, docroot, phpFPM, nginx, user, out, markdown, junit string
-	headers                                                                                      []string
+	headers, writable                                                                            []string
 	mix                                                                                          mixFlags
 	budget, timeout                                                                              time.Duration
 	minEffect, alpha                                                                             float64
@@ -69,10 +69,12 @@ docs/urls.md (URL files)`)
 
 	fl.StringVar(&f.git, "git", "", "OLD and NEW are revisions of this git `REPO` (a commit, branch or tag each), checked out as worktrees")
 	fl.StringVar(&f.docroot, "docroot", "", "with --git, the docroot's `SUBDIR` in each checkout (public, web; default the top)")
+	fl.StringArrayVar(&f.writable, "writable", nil, "a `PATH` in the docroot the workers may write, a cache or uploads (repeatable): "+
+		"each stack's copy gets its own")
 	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm `BINARY` both versions run on (default: the newest php-fpm8.x)")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
 	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
-	flagGroup(fl, "THE VERSIONS", "git", "docroot", "php-fpm", "nginx", "user")
+	flagGroup(fl, "THE VERSIONS", "git", "docroot", "writable", "php-fpm", "nginx", "user")
 
 	fl.DurationVar(&f.budget, "budget", 2*time.Minute, "bound on the whole run")
 	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
@@ -138,7 +140,12 @@ func runGate(ctx context.Context, f gateFlags, args []string) error {
 func (f gateFlags) options() (gate.Options, error) {
 	o := gate.Options{Budget: f.budget, MinEffect: f.minEffect / 100, Alpha: f.alpha, Timeout: f.timeout,
 		Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
-	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user}
+	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
+	for _, w := range f.writable {
+		if filepath.IsAbs(w) || !filepath.IsLocal(w) {
+			return o, exitcode.UsageErrorf("--writable %s: give a path inside the docroot, relative to it (cache, public/uploads)", w)
+		}
+	}
 	var check *regexp.Regexp
 	var err error
 	if f.expectBody != "" {

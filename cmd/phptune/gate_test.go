@@ -175,6 +175,7 @@ func TestGateBadInputCreatesNothing(t *testing.T) {
 		{[]string{"gate", "HEAD", "nope", "--git", repo, "--url", "/"}, `no commit "HEAD"`},
 		{[]string{"gate", app, app, "--url", "/", "--budgte", "1m"}, "did you mean --budget?"},
 		{[]string{"gate", app}, "missing OLD and NEW"},
+		{[]string{"gate", app, app, "--url", "/", "--writable", "../etc"}, "--writable ../etc: give a path inside the docroot"},
 		{[]string{"gate", app, app, "--url", "/", "--junit", "no/such/dir/x.xml"}, "its directory does not exist"},
 	} {
 		dir := t.TempDir()
