@@ -28,9 +28,6 @@ import (
 
 // Defaults.
 const (
-	// DefaultMinEffect is tune's: stacks of one configuration differ by up to about 2% on CPU trials, so smaller
-	// changes are within what the machine itself does (docs/engine.md).
-	DefaultMinEffect = 0.03
 	// DefaultStackSD is the spread of a stack's own offset that the comparisons allow for, as tune does.
 	DefaultStackSD = 0.02
 	// DefaultConnections load each version in a round: two, as tune's CPU trials on two cores.
