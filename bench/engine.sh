@@ -6,6 +6,7 @@
 # did not choose the engine's parameters. Takes a few minutes (RUNS=100 for a quick look).
 #   sh bench/engine.sh -choose      choose g and minRounds on the other recorded runs
 #   sh bench/engine.sh -stack-sd 0.01 -new-stack-every 10
+#   sh bench/engine.sh -duet        duet rounds beside alternating ones only (CPU races' noise recorded in duet rounds)
 # To replay other runs' noise:
 #   go run ./bench/engine -extract DIR phptune-results/*/result.json && go run ./bench/engine -noise DIR
 set -eu

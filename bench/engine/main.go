@@ -5,10 +5,13 @@
 // whole simulated tune runs of the demo app, the figures the engine is held to, scored per run over every
 // verdict the run gives (a wrong sign anywhere, the final comparison's included). The figures come from the
 // recorded runs that did not choose the engine's parameters (Noise.Held); -choose picks g and minRounds on the
-// others. bench/engine.sh runs it; -extract writes the noise files the unit tests replay.
+// others. Trials recorded in duet rounds are extracted apart (noise-req_per_cpu_s_duet.json): with them, the
+// pairwise races include duet races and the simulated runs rows whose CPU races are duets, as tune runs them.
+// bench/engine.sh runs it; -extract writes the noise files the unit tests replay.
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +22,7 @@ import (
 	"math/rand"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,10 +34,12 @@ import (
 )
 
 // The noise files replayed: goodput (dynamic pools, or any pool in older recordings), goodput on static pools
-// (steady twins), CPU.
+// (steady twins), CPU, and CPU in duet rounds (kept apart: a duet cancels what its trials share). The last two
+// are optional: older recordings have neither.
 var (
-	staticKey = tune.NoiseKey(tune.MetricGoodput, "static")
-	noiseKeys = []string{tune.MetricGoodput, staticKey, tune.MetricCPU}
+	staticKey = tune.NoiseKey(tune.MetricGoodput, "static", false)
+	duetKey   = tune.NoiseKey(tune.MetricCPU, "", true)
+	noiseKeys = []string{tune.MetricGoodput, staticKey, tune.MetricCPU, duetKey}
 )
 
 // planted are the demo's measured effects (opcache off -44%, the JIT's tracing +20% and function +10%, preload
@@ -53,8 +59,13 @@ type setup struct {
 	mixture float64 // 0: the engine's default
 	least   int     // tune's fewest rounds for a race (0: its default)
 	told    bool    // the engine is told the stacks' spread (Spec.StackSD)
-	// goodputTrial, cpuTrial, start and twinStart are what a simulated run's trials and starts cost.
-	goodputTrial, cpuTrial, start, twinStart time.Duration
+	duet    bool    // CPU races run duet rounds (tune.SimOptions.Duet), on duet rounds' noise
+	// duetSD is the spread of the offsets planted in duet rounds, on top of the recording's own: its rounds ran
+	// on fresh stacks, so their residuals hold the offsets already (0: those alone).
+	duetSD float64
+	// goodputTrial, cpuTrial, duetTrial, start and twinStart are what a simulated run's trials and starts cost
+	// (duetTrial: a duet round's CPU trial at the app's rate alone, tune's cpuDuetSeconds).
+	goodputTrial, cpuTrial, duetTrial, start, twinStart time.Duration
 }
 
 func main() {
@@ -69,9 +80,12 @@ func main() {
 	choose := flag.Bool("choose", false, "choose g and minRounds on the recorded runs that chose them (Noise.Tuning) and stop")
 	goodputTrial := flag.Duration("goodput-trial", 400*time.Millisecond, "what a goodput trial costs in the simulated runs (the demo's at 4 connections: 0.45s; at 128: 2s)")
 	cpuTrial := flag.Duration("cpu-trial", 400*time.Millisecond, "what a CPU trial costs in the simulated runs")
+	duetTrial := flag.Duration("duet-trial", 800*time.Millisecond,
+		"what a duet round's CPU trial costs at the app's rate alone (a round of k arms: k of them)")
 	start := flag.Duration("start", 4*time.Second, "what starting a goodput arm's stack costs (settling a dynamic pool)")
 	twinStart := flag.Duration("twin-start", time.Second, "what starting a static twin's stack costs")
 	tuneOnly := flag.Bool("tune-only", false, "the simulated tune runs alone, without the pairwise races")
+	duetOnly := flag.Bool("duet", false, "only the rows that set duet rounds beside alternating ones")
 	flag.Parse()
 	if *extract != "" {
 		if err := extractNoise(*extract, flag.Args()); err != nil {
@@ -85,7 +99,7 @@ func main() {
 	}
 	s := setup{runs: *runs, replay: experiment.ReplayOptions{Block: *block, StackSD: *stackSD, NewStackEvery: *every,
 		Bursts: experiment.Bursts{Rate: *burstRate, Mean: *burstMean, Requests: 180}},
-		goodputTrial: *goodputTrial, cpuTrial: *cpuTrial, start: *start, twinStart: *twinStart}
+		goodputTrial: *goodputTrial, cpuTrial: *cpuTrial, duetTrial: *duetTrial, start: *start, twinStart: *twinStart}
 	fmt.Printf("replay: blocks of %.0f rounds on average, trials in their recorded order, stacks' offsets of up to sd %.1f%%,\n",
 		s.replay.Block, 100*s.replay.StackSD)
 	fmt.Printf("        bursts of failures in %.0f%% of trials (%.0f of 180 requests on average)\n", 100*s.replay.Bursts.Rate, s.replay.Bursts.Mean)
@@ -95,32 +109,60 @@ func main() {
 	}
 	held := part(noise, experiment.Noise.Held)
 	for _, told := range []bool{false, true} {
-		if *tuneOnly {
-			break
+		if *tuneOnly || *duetOnly && !told {
+			continue
 		}
 		t := s
 		t.told = told
 		if !told {
 			t.replay.NewStackEvery = 0
 		}
-		pairwise(held, t)
+		keys := noiseKeys
+		if *duetOnly {
+			keys = []string{tune.MetricCPU, duetKey}
+		}
+		pairwise(held, t, keys)
 	}
 	fmt.Printf("\nSimulated tune runs of the demo on the held-out runs' noise, %d runs each (scored per run, every verdict),\n", s.runs)
 	fmt.Printf("a goodput trial %s, a CPU trial %s, a start %s (a twin's %s):\n", s.goodputTrial, s.cpuTrial, s.start, s.twinStart)
 	fmt.Println(header)
-	sd := s.replay.StackSD
 	for _, budget := range []time.Duration{10 * time.Minute, 3 * time.Minute} {
-		for _, v := range []struct {
-			sd    float64
-			every int
-			told  bool
-		}{{0, 0, false}, {sd / 2, 0, false}, {sd / 2, 0, true}, {sd, 0, false}, {sd, 0, true}, {sd, s.replay.NewStackEvery, false}, {sd, s.replay.NewStackEvery, true}} {
+		for _, v := range tuneRows(s, len(held[duetKey].Rounds) > 0, *duetOnly) {
 			t := s
-			t.replay.StackSD, t.replay.NewStackEvery, t.told = v.sd, v.every, v.told
+			t.replay.StackSD, t.replay.NewStackEvery, t.told, t.duet, t.duetSD = v.sd, v.every, v.told, v.duet, v.duetSD
 			fmt.Println(tuneRuns(held, t, budget).row(budget, t))
 		}
 	}
 	fmt.Println(legend)
+}
+
+// tuneRow is a row of simulated tune runs: the stacks' offsets planted, how often the arms move (0: never),
+// whether the engine is told the offsets' spread, whether CPU races run duet rounds and the offsets planted there.
+type tuneRow struct {
+	sd         float64
+	every      int
+	told, duet bool
+	duetSD     float64
+}
+
+// tuneRows are the rows of simulated tune runs: offsets none, half of s's and s's, on one stack an arm or moving,
+// told or not; with duet rounds' noise, duet rows with offsets of none, s's and twice s's planted on top of the
+// recording's own, beside alternating ones at twice s's. duetOnly keeps the rows that compare the two.
+func tuneRows(s setup, duet, duetOnly bool) []tuneRow {
+	sd, every := s.replay.StackSD, s.replay.NewStackEvery
+	rows := []tuneRow{{sd: 0}, {sd: sd / 2}, {sd: sd / 2, told: true}, {sd: sd}, {sd: sd, told: true},
+		{sd: sd, every: every}, {sd: sd, every: every, told: true}}
+	if duetOnly {
+		rows = rows[len(rows)-1:] // as tune runs them, alternating
+	}
+	if duet {
+		for _, d := range []float64{0, sd, 2 * sd} {
+			rows = append(rows, tuneRow{sd: sd, every: every, told: true, duet: true, duetSD: d})
+		}
+		rows = append(rows, tuneRow{sd: 2 * sd, every: every, told: true}, tuneRow{sd: 2 * sd, every: every, told: true,
+			duet: true, duetSD: 2 * sd})
+	}
+	return rows
 }
 
 func fail(err error) {
@@ -133,8 +175,8 @@ func loadNoise(dir string) (map[string]experiment.Noise, error) {
 	noise := map[string]experiment.Noise{}
 	for _, m := range noiseKeys {
 		n, err := experiment.LoadNoise(fmt.Sprintf("%s/noise-%s.json", dir, m))
-		if errors.Is(err, fs.ErrNotExist) && m == staticKey {
-			continue // older recordings: static pools' goodput replays goodput's noise
+		if errors.Is(err, fs.ErrNotExist) && (m == staticKey || m == duetKey) {
+			continue // older recordings: static pools' goodput replays goodput's noise; no duet rows
 		}
 		if err != nil {
 			return nil, err
@@ -170,6 +212,9 @@ func extractNoise(dir string, files []string) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		sources = append(sources, f)
+		// A duet round's trials are recorded as they end: in the order they started (the round's), each takes
+		// its recorded slot. Alternating trials end in the order they start.
+		slices.SortStableFunc(r.Trials, func(a, b tune.TrialRecord) int { return cmp.Compare(a.AtS, b.AtS) })
 		for _, t := range r.Trials {
 			if !strings.HasPrefix(t.Phase, "knob ") && t.Phase != "final" {
 				continue
@@ -179,7 +224,7 @@ func extractNoise(dir string, files []string) error {
 				m, v = tune.MetricGoodput, t.RPS
 			}
 			pm, _, _ := strings.Cut(strings.TrimPrefix(t.Config, "pm="), " ")
-			m = tune.NoiseKey(m, pm)
+			m = tune.NoiseKey(m, pm, t.Duet)
 			byMetric[m] = append(byMetric[m], experiment.Recorded{Run: f, Group: f + " " + t.Phase, Arm: t.Config, Value: v})
 		}
 	}
@@ -199,51 +244,93 @@ func extractNoise(dir string, files []string) error {
 	return nil
 }
 
-// pairwise: two-arm races at a typical share of a tune run's error budget, each arm on one stack of its own.
-func pairwise(noise map[string]experiment.Noise, s setup) {
+// pairwise: two-arm races on the noises of keys at a typical share of a tune run's error budget, each arm on one
+// stack of its own, or on a fresh one every s.replay.NewStackEvery trials with the engine told their spread; duet
+// rounds (their own noise) move every round, as tune runs them.
+func pairwise(noise map[string]experiment.Noise, s setup, keys []string) {
 	const alpha, minEffect = 0.05 / 20, tune.DefaultMinEffect
 	stacks := "each arm on one stack, the engine not told their spread"
 	if s.told {
 		stacks = fmt.Sprintf("a fresh stack every %d trials of an arm, the engine told their spread", s.replay.NewStackEvery)
 	}
 	fmt.Printf("\nPairwise races on the held-out runs' noise, alpha %.4f a comparison, minimum effect %.0f%%, at most 200 rounds,\n", alpha, 100*minEffect)
-	fmt.Printf("stacks' offsets sd %.1f%%, %s:\n", 100*s.replay.StackSD, stacks)
-	fmt.Printf("  %-14s %8s %12s %12s %12s %10s %10s\n", "metric", "effect", "better", "worse", "no_diff", "rounds", "coverage")
-	for _, m := range noiseKeys {
-		if _, ok := noise[m]; !ok {
-			continue
+	fmt.Printf("stacks' offsets sd %.1f%%, %s (duet rounds: a fresh stack every round);\n",
+		100*s.replay.StackSD, stacks)
+	fmt.Printf("s: a race's median rounds' time:\n")
+	fmt.Printf("  %-20s %8s %12s %12s %12s %10s %8s %10s\n",
+		"metric", "effect", "better", "worse", "no_diff", "rounds", "s", "coverage")
+	for _, m := range keys {
+		if _, ok := noise[m]; !ok || m == duetKey && !s.told {
+			continue // duet rounds move every round: they belong with the moving stacks
 		}
-		for _, eff := range []float64{0, 0.05, 0.10, 0.40, -0.40} {
-			rng := rand.New(rand.NewSource(1))
-			var better, worse, nodiff, covered int
-			var rounds []float64
-			for i := 0; i < s.runs; i++ {
-				rep := experiment.NewReplayWith(noise[m], rng, s.replay)
-				a, b := rep.Arm("a", 0), rep.Arm("b", math.Log1p(eff))
-				spec := experiment.Spec{Arms: []experiment.Arm{a, b}, Mode: experiment.Race, HigherIsBetter: true, MinEffect: minEffect,
-					Alpha: alpha, MaxRounds: 200}
-				if s.told {
-					spec.StackSD = s.replay.StackSD
-				}
-				out, _ := experiment.Run(context.Background(), spec)
-				c := out.Arms[1].Vs
-				switch c.Verdict {
-				case stats.Better:
-					better++
-				case stats.Worse:
-					worse++
-				case stats.NoDifference:
-					nodiff++
-				}
-				if c.LogLo <= math.Log1p(eff) && math.Log1p(eff) <= c.LogHi {
-					covered++
-				}
-				rounds = append(rounds, float64(out.Rounds))
-			}
-			fmt.Printf("  %-14s %+7.0f%% %11.1f%% %11.1f%% %11.1f%% %10.0f %9.1f%%\n", m, 100*eff, pct(better, s.runs), pct(worse, s.runs),
-				pct(nodiff, s.runs), stats.Median(rounds), pct(covered, s.runs))
+		for _, eff := range []float64{0, 0.01, 0.02, 0.03, 0.05, 0.10, 0.40, -0.40} {
+			pc := pairwiseRaces(noise[m], s, m == duetKey, eff, alpha, minEffect)
+			fmt.Printf("  %-20s %+7.0f%% %11.1f%% %11.1f%% %11.1f%% %10.0f %8.1f %9.1f%%\n", m, 100*eff,
+				pct(pc.better, s.runs), pct(pc.worse, s.runs), pct(pc.nodiff, s.runs), pc.rounds,
+				pc.rounds*roundCost(m, s).Seconds(), pct(pc.covered, s.runs))
 		}
 	}
+}
+
+// pairCount is what s.runs two-arm races of a planted effect decided, and their median rounds.
+type pairCount struct {
+	better, worse, nodiff, covered int
+	rounds                         float64
+}
+
+// pairwiseRaces runs s.runs two-arm races on n, the second arm's effect eff, in duet rounds when duet.
+func pairwiseRaces(n experiment.Noise, s setup, duet bool, eff, alpha, minEffect float64) pairCount {
+	var pc pairCount
+	rng := rand.New(rand.NewSource(1))
+	o := s.replay
+	if duet {
+		o.NewStackEvery = 1
+	}
+	var rounds []float64
+	for i := 0; i < s.runs; i++ {
+		rep := experiment.NewReplayWith(n, rng, o)
+		a, b := rep.Arm("a", 0), rep.Arm("b", math.Log1p(eff))
+		spec := experiment.Spec{Arms: []experiment.Arm{a, b}, Mode: experiment.Race, HigherIsBetter: true,
+			MinEffect: minEffect, Alpha: alpha, MaxRounds: 200, Duet: duet}
+		if s.told {
+			spec.StackSD = s.replay.StackSD
+		}
+		out, _ := experiment.Run(context.Background(), spec)
+		c := out.Arms[1].Vs
+		switch c.Verdict {
+		case stats.Better:
+			pc.better++
+		case stats.Worse:
+			pc.worse++
+		case stats.NoDifference:
+			pc.nodiff++
+		}
+		if c.LogLo <= math.Log1p(eff) && math.Log1p(eff) <= c.LogHi {
+			pc.covered++
+		}
+		rounds = append(rounds, float64(out.Rounds))
+	}
+	pc.rounds = stats.Median(rounds)
+	return pc
+}
+
+// roundCost is what a round of two arms of noise m costs in the simulated runs: two trials, and a start every
+// NewStackEvery rounds when the arms move (told); a duet round's two trials at once and, beside them, the
+// next round's stacks (a start's time beyond the trials').
+func roundCost(m string, s setup) time.Duration {
+	trial, start := s.cpuTrial, s.twinStart
+	switch m {
+	case duetKey:
+		return max(2*s.duetTrial, tune.StartsCost(2, s.twinStart))
+	case tune.MetricGoodput:
+		trial, start = s.goodputTrial, s.start
+	case staticKey:
+		trial = s.goodputTrial
+	}
+	if !s.told || s.replay.NewStackEvery == 0 {
+		return 2 * trial
+	}
+	return 2*trial + tune.StartsCost(2, start)/time.Duration(s.replay.NewStackEvery)
 }
 
 // score is what simulated tune runs showed, counted per run.
@@ -264,6 +351,9 @@ type score struct {
 	nullRaced, nullNoDf int
 	capacity, goodput   int // finals decided on capacity, on goodput, against Debian's defaults
 	elapsed             float64
+	// raced, decided: knobs raced and decided (better, worse, no_difference, a pool size non_inferior), summed
+	// over the runs; cpuRaced, cpuDecided those of the CPU races.
+	raced, decided, cpuRaced, cpuDecided int
 }
 
 // tuneRuns simulates s.runs tune runs of the demo app within budget, side by side.
@@ -298,7 +388,11 @@ func simulate(noise map[string]experiment.Noise, s setup, budget time.Duration, 
 	reps := map[string]*experiment.Replay{}
 	for _, k := range noiseKeys { // in a fixed order: the runs are reproducible
 		if n, ok := noise[k]; ok {
-			reps[k] = experiment.NewReplayWith(n, rng, s.replay)
+			o := s.replay
+			if k == duetKey {
+				o.StackSD = s.duetSD
+			}
+			reps[k] = experiment.NewReplayWith(n, rng, o)
 		}
 	}
 	so := tune.SimOptions{Knobs: knob.All("preload.php", nil), Base: knob.Debian(), Budget: budget, Effect: tune.Planted(planted),
@@ -306,7 +400,10 @@ func simulate(noise map[string]experiment.Noise, s setup, budget time.Duration, 
 		TrialCost: map[string]time.Duration{tune.MetricGoodput: s.goodputTrial, tune.MetricCPU: s.cpuTrial},
 		StartCost: s.start, TwinStartCost: s.twinStart, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
 		Facts:   knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10},
-		Mixture: s.mixture, MinRounds: s.least}
+		Mixture: s.mixture, MinRounds: s.least, Duet: s.duet}
+	if s.duet {
+		so.TrialCost[tune.MetricCPU] = s.duetTrial
+	}
 	if n, ok := noise[tune.MetricGoodput]; ok {
 		// What a real run's sweep tells the planner: goodput's spread (CPU's it assumes, as a real run does).
 		so.RoundSD = map[string]float64{tune.MetricGoodput: n.SD()}
@@ -379,6 +476,7 @@ func (sc *score) add(res *tune.Result, so tune.SimOptions) {
 	sc.wrongNoDiff += b2i(noDiff)
 	sc.covered += b2i(covered)
 	for _, k := range res.Knobs {
+		sc.tally(k)
 		switch k.Name {
 		case "opcache":
 			if k.Value == "on" && k.Verdict == stats.Worse {
@@ -405,15 +503,34 @@ func decided(v stats.Verdict) bool {
 	return v == stats.Better || v == stats.Worse || v == stats.NoDifference
 }
 
-const header = "  budget  stacks: sd every told |  false better/worse: any  null final | wrong no_diff | all covered | JIT tracing any | preload |" +
-	" 5% found | opcache rounds | null no_diff | final decided: capacity goodput | s used"
+// tally counts a knob raced, and decided.
+func (sc *score) tally(k tune.KnobRow) {
+	if k.Rounds == 0 {
+		return
+	}
+	d := b2i(decided(k.Verdict) || k.Verdict == tune.NonInferior)
+	sc.raced++
+	sc.decided += d
+	if k.Metric == tune.MetricCPU {
+		sc.cpuRaced++
+		sc.cpuDecided += d
+	}
+}
 
-const legend = `  (stacks: the spread of their offsets planted, a fresh stack every so many trials of an arm at the most, CPU/goodput,
-  fewer when the trials are steady against a start's cost (tune's stackRounds; "-": one for its life), and whether the engine is told the spread (Spec.StackSD). Per run: "any" counts a run with a wrong sign anywhere, "null" on a knob without effect, "final" in the final
-  comparison on goodput or capacity; "all covered": every stated interval of the run covers its truth; "final decided":
-  the recommendation against the starting point decided, or the same configuration (not raced). Targets: a
-  false better/worse in at most 5% of runs counting every verdict; the JIT decided in at least 90% of 3-minute runs;
-  "preload": its planted -18% shown worse.)`
+const header = "  budget  stacks: sd    every told |  false better/worse: any  null final | wrong no_diff |" +
+	" all covered | JIT tracing any | preload |" +
+	" 5% found | opcache rounds | null no_diff | final decided: capacity goodput | s used | knobs decided/raced (CPU)"
+
+const legend = `  (stacks: the spread of their offsets planted, a fresh stack every so many trials of an arm at the
+  most, CPU/goodput, fewer when the trials are steady against a start's cost (tune's stackRounds; "-": one for its
+  life; "duet:X%": CPU races in duet rounds, every round on fresh stacks, on duet rounds' noise with offsets of X%
+  planted on top of the recording's own: its rounds ran on fresh stacks), and whether the engine is told the
+  spread (Spec.StackSD). Per run: "any" counts a run with a wrong sign anywhere, "null" on a knob without effect,
+  "final" in the final comparison on goodput or capacity; "all covered": every stated interval of the run covers
+  its truth; "final decided": the recommendation against the starting point decided, or the same configuration
+  (not raced). Targets: a false better/worse in at most 5% of runs counting every verdict; the JIT decided in at
+  least 90% of 3-minute runs; "preload": its planted -18% shown worse; "knobs decided/raced": per run, knobs
+  better, worse, no_difference or a pool size non_inferior, of those raced, and of the CPU races'.)`
 
 func (sc *score) row(budget time.Duration, s setup) string {
 	n := sc.runs
@@ -426,10 +543,16 @@ func (sc *score) row(budget time.Duration, s setup) string {
 		// tune's arms move as tune does (at most tune.PerStack), whatever the replay's own NewStackEvery.
 		every = fmt.Sprintf("<=%d/%d", tune.PerStack(tune.MetricCPU), tune.PerStack(tune.MetricGoodput))
 	}
-	return fmt.Sprintf("  %6s %10.1f%% %5s %4s | %22.1f%% %5.1f%% %5.1f%% | %12.1f%% | %11.1f%% | %6.1f%% %6.1f%% | %6.1f%% | %7.1f%% | %8.1f%%, %2.0f | %11.1f%% | %16.1f%% %7.1f%% | %6.0f",
+	if s.duet {
+		every = fmt.Sprintf("duet:%.0f%%", 100*s.duetSD) // duet rounds move every round
+	}
+	per := func(k int) float64 { return float64(k) / float64(n) }
+	return fmt.Sprintf("  %6s %10.1f%% %8s %4s | %22.1f%% %5.1f%% %5.1f%% | %12.1f%% | %11.1f%% | %6.1f%% %6.1f%% | "+
+		"%6.1f%% | %7.1f%% | %8.1f%%, %2.0f | %11.1f%% | %16.1f%% %7.1f%% | %6.0f | %5.1f/%4.1f (%3.1f/%3.1f)",
 		budget, 100*s.replay.StackSD, every, told, pct(sc.falseAny, n), pct(sc.falseNull, n), pct(sc.falseFinal, n), pct(sc.wrongNoDiff, n), pct(sc.covered, n),
 		pct(sc.jit, n), pct(sc.jitAny, n), pct(sc.preload, n), pct(sc.five, n), pct(sc.opcache, n), median(sc.opRounds), pct(sc.nullNoDf, sc.nullRaced),
-		pct(sc.capacity, n), pct(sc.goodput, n), sc.elapsed/float64(n))
+		pct(sc.capacity, n), pct(sc.goodput, n), sc.elapsed/float64(n), per(sc.decided), per(sc.raced),
+		per(sc.cpuDecided), per(sc.cpuRaced))
 }
 
 // chooseMargin is how much more a candidate must decide (the sum of four percentages) to replace tune's own

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
@@ -35,9 +34,13 @@ type benchFlags struct {
 	maxInflight, repeat         int
 	mix                         mixFlags
 	engine                      engineFlags
+	durationSet                 bool // -d given: not beside -n
 }
 
-func newBenchCmd() *cobra.Command {
+func newBenchCmd(s *streams, runF runFunc[benchFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runBench
+	}
 	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench TARGET",
@@ -58,23 +61,24 @@ TARGET
   unix:/PATH/TO.sock:/ABS/PATH/script.php?QUERY   FastCGI over a unix socket
 The script path is SCRIPT_FILENAME as php-fpm sees it; the CGI params are those nginx sends. php-fpm never
 multiplexes: connections above pm.max_children wait for a worker.`,
-		Args: args(1, 1, "TARGET, the address to load: http://HOST:PORT/PATH, fcgi://HOST:PORT/SCRIPT or unix:/SOCKET:/SCRIPT"),
+		Args: cli.Args(1, 1, "TARGET, the address to load: http://HOST:PORT/PATH, fcgi://HOST:PORT/SCRIPT or unix:/SOCKET:/SCRIPT"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
-			return runBench(cmd.Context(), f, args[0], cmd.Flags().Changed("duration"))
+			f.durationSet = cmd.Flags().Changed("duration")
+			return runF(cmd.Context(), f, args)
 		}),
 	}
-	learnMore(cmd, `docs/bench.md (error classes, the open model, latency of every request); docs/k6.md (--engine k6)`)
+	cli.LearnMore(cmd, `docs/bench.md (error classes, the open model, latency of every request); docs/k6.md (--engine k6)`)
 	fl := cmd.Flags()
 	registerLoadFlags(fl, &f)
 	fl.IntVar(&f.repeat, "repeat", 1, "run this many trials, each with its own warm-up: figures per trial and merged")
-	flagGroup(fl, "LOAD", "repeat")
+	cli.FlagGroup(fl, "LOAD", "repeat")
 	registerRunFlags(fl, &f)
 	fl.StringVar(&f.status, "fpm-status", "", "read php-fpm's status page before and after: its `PATH` (FastCGI targets), "+
 		"or fcgi://HOST:PORT/PATH, unix:/SOCK:/PATH")
-	flagGroup(fl, "FASTCGI", "fpm-status")
+	cli.FlagGroup(fl, "FASTCGI", "fpm-status")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/bench/v1) instead of the summary")
 	fl.StringVar(&f.out, "out", "", "also write result.json into this `DIR`")
-	flagGroup(fl, "OUTPUT", "json", "out")
+	cli.FlagGroup(fl, "OUTPUT", "json", "out")
 	return cmd
 }
 
@@ -86,7 +90,7 @@ func registerLoadFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.DurationVar(&f.warmup, "warmup", time.Second, "warm-up before the measured window, excluded from the results")
 	fl.Float64Var(&f.rate, "rate", 0, "open model: send this many requests/s in all, on a schedule; latency counts from each request's due time")
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
-	flagGroup(fl, "LOAD", "connections", "requests", "duration", "warmup", "rate", "timeout")
+	cli.FlagGroup(fl, "LOAD", "connections", "requests", "duration", "warmup", "rate", "timeout")
 	f.mix.register(fl, "a URL path on the target, `PATH[=WEIGHT]` (repeatable: a weighted mix instead of the target's own path)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
@@ -94,7 +98,7 @@ func registerLoadFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.BoolVar(&f.noKeepalive, "no-keepalive", false, "HTTP: a new connection for every request")
 	fl.StringVar(&f.expectStatus, "expect-status", "", "accepted `STATUSES`, e.g. 200 or 200,301-302 (default: 1xx-3xx)")
 	fl.StringVar(&f.expectBody, "expect-body", "", "a `REGEX` every response body must match")
-	flagGroup(fl, "WHAT TO SEND", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
+	cli.FlagGroup(fl, "WHAT TO SEND", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
 		"method", "header", "body", "no-keepalive", "expect-status", "expect-body")
 }
 
@@ -103,27 +107,27 @@ func registerLoadFlags(fl *pflag.FlagSet, f *benchFlags) {
 func registerRunFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: one schedule shared by this many connections, a bounded pool "+
 		"(FastCGI: default the static pool's max_children when --fpm-status tells it)")
-	flagGroup(fl, "LOAD", "max-inflight")
+	cli.FlagGroup(fl, "LOAD", "max-inflight")
 	fl.StringVar(&f.requestURI, "request-uri", "", "FastCGI: the `URI` to send as REQUEST_URI (front controllers route on it; "+
 		"default: the script path)")
 	fl.StringVar(&f.docRoot, "document-root", "", "FastCGI: `DIR` as DOCUMENT_ROOT (default: the script's directory)")
-	flagGroup(fl, "FASTCGI", "request-uri", "document-root")
+	cli.FlagGroup(fl, "FASTCGI", "request-uri", "document-root")
 	fl.IntVar(&f.procs, "gomaxprocs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, "+
 		"so the server keeps a core)")
-	deprecatedAlias(fl, "procs", "gomaxprocs")
+	cli.DeprecatedAlias(fl, "procs", "gomaxprocs")
 	f.engine.register(fl)
-	flagGroup(fl, "GENERATOR", "gomaxprocs", "engine", "k6", "k6-instances", "k6-host", "k6-ssh", "k6-remote")
+	cli.FlagGroup(fl, "GENERATOR", "gomaxprocs", "engine", "k6", "k6-instances", "k6-host", "k6-ssh", "k6-remote")
 }
 
 // options turns the load flags into the generator's options.
-func (f *benchFlags) options(ctx context.Context, rawTarget string, durationSet bool) (load.Options, error) {
+func (f *benchFlags) options(ctx context.Context, rawTarget string, stderr io.Writer) (load.Options, error) {
 	t, err := load.ParseTarget(rawTarget)
 	if err != nil {
 		return load.Options{}, err
 	}
 	o := load.Options{Target: t, Connections: f.connections, Warmup: f.warmup, Timeout: f.timeout, Rate: f.rate, MaxInflight: f.maxInflight}
 	if f.requests > 0 {
-		if durationSet {
+		if f.durationSet {
 			return o, exitcode.UsageErrorf("give -n or -d, not both")
 		}
 		o.Requests = f.requests
@@ -138,18 +142,8 @@ func (f *benchFlags) options(ctx context.Context, rawTarget string, durationSet 
 	if f.warmup < 0 || f.timeout <= 0 {
 		return o, exitcode.UsageErrorf("--warmup must not be negative and --timeout must be positive")
 	}
-	o.Request = load.Request{Method: f.method, KeepAlive: !f.noKeepalive}
-	for _, h := range f.headers {
-		hv, err := load.ParseHeader(h)
-		if err != nil {
-			return o, err
-		}
-		o.Request.Headers = append(o.Request.Headers, hv)
-	}
-	if f.bodyFile != "" {
-		if o.Request.Body, err = os.ReadFile(f.bodyFile); err != nil {
-			return o, exitcode.UsageErrorf("--body: %v", err)
-		}
+	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, !f.noKeepalive); err != nil {
+		return o, err
 	}
 	if f.expectStatus != "" {
 		if o.ExpectStatus, err = load.ParseStatuses(f.expectStatus); err != nil {
@@ -161,7 +155,7 @@ func (f *benchFlags) options(ctx context.Context, rawTarget string, durationSet 
 			return o, exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
-	if o.Mix, err = f.mixOf(ctx, o); err != nil {
+	if o.Mix, err = f.mixOf(ctx, o, stderr); err != nil {
 		return o, err
 	}
 	if t.Protocol == load.FastCGI {
@@ -175,11 +169,11 @@ func (f *benchFlags) options(ctx context.Context, rawTarget string, durationSet 
 
 // mixOf is the URL mix of --url-file and --from-access-log on o's target (nil: the target's own path), logged in
 // when the URL file says so.
-func (f *benchFlags) mixOf(ctx context.Context, o load.Options) ([]load.MixItem, error) {
+func (f *benchFlags) mixOf(ctx context.Context, o load.Options, stderr io.Writer) ([]load.MixItem, error) {
 	if !f.mix.given() {
 		return nil, nil
 	}
-	items, login, err := f.mix.build(o.Request, o.ExpectBody, os.Stderr)
+	items, login, err := f.mix.build(o.Request, o.ExpectBody, stderr)
 	if err != nil || login == nil {
 		return items, err
 	}
@@ -189,20 +183,8 @@ func (f *benchFlags) mixOf(ctx context.Context, o load.Options) ([]load.MixItem,
 	return login(ctx, "http://"+o.Target.Address)
 }
 
-// setProcs applies --gomaxprocs (one Go processor by default on small machines) and returns the undo.
-func setProcs(procs int) func() {
-	if procs == 0 && runtime.NumCPU() <= 2 {
-		procs = 1
-	}
-	if procs <= 0 {
-		return func() {}
-	}
-	old := runtime.GOMAXPROCS(procs)
-	return func() { runtime.GOMAXPROCS(old) }
-}
-
-func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet bool) error {
-	o, err := f.options(ctx, rawTarget, durationSet)
+func (s *streams) runBench(ctx context.Context, f benchFlags, args []string) error {
+	o, err := f.options(ctx, args[0], s.err)
 	if err != nil {
 		return err
 	}
@@ -211,23 +193,21 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
 	}
 	// The status page, when asked for: where to read it.
-	var st *statusSource
+	var st *load.StatusSource
 	if f.status != "" {
-		if st, err = parseStatusSource(f.status, t); err != nil {
+		if st, err = load.ParseStatusSource(f.status, t); err != nil {
 			return err
 		}
 	}
-	if f.out != "" {
-		release, err := openOut(f.out)
-		if err != nil {
-			return err
-		}
-		defer release()
+	release, err := cli.OpenOut(f.out)
+	if err != nil {
+		return err
 	}
-	defer setProcs(f.procs)()
+	defer release()
+	defer load.SetProcs(f.procs)()
 	var before *measure.FPMStatus
 	if st != nil {
-		if before, err = st.read(ctx); err != nil {
+		if before, err = st.Read(ctx); err != nil {
 			return exitcode.WithCode(exitcode.Usage, err)
 		}
 		// A kept FastCGI connection holds a worker: at a rate, the bounded pool is the pool's own size.
@@ -236,7 +216,7 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		}
 	}
 
-	line := newStatusLine(os.Stderr)
+	line := cli.NewStatusLine(s.err)
 	o.Progress = func(p load.Progress) {
 		phase := "measuring"
 		if p.Warmup {
@@ -250,21 +230,21 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 		if p.Trials > 1 {
 			trial = fmt.Sprintf("trial %d/%d ", p.Trial, p.Trials)
 		}
-		line.set("bench: %s%s %s%s  %d requests  %d errors", trial, phase, p.Elapsed.Round(time.Second), total, p.Requests, p.Errors)
+		line.Set("bench: %s%s %s%s  %d requests  %d errors", trial, phase, p.Elapsed.Round(time.Second), total, p.Requests, p.Errors)
 	}
 	res, runErr := load.RunTrials(ctx, o, f.repeat)
-	line.clear()
+	line.Clear()
 	if res == nil {
 		return runErr
 	}
 	if st != nil && ctx.Err() == nil {
-		after, err := st.read(ctx)
+		after, err := st.Read(ctx)
 		if err != nil {
 			res.Warnings = append(res.Warnings, "php-fpm status after the run: "+err.Error())
 		} else {
 			d := measure.Delta(before, after)
 			res.FPMStatus = d
-			res.Warnings = append(res.Warnings, fpmWarnings(d, before, t, f.connections)...)
+			res.Warnings = append(res.Warnings, load.FPMWarnings(d, before, t, f.connections)...)
 		}
 	}
 	if res.Requests > 0 && res.Errors == res.Requests && runErr == nil {
@@ -273,56 +253,9 @@ func runBench(ctx context.Context, f benchFlags, rawTarget string, durationSet b
 	if err := res.Encode(); err != nil {
 		return err
 	}
-	end := ending{dir: f.out, json: f.json, text: func(w io.Writer) { report.Bench(w, res) }}
+	end := ending{out: s.out, dir: f.out, json: f.json, text: func(w io.Writer) { report.Bench(w, res) }}
 	if err := end.finish(res); err != nil {
 		return err
 	}
 	return runErr
-}
-
-type statusSource struct{ network, address, path string }
-
-func (s *statusSource) read(ctx context.Context) (*measure.FPMStatus, error) {
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return measure.ReadFPMStatus(c, s.network, s.address, s.path)
-}
-
-func parseStatusSource(v string, t load.Target) (*statusSource, error) {
-	if len(v) > 0 && v[0] == '/' {
-		if t.Protocol != load.FastCGI {
-			return nil, exitcode.UsageErrorf("--fpm-status %s: for an HTTP target give the pool's address too, as fcgi://HOST:PORT%s or unix:/SOCK:%s", v, v, v)
-		}
-		return &statusSource{t.Network, t.Address, v}, nil
-	}
-	st, err := load.ParseTarget(v)
-	if err != nil || st.Protocol != load.FastCGI {
-		return nil, exitcode.UsageErrorf("--fpm-status %q: want /PATH, fcgi://HOST:PORT/PATH or unix:/SOCK:/PATH", v)
-	}
-	return &statusSource{st.Network, st.Address, st.Script}, nil
-}
-
-// fpmWarnings says when the pool capped the run: php-fpm never multiplexes, so kept FastCGI connections beyond
-// max_children wait for a worker.
-func fpmWarnings(d measure.FPMDelta, before *measure.FPMStatus, t load.Target, conns int) []string {
-	var w []string
-	if d.MaxChildrenReached > 0 {
-		w = append(w, fmt.Sprintf("php-fpm pool %q reached pm.max_children %d time(s) during the run: requests queued for a worker", d.Pool, d.MaxChildrenReached))
-	}
-	if t.Protocol == load.FastCGI && d.PM == "static" && conns > d.ProcessesBefore {
-		w = append(w, fmt.Sprintf("%d connections > pm.max_children %d of static pool %q: each kept FastCGI connection holds a worker, so %d connection(s) waited",
-			conns, d.ProcessesBefore, d.Pool, conns-d.ProcessesBefore))
-	} else if t.Protocol == load.FastCGI && d.MaxChildrenReached > 0 && conns > d.ProcessesAfter {
-		w = append(w, fmt.Sprintf("%d connections > the %d workers the pool could run: each kept FastCGI connection holds a worker, so the extra connections waited",
-			conns, d.ProcessesAfter))
-	}
-	// The status page keeps the high-water mark since the pool started: only a rise belongs to this run.
-	if d.MaxListenQueue > before.MaxListenQueue {
-		why := ""
-		if d.PM != "static" {
-			why = " (a " + d.PM + " pool starts workers on demand)"
-		}
-		w = append(w, fmt.Sprintf("php-fpm's listen queue reached %d during the run, warm-up included: connections waited for a worker%s", d.MaxListenQueue, why))
-	}
-	return w
 }

@@ -1,26 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/textline"
+	"github.com/phptune/phptune/internal/workload"
 	"github.com/phptune/phptune/workloads"
 )
 
@@ -34,7 +32,10 @@ type buildFlags struct {
 	trainMode                                                                                    string
 }
 
-func newBuildCmd() *cobra.Command {
+func newBuildCmd(s *streams, runF runFunc[buildFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runBuild
+	}
 	var f buildFlags
 	cmd := &cobra.Command{
 		Use:   "build [APP|PRESET]",
@@ -53,10 +54,10 @@ bolt-16 and libbolt-16-dev for pgo+bolt.`,
   phptune build ./myapp --url / --url /blog/ --holdout-url /about
   phptune build wordpress --variants baseline,pgo,pgo+lto
   phptune tune ./myapp --builds                       # then let the cached builds race the installed php-fpm`,
-		Args: args(0, 1, "APP, a docroot or a preset's name"),
-		RunE: run(func(cmd *cobra.Command, args []string) error { return runBuild(cmd, args, f) }),
+		Args: cli.Args(0, 1, "APP, a docroot or a preset's name"),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
 	}
-	learnMore(cmd, `docs/build.md (variants, training, verification); docs/measurements.md (measured gains); docs/bolt.md`)
+	cli.LearnMore(cmd, `docs/build.md (variants, training, verification); docs/measurements.md (measured gains); docs/bolt.md`)
 	registerBuildFlags(cmd.Flags(), &f)
 	return cmd
 }
@@ -74,7 +75,7 @@ func registerBuildFlags(fl *pflag.FlagSet, f *buildFlags) {
 	fl.StringVar(&f.cache, "cache", "", "build cache `DIR` (default $XDG_CACHE_HOME/phptune/builds)")
 	fl.StringVar(&f.make, "make", "make", "make program")
 	_ = fl.MarkHidden("make")
-	flagGroup(fl, "WHAT TO BUILD", "variants", "debian", "debian-version", "source", "configure-args", "prof-flags", "install-deps",
+	cli.FlagGroup(fl, "WHAT TO BUILD", "variants", "debian", "debian-version", "source", "configure-args", "prof-flags", "install-deps",
 		"jobs", "cache")
 	fl.StringVar(&f.train, "train", "", "the `APP` to train on: a docroot, a prepared workload preset or its directory (same as the APP argument)")
 	fl.StringArrayVar(&f.urls, "url", nil, "training request `URI`, repeatable (default: a preset's URLs; for the demo app its HTML pages)")
@@ -84,7 +85,7 @@ func registerBuildFlags(fl *pflag.FlagSet, f *buildFlags) {
 		"under phptune's load (FPM's paths too)")
 	fl.DurationVar(&f.trainDuration, "train-duration", 20*time.Second, "length of the live training load (--train-mode live)")
 	fl.BoolVar(&f.jit, "jit", false, "train and verify with opcache.jit=tracing (as it will run)")
-	flagGroup(fl, "TRAINING", "train", "url", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep", "train-n",
+	cli.FlagGroup(fl, "TRAINING", "train", "url", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep", "train-n",
 		"train-mode", "train-duration", "jit")
 	fl.StringArrayVar(&f.holdout, "holdout-url", nil, "held-out request `URI`, repeatable (default for the demo app: its API and form)")
 	fl.StringVar(&f.holdoutApp, "holdout", "", "held-out `APP` (a docroot with index.php, or demo) for the held-out URLs "+
@@ -96,11 +97,11 @@ func registerBuildFlags(fl *pflag.FlagSet, f *buildFlags) {
 	fl.BoolVar(&f.noVerify, "no-verify", false, "build and smoke-test only")
 	fl.BoolVar(&f.noCallgrind, "no-callgrind", false, "skip instructions per request (valgrind)")
 	fl.BoolVar(&f.noHuge, "no-huge-code-pages", false, "skip verifying pgo with opcache.huge_code_pages=1 on top")
-	flagGroup(fl, "VERIFICATION", "holdout-url", "holdout", "rounds", "repeats", "throughput-trial", "with-debian", "no-verify",
+	cli.FlagGroup(fl, "VERIFICATION", "holdout-url", "holdout", "rounds", "repeats", "throughput-trial", "with-debian", "no-verify",
 		"no-callgrind", "no-huge-code-pages")
 	fl.StringVar(&f.out, "out", "", "`DIR` for report.html, result.json and build.log (default phptune-results/build-TIME)")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema phptune/build/v1)")
-	flagGroup(fl, "OUTPUT", "out", "json")
+	cli.FlagGroup(fl, "OUTPUT", "out", "json")
 }
 
 // buildDefaults is build's flags as given no flag at all (tune --build starts from them).
@@ -110,13 +111,12 @@ func buildDefaults() buildFlags {
 	return f
 }
 
-func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
-	ctx := cmd.Context()
-	o, spec, err := f.options(args)
+func (s *streams) runBuild(ctx context.Context, f buildFlags, args []string) error {
+	o, spec, err := f.options(args, s.err)
 	if err != nil {
 		return err
 	}
-	out, release, err := openRunDir(f.out, "build")
+	out, release, err := cli.OpenRunDir(f.out, "build")
 	if err != nil {
 		return err
 	}
@@ -130,16 +130,16 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 
 	// The app's own services (a preset's database) for training and verification, stopped on every path.
 	if spec != nil {
-		svc, err := spec.startServices(ctx)
+		svc, err := spec.StartServices(ctx)
 		defer svc.Stop(context.Background())
 		if err != nil {
 			return err
 		}
 	}
 
-	line := newStatusLine(os.Stderr)
+	line := cli.NewStatusLine(s.err)
 	var stop func()
-	o.OnStep, stop = stepLine(line, logf)
+	o.OnStep, stop = cli.Steps(line, logf, "build")
 	res, runErr := phpbuild.Run(ctx, o)
 	stop()
 	if res == nil || (runErr != nil && len(res.Variants) == 0) {
@@ -152,10 +152,10 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 		res.Partial = true
 	}
 	if res.Environment != nil {
-		res.Environment.CommandLine = os.Args
+		res.Environment.CommandLine = s.argv
 	}
-	end := ending{dir: out, json: f.json, holds: "report.html, result.json, build.log",
-		pages: func(dir string) error { return writeBuildReport(dir, res) },
+	end := ending{out: s.out, dir: out, json: f.json, holds: "report.html, result.json, build.log",
+		page: func(w io.Writer) error { return report.BuildHTML(w, res) },
 		text: func(w io.Writer) {
 			report.Build(w, res)
 			for _, v := range res.Variants {
@@ -180,8 +180,8 @@ func runBuild(cmd *cobra.Command, args []string, f buildFlags) error {
 
 // options turns the flags and APP into the build's options: what to build, what to train on and hold out (a
 // docroot's --url, a prepared preset's URLs, or the demo app's), and the app spec whose services run meanwhile.
-func (f buildFlags) options(args []string) (o phpbuild.Options, spec *appSpec, err error) {
-	logged, err := f.mix.trainingURIs(os.Stderr)
+func (f buildFlags) options(args []string, stderr io.Writer) (o phpbuild.Options, spec *workload.App, err error) {
+	logged, err := f.mix.trainingURIs(stderr)
 	if err != nil {
 		return o, nil, err
 	}
@@ -194,9 +194,7 @@ func (f buildFlags) options(args []string) (o phpbuild.Options, spec *appSpec, e
 		TrainMode: f.trainMode, TrainDuration: f.trainDuration, HugeCodePages: !f.noHuge,
 	}
 	for _, v := range f.variants {
-		switch v {
-		case phpbuild.Baseline, phpbuild.PGO, phpbuild.PGOLTO, phpbuild.PGOBOLT:
-		default:
+		if !slices.Contains(phpbuild.Variants(), v) {
 			return o, nil, exitcode.UsageErrorf("--variants %s: want baseline, pgo, pgo+lto or pgo+bolt", v)
 		}
 	}
@@ -221,63 +219,12 @@ func (f buildFlags) options(args []string) (o phpbuild.Options, spec *appSpec, e
 		appArg = args[0]
 	}
 	if appArg != "" {
-		if spec, err = resolveApp([]string{appArg}); err != nil {
+		if spec, err = workload.Resolve([]string{appArg}); err != nil {
 			return o, nil, err
 		}
 	}
-	switch {
-	case spec != nil && spec.workload == nil:
-		// A plain docroot: the user says what to train on and what to hold out.
-		st, err := os.Stat(filepath.Join(appArg, "index.php"))
-		if err != nil || st.IsDir() {
-			return o, nil, exitcode.UsageErrorf("APP %s: want a docroot with index.php", appArg)
-		}
-		o.App, o.AppName = os.DirFS(appArg), appArg
-		if len(f.urls) == 0 {
-			return o, nil, exitcode.UsageErrorf("APP %s: say which requests to train on with --url (e.g. --url / --url /blog/)", appArg)
-		}
-		if len(f.holdout) == 0 && f.holdoutApp == "" && !f.noVerify {
-			return o, nil, exitcode.UsageErrorf("APP %s: give held-out requests with --holdout-url (requests not trained on; with --holdout APP, that app's)", appArg)
-		}
-	case spec != nil && spec.workload.Dir != "":
-		// A prepared preset: trained in place on its URLs (each with its content check), its services running.
-		w := spec.workload
-		o.AppDir, o.AppFront, o.AppWritable = w.Docroot(), w.Manifest.Front, w.Manifest.Writable
-		o.App, o.AppName = os.DirFS(o.AppDir), w.Preset.Name
-		o.Markers = map[string]*regexp.Regexp{}
-		for _, u := range spec.urls {
-			o.Markers[u.URI] = u.ExpectBody
-			if len(f.urls) == 0 {
-				o.Train = append(o.Train, u.URI)
-			}
-		}
-		if len(f.holdout) == 0 && f.holdoutApp == "" {
-			// Held out: another preset, the demo app (every route).
-			o.HoldoutApp = workloads.Demo()
-			o.Holdout = phpbuild.DemoRoutes()
-		}
-	default:
-		o.App, o.AppName = workloads.Demo(), "demo app"
-		if len(o.Train) == 0 {
-			o.Train = phpbuild.DemoTrain
-		}
-		if len(o.Holdout) == 0 && f.holdoutApp == "" {
-			o.Holdout = phpbuild.DemoHoldout
-		}
-	}
-	if f.holdoutApp == "demo" {
-		o.HoldoutApp = workloads.Demo()
-		if len(o.Holdout) == 0 {
-			o.Holdout = phpbuild.DemoRoutes()
-		}
-	} else if f.holdoutApp != "" {
-		if _, err := fs.Stat(os.DirFS(f.holdoutApp), "index.php"); err != nil {
-			return o, nil, exitcode.UsageErrorf("--holdout %s: want a docroot with index.php, or demo", f.holdoutApp)
-		}
-		o.HoldoutApp = os.DirFS(f.holdoutApp)
-		if len(o.Holdout) == 0 && !f.noVerify {
-			return o, nil, exitcode.UsageErrorf("--holdout %s: give its requests with --holdout-url", f.holdoutApp)
-		}
+	if err := o.ForApp(spec, appArg, f.holdoutApp); err != nil {
+		return o, nil, err
 	}
 	o.CacheDir = f.cache
 	if o.CacheDir == "" {
@@ -288,69 +235,4 @@ func (f buildFlags) options(args []string) (o phpbuild.Options, spec *appSpec, e
 		o.CacheDir = d
 	}
 	return o, spec, nil
-}
-
-// stepLine shows the build's current step and its elapsed time on line, redrawn every half second, and marks
-// each step in the log; stop ends the redrawing and clears the line.
-func stepLine(line *statusLine, logf *os.File) (onStep func(variant, step string), stop func()) {
-	var mu sync.Mutex
-	var step string
-	var since time.Time
-	onStep = func(variant, s string) {
-		mu.Lock()
-		step, since = variant+": "+s, time.Now()
-		mu.Unlock()
-		fmt.Fprintf(logf, "\n== %s: %s (%s)\n", variant, s, time.Now().Format(time.TimeOnly))
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				mu.Lock()
-				if step != "" {
-					line.set("build %s (%s)", step, time.Since(since).Round(time.Second))
-				}
-				mu.Unlock()
-			}
-		}
-	}()
-	return onStep, func() {
-		close(done)
-		wg.Wait()
-		line.clear()
-	}
-}
-
-// writeBuildReport writes report.html into a build's --out dir, beside result.json.
-func writeBuildReport(dir string, r *phpbuild.Result) error {
-	var page bytes.Buffer
-	if err := report.BuildHTML(&page, r); err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(dir, "report.html"), page.Bytes())
-}
-
-// withBuilds adds the php-fpm binaries of phptune build's cache (those that passed their smoke test) to the ones
-// given, after the installed one when none is given: `phptune tune --builds`.
-func withBuilds(given []string) ([]string, error) {
-	dir, err := phpbuild.DefaultCacheDir()
-	if err != nil {
-		return nil, exitcode.UsageErrorf("--builds: %v", err)
-	}
-	cached, err := phpbuild.CachedFPMs(dir)
-	if err != nil || len(cached) == 0 {
-		return nil, exitcode.UsageErrorf("--builds: no smoke-tested builds in %s: run phptune build first", dir)
-	}
-	if len(given) == 0 {
-		given = []string{""} // the installed php-fpm starts
-	}
-	return append(given, cached...), nil
 }

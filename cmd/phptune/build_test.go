@@ -91,7 +91,7 @@ func TestBuildFakeToolchain(t *testing.T) {
 	dir, src, mk := fakeSource(t)
 	cache := filepath.Join(dir, "cache")
 	run := func() (res buildJSON, code int, stderr string) {
-		cmd := exec.Command(binPath, "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"),
+		cmd := exec.Command(binPath(t), "build", "--source", src, "--make", mk, "--cache", cache, "--out", filepath.Join(dir, "out"),
 			"--variants", "baseline,pgo,pgo+lto", "--no-verify", "--train-n", "1", "--json")
 		var so, se strings.Builder
 		cmd.Stdout, cmd.Stderr = &so, &se
@@ -179,7 +179,7 @@ func TestBuildInterrupted(t *testing.T) {
 }
 
 func TestTuneBuildsNeedsCache(t *testing.T) {
-	cmd := exec.Command(binPath, "tune", "--builds", "--budget", "1m")
+	cmd := exec.Command(binPath(t), "tune", "--builds", "--budget", "1m")
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

@@ -49,10 +49,23 @@ func startCheckStack(t *testing.T, cfg stack.Config) *stack.Stack {
 	return s
 }
 
+// servedDir is a new directory that the workers' user may read, as a docroot must be (tune refuses one it cannot):
+// t.TempDir's, and its parent, are closed to others.
+func servedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // writeApp writes files into a new directory and returns it.
 func writeApp(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := servedDir(t)
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -292,7 +305,7 @@ func TestCheckHealthyPoolChangesNothing(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	before := poolState(t, s)
 	ep := s.Pools[0]
-	for run, target := range [][]string{{confOf(s)}, {ep.Address, "--status-path", ep.StatusPath}, {"checkhealthy"}} {
+	for run, target := range [][]string{{confOf(s)}, {ep.Address, "--fpm-status", ep.StatusPath}, {"checkhealthy"}} {
 		res, r := checkJSON(t, append(target, "--for", "3s", "--interval", "250ms")...)
 		p := res.Pools[0]
 		if r.code != 0 || len(p.Findings) != 0 || len(p.Suggestions) != 0 {
@@ -346,7 +359,7 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"tcp:nonsense"}, "want tcp:HOST:PORT"},
 		{[]string{filepath.Join(dir, "missing.conf")}, "no such file"},
 		{[]string{"tcp:127.0.0.1:1", "--for", "1s", "--interval", "2s"}, "longer than --for"},
-		{[]string{"tcp:127.0.0.1:1", "--status-path", "status"}, "starting with /"},
+		{[]string{"tcp:127.0.0.1:1", "--fpm-status", "status"}, "--fpm-status \"status\": want a path starting with /"},
 	}
 	for _, c := range cases {
 		r := phptune(t, append([]string{"check"}, c.args...)...)
@@ -354,6 +367,11 @@ func TestCheckBadInput(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) || len(lines) != 1 {
 			t.Errorf("phptune check %v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, r.code, r.stderr, c.want)
 		}
+	}
+	// The old name still works, saying the new one: bench and check name the status page alike.
+	if r := phptune(t, "check", "tcp:127.0.0.1:1", "--status-path", "status"); r.code != 2 || !strings.Contains(r.stderr, "use --fpm-status") ||
+		!strings.Contains(r.stderr, "want a path starting with /") {
+		t.Errorf("check --status-path: exit %d, stderr %q; want it read as --fpm-status, with a notice", r.code, r.stderr)
 	}
 }
 

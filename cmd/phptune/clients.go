@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/clients"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/stats"
@@ -31,7 +28,10 @@ type clientsFlags struct {
 	tarantoolPort, redisPort                 int
 }
 
-func newClientsCmd() *cobra.Command {
+func newClientsCmd(s *streams, runF runFunc[clientsFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runClients
+	}
 	var f clientsFlags
 	cmd := &cobra.Command{
 		Use:   "clients",
@@ -53,16 +53,16 @@ sql_delete, sleep (a 10 ms server-side call), check; redis: get, set, incr, chec
   phptune clients --target tarantool --tarantool-ops select,update,sql_select --fibers 10,25,50
   phptune clients --revs 2000 --iterations 6 --pause 0 --json > clients.json
   phptune clients --out results/clients             # result.json and chart.html`,
-		Args: args(0, 0, ""),
+		Args: cli.Args(0, 0, ""),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			// phpbench's retry threshold suits back-to-back iterations; interleaved rounds leave it off.
 			if f.sequential && !cmd.Flags().Changed("retry-threshold") {
 				f.retryThreshold = 5
 			}
-			return runClients(cmd.Context(), f)
+			return runF(cmd.Context(), f, args)
 		}),
 	}
-	learnMore(cmd, `docs/clients.md (the models, phpbench's vocabulary, the statistics)`)
+	cli.LearnMore(cmd, `docs/clients.md (the models, phpbench's vocabulary, the statistics)`)
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.targets, "target", []string{clients.Tarantool, clients.Redis}, "`SERVERS` to measure: tarantool, redis")
 	fl.StringSliceVar(&f.tarantoolOps, "tarantool-ops", []string{"select"}, "Tarantool `OPERATIONS` (see above)")
@@ -71,11 +71,11 @@ sql_delete, sleep (a 10 ms server-side call), check; redis: get, set, incr, chec
 	fl.IntSliceVar(&f.fibers, "fibers", []int{5, 10, 25, 50, 100}, "Fibers per process to sweep (N)")
 	fl.IntSliceVar(&f.procs, "procs", []int{2, 4, 8}, "forked processes to sweep (P)")
 	fl.IntSliceVar(&f.depths, "depth", []int{10, 25, 100}, "pipeline depths to sweep (D)")
-	flagGroup(fl, "WHAT TO MEASURE", "target", "tarantool-ops", "redis-ops", "models", "fibers", "procs", "depth")
+	cli.FlagGroup(fl, "WHAT TO MEASURE", "target", "tarantool-ops", "redis-ops", "models", "fibers", "procs", "depth")
 	fl.IntVar(&f.revs, "revs", 10000, "revolutions per iteration, split among the workers")
 	fl.IntVar(&f.iterations, "iterations", 10, "iterations (rounds) of the main run, and the most of a pick's race with its neighbours (at least 6)")
 	fl.IntVar(&f.warmup, "warmup-revs", 200, "warm-up revolutions per iteration (untimed)")
-	deprecatedAlias(fl, "warmup", "warmup-revs")
+	cli.DeprecatedAlias(fl, "warmup", "warmup-revs")
 	fl.DurationVar(&f.pause, "pause", time.Second, "pause before each iteration")
 	fl.IntVar(&f.sweepIterations, "sweep-iterations", 3, "iterations per candidate in the sweeps")
 	fl.IntVar(&f.sweepRevs, "sweep-revs", 0, "revolutions per sweep iteration (default: --revs)")
@@ -85,7 +85,7 @@ sql_delete, sleep (a 10 ms server-side call), check; redis: get, set, incr, chec
 	fl.BoolVar(&f.neighbours, "neighbours", true, "race each sweep's pick beside its neighbours in the main run")
 	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
-	flagGroup(fl, "HOW LONG AND HOW SURE", "revs", "iterations", "warmup-revs", "pause", "sweep-iterations", "sweep-revs",
+	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "revs", "iterations", "warmup-revs", "pause", "sweep-iterations", "sweep-revs",
 		"retry-threshold", "retry-limit", "sequential", "neighbours", "min-effect", "alpha")
 	fl.BoolVar(&f.noPhpredis, "no-phpredis", false, "leave out the phpredis rows")
 	fl.StringVar(&f.php, "php", "php", "the PHP CLI `BINARY`")
@@ -96,7 +96,7 @@ sql_delete, sleep (a 10 ms server-side call), check; redis: get, set, incr, chec
 	return cmd
 }
 
-func runClients(ctx context.Context, f clientsFlags) error {
+func (s *streams) runClients(ctx context.Context, f clientsFlags, _ []string) error {
 	cfg := clients.Config{
 		Targets: f.targets, Ops: map[string][]string{clients.Tarantool: f.tarantoolOps, clients.Redis: f.redisOps},
 		Models: f.models, Revs: f.revs, Iterations: f.iterations, Warmup: f.warmup, Pause: f.pause,
@@ -111,63 +111,39 @@ func runClients(ctx context.Context, f clientsFlags) error {
 	if err := cfg.Validate(); err != nil {
 		return exitcode.UsageErrorf("%v", err)
 	}
-	for _, p := range []int{f.tarantoolPort, f.redisPort} {
-		if p < 0 || p > 65535 {
-			return exitcode.UsageErrorf("port %d: want 1 to 65535, or 0 for a free one", p)
-		}
-	}
 	php, err := clients.NewPHP(ctx, f.php)
 	if err != nil {
 		return err
 	}
 	defer php.Close()
-	if f.out != "" {
-		release, err := openOut(f.out)
-		if err != nil {
-			return err
-		}
-		defer release()
+	release, err := cli.OpenOut(f.out)
+	if err != nil {
+		return err
 	}
+	defer release()
 
-	rep := &clients.Report{Schema: clients.Schema, Started: time.Now().UTC(), Command: os.Args, Settings: clients.SettingsOf(cfg)}
-	rep.Environment.CPUs = runtime.NumCPU()
-	rep.Environment.PHP = php.Version
-	rep.Environment.Phpredis = php.Phpredis
-	line := newStatusLine(os.Stderr)
+	rep := clients.NewReport(cfg, php, s.argv)
+	line := cli.NewStatusLine(s.err)
 	start := time.Now()
-	cfg.Progress = func(s string) { line.set("clients: %s  %s", time.Since(start).Round(time.Second), s) }
+	cfg.Progress = func(s string) { line.Set("clients: %s  %s", time.Since(start).Round(time.Second), s) }
 	runErr := clients.Run(ctx, cfg, php, &rep.Outcome)
-	line.clear()
+	line.Clear()
 	rep.Seconds = time.Since(start).Seconds()
 	rep.Environment.Servers = rep.Servers
 	if runErr != nil && len(rep.Results) == 0 && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
 	rep.Partial = runErr != nil
-	end := ending{dir: f.out, json: f.json, holds: "result.json, chart.html", text: func(w io.Writer) { clients.Table(w, rep) },
-		pages: func(dir string) error { return writeClientsChart(dir, rep) }}
+	end := ending{out: s.out, dir: f.out, json: f.json, holds: "result.json, chart.html", text: func(w io.Writer) { clients.Table(w, rep) },
+		page: func(w io.Writer) error { return clients.HTML(w, rep) }, pageName: "chart.html"}
 	if err := end.finish(rep); err != nil {
 		return err
 	}
 	if runErr != nil {
 		return runErr
 	}
-	var failed []string
-	for _, r := range rep.Results {
-		if r.Error != "" {
-			failed = append(failed, r.Target+" "+r.Op+" "+r.Label())
-		}
-	}
-	if len(failed) > 0 {
+	if failed := rep.Failed(); len(failed) > 0 {
 		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("%d arm(s) failed: %s", len(failed), strings.Join(failed, ", ")))
 	}
 	return nil
-}
-
-func writeClientsChart(dir string, rep *clients.Report) error {
-	var h bytes.Buffer
-	if err := clients.HTML(&h, rep); err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(dir, "chart.html"), h.Bytes())
 }

@@ -112,7 +112,7 @@ func TestClientsBadInput(t *testing.T) {
 	if r := phptune(t, "clients", "--php", wrapper); r.code != 2 || !strings.Contains(r.stderr, "install the Debian package php8.2-msgpack") {
 		t.Errorf("no msgpack: exit %d %s", r.code, r.stderr)
 	}
-	cmd := exec.Command(binPath, "clients", "--target", "tarantool")
+	cmd := exec.Command(binPath(t), "clients", "--target", "tarantool")
 	cmd.Env = append(os.Environ(), "PATH="+dir)
 	outb, _ := cmd.CombinedOutput()
 	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(outb), "install the Debian package tarantool") {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
@@ -56,8 +57,8 @@ func TestReadmeIsForUsers(t *testing.T) {
 			fence = !fence
 			continue
 		}
-		if fence && len(l) > helpWidth {
-			t.Errorf("README.md:%d: a code line of %d columns, more than %d", n, len(l), helpWidth)
+		if fence && len(l) > cli.Width {
+			t.Errorf("README.md:%d: a code line of %d columns, more than %d", n, len(l), cli.Width)
 		}
 		if m := runID.FindString(l); m != "" {
 			t.Errorf("README.md:%d: run id %q (runs belong in docs/measurements.md): %s", n, m, l)
@@ -170,8 +171,8 @@ func TestReadmeAndDocsLinksResolve(t *testing.T) {
 // LEARN MORE names files that exist: docs/NAME.md and README.md, as the source tree and the Debian package hold them.
 func TestHelpLearnMoreNamesFilesThatExist(t *testing.T) {
 	named := regexp.MustCompile(`(?:docs/[A-Za-z0-9_-]+|README)\.md`)
-	for _, c := range commands(newRoot()) {
-		where := c.Annotations[learnKey]
+	for _, c := range commands(newRoot(quiet())) {
+		where := cli.LearnMoreOf(c)
 		for _, p := range named.FindAllString(where, -1) {
 			if _, err := os.Stat(filepath.Join(repoRoot, p)); err != nil {
 				t.Errorf("%s --help points to %s, which does not exist", c.CommandPath(), p)
@@ -201,7 +202,7 @@ func TestReadmeListsTheExitCodes(t *testing.T) {
 	for _, code := range []string{
 		fmt.Sprintf("%d ok", exitcode.OK), fmt.Sprintf("%d the run failed", exitcode.Failed),
 		fmt.Sprintf("%d bad usage", exitcode.Usage), fmt.Sprintf("%d a threshold", exitcode.Threshold),
-		fmt.Sprintf("%d interrupted", exitcode.Interrupted),
+		fmt.Sprintf("%d interrupted", exitcode.Interrupted), fmt.Sprintf("%d `gate` could not decide", exitcode.Undecided),
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(sec), " "), code) {
 			t.Errorf("README.md's exit codes do not say %q", code)

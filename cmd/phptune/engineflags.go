@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/exitcode"
@@ -42,23 +40,9 @@ func (f *engineFlags) engineOf(o load.Options) (load.Engine, error) {
 	default:
 		return nil, exitcode.UsageErrorf("--engine %q: want phptune or k6", f.engine)
 	}
-	if o.Target.Protocol != load.HTTP {
-		return nil, exitcode.UsageErrorf("--engine k6: k6 speaks HTTP and %s is FastCGI: give an http:// target (nginx in front of php-fpm)", o.Target.Raw)
-	}
-	if f.instances < 1 {
-		return nil, exitcode.UsageErrorf("--k6-instances %d: want at least 1", f.instances)
-	}
-	e := &k6.Engine{Instances: f.instances, Hosts: f.hosts, SSH: strings.Fields(f.ssh), RemoteBinary: f.remote}
-	if len(f.hosts) > 0 {
-		if len(e.SSH) == 0 {
-			return nil, exitcode.UsageErrorf("--k6-ssh: want the ssh command")
-		}
-		return e, nil
-	}
-	bin, err := k6.Find(f.bin)
+	e, err := k6.New(o.Target, f.instances, f.hosts, f.ssh, f.remote, f.bin)
 	if err != nil {
 		return nil, err
 	}
-	e.Binary = bin
 	return e, nil
 }

@@ -147,7 +147,7 @@ type faultCase struct {
 
 // appOf is an app of one page.
 func appOf(t *testing.T, php string) string {
-	dir := t.TempDir()
+	dir := servedDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(php), 0o644); err != nil {
 		t.Fatal(err)
 	}

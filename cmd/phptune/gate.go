@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/atomicfile"
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/gate"
 	"github.com/phptune/phptune/internal/load"
@@ -29,7 +31,10 @@ type gateFlags struct {
 	json, annotations                                                                            bool
 }
 
-func newGateCmd() *cobra.Command {
+func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runGate
+	}
 	var f gateFlags
 	cmd := &cobra.Command{
 		Use:   "gate OLD NEW",
@@ -52,10 +57,10 @@ undecided in the budget (the job chooses); 1 a page fails in either version, or 
 FILES WRITTEN
 result.json in --out; --markdown FILE (appended to $GITHUB_STEP_SUMMARY), --junit FILE (a test case per
 comparison: worse fails, undecided is skipped); --annotations: ::error lines for what got worse.`,
-		Args: args(2, 2, "OLD and NEW, two docroots (with --git, two revisions)"),
-		RunE: run(func(cmd *cobra.Command, args []string) error { return runGate(cmd.Context(), f, args) }),
+		Args: cli.Args(2, 2, "OLD and NEW, two docroots (with --git, two revisions)"),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
 	}
-	learnMore(cmd, `docs/ci.md (GitHub Actions and GitLab CI, worked examples; what gate measures); docs/engine.md "Duet rounds";
+	cli.LearnMore(cmd, `docs/ci.md (GitHub Actions and GitLab CI, worked examples; what gate measures); docs/engine.md "Duet rounds";
 docs/urls.md (URL files)`)
 	fl := cmd.Flags()
 	f.mix.register(fl, "a URL path to race, `PATH[=WEIGHT]` (repeatable)")
@@ -64,7 +69,7 @@ docs/urls.md (URL files)`)
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php)")
-	flagGroup(fl, "WHAT TO LOAD", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
+	cli.FlagGroup(fl, "WHAT TO LOAD", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
 		"method", "header", "body", "expect-body", "front")
 
 	fl.StringVar(&f.git, "git", "", "OLD and NEW are revisions of this git `REPO` (a commit, branch or tag each), checked out as worktrees")
@@ -74,25 +79,27 @@ docs/urls.md (URL files)`)
 	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm `BINARY` both versions run on (default: the newest php-fpm8.x)")
 	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
 	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
-	flagGroup(fl, "THE VERSIONS", "git", "docroot", "writable", "php-fpm", "nginx", "user")
+	cli.FlagGroup(fl, "THE VERSIONS", "git", "docroot", "writable", "php-fpm", "nginx", "user")
 
 	fl.DurationVar(&f.budget, "budget", 2*time.Minute, "bound on the whole run")
 	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
-	flagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout")
+	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout")
 
 	fl.StringVar(&f.out, "out", "", "run `DIR` for result.json (default ./phptune-results/gate-TIMESTAMP)")
 	fl.StringVar(&f.markdown, "markdown", "", "write the summary as Markdown to `FILE` ($GITHUB_STEP_SUMMARY: appended)")
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to `FILE`: a test case per comparison")
 	fl.BoolVar(&f.annotations, "annotations", false, "print GitHub annotations (::error) for what got worse (default when GITHUB_ACTIONS=true)")
 	fl.BoolVar(&f.json, "json", false, "print result.json to stdout instead of the summary")
-	flagGroup(fl, "OUTPUT", "out", "markdown", "junit", "annotations", "json")
+	cli.FlagGroup(fl, "OUTPUT", "out", "markdown", "junit", "annotations", "json")
 	return cmd
 }
 
-func runGate(ctx context.Context, f gateFlags, args []string) error {
-	o, err := f.options()
+func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error {
+	// What reading the input says (an access log's summary) is held until the input is known to be good.
+	var notes bytes.Buffer
+	o, err := f.options(&notes)
 	if err != nil {
 		return err
 	}
@@ -111,23 +118,24 @@ func runGate(ctx context.Context, f gateFlags, args []string) error {
 			return err
 		}
 	}
-	out, release, err := openRunDir(f.out, "gate")
+	s.err.Write(notes.Bytes())
+	out, release, err := cli.OpenRunDir(f.out, "gate")
 	if err != nil {
 		return err
 	}
 	defer release()
-	defer setProcs(0)()
-	line := newStatusLine(os.Stderr)
-	o.Progress = func(s gate.Status) {
-		line.step(s.Phase, "gate: %s/%s  %s", s.Elapsed.Round(time.Second), o.Budget, s.Detail)
+	defer load.SetProcs(0)()
+	line := cli.NewStatusLine(s.err)
+	o.Progress = func(st gate.Status) {
+		line.Step(st.Phase, "gate: %s/%s  %s", st.Elapsed.Round(time.Second), o.Budget, st.Detail)
 	}
 	res, runErr := gate.Run(ctx, o)
-	line.clear()
+	line.Clear()
 	if res == nil {
 		return runErr
 	}
-	res.CommandLine = os.Args
-	if err := f.write(out, res); err != nil {
+	res.CommandLine = s.argv
+	if err := f.write(s, out, res); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -136,8 +144,9 @@ func runGate(ctx context.Context, f gateFlags, args []string) error {
 	return gateExit(res)
 }
 
-// options are gate's options from the flags, every one checked but the versions.
-func (f gateFlags) options() (gate.Options, error) {
+// options are gate's options from the flags, every one checked but the versions; what reading the URLs says
+// goes to notes.
+func (f gateFlags) options(notes io.Writer) (gate.Options, error) {
 	o := gate.Options{Budget: f.budget, MinEffect: f.minEffect / 100, Alpha: f.alpha, Timeout: f.timeout,
 		Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
 	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
@@ -153,14 +162,14 @@ func (f gateFlags) options() (gate.Options, error) {
 			return o, exitcode.UsageErrorf("--expect-body: %v", err)
 		}
 	}
-	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
+	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
 		return o, err
 	}
 	if !f.mix.given() {
 		return o, exitcode.UsageErrorf("no URL to race: give --url PATH (repeatable), --url-file or --from-access-log")
 	}
 	var login loginFunc
-	if o.URLs, login, err = f.mix.build(o.Request, check, os.Stderr); err != nil {
+	if o.URLs, login, err = f.mix.build(o.Request, check, notes); err != nil {
 		return o, err
 	}
 	if login != nil {
@@ -211,8 +220,8 @@ func (f gateFlags) checkOut(ctx context.Context, o *gate.Options, args []string)
 }
 
 // write writes result.json into out, the Markdown, the JUnit XML, then the summary (or the JSON) and the
-// annotations on stdout.
-func (f gateFlags) write(out string, res *gate.Result) error {
+// annotations on s.out.
+func (f gateFlags) write(s *streams, out string, res *gate.Result) error {
 	if f.markdown != "" {
 		if err := writeOrAppend(f.markdown, res.WriteMarkdown); err != nil {
 			return err
@@ -223,18 +232,18 @@ func (f gateFlags) write(out string, res *gate.Result) error {
 		if err := res.WriteJUnit(&b); err != nil {
 			return err
 		}
-		if err := writeAtomic(f.junit, b.Bytes()); err != nil {
+		if err := atomicfile.Save(f.junit, b.Bytes()); err != nil {
 			return err
 		}
 	}
-	end := ending{dir: out, json: f.json, holds: "result.json", text: func(w io.Writer) { res.WriteText(w) }}
+	end := ending{out: s.out, dir: out, json: f.json, holds: "result.json", text: func(w io.Writer) { res.WriteText(w) }}
 	if err := end.finish(res); err != nil {
 		return err
 	}
 	if f.annotations || os.Getenv("GITHUB_ACTIONS") == "true" {
-		w := io.Writer(os.Stdout)
+		w := s.out
 		if f.json {
-			w = os.Stderr // stdout is the JSON
+			w = s.err // stdout is the JSON
 		}
 		return res.WriteAnnotations(w)
 	}
@@ -248,7 +257,7 @@ func writeOrAppend(path string, write func(io.Writer) error) error {
 		return err
 	}
 	if sum := os.Getenv("GITHUB_STEP_SUMMARY"); sum == "" || filepath.Clean(sum) != filepath.Clean(path) {
-		return writeAtomic(path, b.Bytes())
+		return atomicfile.Save(path, b.Bytes())
 	}
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

@@ -179,7 +179,7 @@ func TestGateBadInputCreatesNothing(t *testing.T) {
 		{[]string{"gate", app, app, "--url", "/", "--junit", "no/such/dir/x.xml"}, "its directory does not exist"},
 	} {
 		dir := t.TempDir()
-		cmd := exec.Command(binPath, c.args...)
+		cmd := exec.Command(binPath(t), c.args...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError

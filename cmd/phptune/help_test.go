@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/phptune/phptune/internal/cli"
 )
 
 // commands walks every command under root, root included.
@@ -32,7 +34,7 @@ func ours(c *cobra.Command) bool {
 // helpOf is what `phptune ARGS... --help` prints.
 func helpOf(t *testing.T, path []string) string {
 	t.Helper()
-	root := newRoot()
+	root := newRoot(quiet())
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetArgs(append(path, "--help"))
@@ -43,13 +45,13 @@ func helpOf(t *testing.T, path []string) string {
 }
 
 func TestHelpReadsFirstUsageThenExamples(t *testing.T) {
-	for _, c := range commands(newRoot()) {
+	for _, c := range commands(newRoot(quiet())) {
 		path := strings.Fields(c.CommandPath())[1:]
 		help := helpOf(t, path)
 		lines := strings.Split(strings.TrimRight(help, "\n"), "\n")
 		name := "phptune " + strings.Join(path, " ")
 		for i, l := range lines {
-			if len(l) > helpWidth {
+			if len(l) > cli.Width {
 				t.Errorf("%s --help, line %d is %d columns: %q", name, i+1, len(l), l)
 			}
 		}
@@ -89,7 +91,7 @@ func TestHelpReadsFirstUsageThenExamples(t *testing.T) {
 func isFlagGroup(c *cobra.Command, heading string) bool {
 	found := false
 	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
-		if g := f.Annotations[groupKey]; len(g) > 0 && g[0] == heading {
+		if cli.GroupOf(f) == heading {
 			found = true
 		}
 	})
@@ -107,7 +109,7 @@ func TestFlagsMeanOneThing(t *testing.T) {
 	}
 	type use struct{ cmd, typ, def string }
 	seen := map[string][]use{}
-	for _, c := range commands(newRoot()) {
+	for _, c := range commands(newRoot(quiet())) {
 		if !ours(c) {
 			continue
 		}
@@ -137,6 +139,20 @@ func TestFlagsMeanOneThing(t *testing.T) {
 }
 
 // An old spelling still works, hidden, with a notice naming the new one.
+// An old flag name's notice goes to stderr: on stdout it would end up in --json's output.
+func TestDeprecatedNoticeOnStderr(t *testing.T) {
+	var out, errOut bytes.Buffer
+	root := newRoot(&streams{out: &out, err: &errOut})
+	root.SetArgs([]string{"check", "tcp:127.0.0.1:1", "--status-path", "status", "--json"})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), `--fpm-status "status": want a path starting with /`) {
+		t.Errorf("check --status-path status: %v", err)
+	}
+	if out.Len() != 0 || !strings.Contains(errOut.String(), "use --fpm-status") {
+		t.Errorf("the notice: stdout %q, stderr %q; want it on stderr alone", out.String(), errOut.String())
+	}
+}
+
 func TestDeprecatedAliasesStillWork(t *testing.T) {
 	for _, c := range []struct {
 		path      []string
@@ -150,7 +166,7 @@ func TestDeprecatedAliasesStillWork(t *testing.T) {
 		{[]string{"profile"}, "skip", "without", "[syscalls]"},
 		{[]string{"ingest", "k6"}, "target", "target-name", "shop"},
 	} {
-		root := newRoot()
+		root := newRoot(quiet())
 		cmd, _, err := root.Find(c.path)
 		if err != nil {
 			t.Fatal(err)
@@ -188,7 +204,7 @@ func TestUsageErrorsNameWhatIsMeant(t *testing.T) {
 		{[]string{"tune", "--budgte", "1m"}, "unknown flag --budgte (did you mean --budget?"},
 		{[]string{"bench", "--conections", "3", "http://a/"}, "did you mean --connections?"},
 	} {
-		root := newRoot()
+		root := newRoot(quiet())
 		root.SetArgs(c.args)
 		root.SetOut(&bytes.Buffer{})
 		err := root.Execute()
@@ -199,9 +215,30 @@ func TestUsageErrorsNameWhatIsMeant(t *testing.T) {
 			t.Errorf("phptune %s: exit %d, want 2", strings.Join(c.args, " "), exitCode(err))
 		}
 	}
-	root := newRoot()
+	root := newRoot(quiet())
 	root.SetArgs([]string{"tuen"})
-	if got := unknownCommand(root.Execute().Error()); got != `unknown command "tuen" for "phptune" (did you mean tune?)` {
+	if got := cli.UnknownCommand(root.Execute().Error()); got != `unknown command "tuen" for "phptune" (did you mean tune?)` {
 		t.Errorf("unknown command: %q", got)
+	}
+}
+
+// Every form in USAGE is a whole command line, "phptune compare --interleave ...", as a person copies it.
+func TestUsageFormsNameTheCommand(t *testing.T) {
+	for _, c := range commands(newRoot(quiet())) {
+		if !ours(c) {
+			continue
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		lines := strings.Split(helpOf(t, path), "\n")
+		forms := 0
+		for i := 3; i < len(lines) && lines[i] != ""; i++ {
+			forms++
+			if !strings.HasPrefix(lines[i], "  "+c.CommandPath()) {
+				t.Errorf("%s --help: the usage form %q does not start with %q", c.CommandPath(), lines[i], c.CommandPath())
+			}
+		}
+		if c.Name() == "compare" && forms != 2 {
+			t.Errorf("compare --help: %d usage forms, want its two (results, --interleave):\n%s", forms, strings.Join(lines, "\n"))
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
@@ -30,7 +32,7 @@ func main() {
 			}
 		}
 	}
-	err := newRoot().ExecuteContext(ctx)
+	err := newRoot(&streams{out: os.Stdout, err: os.Stderr, argv: os.Args}).ExecuteContext(ctx)
 	stop()
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errQuiet) {
@@ -38,13 +40,24 @@ func main() {
 		if code == exitcode.Interrupted {
 			msg = "interrupted"
 		}
-		fmt.Fprintf(os.Stderr, "phptune: %s\n", unknownCommand(msg))
+		fmt.Fprintf(os.Stderr, "phptune: %s\n", cli.UnknownCommand(msg))
 	}
 	if code != 0 {
 		pprof.StopCPUProfile()
 		os.Exit(code)
 	}
 }
+
+// streams are where a command writes, and the command line its result records: the process's own in main,
+// buffers in tests.
+type streams struct {
+	out, err io.Writer
+	argv     []string
+}
+
+// runFunc runs a command on its parsed flags and positional arguments: the command's own run, or a test's that
+// stops there (gh's NewCmdX(f, runF)).
+type runFunc[F any] func(ctx context.Context, f F, args []string) error
 
 // errQuiet marks an error already reported to the user; only its exit code matters.
 var errQuiet = errors.New("reported")
@@ -76,7 +89,7 @@ func run(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, [
 	}
 }
 
-func newRoot() *cobra.Command {
+func newRoot(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "phptune",
 		Short: "Measure a PHP stack (nginx + php-fpm) and say what to change, with evidence",
@@ -96,17 +109,23 @@ SIGTERM or SIGHUP (the results so far kept, marked partial).`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	learnMore(root, `README.md and docs/ (in the source; /usr/share/doc/phptune with the Debian package)`)
-	root.SetFlagErrorFunc(flagError)
-	root.SetHelpFunc(func(c *cobra.Command, _ []string) { renderHelp(c.OutOrStdout(), c) })
-	root.AddCommand(newServeCmd(), newBenchCmd(), newCheckCmd(), newMixCmd(), newCompareCmd(), newTuneCmd(), newGateCmd(), newReportCmd(), newProfileCmd(),
-		newClientsCmd(), newWorkloadCmd(), newBuildCmd(), newExportCmd(), newIngestCmd(), newManCmd())
-	// Flags are listed as registered: by group, the most used first.
+	cli.LearnMore(root, `README.md and docs/ (in the source; /usr/share/doc/phptune with the Debian package)`)
+	root.SetFlagErrorFunc(cli.FlagError)
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { cli.RenderHelp(c.OutOrStdout(), c) })
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	root.AddCommand(newServeCmd(s, nil), newBenchCmd(s, nil), newCheckCmd(s, nil), newMixCmd(s, nil), newCompareCmd(s, nil),
+		newTuneCmd(s, nil), newGateCmd(s, nil), newReportCmd(s, nil), newProfileCmd(s, nil), newClientsCmd(s, nil), newWorkloadCmd(s),
+		newBuildCmd(s, nil), newExportCmd(s), newIngestCmd(s), newManCmd())
+	// Flags are listed as registered: by group, the most used first. What parsing them says (an old name's
+	// notice, cli.DeprecatedAlias) goes to stderr: cobra would print it to the command's out, stdout, where it
+	// would end up in --json's output.
 	var keepOrder func(c *cobra.Command)
 	keepOrder = func(c *cobra.Command) {
 		c.Flags().SortFlags = false
-		for _, s := range c.Commands() {
-			keepOrder(s)
+		c.Flags().SetOutput(s.err)
+		for _, sub := range c.Commands() {
+			keepOrder(sub)
 		}
 	}
 	keepOrder(root)

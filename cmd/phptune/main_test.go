@@ -20,24 +20,42 @@ import (
 	"time"
 )
 
-// The CLI is tested as users run it: the real binary, real php-fpm and nginx.
-var binPath string
+// The CLI is tested as users run it: the real binary, real php-fpm and nginx. The binary is built once, by the
+// first test that runs it: the in-process tests of the flags (flags_test.go) need none.
+var bin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// binPath is the phptune binary built from this package.
+func binPath(t *testing.T) string {
+	t.Helper()
+	bin.once.Do(func() {
+		if bin.dir, bin.err = os.MkdirTemp("", "phptune-bin-"); bin.err != nil {
+			return
+		}
+		bin.path = filepath.Join(bin.dir, "phptune")
+		if out, err := exec.Command("go", "build", "-o", bin.path, ".").CombinedOutput(); err != nil {
+			bin.err = fmt.Errorf("build phptune: %w\n%s", err, out)
+		}
+	})
+	if bin.err != nil {
+		t.Fatal(bin.err)
+	}
+	return bin.path
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "phptune-bin-")
-	if err != nil {
-		panic(err)
-	}
-	binPath = filepath.Join(dir, "phptune")
-	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-	if err != nil {
-		os.RemoveAll(dir)
-		panic("build phptune: " + err.Error() + "\n" + string(out))
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if bin.dir != "" {
+		os.RemoveAll(bin.dir)
+	}
 	os.Exit(code)
 }
+
+// quiet are streams that keep nothing, for commands run in-process.
+func quiet() *streams { return &streams{out: io.Discard, err: io.Discard} }
 
 type runOut struct {
 	stdout, stderr string
@@ -62,7 +80,7 @@ func phptuneVia(t *testing.T, wrap []string, args ...string) runOut {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	argv := append(append(append([]string(nil), wrap...), binPath), args...)
+	argv := append(append(append([]string(nil), wrap...), binPath(t)), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 20 * time.Second // then SIGKILL
@@ -94,7 +112,7 @@ type serveInfo struct {
 // startServe runs `phptune serve --json` and returns once it printed its endpoints.
 func startServe(t *testing.T, args ...string) (*exec.Cmd, serveInfo, *strings.Builder) {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"serve", "--json", "--for", "2m"}, args...)...)
+	cmd := exec.Command(binPath(t), append([]string{"serve", "--json", "--for", "2m"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +300,7 @@ type watched struct {
 func startWatched(t *testing.T, env []string, args ...string) *watched {
 	t.Helper()
 	w := &watched{exited: make(chan struct{})}
-	w.cmd = exec.Command(binPath, args...)
+	w.cmd = exec.Command(binPath(t), args...)
 	w.cmd.Env = append(append(os.Environ(), progressLines), env...)
 	w.cmd.Stdout, w.cmd.Stderr = &w.so, &w.se
 	if err := w.cmd.Start(); err != nil {

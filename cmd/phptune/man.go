@@ -2,11 +2,11 @@ package main
 
 import (
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
@@ -17,7 +17,7 @@ func newManCmd() *cobra.Command {
 		Use:    "man DIR",
 		Short:  "Write the man pages into DIR",
 		Hidden: true,
-		Args:   args(1, 1, "DIR, where to write the man pages"),
+		Args:   cli.Args(1, 1, "DIR, where to write the man pages"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			if err := os.MkdirAll(args[0], 0o755); err != nil {
 				return exitcode.UsageErrorf("man %s: %v", args[0], err)
@@ -25,7 +25,7 @@ func newManCmd() *cobra.Command {
 			root := cmd.Root()
 			root.DisableAutoGenTag = true
 			for _, c := range allCommands(root) {
-				c.Long = manSections(c.Long)
+				c.Long = cli.ManSections(c.Long)
 			}
 			return doc.GenManTree(root, &doc.GenManHeader{Title: "PHPTUNE", Section: "1", Source: "phptune " + version,
 				Manual: "phptune manual"}, args[0])
@@ -39,21 +39,4 @@ func allCommands(c *cobra.Command) []*cobra.Command {
 		out = append(out, allCommands(s)...)
 	}
 	return out
-}
-
-// manSections makes the help's headings (a line in capitals) the man page's subsections and keeps its indented
-// lines (commands, lists) as written.
-func manSections(long string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(long, "\n") {
-		switch {
-		case heading.MatchString(l):
-			b.WriteString("\n## " + l + "\n\n")
-		case strings.HasPrefix(l, " "):
-			b.WriteString("\n    " + strings.TrimSpace(l) + "\n\n")
-		default:
-			b.WriteString(l + "\n")
-		}
-	}
-	return b.String()
 }

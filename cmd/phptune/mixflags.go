@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/urlfile"
@@ -54,27 +54,16 @@ func (m *mixFlags) registerLog(fl *pflag.FlagSet) {
 	fl.StringVar(&m.logKeep, "log-keep", "", "keep what the access log's mix leaves out, a `LIST` of: static, health, methods (non-GET), errors (not 2xx or 304)")
 }
 
-// trainingURIs are the access logs' URIs for training, each repeated in proportion to its weight (1 to 10
-// times: a profile is shaped by what runs most).
+// trainingURIs are the access logs' URIs for training (accesslog.Mix.Training).
 func (m *mixFlags) trainingURIs(report io.Writer) ([]string, error) {
 	if len(m.accessLogs) == 0 {
 		return nil, m.checkLogFlags()
 	}
-	items, err := m.fromLogs(load.Request{Method: "GET"}, nil, report)
+	mix, err := m.readLogs(report)
 	if err != nil {
 		return nil, err
 	}
-	top := 1
-	for _, it := range items {
-		top = max(top, it.Weight)
-	}
-	var uris []string
-	for _, it := range items {
-		for range max(1, (10*it.Weight+top/2)/top) {
-			uris = append(uris, it.URI)
-		}
-	}
-	return uris, nil
+	return mix.Training(), nil
 }
 
 // checkLogFlags refuses --log-* options without an access log: they would be ignored.
@@ -100,7 +89,7 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 	if err := m.checkLogFlags(); err != nil {
 		return nil, nil, err
 	}
-	items, err := parseURLs(m.urls, check)
+	items, err := load.ParseURLs(m.urls, check)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +105,7 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 		}
 		before := slices.Clone(items)
 		items = append(items, fm.Items...)
-		if in := sessionOf(fm); in != nil {
+		if in := fm.Session(); in != nil {
 			login = func(ctx context.Context, url string) ([]load.MixItem, error) {
 				logged, err := in(ctx, url)
 				if err != nil {
@@ -128,34 +117,17 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 		}
 	}
 	if len(m.accessLogs) > 0 {
-		logged, err := m.fromLogs(base, check, report)
+		mix, err := m.readLogs(report)
 		if err != nil {
 			return nil, nil, err
 		}
-		items = append(items, logged...)
+		items = append(items, mix.Items(base, check)...)
 	}
 	return items, login, nil
 }
 
-// sessionOf is fm's login as tune sends it (nil without one): a failed login is the user's to fix (exit 2), an
-// interrupted one is not.
-func sessionOf(fm *urlfile.Mix) loginFunc {
-	if !fm.HasLogin() {
-		return nil
-	}
-	return func(ctx context.Context, url string) ([]load.MixItem, error) {
-		in, err := fm.LogIn(ctx, url)
-		if err != nil && ctx.Err() == nil {
-			return nil, exitcode.WithCode(exitcode.Usage, err)
-		} else if err != nil {
-			return nil, ctx.Err()
-		}
-		return in, nil
-	}
-}
-
-// fromLogs reads the access logs and prints the mix they give.
-func (m *mixFlags) fromLogs(base load.Request, check *regexp.Regexp, report io.Writer) ([]load.MixItem, error) {
+// readLogs reads the access logs and prints the mix they give (once for the same flags).
+func (m *mixFlags) readLogs(report io.Writer) (*accesslog.Mix, error) {
 	keep, err := accesslog.ParseKeep(m.logKeep)
 	if err != nil {
 		return nil, exitcode.UsageErrorf("--log-keep: %v", err)
@@ -181,25 +153,21 @@ func (m *mixFlags) fromLogs(base load.Request, check *regexp.Regexp, report io.W
 		mix.Summary(report)
 		m.read.key, m.read.mix = key, mix
 	}
-	var items []load.MixItem
-	for _, r := range mix.Routes {
-		for _, ex := range r.Examples {
-			it := load.MixItem{URI: ex.URI, Weight: ex.Weight, ExpectBody: check, Optional: true}
-			if r.Method != base.Method {
-				rq := base
-				rq.Method = r.Method
-				it.Request = &rq
-			}
-			items = append(items, it)
-		}
-	}
-	return items, nil
+	return mix, nil
 }
 
-func newMixCmd() *cobra.Command {
-	var m mixFlags
-	var method string
-	var headers []string
+// mixCmdFlags are mix's flags.
+type mixCmdFlags struct {
+	mix     mixFlags
+	method  string
+	headers []string
+}
+
+func newMixCmd(s *streams, runF runFunc[mixCmdFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runMix
+	}
+	var f mixCmdFlags
 	cmd := &cobra.Command{
 		Use:   "mix",
 		Short: "Print the URL mix that tune, profile and bench would send, without sending anything",
@@ -208,33 +176,35 @@ needs the served app) and --from-access-log (its summary first, on stderr). One 
 path, the content marker.`,
 		Example: `  phptune mix --from-access-log /var/log/nginx/access.log --log-top 5
   phptune mix --url-file urls.yaml`,
-		Args: args(0, 0, ""),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			base, err := parseRequest(method, headers, "", true)
-			if err != nil {
-				return err
-			}
-			if !m.given() {
-				return exitcode.UsageErrorf("give --url, --url-file or --from-access-log")
-			}
-			items, _, err := m.build(base, nil, os.Stderr)
-			if err != nil {
-				return err
-			}
-			for _, it := range items {
-				marker := ""
-				if it.ExpectBody != nil {
-					marker = "  expect " + it.ExpectBody.String()
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%6d  %-6s %s%s\n", it.Weight, it.RequestOver(base).Method, it.URI, marker)
-			}
-			return nil
-		}),
+		Args: cli.Args(0, 0, ""),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
 	}
 	fl := cmd.Flags()
-	m.register(fl, "a URL path, `PATH[=WEIGHT]` (repeatable)")
-	fl.StringVarP(&method, "method", "m", "GET", "request `METHOD` of the URLs that do not give their own")
-	fl.StringArrayVarP(&headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
-	learnMore(cmd, `docs/urls.md (URL files; access logs: formats, time stamps, filters, the load they show)`)
+	f.mix.register(fl, "a URL path, `PATH[=WEIGHT]` (repeatable)")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD` of the URLs that do not give their own")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
+	cli.LearnMore(cmd, `docs/urls.md (URL files; access logs: formats, time stamps, filters, the load they show)`)
 	return cmd
+}
+
+func (s *streams) runMix(_ context.Context, f mixCmdFlags, _ []string) error {
+	base, err := load.ParseRequest(f.method, f.headers, "", true)
+	if err != nil {
+		return err
+	}
+	if !f.mix.given() {
+		return exitcode.UsageErrorf("give --url, --url-file or --from-access-log")
+	}
+	items, _, err := f.mix.build(base, nil, s.err)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		marker := ""
+		if it.ExpectBody != nil {
+			marker = "  expect " + it.ExpectBody.String()
+		}
+		fmt.Fprintf(s.out, "%6d  %-6s %s%s\n", it.Weight, it.RequestOver(base).Method, it.URI, marker)
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func peakLog(t *testing.T, peak int) string {
 // peak), and reports that the pool cannot hold the peak (5000 requests of 5 ms: 25 in flight by the log's times) on the pool's row,
 // in a warning and in result.json.
 func TestTuneLogPeakTooBig(t *testing.T) {
-	app := t.TempDir()
+	app := servedDir(t)
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $x = 0; for ($i = 0; $i < 1000000; $i++) { $x += $i; } echo "sum $x";`), 0o644)
 	log := peakLog(t, 5000)
 	out := t.TempDir()

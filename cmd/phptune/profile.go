@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 type profileFlags struct {
@@ -27,7 +27,10 @@ type profileFlags struct {
 	json, wall                                                            bool
 }
 
-func newProfileCmd() *cobra.Command {
+func newProfileCmd(s *streams, runF runFunc[profileFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runProfile
+	}
 	var f profileFlags
 	cmd := &cobra.Command{
 		Use:   "profile [APP]",
@@ -44,29 +47,29 @@ strace, valgrind and php-cgi of php-fpm's version (apt-get install strace valgri
 		Example: `  phptune profile --compare opcache=off                    # the demo app, and the same with opcache off
   phptune profile ./myapp --url / --url /blog/=3 --compare jit=tracing --functions
   phptune profile ./myapp --knob opcache.validate_timestamps=1 --compare opcache.validate_timestamps=0 --json`,
-		Args: args(0, 1, "APP, a docroot or a preset's name"),
-		RunE: run(func(cmd *cobra.Command, args []string) error { return runProfile(cmd.Context(), f, args) }),
+		Args: cli.Args(0, 1, "APP, a docroot or a preset's name"),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
 	}
-	learnMore(cmd, `docs/profile.md (each measure, what it needs, the JSON)`)
+	cli.LearnMore(cmd, `docs/profile.md (each measure, what it needs, the JSON)`)
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.compares, "compare", nil, "a variant: the baseline with `KNOB=VALUE` (repeatable: one variant each)")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "pin a knob of the baseline, `NAME=VALUE`: a knob tune decides or an ini directive (repeatable)")
 	fl.StringArrayVar(&f.inis, "ini", nil, "an ini setting `KEY=VALUE` for every variant (repeatable)")
 	fl.StringVar(&f.fromPool, "from-pool", "", "start from this php-fpm pool `FILE` instead of Debian's defaults")
 	fl.StringVar(&f.fromINI, "from-ini", "", "start from the settings of this php.ini-style `FILE`")
-	flagGroup(fl, "CONFIGURATIONS", "compare", "knob", "ini", "from-pool", "from-ini")
+	cli.FlagGroup(fl, "CONFIGURATIONS", "compare", "knob", "ini", "from-pool", "from-ini")
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
 	f.mix.register(fl, "a URL path to profile, `PATH[=WEIGHT]` (repeatable; default / or the demo's mix)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
-	flagGroup(fl, "WHAT TO LOAD", "front", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
+	cli.FlagGroup(fl, "WHAT TO LOAD", "front", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
 		"method", "header", "body")
 	fl.StringSliceVar(&f.skip, "without", nil, "`PARTS` to leave out: syscalls, instructions")
-	deprecatedAlias(fl, "skip", "without")
+	cli.DeprecatedAlias(fl, "skip", "without")
 	fl.IntVar(&f.requests, "requests", 200, "requests per variant under strace")
 	fl.IntVar(&f.warmup, "warmup-rounds", 5, "rounds of the URLs before the traced requests")
-	deprecatedAlias(fl, "warmup", "warmup-rounds")
+	cli.DeprecatedAlias(fl, "warmup", "warmup-rounds")
 	fl.IntVar(&f.instrWarmup, "instr-warmup", 2, "requests run first under callgrind and not counted")
 	fl.IntVar(&f.instrN, "instr-n", 3, "requests counted after the warm-up (their median is the count)")
 	fl.IntVar(&f.functions, "functions", 0, "show the top `N` functions by inclusive instructions (--functions alone: 15)")
@@ -74,7 +77,7 @@ strace, valgrind and php-cgi of php-fpm's version (apt-get install strace valgri
 	fl.DurationVar(&f.slowlog, "slowlog", 0, "also run the requests untraced with php-fpm's slowlog at this timeout (whole seconds, e.g. 1s)")
 	fl.BoolVar(&f.wall, "wall", false, "also sample wall-clock and CPU time per PHP function with excimer, on a stack of its own")
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
-	flagGroup(fl, "WHAT TO MEASURE", "without", "requests", "warmup-rounds", "instr-warmup", "instr-n", "functions", "slowlog", "wall", "timeout")
+	cli.FlagGroup(fl, "WHAT TO MEASURE", "without", "requests", "warmup-rounds", "instr-warmup", "instr-n", "functions", "slowlog", "wall", "timeout")
 	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm `BINARY` (default: the newest php-fpm8.x)")
 	fl.StringVar(&f.phpCGI, "php-cgi", "", "php-cgi `BINARY` for the instruction counts (default: php-fpm's version)")
 	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
@@ -83,12 +86,12 @@ strace, valgrind and php-cgi of php-fpm's version (apt-get install strace valgri
 	return cmd
 }
 
-func runProfile(ctx context.Context, f profileFlags, args []string) error {
-	app, err := resolveApp(args)
+func (s *streams) runProfile(ctx context.Context, f profileFlags, args []string) error {
+	app, err := workload.Resolve(args)
 	if err != nil {
 		return err
 	}
-	sc, name := app.cfg, app.name
+	sc, name := app.Stack, app.Name
 	sc.PHPFPM, sc.User = f.phpFPM, f.user
 	if f.front != "" {
 		sc.Front = f.front
@@ -98,83 +101,81 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 	if f.requests < 1 || f.warmup < 1 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
 		return exitcode.UsageErrorf("--requests, --warmup-rounds, --instr-warmup and --instr-n must be at least 1, --functions not negative")
 	}
-	for _, s := range f.skip {
-		switch s {
+	for _, part := range f.skip {
+		switch part {
 		case "syscalls":
 			o.NoSyscalls = true
 		case "instructions":
 			o.NoInstructions = true
 		default:
-			return exitcode.UsageErrorf("--without %s: want syscalls or instructions", s)
+			return exitcode.UsageErrorf("--without %s: want syscalls or instructions", part)
 		}
 	}
-	if o.Request, err = parseRequest(f.method, f.headers, f.bodyFile, false); err != nil {
+	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, false); err != nil {
 		return err
 	}
 	var login loginFunc
-	if o.URLs, login, err = f.mix.build(o.Request, nil, os.Stderr); err != nil {
+	if o.URLs, login, err = f.mix.build(o.Request, nil, s.err); err != nil {
 		return err
 	}
 	if login != nil {
 		return exitcode.UsageErrorf("--url-file: profile speaks FastCGI to php-fpm and sends no login: give the session cookie in the file's cookies, or profile logged-in pages with tune --profile")
 	}
 	if len(o.URLs) == 0 {
-		for _, u := range app.urls {
+		for _, u := range app.URLs {
 			o.URLs = append(o.URLs, load.MixItem{URI: u.URI, Weight: u.Weight})
 		}
 		if len(o.URLs) == 0 {
 			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
 		}
 	}
-	known := knob.All(preloadScript(sc), nil)
-	if err := checkNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs, "--compare": f.compares}, f.inis); err != nil {
+	known := knob.All(knob.PreloadScript(sc), nil)
+	if err := knob.CheckNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs, "--compare": f.compares}, f.inis); err != nil {
 		return err
 	}
-	base, err := baseConfig(f.fromPool, "", f.fromINI, "", f.inis, nil)
+	base, err := knob.Start(f.fromPool, "", f.fromINI, "", f.inis, nil)
 	if err != nil {
 		return err
 	}
 	for _, kv := range f.knobs {
-		if err := setKnob(&base, known, "--knob", kv); err != nil {
+		if err := knob.SetNamed(&base, known, "--knob", kv); err != nil {
 			return err
 		}
 	}
 	o.Variants = []profile.Variant{{Name: "baseline", Config: base}}
 	for _, kv := range f.compares {
 		c := base.Clone()
-		if err := setKnob(&c, known, "--compare", kv); err != nil {
+		if err := knob.SetNamed(&c, known, "--compare", kv); err != nil {
 			return err
 		}
 		o.Variants = append(o.Variants, profile.Variant{Name: kv, Config: c})
 	}
-	if f.out != "" {
-		release, err := openOut(f.out)
-		if err != nil {
-			return err
-		}
-		defer release()
+	release, err := cli.OpenOut(f.out)
+	if err != nil {
+		return err
 	}
+	defer release()
 
 	// The app's own services (a preset's database) for the whole run, stopped on every path.
-	svc, err := app.startServices(ctx)
+	svc, err := app.StartServices(ctx)
 	defer svc.Stop(context.Background())
 	if err != nil {
 		return err
 	}
-	line := newStatusLine(os.Stderr)
-	o.Progress = func(variant, step string) { line.set("profile: %s: %s", variant, step) }
-	runCtx, serviceDied, stopWatch := watchServices(ctx, svc)
+	line := cli.NewStatusLine(s.err)
+	o.Progress = func(variant, step string) { line.Set("profile: %s: %s", variant, step) }
+	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
 	defer stopWatch()
 	res, runErr := profile.Run(runCtx, o)
-	line.clear()
+	line.Clear()
 	if err := serviceDied(); err != nil {
 		runErr = err
 	}
 	if res == nil {
 		return runErr
 	}
-	res.CommandLine = os.Args
-	end := ending{dir: f.out, json: f.json, text: func(w io.Writer) { report.Profile(w, res) }}
+	res.CommandLine = s.argv
+	end := ending{out: s.out, dir: f.out, json: f.json, text: func(w io.Writer) { report.Profile(w, res) }}
 	if err := end.finish(res); err != nil {
 		return err
 	}
@@ -186,27 +187,6 @@ func runProfile(ctx context.Context, f profileFlags, args []string) error {
 			return exitcode.WithCode(exitcode.Failed, errors.New("no variant could be profiled: "+res.Variants[0].Error))
 		}
 		return exitcode.WithCode(exitcode.Failed, fmt.Errorf("%d of %d variants failed (their errors are in the report)", n, len(res.Variants)))
-	}
-	return nil
-}
-
-// setKnob applies NAME=VALUE: a knob tune knows, or any ini setting.
-func setKnob(c *knob.Config, known []knob.Knob, flag, kv string) error {
-	name, val, ok := strings.Cut(kv, "=")
-	if !ok || name == "" {
-		return exitcode.UsageErrorf("%s %q: want NAME=VALUE, as in %s opcache=off", flag, kv, flag)
-	}
-	k, err := knob.FixedIn(known, name, []string{val})
-	if err != nil {
-		return err
-	}
-	if _, isKnob := knob.ByName(name); !isKnob {
-		// An ini setting: where php-fpm honours it (a pool value, or -d for the master's settings).
-		c.SetSetting(strings.TrimPrefix(name, "ini:"), val)
-		return nil
-	}
-	if err := k.Set(c, val); err != nil {
-		return exitcode.UsageErrorf("%s %s: %v", flag, kv, err)
 	}
 	return nil
 }

@@ -159,7 +159,7 @@ func TestProfileBadInput(t *testing.T) {
 		{nil, []string{"profile", app, "--without", "memory"}, "--without memory"},
 		{nil, []string{"profile", app, "--slowlog", "200ms", "--without", "instructions"}, "whole seconds"},
 	} {
-		cmd := exec.Command(binPath, c.args...)
+		cmd := exec.Command(binPath(t), c.args...)
 		cmd.Env = append(os.Environ(), c.env...)
 		var se strings.Builder
 		cmd.Stderr = &se

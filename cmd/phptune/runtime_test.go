@@ -18,7 +18,7 @@ import (
 // those sizes, and compares the pick with the 150-worker starting point. The budget is about the least that leaves
 // the server race its rounds after the pool's size (at 30 s it was not tried; at 45 s it ran 4 rounds).
 func TestTuneSizesRuntimesFairly(t *testing.T) {
-	app := t.TempDir()
+	app := servedDir(t)
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php
 if (isset($_GET['big'])) { $b = str_repeat("x", 8 << 20); echo strlen($b); } else { echo "small"; }`), 0o644)
 	conf := filepath.Join(t.TempDir(), "apache2.conf")
@@ -131,5 +131,53 @@ func TestServeRecommendationAndCompare(t *testing.T) {
 	}
 	if left := processesMentioning(runDir); len(left) > 0 {
 		t.Errorf("Apache processes left after SIGINT: %v", left)
+	}
+}
+
+// TestTuneKeepsTheRuntimeWithTheBetterTail plants issue 53's trade with the app itself: under php-fpm a request
+// burns 4 ms of CPU, under mod_php none, but one in fifty sleeps 200 ms there, so prefork serves more requests a
+// second (a pool of 4 at the knee's few connections) at a p99 several times php-fpm's. The server race's guard
+// takes mod_php out for its p99, nginx + php-fpm is kept, and the summary's first lines say what was traded.
+func TestTuneKeepsTheRuntimeWithTheBetterTail(t *testing.T) {
+	app := servedDir(t)
+	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php
+if (PHP_SAPI === 'apache2handler') {
+	if (mt_rand(1, 50) === 1) { usleep(200000); }
+	echo "ok";
+	return;
+}
+$x = 0;
+for ($i = 0; $i < 400000; $i++) { $x += $i; }
+echo "ok $x";`), 0o644)
+	out := t.TempDir()
+	r := phptune(t, "tune", app, "--knob", "server=nginx-fpm,apache-modphp", "--knob", "max_children=4", "--only", "server",
+		"--budget", "90s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("\n%s", r.stdout)
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	var res struct {
+		Recommendation knob.Config    `json:"recommendation"`
+		Runtimes       *tune.Runtimes `json:"runtimes"`
+		Knobs          []tune.KnobRow `json:"knobs"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil || res.Runtimes == nil {
+		t.Fatalf("result.json: %v, runtimes %+v", err, res.Runtimes)
+	}
+	if res.Recommendation.Server != "" {
+		t.Errorf("recommended %s: want nginx + php-fpm kept", res.Recommendation)
+	}
+	for _, rt := range res.Runtimes.List {
+		t.Logf("%s: %.0f req/s, p50 %.1f ms, p99 %.1f ms, %s %q", rt.Server, rt.RPS, rt.P50Us/1000, rt.P99Us/1000, rt.Status, rt.Note)
+		if rt.Server != knob.ApacheModPHP {
+			continue
+		}
+		if rt.Status != "dropped" || !strings.HasPrefix(rt.Note, "p99 ") || rt.P99Vs == nil {
+			t.Errorf("mod_php: %s, %q, p99 %+v: want it out of the race for its p99", rt.Status, rt.Note, rt.P99Vs)
+		}
+		if rt.Vs != nil && rt.Vs.Estimate > 0 && !strings.Contains(r.stdout, "Not taken for its p99: server apache-modphp +") {
+			t.Errorf("mod_php %+.1f%% req/s, not taken for its p99, and the summary does not say so", 100*rt.Vs.Estimate)
+		}
 	}
 }

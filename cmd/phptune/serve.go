@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/atomicfile"
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 type serveFlags struct {
@@ -22,7 +22,10 @@ type serveFlags struct {
 	json                                                         bool
 }
 
-func newServeCmd() *cobra.Command {
+func newServeCmd(s *streams, runF runFunc[serveFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runServe
+	}
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve [APP|PRESET]",
@@ -38,10 +41,10 @@ compare --interleave. Ctrl-C or --for stops every process it started. It never c
   phptune serve ./myapp --port 8080 --out ./run # keep its configs and logs in ./run
   phptune serve --for 1m --json                 # the endpoints for a script
   phptune serve ./myapp --recommendation phptune-results/tune-20260101-120000/result.json`,
-		Args: args(0, 1, "APP, a docroot or a preset's name"),
-		RunE: run(func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), f, args) }),
+		Args: cli.Args(0, 1, "APP, a docroot or a preset's name"),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
 	}
-	learnMore(cmd, `docs/serve.md; README.md "What phptune promises" (who can reach what)`)
+	cli.LearnMore(cmd, `docs/serve.md; README.md "What phptune promises" (who can reach what)`)
 	fl := cmd.Flags()
 	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
 	fl.StringVar(&f.pm, "pm", "dynamic", "process manager of the pools: static, dynamic or ondemand")
@@ -59,12 +62,12 @@ compare --interleave. Ctrl-C or --for stops every process it started. It never c
 	return cmd
 }
 
-func runServe(ctx context.Context, f serveFlags, args []string) error {
-	app, err := resolveApp(args)
+func (s *streams) runServe(ctx context.Context, f serveFlags, args []string) error {
+	app, err := workload.Resolve(args)
 	if err != nil {
 		return err
 	}
-	cfg, name := app.cfg, app.name
+	cfg, name := app.Stack, app.Name
 	if f.forDur < 0 {
 		return exitcode.UsageErrorf("--for %s: want a positive duration", f.forDur)
 	}
@@ -77,38 +80,30 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 			return err
 		}
 	} else {
-		cfg.Pools = stack.DefaultPools()
-		for i := range cfg.Pools {
-			cfg.Pools[i].PM = f.pm
-			cfg.Pools[i].MaxChildren = f.maxChildren
-			if f.pm == "dynamic" && f.maxChildren < 5 {
-				// Debian's spare-server defaults assume 5 children; scale them down with the pool.
-				cfg.Pools[i].StartServers, cfg.Pools[i].MinSpare, cfg.Pools[i].MaxSpare = 1, 1, f.maxChildren
-			}
-		}
+		cfg.Pools = stack.ServePools(f.pm, f.maxChildren)
 	}
 	// The app's own services (a preset's database) first, stopped last on every path.
-	svc, err := app.startServices(ctx)
+	svc, err := app.StartServices(ctx)
 	defer svc.Stop(context.Background())
 	if err != nil {
 		return err
 	}
-	s, err := stack.Start(ctx, cfg)
+	st, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer s.Stop(context.Background())
+	defer st.Stop(context.Background())
 
 	if f.envFile != "" {
-		if err := serveEnv(s, f.envFile); err != nil {
+		if err := serveEnv(st, f.envFile); err != nil {
 			return err
 		}
 		defer os.Remove(f.envFile)
 	}
 	if f.json {
-		serveJSON(s, app, name, svc.Names)
+		serveJSON(s.out, st, app, name, svc.Names)
 	} else {
-		servePrint(s, app, name, svc.Names, f.forDur)
+		servePrint(s.out, st, app, name, svc.Names, f.forDur)
 	}
 	var timeout <-chan time.Time
 	if f.forDur > 0 {
@@ -119,17 +114,17 @@ func runServe(ctx context.Context, f serveFlags, args []string) error {
 	case <-ctx.Done():
 		runErr = ctx.Err()
 	case <-timeout:
-	case <-s.Exited():
+	case <-st.Exited():
 		// Which one and why; its logs are named only when the run dir is kept (--out).
-		runErr = s.Died()
+		runErr = st.Died()
 	case <-svc.Exited():
 		runErr = fmt.Errorf("a service of the app exited unexpectedly: %s", strings.Join(svc.Names, ", "))
 	}
-	if err := s.Stop(context.Background()); err != nil {
+	if err := st.Stop(context.Background()); err != nil {
 		return err
 	}
 	if !f.json {
-		fmt.Println("Stopped.")
+		fmt.Fprintln(s.out, "Stopped.")
 	}
 	return runErr
 }
@@ -143,9 +138,9 @@ func fcgiTarget(target, path string) string {
 }
 
 // serveURLs lists the app's URLs with their markers for --json.
-func serveURLs(app *appSpec) []map[string]any {
+func serveURLs(app *workload.App) []map[string]any {
 	var out []map[string]any
-	for _, u := range app.urls {
+	for _, u := range app.URLs {
 		m := map[string]any{"path": u.URI, "weight": u.Weight}
 		if u.ExpectBody != nil {
 			m["expect_body"] = u.ExpectBody.String()
@@ -156,19 +151,3 @@ func serveURLs(app *appSpec) []map[string]any {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// writeAtomic writes a file through a temporary one and a rename: no reader sees half of it.
-func writeAtomic(path string, data []byte) error {
-	if err := writeThrough(path, data); err != nil {
-		// The syscall's own words (no space left on device), without the temporary file's name.
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("write %s: %w: free space there or give another --out", path, err)
-	}
-	return nil
-}
-
-// writeThrough writes data whole or not at all (readable by all: results and configs to share).
-func writeThrough(path string, data []byte) error { return atomicfile.Write(path, data, 0o644) }

@@ -3,35 +3,24 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/tune"
+	"github.com/phptune/phptune/internal/workload"
 )
-
-// pools are a served stack's pools on TCP and on a unix socket (zero Endpoints when it has none: Apache with
-// mod_php has no pool, a tune recommendation one).
-func pools(s *stack.Stack) (tcp, unix stack.Endpoint) {
-	for _, ep := range s.Pools {
-		switch {
-		case ep.Network == stack.ListenTCP && tcp.Address == "":
-			tcp = ep
-		case ep.Network == stack.ListenUnix && unix.Address == "":
-			unix = ep
-		}
-	}
-	return tcp, unix
-}
 
 // serveEnv writes the endpoints as shell variables (a pool's empty when the stack has none).
 func serveEnv(s *stack.Stack, path string) error {
 	script := s.Script()
-	tcp, unix := pools(s)
+	tcp, unix := s.Endpoints()
 	target := func(ep stack.Endpoint) string {
 		if ep.Address == "" {
 			return ""
@@ -41,7 +30,7 @@ func serveEnv(s *stack.Stack, path string) error {
 	env := fmt.Sprintf("PHPTUNE_HTTP=%s\nPHPTUNE_FCGI=%s\nPHPTUNE_UNIX=%s\nPHPTUNE_DOCROOT=%s\nPHPTUNE_SCRIPT=%s\nPHPTUNE_RUNDIR=%s\n",
 		shellQuote(s.HTTPURL), shellQuote(target(tcp)), shellQuote(target(unix)), shellQuote(s.Docroot), shellQuote(script),
 		shellQuote(s.RunDir))
-	return writeAtomic(path, []byte(env))
+	return atomicfile.Save(path, []byte(env))
 }
 
 // serveRecommendation sets cfg to serve a tune run's recommendation, read from its result.json: its runtime,
@@ -63,43 +52,43 @@ func serveRecommendation(cfg *stack.Config, path string) error {
 }
 
 // serveJSON prints the endpoints as schema phptune/serve/v1: a pool's keys only when the stack has it.
-func serveJSON(s *stack.Stack, app *appSpec, name string, services []string) {
+func serveJSON(w io.Writer, s *stack.Stack, app *workload.App, name string, services []string) {
 	script := s.Script()
 	out := map[string]any{"schema": "phptune/serve/v1", "app": name, "http": s.HTTPURL, "server": s.Server, "docroot": s.Docroot,
 		"script": script, "run_dir": s.RunDir, "php_fpm": s.FPMBin, "urls": serveURLs(app), "services": services}
-	tcp, unix := pools(s)
+	tcp, unix := s.Endpoints()
 	if tcp.Address != "" {
 		out["fastcgi_tcp"] = map[string]any{"address": tcp.Address, "target": tcp.URL(script), "status_path": tcp.StatusPath}
 	}
 	if unix.Address != "" {
 		out["fastcgi_unix"] = map[string]any{"socket": unix.Address, "target": unix.URL(script), "status_path": unix.StatusPath}
 	}
-	report.WriteJSON(os.Stdout, out)
+	report.WriteJSON(w, out)
 }
 
 // servePrint prints the endpoints and a bench command for each.
-func servePrint(s *stack.Stack, app *appSpec, name string, services []string, forDur time.Duration) {
+func servePrint(w io.Writer, s *stack.Stack, app *workload.App, name string, services []string, forDur time.Duration) {
 	script := s.Script()
-	tcp, unix := pools(s)
-	fmt.Printf("phptune serve: %s, served from %s\n", name, s.Docroot)
-	fmt.Printf("  %-16s %s\n", "HTTP ("+s.HTTPServer()+")", s.HTTPURL)
+	tcp, unix := s.Endpoints()
+	fmt.Fprintf(w, "phptune serve: %s, served from %s\n", name, s.Docroot)
+	fmt.Fprintf(w, "  %-16s %s\n", "HTTP ("+s.HTTPServer()+")", s.HTTPURL)
 	if s.Server != stack.ServerNginx {
-		fmt.Printf("  %-16s %s\n", "runtime", s.Server)
+		fmt.Fprintf(w, "  %-16s %s\n", "runtime", s.Server)
 	}
 	if tcp.Address != "" {
-		fmt.Printf("  FastCGI TCP      %s   (pool %q, status %s)\n", tcp.Address, tcp.Name, tcp.StatusPath)
+		fmt.Fprintf(w, "  FastCGI TCP      %s   (pool %q, status %s)\n", tcp.Address, tcp.Name, tcp.StatusPath)
 	}
 	if unix.Address != "" {
-		fmt.Printf("  FastCGI unix     %s   (pool %q, behind %s)\n", unix.Address, unix.Name, s.HTTPServer())
+		fmt.Fprintf(w, "  FastCGI unix     %s   (pool %q, behind %s)\n", unix.Address, unix.Name, s.HTTPServer())
 	}
 	if len(s.Pools) > 0 {
-		fmt.Printf("  php-fpm          %s\n", s.FPMBin)
+		fmt.Fprintf(w, "  php-fpm          %s\n", s.FPMBin)
 	}
-	fmt.Printf("  configs, logs    %s\n", s.RunDir)
+	fmt.Fprintf(w, "  configs, logs    %s\n", s.RunDir)
 	if len(services) > 0 {
-		fmt.Printf("  services         %s (stopped with it)\n", strings.Join(services, ", "))
+		fmt.Fprintf(w, "  services         %s (stopped with it)\n", strings.Join(services, ", "))
 	}
-	path, marker := app.firstURL()
+	path, marker := app.FirstURL()
 	check, reqURI := "", ""
 	if marker != nil {
 		check = " --expect-body " + shellQuote(marker.String())
@@ -107,19 +96,19 @@ func servePrint(s *stack.Stack, app *appSpec, name string, services []string, fo
 	if path != "/" {
 		reqURI = " --request-uri " + shellQuote(path)
 	}
-	fmt.Printf("\n  phptune bench %s -c 8 -d 10s%s\n", shellQuote(strings.TrimSuffix(s.HTTPURL, "/")+path), check)
+	fmt.Fprintf(w, "\n  phptune bench %s -c 8 -d 10s%s\n", shellQuote(strings.TrimSuffix(s.HTTPURL, "/")+path), check)
 	// Real apps read the Host header (HTTP_HOST), which only a web server sends unasked.
 	host := " -H " + shellQuote("Host: "+strings.TrimSuffix(strings.TrimPrefix(s.HTTPURL, "http://"), "/"))
 	if tcp.Address != "" {
-		fmt.Printf("  phptune bench %s -c 4 -d 10s --fpm-status %s%s%s%s\n", shellQuote(fcgiTarget(tcp.URL(script), path)), tcp.StatusPath, reqURI, host, check)
+		fmt.Fprintf(w, "  phptune bench %s -c 4 -d 10s --fpm-status %s%s%s%s\n", shellQuote(fcgiTarget(tcp.URL(script), path)), tcp.StatusPath, reqURI, host, check)
 	}
 	if unix.Address != "" {
-		fmt.Printf("  phptune bench %s -c 4 -d 10s%s%s%s\n", shellQuote(fcgiTarget(unix.URL(script), path)), reqURI, host, check)
+		fmt.Fprintf(w, "  phptune bench %s -c 4 -d 10s%s%s%s\n", shellQuote(fcgiTarget(unix.URL(script), path)), reqURI, host, check)
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 	if forDur > 0 {
-		fmt.Printf("Serving for %s (Ctrl-C stops it sooner).\n", forDur)
+		fmt.Fprintf(w, "Serving for %s (Ctrl-C stops it sooner).\n", forDur)
 	} else {
-		fmt.Printf("Serving until Ctrl-C.\n")
+		fmt.Fprintf(w, "Serving until Ctrl-C.\n")
 	}
 }

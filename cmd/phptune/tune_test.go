@@ -71,7 +71,7 @@ func readTune(t *testing.T, path string) tuneJSON {
 
 // demoCopy is the demo app in a directory, plus extra files.
 func demoCopy(t *testing.T, extra map[string]string) string {
-	dir := t.TempDir()
+	dir := servedDir(t)
 	err := fs.WalkDir(workloads.Demo(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -215,7 +215,7 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 // found, its growth kept out of the memory the pool is sized in, and named in the output.
 func TestTunePoolSizeForAnIOBoundApp(t *testing.T) {
 	startServe(t)
-	app := t.TempDir()
+	app := servedDir(t)
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000); echo str_repeat("waited ", 100);`), 0o644)
 	out := t.TempDir()
 	r := phptune(t, "tune", app, "--verbose", "--only", "none", "--budget", "100s", "--profile", "--out", out)
@@ -387,12 +387,15 @@ func childrenOf(ppid int) []int {
 }
 
 func TestTuneBadInput(t *testing.T) {
-	bad := t.TempDir()
+	bad := servedDir(t)
 	os.WriteFile(filepath.Join(bad, "index.php"), []byte(`<?php
 if ($_SERVER["REQUEST_URI"] === "/fatal") { undefined_function_phptune(); }
 if ($_SERVER["REQUEST_URI"] === "/500") { http_response_code(500); echo "no"; exit; }
 if ($_SERVER["REQUEST_URI"] === "/loop") { header("Location: /loop"); exit; }
 echo "fine";`), 0o644)
+	// A docroot the workers' user cannot read: tune's copy would serve it, the server would not.
+	locked := servedDir(t)
+	os.WriteFile(filepath.Join(locked, "index.php"), []byte("<?php echo 1;"), 0o600)
 	cases := []struct {
 		args []string
 		want string
@@ -413,11 +416,22 @@ echo "fine";`), 0o644)
 		{[]string{"tune", bad, "--knob", "max_children=4,8"}, "one value to pin"},
 		{[]string{"tune", bad, "--prefix", "/usr/local"}, "give --from-pool FILE too"},
 	}
+	if os.Geteuid() == 0 { // the workers run as another user only under root
+		cases = append(cases, struct {
+			args []string
+			want string
+		}{[]string{"tune", locked}, "cannot read " + filepath.Join(locked, "index.php")})
+	}
 	for _, c := range cases {
-		r := phptune(t, append(c.args, "--out", t.TempDir())...)
+		out := filepath.Join(t.TempDir(), "run")
+		r := phptune(t, append(c.args, "--out", out)...)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-		if r.code != 2 || !strings.Contains(r.stderr, c.want) || len(lines) != 1 {
-			t.Errorf("phptune %v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, r.code, r.stderr, c.want)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || len(lines) != 1 || strings.Contains(r.stderr, ": start ") {
+			t.Errorf("phptune %v: exit %d, stderr %q; want exit 2 and one line containing %q, no internal prefix", c.args, r.code, r.stderr, c.want)
+		}
+		// Refused before anything starts, or found by serving the app before anything was measured: no run dir.
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("phptune %v: a run dir was left for input refused before anything was measured", c.args)
 		}
 	}
 }
@@ -427,7 +441,7 @@ echo "fine";`), 0o644)
 // latency goal the app cannot meet (every page sleeps 20 ms, the goal is 5 ms): it is judged missed on the
 // interval of the p99, and tune exits 3 saying so. (One run for both: each is a minute of CI.)
 func TestTuneMemoryLimitsThePoolAndJudgesTheGoal(t *testing.T) {
-	app := t.TempDir()
+	app := servedDir(t)
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php usleep(20000);
 if (isset($_GET['big'])) { $b = str_repeat("x", 48 << 20); echo strlen($b); } else { echo "small"; }`), 0o644)
 	out := t.TempDir()
@@ -519,7 +533,7 @@ func memoryCgroup(t *testing.T, limit int64) string {
 // 80 MiB against 21 GiB.
 func TestTuneInAMemoryCgroup(t *testing.T) {
 	dir := memoryCgroup(t, 600<<20)
-	app := t.TempDir()
+	app := servedDir(t)
 	os.WriteFile(filepath.Join(app, "index.php"), []byte(`<?php $b = str_repeat("x", 40 << 20); echo strlen($b);`), 0o644)
 	out := t.TempDir()
 	wrap := []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}
@@ -543,7 +557,7 @@ func TestTuneInAMemoryCgroup(t *testing.T) {
 	if m := res.Memory; m == nil || m.Limit != 600<<20 || m.OOMKills != 0 || m.PeakBytes <= 0 || m.PeakBytes > 600<<20 {
 		t.Errorf("result.json's memory: %+v, want the 600 MiB limit, no kill and a peak within it", m)
 	}
-	if !strings.Contains(r.stdout, "the OOM killer never struck") {
+	if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "the OOM killer never struck") { // lines wrap
 		t.Errorf("the output does not say what the run met of the limit:\n%s", r.stdout)
 	}
 	// A cgroup that does not exist is a usage error, found before anything starts.

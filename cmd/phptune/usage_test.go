@@ -28,12 +28,13 @@ func TestUsageErrorsCreateNothing(t *testing.T) {
 		{[]string{"profile", "--compare", "jti=tracing", "--out", "run"}, "did you mean jit?"},
 		{[]string{"bench", "http://127.0.0.1:9/", "--fpm-status", "status", "--out", "run"}, "--fpm-status"},
 		{[]string{"compare", "--interleave", "x", "y", "--out", "run"}, "unknown scheme"},
+		{[]string{"compare", "--alpha", "2", "a.json", "b.json", "--out", "run"}, "--alpha 2"},
 		{[]string{"ingest", "k6", "missing.json", "--out", "run"}, "missing.json"},
 		{[]string{"check", "tcp:127.0.0.1:1", "--out", "run"}, "nothing listens"},
 		{[]string{"check", "www.conf", "--out", "run"}, "no such file"},
 	} {
 		dir := t.TempDir()
-		cmd := exec.Command(binPath, c.args...)
+		cmd := exec.Command(binPath(t), c.args...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError

@@ -3,17 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/workload"
 )
 
-func newWorkloadCmd() *cobra.Command {
+func newWorkloadCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
 		Short: "Real PHP applications from Debian packages, prepared in one command to serve and tune by name",
@@ -23,67 +23,80 @@ page, even a fast 200, is never measured as the app) and its own services (a pri
 		Example: `  phptune workload list
   phptune workload prepare wordpress && phptune tune wordpress`,
 	}
-	learnMore(cmd, `docs/workloads.md (the presets, their URLs and services)`)
-	cmd.AddCommand(newWorkloadListCmd(), newWorkloadPrepareCmd())
+	cli.LearnMore(cmd, `docs/workloads.md (the presets, their URLs and services)`)
+	cmd.AddCommand(newWorkloadListCmd(s, nil), newWorkloadPrepareCmd(s, nil))
 	return cmd
 }
 
-func newWorkloadListCmd() *cobra.Command {
-	var asJSON bool
+// workloadFlags are workload list's and prepare's flags.
+type workloadFlags struct {
+	dir  string
+	json bool
+}
+
+func newWorkloadListCmd(s *streams, runF runFunc[workloadFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runList
+	}
+	var f workloadFlags
 	cmd := &cobra.Command{
 		Use:     "list",
 		Short:   "List the presets, what each needs and whether it is prepared",
 		Example: "  phptune workload list\n  phptune workload list --json",
-		Args:    args(0, 0, ""),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			type row struct {
-				Name     string         `json:"name"`
-				Summary  string         `json:"summary"`
-				Packages []string       `json:"packages"`
-				Services []string       `json:"services"`
-				Prepared bool           `json:"prepared"`
-				Where    string         `json:"where"`
-				URLs     []workload.URL `json:"urls"`
-			}
-			var rows []row
-			for _, p := range workload.Presets() {
-				ok, where := p.Status("")
-				rows = append(rows, row{p.Name, p.Summary, p.Packages, p.Services, ok, where, p.URLs})
-			}
-			if asJSON {
-				report.WriteJSON(os.Stdout, map[string]any{"schema": "phptune/workloads/v1", "presets": rows})
-				return nil
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPREPARED\tWHAT")
-			for i, r := range rows {
-				state := "no"
-				if r.Prepared {
-					state = "yes"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, state, r.Summary)
-				fmt.Fprintf(tw, "\t\tneeds: %s\n", workload.Presets()[i].Needs())
-				if r.Where != "" {
-					took := ""
-					if w, err := workload.Presets()[i].Open(""); err == nil && w.Dir != "" {
-						took = fmt.Sprintf(" (prepared in %.0f s)", w.Manifest.PrepareSeconds)
-					}
-					fmt.Fprintf(tw, "\t\tin: %s%s\n", r.Where, took)
-				}
-			}
-			tw.Flush()
-			fmt.Println("\nPrepare one with: phptune workload prepare NAME")
-			return nil
-		}),
+		Args:    cli.Args(0, 0, ""),
+		RunE:    run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON (schema phptune/workloads/v1)")
-	learnMore(cmd, `docs/workloads.md (the presets, their URLs and services)`)
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the list as JSON (schema phptune/workloads/v1)")
+	cli.LearnMore(cmd, `docs/workloads.md (the presets, their URLs and services)`)
 	return cmd
 }
 
-func newWorkloadPrepareCmd() *cobra.Command {
-	var dir string
-	var asJSON bool
+func (s *streams) runList(_ context.Context, f workloadFlags, _ []string) error {
+	type row struct {
+		Name     string         `json:"name"`
+		Summary  string         `json:"summary"`
+		Packages []string       `json:"packages"`
+		Services []string       `json:"services"`
+		Prepared bool           `json:"prepared"`
+		Where    string         `json:"where"`
+		URLs     []workload.URL `json:"urls"`
+	}
+	var rows []row
+	for _, p := range workload.Presets() {
+		ok, where := p.Status("")
+		rows = append(rows, row{p.Name, p.Summary, p.Packages, p.Services, ok, where, p.URLs})
+	}
+	if f.json {
+		report.WriteJSON(s.out, map[string]any{"schema": "phptune/workloads/v1", "presets": rows})
+		return nil
+	}
+	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPREPARED\tWHAT")
+	for i, r := range rows {
+		state := "no"
+		if r.Prepared {
+			state = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, state, r.Summary)
+		fmt.Fprintf(tw, "\t\tneeds: %s\n", workload.Presets()[i].Needs())
+		if r.Where != "" {
+			took := ""
+			if w, err := workload.Presets()[i].Open(""); err == nil && w.Dir != "" {
+				took = fmt.Sprintf(" (prepared in %.0f s)", w.Manifest.PrepareSeconds)
+			}
+			fmt.Fprintf(tw, "\t\tin: %s%s\n", r.Where, took)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(s.out, "\nPrepare one with: phptune workload prepare NAME")
+	return nil
+}
+
+func newWorkloadPrepareCmd(s *streams, runF runFunc[workloadFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runPrepare
+	}
+	var f workloadFlags
 	cmd := &cobra.Command{
 		Use:   "prepare NAME",
 		Short: "Install a preset's Debian packages and provision the app, ready to serve and tune by name",
@@ -93,56 +106,54 @@ $XDG_DATA_HOME/phptune/workloads/NAME): its docroot, configuration, seeded conte
 step says which and why and leaves nothing behind or running. Preparing a prepared preset again does nothing.`,
 		Example: `  phptune workload prepare dokuwiki
   phptune workload prepare wordpress --dir /srv/phptune/wordpress`,
-		Args: args(1, 1, "NAME, the preset (phptune workload list)"),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			return runPrepare(cmd.Context(), args[0], dir, asJSON)
-		}),
+		Args: cli.Args(1, 1, "NAME, the preset (phptune workload list)"),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "`DIR` to provision the app in (default under phptune's data dir)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the prepared workload as JSON (schema phptune/workload/v1)")
-	learnMore(cmd, `docs/workloads.md (what each preset installs and provisions)`)
+	cmd.Flags().StringVar(&f.dir, "dir", "", "`DIR` to provision the app in (default under phptune's data dir)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the prepared workload as JSON (schema phptune/workload/v1)")
+	cli.LearnMore(cmd, `docs/workloads.md (what each preset installs and provisions)`)
 	return cmd
 }
 
-func runPrepare(ctx context.Context, name, dir string, asJSON bool) error {
-	p, err := workload.Lookup(name)
+func (s *streams) runPrepare(ctx context.Context, f workloadFlags, args []string) error {
+	p, err := workload.Lookup(args[0])
 	if err != nil {
 		return err
 	}
-	log := os.Stderr
+	log := s.err
 	start := time.Now()
-	w, already, err := p.Prepare(ctx, dir, log)
+	w, already, err := p.Prepare(ctx, f.dir, log)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		report.WriteJSON(os.Stdout, map[string]any{"schema": "phptune/workload/v1", "name": p.Name, "dir": w.Dir,
+	if f.json {
+		report.WriteJSON(s.out, map[string]any{"schema": "phptune/workload/v1", "name": p.Name, "dir": w.Dir,
 			"docroot": w.Docroot(), "front": w.Manifest.Front, "urls": w.Manifest.URLs, "services": w.Manifest.Services,
 			"already_prepared": already, "prepare_seconds": w.Manifest.PrepareSeconds})
 		return nil
 	}
 	if already {
-		fmt.Printf("%s is already prepared", p.Name)
+		fmt.Fprintf(s.out, "%s is already prepared", p.Name)
 		if w.Dir != "" {
-			fmt.Printf(" in %s (in %.0f s)", w.Dir, w.Manifest.PrepareSeconds)
+			fmt.Fprintf(s.out, " in %s (in %.0f s)", w.Dir, w.Manifest.PrepareSeconds)
 		}
-		fmt.Println(".")
+		fmt.Fprintln(s.out, ".")
 	} else {
-		fmt.Printf("%s prepared in %s (%.0f s).\n", p.Name, w.Dir, time.Since(start).Seconds())
+		fmt.Fprintf(s.out, "%s prepared in %s (%.0f s).\n", p.Name, w.Dir, time.Since(start).Seconds())
 	}
 	if w.Dir != "" {
-		fmt.Printf("  docroot   %s (front controller %s)\n", w.Docroot(), w.Manifest.Front)
+		fmt.Fprintf(s.out, "  docroot   %s (front controller %s)\n", w.Docroot(), w.Manifest.Front)
 	}
 	for _, u := range w.Manifest.URLs {
-		fmt.Printf("  URL       %-40s weight %d, must contain /%s/\n", u.Path, u.Weight, u.Marker)
+		fmt.Fprintf(s.out, "  URL       %-40s weight %d, must contain /%s/\n", u.Path, u.Weight, u.Marker)
 	}
 	if len(w.Manifest.Services) > 0 {
-		fmt.Printf("  services  %v (started and stopped by serve and tune)\n", w.Manifest.Services)
+		fmt.Fprintf(s.out, "  services  %v (started and stopped by serve and tune)\n", w.Manifest.Services)
 	}
 	ref := p.Name
 	if def, err := p.DefaultDir(); w.Dir != "" && (err != nil || def != w.Dir) {
 		ref = shellQuote(w.Dir) // not where the name finds it: the directory names it
 	}
-	fmt.Printf("\n  phptune serve %s\n  phptune tune %s\n", ref, ref)
+	fmt.Fprintf(s.out, "\n  phptune serve %s\n  phptune tune %s\n", ref, ref)
 	return nil
 }

@@ -63,7 +63,7 @@ func TestWorkloadWordPressPrepareInterrupted(t *testing.T) {
 	data := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", data)
 	dir := filepath.Join(data, "phptune", "workloads", "wordpress")
-	cmd := exec.Command(binPath, "workload", "prepare", "wordpress")
+	cmd := exec.Command(binPath(t), "workload", "prepare", "wordpress")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

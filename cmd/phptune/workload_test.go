@@ -28,7 +28,7 @@ type wlServeInfo struct {
 // serveApp runs `phptune serve APP --json` and returns once it printed its endpoints and URL mix.
 func serveApp(t *testing.T, app string) (*exec.Cmd, wlServeInfo, *strings.Builder) {
 	t.Helper()
-	cmd := exec.Command(binPath, "serve", app, "--json", "--for", "3m")
+	cmd := exec.Command(binPath(t), "serve", app, "--json", "--for", "3m")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -33,5 +35,18 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	done = true
+	return nil
+}
+
+// Save writes a result or a configuration to share (readable by all) with Write. Its error names the file and the
+// system call's own words (no space left on device), without the temporary file's name, and what to do.
+func Save(path string, data []byte) error {
+	if err := Write(path, data, 0o644); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w: free space there or give another --out", path, err)
+	}
 	return nil
 }

@@ -35,3 +35,19 @@ func TestWrite(t *testing.T) {
 		t.Errorf("after failures: %q, temporary files %v", data, left)
 	}
 }
+
+// TestSave: a file to share is readable by all; an error names the file, the system call's words and what to do,
+// without the temporary file's name.
+func TestSave(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "result.json")
+	if err := Save(path, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("saved: %v, %v", st, err)
+	}
+	bad := filepath.Join(t.TempDir(), "nosuch", "result.json")
+	if err := Save(bad, nil); err == nil || err.Error() != "write "+bad+": no such file or directory: free space there or give another --out" {
+		t.Errorf("into a missing dir: %v", err)
+	}
+}

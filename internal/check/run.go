@@ -172,10 +172,10 @@ func statusError(t Target, err error) error {
 		return fmt.Errorf("pool %s: %v: run check as root, or as a user in the socket's group (listen.group)", where, unwrapAll(err))
 	}
 	if t.Pool != nil && t.Pool.StatusPath != "" && t.Pool.StatusPath != t.StatusPath {
-		return fmt.Errorf("pool %s: %v at %s: %s sets pm.status_path = %s: give --status-path %s", where, err, t.StatusPath, file,
+		return fmt.Errorf("pool %s: %v at %s: %s sets pm.status_path = %s: give --fpm-status %s", where, err, t.StatusPath, file,
 			t.Pool.StatusPath, t.Pool.StatusPath)
 	}
-	return fmt.Errorf("pool %s: %v: set pm.status_path = %s in the pool's section of %s, then %s; or give --status-path",
+	return fmt.Errorf("pool %s: %v: set pm.status_path = %s in the pool's section of %s, then %s; or give --fpm-status",
 		where, err, t.StatusPath, file, reloadHint(t.MasterPID))
 }
 

@@ -46,7 +46,7 @@ func (t Target) String() string {
 // Given is what the command line says of the pools beside the targets.
 type Given struct {
 	StatusPath string // of sockets and addresses
-	StatusSet  bool   // --status-path was given: it overrides the pools' own
+	StatusSet  bool   // --fpm-status was given: it overrides the pools' own
 	Prefix     string // php-fpm's -p, for relative include= lines ("": guessed, measure.FPMPrefixes)
 }
 
@@ -206,9 +206,9 @@ func discovered(running []measure.RunningPool, g Given) ([]Target, []Skipped, er
 // permission is what failed; else naming the pool's socket (the error says what else would).
 func unreadFix(p measure.RunningPool) string {
 	if p.ConfigDenied && os.Geteuid() != 0 {
-		return "run as root, or name its socket with --status-path"
+		return "run as root, or name its socket with --fpm-status"
 	}
-	return "name its socket or address as TARGET, with --status-path"
+	return "name its socket or address as TARGET, with --fpm-status"
 }
 
 // noStatusPath says what to add to a pool without a status page.
@@ -229,7 +229,7 @@ func ownPool(p measure.RunningPool) bool {
 }
 
 // link finds a target's running pool by where it listens: its master, its workers' user and, for a socket or
-// an address, its configuration and its status path (unless --status-path was given).
+// an address, its configuration and its status path (unless --fpm-status was given).
 func link(t *Target, running []measure.RunningPool, g Given) {
 	for _, p := range running {
 		if p.Network != t.Network || p.Address != t.Address || p.Address == "" {

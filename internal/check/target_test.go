@@ -28,9 +28,9 @@ func TestResolveTargets(t *testing.T) {
 		!strings.Contains(s.Fix, "reload") {
 		t.Errorf("api without a status path: %+v", s)
 	}
-	// --status-path given: every pool is sampled at it.
+	// --fpm-status given: every pool is sampled at it.
 	if ts, sk, err := Resolve([]string{conf}, Given{StatusPath: "/st", StatusSet: true}); err != nil || len(ts) != 2 || len(sk) != 0 || ts[1].StatusPath != "/st" || ts[1].Address != "127.0.0.1:9001" {
-		t.Errorf("with --status-path: %+v %+v %v", ts, sk, err)
+		t.Errorf("with --fpm-status: %+v %+v %v", ts, sk, err)
 	}
 	for arg, want := range map[string][2]string{"tcp:10.0.0.1:9000": {"tcp", "10.0.0.1:9000"}, "127.0.0.1:9000": {"tcp", "127.0.0.1:9000"},
 		"unix:/run/php/x.sock": {"unix", "/run/php/x.sock"}} {

@@ -485,5 +485,10 @@ func (c Config) Validate() error {
 	if c.RetryThreshold < 0 || c.RetryLimit < 0 {
 		return errors.New("--retry-threshold and --retry-limit must not be negative")
 	}
+	for _, t := range []string{Tarantool, Redis} {
+		if p := c.Ports[t]; p < 0 || p > 65535 {
+			return fmt.Errorf("port %d: want 1 to 65535, or 0 for a free one", p)
+		}
+	}
 	return nil
 }

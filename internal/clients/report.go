@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,6 +29,25 @@ type Report struct {
 	} `json:"environment"`
 	Settings Settings `json:"settings"`
 	Outcome
+}
+
+// NewReport is the report of a run of c on php, started now by the command line command.
+func NewReport(c Config, php *PHP, command []string) *Report {
+	r := &Report{Schema: Schema, Started: time.Now().UTC(), Command: command, Settings: SettingsOf(c)}
+	r.Environment.CPUs = runtime.NumCPU()
+	r.Environment.PHP, r.Environment.Phpredis = php.Version, php.Phpredis
+	return r
+}
+
+// Failed names the arms that failed, each as its target, operation and model.
+func (r *Report) Failed() []string {
+	var failed []string
+	for _, a := range r.Results {
+		if a.Error != "" {
+			failed = append(failed, a.Target+" "+a.Op+" "+a.Label())
+		}
+	}
+	return failed
 }
 
 // Settings is the run's plan, as the report shows it.

@@ -214,7 +214,7 @@ func judgeUnpaired(rep *Report, minEffect float64) {
 			}
 			a.Rows[j].Stats = &c
 			family = append(family, a.Rows[j].Stats)
-			rules = append(rules, stats.Rule{MinEffect: minEffect, Alpha: stats.DefaultAlpha, HigherIsBetter: m.HigherIsBetter})
+			rules = append(rules, stats.Rule{MinEffect: minEffect, Alpha: rep.Alpha, HigherIsBetter: m.HigherIsBetter})
 		}
 	}
 	if len(family) == 0 {
@@ -222,7 +222,7 @@ func judgeUnpaired(rep *Report, minEffect float64) {
 		return
 	}
 	stats.DecideAll(family, rules)
-	rep.Notes = append(rep.Notes, "the results were not run interleaved: their trials are compared as independent samples (Mann-Whitney), which drift between runs can bias; compare --interleave pairs them")
+	rep.Notes = append(rep.Notes, "the results were not run interleaved: their trials are compared as independent samples, which drift between runs can bias; compare --interleave pairs them")
 	// The smallest p-value n samples a side can give is 2/C(2n, n): with Holm over the whole family the first
 	// step multiplies it by the family's size, so too few trials can never show a difference.
 	n := len(base.Trials)

@@ -132,7 +132,7 @@ func Tunes(results []*tune.Result, names []string, minEffect float64) (*TuneRepo
 			notes = append(notes, n)
 		}
 	}
-	th.Notes = append(notes, "the runs' final trials are independent samples (Mann-Whitney): drift of the machine between the runs falls on the comparison")
+	th.Notes = append(notes, "the runs' final trials are independent samples: drift of the machine between the runs falls on the comparison")
 	rep.Throughput = th
 	return rep, nil
 }

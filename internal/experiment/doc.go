@@ -86,7 +86,10 @@
 //
 // Spec.Second judges a second figure of the same trials (tune's final comparison: goodput at the load measured,
 // and capacity, requests per CPU-second) by the same rule on the same rounds, each with its own interval and
-// verdict (ArmResult.Vs2), the pair's alpha split between them: one error budget over both.
+// verdict (ArmResult.Vs2), the pair's alpha split between them: one error budget over both. In a race the
+// second figure may be a guard (Figure.Guard, guard.go: tune's p99 beside goodput): a challenger shown worse on it
+// than the incumbent leaves the race whatever its first figure, and one it leans against does not replace the
+// incumbent while rounds remain.
 //
 // # One error budget
 //
@@ -104,7 +107,10 @@
 // blocks of consecutive recorded rounds (drift, what a trial leaves to the next), each round's trials in the
 // order they ran, each stack with an offset of its own (ReplayOptions.StackSD, which may exceed what the engine
 // is told), failure bursts planted, clustered on failure-prone stacks and spilling into the next trial. Each
-// arm's mean in its recorded experiment is taken out (the replay plants stacks' offsets itself). Simulated
+// arm's mean in its recorded experiment is taken out (the replay plants stacks' offsets itself). Duet rounds
+// replay the noise of recorded duet rounds (their trials share the machine's noise, which alternating rounds'
+// do not), each arm's slot drawn when the engine prepares it, in the round's order, so that a seed replays the
+// same race whatever order the trials' goroutines run in. Simulated
 // experiments, and simulated tune runs (tune.Simulate), take milliseconds each, which is how the error rates
 // and power are shown (the tests, bench/engine). The noise files say which recorded runs chose the engine's
 // parameters (Noise.Tuning); bench/engine reports its figures on the others (Noise.Held).

@@ -27,6 +27,9 @@ type Observation struct {
 	// SecondStep is its resolution.
 	Second     float64 `json:"second,omitempty"`
 	SecondStep float64 `json:"second_step,omitempty"`
+	// P99 is the trial's 99th percentile of latency (any unit, the same in every trial) where it measured one:
+	// for the record, and for a caller whose second figure it is.
+	P99 float64 `json:"p99,omitempty"`
 	// Stack says which of the arm's stacks ran the trial (any number, the same for the same stack), for
 	// Spec.StackSD: an arm whose trials all say 0 ran on one stack.
 	Stack int `json:"stack,omitempty"`
@@ -38,6 +41,11 @@ type Figure struct {
 	HigherIsBetter bool
 	// StackSD is Spec.StackSD for this figure.
 	StackSD float64
+	// Guard, in a race, makes the figure a condition rather than a goal: a challenger shown worse on it than
+	// Arms[0] leaves the race whatever its Value, and one whose estimate on it leans against it by MinEffect or
+	// more, undecided, does not take Arms[0]'s place while rounds remain (guard.go). Elsewhere it is judged as
+	// any second figure.
+	Guard bool
 }
 
 // Arm is one configuration under test.
@@ -82,7 +90,8 @@ type Spec struct {
 	// Second, when set, is a second figure every trial gives (Observation.Second), judged on the same rounds by
 	// the same rule: each arm's comparison with Arms[0] on it is ArmResult.Vs2. The pair's alpha is split evenly
 	// between the two figures, so one error budget covers both. Versus decides an arm once both of its
-	// comparisons are decided; a race drops and picks on Value and states the second beside it.
+	// comparisons are decided; a race drops and picks on Value and states the second beside it, unless the
+	// second is a guard (Figure.Guard).
 	Second *Figure
 	// MinEffect is the smallest relative change that counts as better or worse (0.01 = 1%); an interval inside
 	// +-MinEffect shows no difference.

@@ -195,7 +195,7 @@ type Replay struct {
 	// a trial) share rounds, later ones start on fresh rounds; batch counts them.
 	next  int
 	batch *int
-	mu    sync.Mutex // Start may be called side by side
+	mu    sync.Mutex // arms start side by side, and a duet round's trials run at once
 }
 
 // cursor is a place in the record and the rounds left in its block.
@@ -218,11 +218,11 @@ func NewReplayWith(n Noise, rng *rand.Rand, o ReplayOptions) *Replay {
 	return r
 }
 
-// draw is the t-th replayed round's residuals (0-based), one a place, for an experiment of k arms. Its trials
+// row is the t-th replayed round's residuals (0-based), one a place, for an experiment of k arms. Its trials
 // ran together: a block starts only on a recorded round of k trials or more, and an experiment wider than any
 // recorded round takes its other places from the rounds that followed (seconds later, sharing most of the
 // machine's drift), where a round from elsewhere in the record would share none.
-func (r *Replay) draw(t, k int) []float64 {
+func (r *Replay) row(t, k int) []float64 {
 	for len(r.draws) <= t {
 		var row []float64
 		for len(row) < k {
@@ -274,7 +274,10 @@ func (r *Replay) Arm(name string, effect float64) *ReplayArm {
 	return &ReplayArm{name: name, r: r, effect: effect, first: r.next, batch: r.batch}
 }
 
-// ReplayArm is one arm of a Replay.
+// ReplayArm is one arm of a Replay. Its trials may run at the same time as its rivals' (a duet round, Spec.Duet):
+// every draw, shared with the replay's other arms, is made under the replay's lock, and in a duet round when the
+// engine prepares the arm (Prepare), one arm after another in the round's order, so that which recorded slot,
+// offset and burst an arm gets does not depend on the order its goroutine runs in: a seed's run is reproducible.
 type ReplayArm struct {
 	name   string
 	r      *Replay
@@ -289,8 +292,11 @@ type ReplayArm struct {
 	// stacks fail often (Bursts.Prone), by the stack's id.
 	stacks []float64
 	prone  map[int]bool
+	// ready is its next trial's figure, drawn by Prepare (nil: drawn when the trial runs).
+	ready *Observation
 	// Stack, when set, gives the stack trial i (0-based) runs on and its offset, in place of the replay's own
 	// draws: a caller that keeps stacks across experiments (tune holds its best configuration's) says which.
+	// It is called one trial at a time, never under the replay's lock.
 	Stack func(i int) (id int, offset float64)
 	// Started and Stopped count the engine's calls.
 	Started, Stopped int
@@ -304,6 +310,7 @@ func (a *ReplayArm) Start(ctx context.Context) error {
 	if a.Stopped > 0 && a.trials > 0 {
 		a.first = max(a.first, a.r.next-a.trials)
 	}
+	a.ready = nil // drawn for a round that did not run: the arm goes on in fresh rounds
 	a.Started++
 	return nil
 }
@@ -314,34 +321,86 @@ func (a *ReplayArm) Stop() {
 	a.r.mu.Unlock()
 }
 
+// Prepare draws the next trial's figure (experiment.Preparer): in a duet round the engine prepares the arms one
+// after another in the round's order before their trials run at once, so the p-th arm of the round takes the
+// recorded round's p-th slot, as in an alternating round.
+func (a *ReplayArm) Prepare(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if a.ready == nil {
+		o := a.draw()
+		a.ready = &o
+	}
+	return nil
+}
+
 func (a *ReplayArm) Trial(ctx context.Context) (Observation, error) {
 	if err := ctx.Err(); err != nil {
 		return Observation{}, err
 	}
-	r := a.r
-	t := a.first + a.trials
-	row := r.draw(t, *a.batch)
-	x := row[min(r.taken[t], len(row)-1)]
-	r.taken[t]++
-	stack, offset := a.stack(a.trials)
-	x += offset
+	o := a.ready
+	a.ready = nil
+	if o == nil { // in turn: drawn as it runs
+		d := a.draw()
+		o = &d
+	}
+	a.r.mu.Lock()
 	a.trials++
+	a.r.mu.Unlock()
+	return *o, nil
+}
+
+// draw is the figure of the arm's next trial: the replayed round's next slot, times the arm's planted effect and
+// its stack's offset, less planted failures. Its draws come in the order they always did (the round, the stack's
+// offset, a burst), so that a seed replays what it did before trials could run at once.
+func (a *ReplayArm) draw() Observation {
+	x, stack, offset := a.slot()
+	if a.Stack != nil {
+		stack, offset = a.Stack(a.trials) // the caller's draw, under its own lock
+	}
+	x += offset
+	o := Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1, Stack: stack}
+	a.fail(&o)
+	return o
+}
+
+// slot takes the arm's next trial's place in its replayed round: the residual there, and the stack it runs on
+// and its offset unless the caller gives them (Stack).
+func (a *ReplayArm) slot() (x float64, stack int, offset float64) {
+	r := a.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := a.first + a.trials
+	slots := r.row(t, *a.batch)
+	x = slots[min(r.taken[t], len(slots)-1)]
+	r.taken[t]++
 	r.next = max(r.next, t+1)
 	r.batch = nil
-	o := Observation{Value: 1000 * math.Exp(a.effect+x), Requests: 1, Stack: stack}
+	if a.Stack == nil {
+		stack, offset = a.ownStack(a.trials)
+	}
+	return x, stack, offset
+}
+
+// fail plants a burst of failures in o, when its trial has one.
+func (a *ReplayArm) fail(o *Observation) {
+	r := a.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if b := r.o.Bursts; b.Requests > 0 {
 		o.Requests = b.Requests
-		if a.burst(stack) {
+		if a.burst(o.Stack) {
 			o.Errors = min(geometric(r.rng, b.Mean), b.Requests)
 			o.Requests -= o.Errors
 			o.Value *= max(float64(o.Requests), 1) / float64(b.Requests)
 		}
 	}
-	return o, nil
 }
 
-// burst says whether the trial about to run on stack has a burst of failures: one the trial before left
-// (Bursts.Spill), or its own at its stack's rate.
+// burst says whether the trial about to run on stack has a burst of failures: one the trial drawn before left
+// (Bursts.Spill: in a duet round, the trial beside it), or its own at its stack's rate. The caller holds the
+// replay's lock.
 func (a *ReplayArm) burst(stack int) bool {
 	r, b := a.r, a.r.o.Bursts
 	if r.spilled {
@@ -365,11 +424,9 @@ func (a *ReplayArm) burst(stack int) bool {
 	return hit
 }
 
-// stack is the stack trial i runs on and its offset.
-func (a *ReplayArm) stack(i int) (int, float64) {
-	if a.Stack != nil {
-		return a.Stack(i)
-	}
+// ownStack is the stack trial i runs on and its offset, of the replay's own draws. The caller holds the replay's
+// lock.
+func (a *ReplayArm) ownStack(i int) (int, float64) {
 	k := a.r.o.StackOf(i)
 	if a.r.o.StackSD == 0 {
 		return k, 0

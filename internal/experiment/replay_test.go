@@ -123,31 +123,63 @@ func TestReplayKeepsWhatRealRunsHave(t *testing.T) {
 	}
 }
 
-// replayFalse runs A/A races of two replayed arms (noise recorded on CPU trials, arms on a fresh stack every 5
-// trials, the engine told of offsets of 2%, at most 200 rounds) as o plants them, and counts the better or worse verdicts, and of
-// them on failures.
-func replayFalse(t *testing.T, seed int64, runs int, alpha float64, o ReplayOptions) (wrong, onFailures int) {
-	noise, err := LoadNoise("testdata/noise-req_per_cpu_s.json")
+// replayRace is a race of two replayed arms: the rounds of testdata/noise-FILE.json as o replays them, the
+// second arm's effect (a log ratio), in duet rounds or in turn, at alpha, minimum effect 3%, the engine told of
+// stacks' offsets of 2%, at most 200 rounds.
+type replayRace struct {
+	file   string
+	o      ReplayOptions
+	effect float64
+	alpha  float64
+	duet   bool
+}
+
+// replayTally is what races of a replayRace decided: the second arm's better, worse and no_difference verdicts,
+// the better or worse on failures, and the rounds each race took.
+type replayTally struct {
+	better, worse, nodiff, onFailures int
+	rounds                            []float64
+}
+
+// replayRaces runs c runs times, the replays drawn from seed.
+func replayRaces(t *testing.T, seed int64, runs int, c replayRace) replayTally {
+	t.Helper()
+	noise, err := LoadNoise("testdata/noise-" + c.file + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewSource(seed))
-	o.NewStackEvery = 5
+	var tl replayTally
 	for range runs {
-		rep := NewReplayWith(noise, rng, o)
-		out, err := Run(context.Background(), Spec{Arms: []Arm{rep.Arm("a", 0), rep.Arm("b", 0)}, Mode: Race,
-			HigherIsBetter: true, MinEffect: 0.03, Alpha: alpha, MaxRounds: 200, StackSD: 0.02})
+		rep := NewReplayWith(noise, rng, c.o)
+		out, err := Run(context.Background(), Spec{Arms: []Arm{rep.Arm("a", 0), rep.Arm("b", c.effect)}, Mode: Race,
+			HigherIsBetter: true, MinEffect: 0.03, Alpha: c.alpha, MaxRounds: 200, StackSD: 0.02, Duet: c.duet})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := out.Arms[1].Vs; c.Verdict == stats.Better || c.Verdict == stats.Worse {
-			wrong++
-			if c.OnErrors {
-				onFailures++
-			}
+		switch v := out.Arms[1].Vs; v.Verdict {
+		case stats.Better:
+			tl.better++
+		case stats.Worse:
+			tl.worse++
+		case stats.NoDifference:
+			tl.nodiff++
 		}
+		if v := out.Arms[1].Vs; v.OnErrors && (v.Verdict == stats.Better || v.Verdict == stats.Worse) {
+			tl.onFailures++
+		}
+		tl.rounds = append(tl.rounds, float64(out.Rounds))
 	}
-	return wrong, onFailures
+	return tl
+}
+
+// replayFalse runs A/A races of two replayed arms (noise recorded on CPU trials, arms on a fresh stack every 5
+// trials, the engine told of offsets of 2%, at most 200 rounds) as o plants them, and counts the better or worse
+// verdicts, and of them on failures.
+func replayFalse(t *testing.T, seed int64, runs int, alpha float64, o ReplayOptions) (wrong, onFailures int) {
+	o.NewStackEvery = 5
+	tl := replayRaces(t, seed, runs, replayRace{file: "req_per_cpu_s", o: o, alpha: alpha})
+	return tl.better + tl.worse, tl.onFailures
 }
 
 // TestReplayShowsWhatTheModelLeavesOut: the replay plants what the engine is not told. Stacks' offsets larger

@@ -34,6 +34,8 @@ type run struct {
 	// beaten, in a race, is why the incumbent lost ("worse than B") while it is kept as the reference: until
 	// every challenger still in is decided against it, so that the race's pick can be stated against it.
 	beaten string
+	// beatenBy is the arm that beat it: should a guard take that arm out, the incumbent is the reference again.
+	beatenBy int
 }
 
 func newRun(s Spec) *run {
@@ -327,12 +329,13 @@ func (e *run) look() {
 		e.recall()
 		return
 	}
-	out := map[int]string{}
+	e.guard()
+	out, by := map[int]string{}, map[int]int{}
 	for x, i := range e.live {
 		for _, j := range e.live[x+1:] {
 			switch e.judge(i, j) {
 			case stats.Better:
-				out[i] = "worse than " + e.s.Arms[j].Name()
+				out[i], by[i] = "worse than "+e.s.Arms[j].Name(), j
 			case stats.Worse:
 				out[j] = "worse than " + e.s.Arms[i].Name()
 			case stats.NoDifference:
@@ -344,7 +347,7 @@ func (e *run) look() {
 		}
 	}
 	if why, ok := out[0]; ok && e.beaten == "" {
-		e.beaten = why
+		e.beaten, e.beatenBy = why, by[0]
 	}
 	if e.beaten != "" && e.keepReference(out) {
 		delete(out, 0)
@@ -366,10 +369,11 @@ func (e *run) look() {
 // challenger that stays in is not yet decided against it. A race drops a loser at once, but the question a
 // race answers is how its pick compares with the incumbent: on the demo, off was shown worse than function in
 // 5 rounds and dropped, tracing against function then ran 6 more, and tracing (+20%) against off ended
-// undecided on its 5 shared rounds. Keeping off costs a trial a round until tracing is decided against it.
+// undecided on its 5 shared rounds. Keeping off costs a trial a round until tracing is decided against it, or
+// while a guard leans against a challenger (guardLeans).
 func (e *run) keepReference(out map[int]string) bool {
 	for _, j := range e.live[1:] {
-		if _, gone := out[j]; !gone && e.judge(0, j) == "" {
+		if _, gone := out[j]; !gone && (e.judge(0, j) == "" || e.guardLeans(j)) {
 			return true
 		}
 	}

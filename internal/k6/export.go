@@ -2,8 +2,25 @@ package k6
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
+
+	"github.com/phptune/phptune/internal/atomicfile"
 )
+
+// Export writes script into dir as a test to run elsewhere: script.js (k6 run runs it as is), testrun.yaml (its
+// k6-operator TestRun of n runners, Manifests) and collect.sh (Collect).
+func Export(dir, name, script string, n int) error {
+	files := []struct {
+		name, data string
+	}{{"script.js", script}, {"testrun.yaml", Manifests(name, script, n)}, {"collect.sh", Collect(name)}}
+	for _, f := range files {
+		if err := atomicfile.Save(filepath.Join(dir, f.name), []byte(f.data)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Manifests are the Kubernetes objects that run script as one k6-operator TestRun of n runners: the script in a
 // ConfigMap, every runner writing its raw points to its standard output (its log), which Collect gathers.

@@ -283,6 +283,30 @@ func (t *tailBuffer) lastLine() string {
 	return ""
 }
 
+// New is the engine for a run on t: instances of k6 here (bin, as Find takes it), or on hosts over ssh (the
+// command and its options) with remote there.
+func New(t load.Target, instances int, hosts []string, ssh, remote, bin string) (*Engine, error) {
+	if t.Protocol != load.HTTP {
+		return nil, exitcode.UsageErrorf("--engine k6: k6 speaks HTTP and %s is FastCGI: give an http:// target (nginx in front of php-fpm)", t.Raw)
+	}
+	if instances < 1 {
+		return nil, exitcode.UsageErrorf("--k6-instances %d: want at least 1", instances)
+	}
+	e := &Engine{Instances: instances, Hosts: hosts, SSH: strings.Fields(ssh), RemoteBinary: remote}
+	if len(hosts) > 0 {
+		if len(e.SSH) == 0 {
+			return nil, exitcode.UsageErrorf("--k6-ssh: want the ssh command")
+		}
+		return e, nil
+	}
+	path, err := Find(bin)
+	if err != nil {
+		return nil, err
+	}
+	e.Binary = path
+	return e, nil
+}
+
 // Find is the k6 to run: bin when it names one, else k6 on PATH, else bin/k6 beside phptune's executable (make
 // k6 builds it there); a missing k6 is a usage error that says how to get it.
 func Find(bin string) (string, error) {

@@ -26,6 +26,10 @@ type Knob struct {
 	// Pool knobs shape php-fpm's pool (pm, max_children): raced on the configuration's own pool. The other
 	// throughput knobs (transport, keep-alive, buffers) are raced on its steady twin, a static pool of its size.
 	Pool bool
+	// Tail knobs' values may trade throughput for tail latency (how requests wait for a worker: the runtime, the
+	// pool's manager, kept connections, the listen queue): their races take a value better on goodput only if its
+	// p99 is not shown worse.
+	Tail bool
 	// Load, when set, is the connections a comparison of value c needs, given tune's load conc (a pool-size
 	// comparison must be able to fill the largest pool).
 	Load func(conc int, c Config) int
@@ -203,6 +207,7 @@ func PM() Knob {
 	return Knob{
 		Name:       "pm",
 		Pool:       true,
+		Tail:       true, // ondemand forks a worker when a request waits
 		Doc:        "pm: static keeps max_children workers; dynamic keeps spare workers between bounds; ondemand forks per demand",
 		Candidates: func(Config) []string { return []string{"static", "dynamic", "ondemand"} },
 		Get:        func(c Config) string { return c.PM },
@@ -311,6 +316,7 @@ func Keepalive() Knob {
 		}
 		return ""
 	}
+	k.Tail = true // a kept connection pins a worker: others may wait for it
 	return k
 }
 

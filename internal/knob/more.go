@@ -42,6 +42,7 @@ func Backlog() Knob {
 	return Knob{
 		Name:       "backlog",
 		Doc:        "listen.backlog: connections that may wait for a free worker (0: php-fpm's default, 511)",
+		Tail:       true, // more may wait rather than be refused
 		Candidates: func(Config) []string { return []string{"0", "4096"} },
 		Get:        func(c Config) string { return strconv.Itoa(c.Backlog) },
 		Set: func(c *Config, v string) error {

@@ -27,6 +27,7 @@ func Server(missing string) Knob {
 		Doc:        "the runtime: nginx + php-fpm, Apache's event MPM + php-fpm (mod_proxy_fcgi), or Apache's prefork MPM + mod_php",
 		Candidates: func(Config) []string { return []string{NginxFPM, ApacheFPM, ApacheModPHP} },
 		Get:        func(c Config) string { return c.ServerName() },
+		Tail:       true, // prefork holds a process for a connection's keep-alive: the others wait
 		Set: func(c *Config, v string) error {
 			switch v {
 			case NginxFPM:

@@ -226,6 +226,7 @@ type Result struct {
 	HistogramEncoded string `json:"histogram,omitempty"`
 
 	hist, histUncorr *hdrhistogram.Histogram
+	drained          *hdrhistogram.Histogram // Options.Drain's answers to requests in flight at the close
 }
 
 // Trial is one trial's summary.
@@ -248,11 +249,28 @@ const SchemaBench = "phptune/bench/v1"
 // Histogram is the merged latency histogram of the measured window, in microseconds.
 func (r *Result) Histogram() *hdrhistogram.Histogram { return r.hist }
 
+// TailP99 is the 99th percentile, microseconds, of the window's requests and, with Drain, of those in flight when
+// it closed, answered in the drain: a request slower than the window is in flight at its close, and the window's
+// own figures would leave out the tail a window is short for. 0: no request.
+func (r *Result) TailP99() float64 {
+	if r.hist == nil {
+		return 0
+	}
+	if r.drained == nil {
+		return float64(r.hist.ValueAtQuantile(99))
+	}
+	h := hdrhistogram.New(r.hist.LowestTrackableValue(), r.hist.HighestTrackableValue(), int(r.hist.SignificantFigures()))
+	h.Merge(r.hist)
+	h.Merge(r.drained)
+	return float64(h.ValueAtQuantile(99))
+}
+
 // worker is one connection's private state; nothing in it is shared until the run ends.
 type worker struct {
 	id         int
 	hist       *hdrhistogram.Histogram // closed model: from the send; open model: from the intended send
 	histUncorr *hdrhistogram.Histogram // open model: from the actual send
+	drained    *hdrhistogram.Histogram // closed model with Drain: the requests in flight at the close (nil: none)
 	requests   int64
 	errors     int64
 	classes    [classCount]int64
@@ -507,6 +525,12 @@ func (res *Result) mergeWorkers(o *Options, workers []*worker) {
 	}
 	for _, w := range workers {
 		res.hist.Merge(w.hist)
+		if w.drained != nil {
+			if res.drained == nil {
+				res.drained = hdrhistogram.New(1, o.highest(), 3)
+			}
+			res.drained.Merge(w.drained)
+		}
 		if w.histUncorr != nil {
 			res.histUncorr.Merge(w.histUncorr)
 		}
@@ -613,6 +637,7 @@ func (l *closedLoop) step(ctx context.Context) bool {
 		// In flight when the window closed: not the window's; answered in the drain, or cut at its close.
 		if o.Drain && ctx.Err() == nil && w.answered(o, l.accept, err, &l.out, req) {
 			w.served++
+			w.drain(o, fin.Sub(start))
 		}
 		if measuring {
 			w.inFlight++
@@ -678,6 +703,14 @@ func (d *deadline) next(start time.Time, timeout time.Duration, limit time.Time)
 }
 
 // answered says whether a request outside the window was answered well, by the window's own rule.
+// drain records the latency of a request in flight at the window's close, answered in the drain.
+func (w *worker) drain(o *Options, lat time.Duration) {
+	if w.drained == nil {
+		w.drained = hdrhistogram.New(1, o.highest(), 3)
+	}
+	w.drained.RecordValue(int64(lat / time.Microsecond))
+}
+
 func (w *worker) answered(o *Options, accept *[600]bool, err error, out *outcome, req int) bool {
 	return err == nil && w.classifyResponse(out, o, accept, req) < 0
 }

@@ -355,6 +355,30 @@ func TestEvenRunsServeTheSameRequests(t *testing.T) {
 	}
 }
 
+// TestTailP99CountsWhatTheWindowCut: one request in fifty takes 800 ms, longer than the 300 ms window, so the
+// window's own p99 leaves them out (each is in flight at its close); with Drain they are answered, and TailP99
+// counts them.
+func TestTailP99CountsWhatTheWindowCut(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := 2 * time.Millisecond
+		if n.Add(1)%50 == 0 {
+			d = 800 * time.Millisecond
+		}
+		time.Sleep(d)
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Options{Target: mustTarget(t, srv.URL+"/"), Request: Request{KeepAlive: true}, Connections: 8,
+		Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Timeout: 5 * time.Second, SkipPreflight: true, Drain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Latency.P99 >= 800e3 || res.TailP99() < 800e3 {
+		t.Errorf("window's p99 %.0f us, with the drained %.0f us: want the 800 ms requests only in the second", res.Latency.P99, res.TailP99())
+	}
+}
+
 // TestDrainAnswersWhatWasInFlight: with Drain, the requests in flight when the window closes are answered and
 // counted in Served (every request sent), not in the window; without it they are cut and only the answered
 // ones are served.

@@ -49,6 +49,18 @@ type Limits struct {
 // cgroup mount (/sys/fs/cgroup/memory/app) or a path in the hierarchy (/system.slice/php8.2-fpm.service).
 func ReadLimits(cgroup string) (Limits, error) { return sysfs{root: "/"}.limits("self", cgroup) }
 
+// ReadPlace is ReadLimits for the place a pool is sized for: with no cgroup to read (not Linux's /proc) and none
+// named, the host's CPUs and available memory alone.
+func ReadPlace(cgroup string) (Limits, error) {
+	lim, err := ReadLimits(cgroup)
+	if err != nil && cgroup == "" {
+		lim = Limits{HostCPUs: runtime.NumCPU()}
+		lim.HostMemAvailable, _ = MemAvailable()
+		return lim, nil
+	}
+	return lim, err
+}
+
 // ReadLimitsOf reads the limits of the cgroup process pid is in (a live pool's master).
 func ReadLimitsOf(pid int) (Limits, error) { return sysfs{root: "/"}.limits(strconv.Itoa(pid), "") }
 

@@ -22,6 +22,9 @@ const (
 	Debian   = "debian"
 )
 
+// Variants are the variants phptune builds (build --variants, tune --build).
+func Variants() []string { return []string{Baseline, PGO, PGOLTO, PGOBOLT} }
+
 // DefaultProfFlags are the flags of the optimised PGO build: partial training keeps code the training did not
 // reach optimised for speed instead of size (measured here: bench.php lost 6% instead of 36%).
 const DefaultProfFlags = "-fprofile-use -fprofile-partial-training -fprofile-correction"

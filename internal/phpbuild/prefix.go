@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/phptune/phptune/internal/atomicfile"
+	"github.com/phptune/phptune/internal/exitcode"
 )
 
 // EnsureINI gives an installed prefix a php.ini (in prefix/lib, where PHP built with the default
@@ -33,6 +34,23 @@ func MarkSmokeOK(prefix string) error {
 func SmokeOK(prefix string) bool {
 	_, err := os.Stat(filepath.Join(prefix, smokeMark))
 	return err == nil
+}
+
+// WithCached adds the php-fpm binaries of phptune build's cache (those that passed their smoke test) to the ones
+// given, after the installed one when none is given: `phptune tune --builds`.
+func WithCached(given []string) ([]string, error) {
+	dir, err := DefaultCacheDir()
+	if err != nil {
+		return nil, exitcode.UsageErrorf("--builds: %v", err)
+	}
+	cached, err := CachedFPMs(dir)
+	if err != nil || len(cached) == 0 {
+		return nil, exitcode.UsageErrorf("--builds: no smoke-tested builds in %s: run phptune build first", dir)
+	}
+	if len(given) == 0 {
+		given = []string{""} // the installed php-fpm starts
+	}
+	return append(given, cached...), nil
 }
 
 // CachedFPMs lists the php-fpm binaries of the cache's installed variants that passed their smoke test,

@@ -11,17 +11,18 @@ import (
 	"github.com/phptune/phptune/internal/tune"
 )
 
-// saturationChart is throughput against concurrency: each point's mean with its 95% CI, the knee and the peak.
-func saturationChart(s *tune.Saturation) *chart {
-	if s == nil || len(s.Points) == 0 {
+// saturationChart is throughput against concurrency: each point's figure (the sweep model's: the median of its
+// trials, as the text's table) with the 95% interval of their mean, the knee and the peak.
+func saturationChart(s *sweepModel) *chart {
+	if s == nil {
 		return nil
 	}
 	c := &chart{ID: "saturation", Title: "Throughput against concurrency", W: chartW, H: 340}
 	left, bottom := 64.0, c.H-padBot
-	lo, hi := float64(s.Points[0].Concurrency), float64(s.Points[0].Concurrency)
+	lo, hi := float64(s.Points[0].Conns), float64(s.Points[0].Conns)
 	top := 0.0
 	for _, p := range s.Points {
-		lo, hi = math.Min(lo, float64(p.Concurrency)), math.Max(hi, float64(p.Concurrency))
+		lo, hi = math.Min(lo, float64(p.Conns)), math.Max(hi, float64(p.Conns))
 		top = math.Max(top, math.Max(p.Hi, p.RPS))
 	}
 	xs := scale{D0: math.Max(lo/1.5, 0.5), D1: hi * 1.5, R0: left, R1: c.W - padRight, Log: true}
@@ -29,18 +30,18 @@ func saturationChart(s *tune.Saturation) *chart {
 	ys := scale{D0: 0, D1: math.Max(yt[len(yt)-1], top*1.05), R0: bottom, R1: padTop}
 	var xt []float64
 	for _, p := range s.Points {
-		xt = append(xt, float64(p.Concurrency))
+		xt = append(xt, float64(p.Conns))
 	}
 	yAxis(c, ys, yt, fnum, left, c.W-padRight, "requests/s")
 	xAxis(c, xs, xt, func(v float64) string { return fmt.Sprint(int(v)) }, padTop, bottom, "concurrent connections")
 	if s.Knee > 0 {
 		x := xs.at(float64(s.Knee))
 		c.line(x, padTop, x, bottom, "knee")
-		c.text(x+4, padTop+12, fmt.Sprintf("knee: %d", s.Knee), "start", "knee-label")
+		c.text(x+4, padTop+12, fmt.Sprintf("levels off: %d", s.Knee), "start", "knee-label")
 	}
 	var d strings.Builder
 	for i, p := range s.Points {
-		x, y := xs.at(float64(p.Concurrency)), ys.at(p.RPS)
+		x, y := xs.at(float64(p.Conns)), ys.at(p.RPS)
 		if i == 0 {
 			fmt.Fprintf(&d, "M%.1f %.1f", x, y)
 		} else {
@@ -49,7 +50,7 @@ func saturationChart(s *tune.Saturation) *chart {
 	}
 	c.add(el{Kind: "path", D: d.String(), Class: "curve"})
 	for _, p := range s.Points {
-		x := xs.at(float64(p.Concurrency))
+		x := xs.at(float64(p.Conns))
 		if p.Hi > p.Lo {
 			y0, y1 := ys.at(math.Max(p.Lo, 0)), ys.at(p.Hi)
 			c.line(x, y0, x, y1, "ci")
@@ -57,21 +58,22 @@ func saturationChart(s *tune.Saturation) *chart {
 			c.line(x-5, y1, x+5, y1, "ci")
 		}
 		class := "point"
-		if p.Concurrency == s.Peak {
+		if p.Conns == s.Peak {
 			class += " peak"
 		}
-		tip := fmt.Sprintf("%d connections: %s req/s (95%% CI %s to %s), p99 %s", p.Concurrency, fnum(p.RPS), fnum(p.Lo), fnum(p.Hi), msLabel(p.P99Us))
+		tip := fmt.Sprintf("%d connections: %s req/s (%s of the trials; their mean %s, 95%% interval %s to %s), p99 %s", p.Conns,
+			fnum(p.RPS), s.figureWord(), fnum(p.Mean), fnum(p.Lo), fnum(p.Hi), msLabel(p.P99Us))
 		if p.Errors > 0 {
 			tip += fmt.Sprintf(", %d errors", p.Errors)
 		}
 		c.mark(el{Kind: "circle", X: x, Y: ys.at(p.RPS), R: 5, Class: class, Title: tip})
 	}
-	c.Legend = []legendItem{{"point", "mean of the trials"}, {"ci", "95% CI"}}
+	c.Legend = []legendItem{{"point", s.figureWord() + " of the trials"}, {"ci", "95% interval of their mean"}}
 	if s.Peak > 0 {
 		c.Legend = append(c.Legend, legendItem{"point peak", "peak"})
 	}
 	if s.Knee > 0 {
-		c.Legend = append(c.Legend, legendItem{"knee", "knee"})
+		c.Legend = append(c.Legend, legendItem{"knee", "where throughput levels off (the knee)"})
 	}
 	return c
 }
@@ -258,8 +260,8 @@ func effectsChart(r *tune.Result) *chart {
 			first, second, s = cmp.A, cmp.B, reversed(s)
 		}
 		label := fmt.Sprintf("%s: %s against %s", cmp.Knob, knob.Shown(cmp.Knob, first), knob.Shown(cmp.Knob, second))
-		tip := fmt.Sprintf("%s: %s %s (%s CI %s to %s), %s, %s", label, changeHTML(100*s.Estimate), metricLabel(cmp.Metric),
-			levelText(statLevel(s)), changeHTML(100*s.Lo), changeHTML(100*s.Hi), verdictText(s.Verdict), pLabel(s))
+		tip := fmt.Sprintf("%s: %s %s (interval %s to %s), %s, %s", label, changeHTML(100*s.Estimate), metricLabel(cmp.Metric),
+			changeHTML(100*s.Lo), changeHTML(100*s.Hi), verdictText(s.Verdict), pLabel(s))
 		if v, ok := kept[cmp.Knob]; ok && v == first {
 			tip += "; kept"
 		}
@@ -281,21 +283,22 @@ func reversed(c stats.Comparison) stats.Comparison {
 func metricLabel(m string) string {
 	switch m {
 	case tune.MetricCPU:
-		return "requests per CPU-second"
+		return "requests per CPU-second of php-fpm"
 	case tune.MetricWork:
 		return "work per request"
 	case tune.MetricCapacity:
-		return "requests per CPU-second of php-fpm and nginx"
+		return "requests per server CPU-second"
 	}
 	return "requests/s"
 }
 
-// pLabel is a comparison's p-value as its method states it, with the rounds it rests on.
+// pLabel is a comparison's p-value, against the run's error budget too, with the rounds it rests on (the
+// methods are docs/engine.md's, not the report's).
 func pLabel(c stats.Comparison) string {
 	if c.Method == "confidence-sequence" {
-		return fmt.Sprintf("anytime p %.3g (%.3g against the run's budget), %d rounds", c.P, c.PAdjusted, c.N)
+		return fmt.Sprintf("p %.3g (%.3g against the run's error budget), %d rounds", c.P, c.PAdjusted, c.N)
 	}
-	return fmt.Sprintf("p %.3g (Holm %.3g), %d pairs", c.P, c.PAdjusted, c.N)
+	return fmt.Sprintf("p %.3g (%.3g against the run's error budget), %d pairs", c.P, c.PAdjusted, c.N)
 }
 
 // forestRow is one estimate with its interval.

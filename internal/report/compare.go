@@ -9,8 +9,9 @@ import (
 	"github.com/phptune/phptune/internal/stats"
 )
 
-// Compare writes a comparison as a table per arm: figures side by side, the change, its 95% CI, the
-// Holm-adjusted p-value and the verdict, in benchstat's spirit ("~" where no difference was shown).
+// Compare writes a comparison as a table per arm: figures side by side, the change, its interval, the p-value
+// adjusted for the other comparisons and the verdict, in benchstat's spirit ("~" where no difference was shown).
+// The methods are named in docs/compare.md, not here.
 func Compare(w io.Writer, r *compare.Report) {
 	base := r.Arms[0]
 	how := "independent runs (unpaired)"
@@ -20,9 +21,10 @@ func Compare(w io.Writer, r *compare.Report) {
 	if r.Partial {
 		fmt.Fprintf(w, "PARTIAL: interrupted, these are the results so far\n")
 	}
-	rule := fmt.Sprintf("verdicts need p < %.2g after Holm's correction and an effect of at least %.3g%%", r.Alpha, r.MinEffect*100)
+	rule := fmt.Sprintf("verdicts need p < %.2g, adjusted for every comparison, and an effect of at least %.3g%%", r.Alpha, r.MinEffect*100)
 	if r.Paired {
-		rule = fmt.Sprintf("confidence sequences, one %.2g error budget over every comparison, minimum effect %.3g%%", r.Alpha, r.MinEffect*100)
+		rule = fmt.Sprintf("all verdicts hold together at %s confidence (--alpha %.2g), minimum effect %.3g%%", pctLevel(1-r.Alpha), r.Alpha,
+			r.MinEffect*100)
 	}
 	writeWrapped(w, "", "  ", fmt.Sprintf("Comparing against %s: %s; %s", base.Name, how, rule), termWidth)
 	for _, a := range r.Arms {
@@ -30,9 +32,9 @@ func Compare(w io.Writer, r *compare.Report) {
 			plural(a.Trials), group(a.Requests), group(a.Errors)), termWidth)
 	}
 	for _, a := range r.Arms[1:] {
-		ciHead, pHead := "95% CI", "p (Holm)"
+		ciHead, pHead := "95% interval", "p (adj.)"
 		if r.Paired {
-			ciHead, pHead = "CI", "p (adj.)"
+			ciHead = "interval"
 		}
 		fmt.Fprintf(w, "\n  %-8s %12s %12s %10s  %-22s %9s  %s\n", "metric", base.Name, a.Name, a.Name+" vs "+base.Name, ciHead, pHead, "verdict")
 		for _, row := range a.Rows {

@@ -32,9 +32,11 @@ func renderCompare(w io.Writer, p comparePage) error {
 	if p.R != nil && len(p.R.Arms) > 0 {
 		if c := compareChart(p.R); c != nil {
 			if !p.R.Paired {
-				c.Caption = "Independent samples: Mann-Whitney test and Hodges-Lehmann estimate of the change, 95% CI; verdicts after Holm's correction across every comparison."
+				c.Caption = "Independent samples: each change with its 95% interval; the verdicts adjusted for every comparison " +
+					"(the methods are docs/compare.md's)."
 			} else {
-				c.Caption = "Interleaved pairs: Wilcoxon signed-rank test on the per-pair log ratios, Hodges-Lehmann estimate, 95% CI; verdicts after Holm's correction across every comparison."
+				c.Caption = fmt.Sprintf("Interleaved pairs: each change from the ratios within each round, with its interval; all "+
+					"verdicts hold together at %s confidence (--alpha %.2g).", pctLevel(1-p.R.Alpha), p.R.Alpha)
 			}
 			p.Charts = append(p.Charts, c)
 		}
@@ -60,7 +62,7 @@ func compareChart(r *compare.Report) *chart {
 				name = "req/s"
 			}
 			label := fmt.Sprintf("%s %s", a.Name, name)
-			tip := fmt.Sprintf("%s against %s: %s (95%% CI %s to %s), %s, p %.3g (Holm %.3g), n %d", label, r.Arms[0].Name, signedPct(100*row.Stats.Estimate),
+			tip := fmt.Sprintf("%s against %s: %s (interval %s to %s), %s, p %.3g (%.3g adjusted), n %d", label, r.Arms[0].Name, signedPct(100*row.Stats.Estimate),
 				signedPct(100*row.Stats.Lo), signedPct(100*row.Stats.Hi), verdictText(row.Verdict), row.Stats.P, row.Stats.PAdjusted, row.Stats.N)
 			s := *row.Stats
 			s.Verdict = row.Verdict

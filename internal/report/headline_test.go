@@ -18,7 +18,7 @@ func TestHeadlineSaysWhatWouldDecide(t *testing.T) {
 	open := &stats.Comparison{N: 12, Estimate: 0.02, Lo: -0.2, Hi: 0.25, Verdict: stats.Inconclusive, RoundsNeeded: 60}
 	far := &stats.Comparison{N: 12, Estimate: 0.001, Lo: -0.2, Hi: 0.25, Verdict: stats.Inconclusive, RoundsNeeded: 1000}
 	done := &stats.Comparison{Estimate: 0.3, Lo: 0.1, Hi: 0.5, Verdict: stats.Better}
-	f := headlineFigure{Metric: "capacity", Rec: 200, Base: 150, Rule: 160, VsBase: open, VsRule: done}
+	f := headlineFigure{Metric: "capacity", Rec: 200, Base: 150, Rule: 160, VsBase: versusOf(h, open), VsRule: versusOf(h, done)}
 	var b strings.Builder
 	headlineTable(h, f).write(&b, 4, 120)
 	out := b.String()
@@ -38,12 +38,20 @@ func TestHeadlineSaysWhatWouldDecide(t *testing.T) {
 
 	// The rule of thumb yielded after 4 of 12 rounds: its row says so, and counts its need from its own rounds.
 	yielded := &stats.Comparison{N: 4, Estimate: 0.03, Lo: -0.3, Hi: 0.4, Verdict: stats.Inconclusive, RoundsNeeded: 52}
-	f.VsRule = yielded
+	f.VsRule = versusOf(h, yielded)
 	b.Reset()
 	headlineTable(h, f).write(&b, 4, 120)
 	out = b.String()
 	if !strings.Contains(out, "raced in the first 4 of the 12 rounds only") || !strings.Contains(out, "about 52 rounds (2m0s more)") {
 		t.Errorf("headline table:\n%s\nwant the rule of thumb's row to say it ran 4 of 12 rounds and needs 48 more", out)
+	}
+
+	// Decided before the final's last round: its rounds are said, not read as the final's 12.
+	f.VsRule = versusOf(h, &stats.Comparison{N: 10, Estimate: 0.3, Lo: 0.1, Hi: 0.5, Verdict: stats.Better})
+	b.Reset()
+	headlineTable(h, f).write(&b, 4, 120)
+	if out = b.String(); !strings.Contains(out, "decided in the first 10 of the 12 rounds") {
+		t.Errorf("headline table:\n%s\nwant the rule of thumb's row to say it was decided in 10 of the 12 rounds", out)
 	}
 }
 

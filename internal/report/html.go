@@ -41,7 +41,6 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"cpu":     func(m map[string]float64, k string) string { return cpuCell(m[k]) },
 	"change":  changeHTML,
 	"cfg":     shownConfig,
-	"level":   levelText,
 }).ParseFS(htmlFS, "html/*.tmpl"))
 
 // tunePage is what the tune template renders: the result and the model every renderer prints (rows,
@@ -55,6 +54,7 @@ type tunePage struct {
 	Lines    []knobLine
 	Legend   []string // what the settings' columns, metrics and intervals mean
 	Configs  []configRow
+	Capacity bool // some configuration has requests per server CPU-second: its column, the headline's figures' cells
 	Head     *headlineModel
 	Files    []configFile
 	Apply    *applyView
@@ -139,28 +139,31 @@ func viewApply(p *apply.Plan, dir string) *applyView {
 // (php-fpm-pool.conf, php.ini, nginx-upstream.conf) with their contents; a partial run has none. Sections
 // whose data the result lacks are left out.
 func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
-	p := tunePage{R: r, Title: "phptune tune: " + r.App, Lines: knobLines(r), Configs: configRows(r)}
-	p.Head = headlineOf(r, p.Configs)
-	p.Legend = legend(r, p.Lines, p.Head)
+	a := AnswerOf(r)
+	p := tunePage{R: r, Title: "phptune tune: " + r.App, Lines: a.Knobs, Configs: a.Configs, Head: a.Headline}
+	p.Legend = legend(a)
+	for _, c := range a.Configs {
+		p.Capacity = p.Capacity || c.Capacity > 0
+	}
 	if p.Head != nil {
 		p.Legend = append(p.Legend, finalNote)
 	}
 	p.Hero = hero(p.Head)
 	p.Lede = lede(p.Head)
-	for _, c := range []*chart{saturationChart(r.Saturation), effectsChart(r), latencyChart(p.Configs, r.Plan.Concurrency), memoryChart(memRows(r), r.PoolSize),
+	for _, c := range []*chart{saturationChart(a.Sweep), effectsChart(r), latencyChart(p.Configs, r.Plan.Concurrency), memoryChart(memRows(r), r.PoolSize),
 		soakChart(r.Soak)} {
 		if c != nil {
 			p.Charts = append(p.Charts, c)
 		}
 	}
 	captions := map[string]string{}
-	if s := r.Saturation; s != nil {
-		text := fmt.Sprintf("Closed-loop load on a static pool of %d workers, %d trials a point (the line joins the means; whiskers are their 95%% CIs). ",
-			s.Pool, r.Plan.SweepTrials)
+	if s := a.Sweep; s != nil {
+		text := fmt.Sprintf("Closed-loop load on a static pool of %d workers, %d trials a point (the line joins their %ss, as the "+
+			"peak is judged on them; whiskers are the 95%% intervals of their means). ", s.Pool, s.Trials, s.figureWord())
+		k := kneeText(s, r.Plan)
+		text += strings.ToUpper(k[:1]) + k[1:] + "."
 		if s.Knee > 0 {
-			text += "K" + strings.TrimPrefix(kneeText(r), "k") + "; the pool size starts from it."
-		} else {
-			text += "The sweep stopped before its knee was found."
+			text += " The pool size starts from there."
 		}
 		captions["saturation"] = text
 	}
@@ -290,24 +293,25 @@ func hero(h *headlineModel) []heroCard {
 			name string
 			row  configRow
 			v    float64
-			c    *stats.Comparison
+			c    *versus
 			sub  string
-		}{{h.Baseline, h.Base, f.Base, f.VsBase, fmt.Sprintf("medians of %d interleaved rounds%s", h.Rounds, atConns(h.Load))},
-			{"the rule of thumb", h.Rule, f.Rule, f.VsRule, shownConfig(h.Rule.Config)}} {
+		}{{h.Baseline, h.Base, f.Base, f.VsBase, ""}, {"the rule of thumb", h.Rule, f.Rule, f.VsRule, shownConfig(h.Rule.Config)}} {
 			c := x.c
 			if c == nil {
 				continue
 			}
 			sub := x.sub
-			if y := yieldedText(h, c); y != "" {
-				sub += "; " + y
+			if sub == "" {
+				sub = fmt.Sprintf("medians of %d interleaved rounds%s", c.Rounds, atConns(h.Load))
 			}
-			if n := headlineNeed(h, c); n != "" {
-				sub += "; deciding it would need " + n
+			if c.RoundsNote != "" {
+				sub += "; " + c.RoundsNote
 			}
-			cards = append(cards, heroCard{Main: i == 0 && x.name == h.Baseline, Big: changeHTML(100 * c.Estimate), Label: short + " against " + x.name,
-				CI: fmt.Sprintf("%s CI [%s, %s]", levelText(statLevel(*c)), changeHTML(100*c.Lo), changeHTML(100*c.Hi)), Verdict: c.Verdict,
-				Figures: []heroFigure{fig(h.Rec, f.Rec), fig(x.row, x.v)}, Sub: sub})
+			if c.Need != "" {
+				sub += "; deciding it would need " + c.Need
+			}
+			cards = append(cards, heroCard{Main: i == 0 && x.name == h.Baseline, Big: changeHTML(c.Change.Est), Label: short + " against " + x.name,
+				CI: "interval " + intervalHTML(&c.Change), Verdict: c.Verdict, Figures: []heroFigure{fig(h.Rec, f.Rec), fig(x.row, x.v)}, Sub: sub})
 		}
 	}
 	return cards
@@ -329,16 +333,22 @@ func lede(h *headlineModel) string {
 		return ""
 	}
 	c, base := h.Figures[0].VsBase, h.Baseline
-	ci := fmt.Sprintf("(%s CI %s to %s)", levelText(statLevel(*c)), changeHTML(100*c.Lo), changeHTML(100*c.Hi))
+	ci := "(interval " + intervalHTML(&c.Change) + ")"
+	est := changeHTML(c.Change.Est)
 	switch c.Verdict {
 	case stats.Better:
-		return fmt.Sprintf("The recommendation serves %.1f%% more requests/s than %s %s.", 100*c.Estimate, base, ci)
+		return fmt.Sprintf("The recommendation serves %s more requests/s than %s %s.", strings.TrimPrefix(est, "+"), base, ci)
 	case stats.Worse:
-		return fmt.Sprintf("The recommendation serves %.1f%% fewer requests/s than %s %s: keep yours.", -100*c.Estimate, base, ci)
+		return fmt.Sprintf("The recommendation serves %s fewer requests/s than %s %s: keep yours.", strings.TrimPrefix(est, "−"), base, ci)
 	case stats.Inconclusive:
-		return fmt.Sprintf("The budget ended before the recommendation's throughput against %s was decided: %s requests/s %s. The settings below say which knobs mattered.", base, changeHTML(100*c.Estimate), ci)
+		return fmt.Sprintf("The budget ended before the recommendation's throughput against %s was decided: %s requests/s %s. The settings below say which knobs mattered.", base, est, ci)
 	}
-	return fmt.Sprintf("No difference in throughput from %s was shown: %s requests/s %s. The settings below say which knobs mattered.", base, changeHTML(100*c.Estimate), ci)
+	return fmt.Sprintf("No difference in throughput from %s was shown: %s requests/s %s. The settings below say which knobs mattered.", base, est, ci)
+}
+
+// intervalHTML is an interval as the terminal states it (intervalText), with a typographic minus and infinity.
+func intervalHTML(c *change) string {
+	return strings.NewReplacer("-", "−", "inf", "∞").Replace(intervalText(c))
 }
 
 // changeHTML is a change in percent as the terminal states it (pctText), with a typographic minus and

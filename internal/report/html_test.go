@@ -181,7 +181,7 @@ func TestTuneHTMLFromRecordedRun(t *testing.T) {
 	if i := strings.Index(page, head); i < 0 || i > strings.Index(page, `id="settings"`) {
 		t.Errorf("headline %q missing or not first", head)
 	}
-	if ci := fmt.Sprintf("%s CI [%s, %s]", levelText(h.VsDebian.Conf), changeHTML(100*h.VsDebian.Lo), changeHTML(100*h.VsDebian.Hi)); !strings.Contains(page, ci) {
+	if ci := fmt.Sprintf("interval [%s, %s]", changeHTML(100*h.VsDebian.Lo), changeHTML(100*h.VsDebian.Hi)); !strings.Contains(page, ci) {
 		t.Errorf("headline CI %q missing", ci)
 	}
 	// Every knob a row (TestRowsReadRight reads them).

@@ -19,6 +19,9 @@ func TestIntervalText(t *testing.T) {
 		{change{Est: 1, Lo: -20, Hi: pct(experiment.Unbounded)}, "[not bounded yet]"},
 		{change{Est: 1, Lo: -99.8, Hi: 350.5}, "[-99.8%, +350%]"},
 		{change{Est: 1, Lo: -2.5, Hi: 3.25}, "[-2.5%, +3.2%]"},
+		// Below zero by a hair: not "-0.0%", which read as an interval that reaches zero.
+		{change{Est: 17.9, Lo: -0.04, Hi: 39.1}, "[-0.04%, +39.1%]"},
+		{change{Est: 0, Lo: 0, Hi: 39.1}, "[+0.0%, +39.1%]"},
 	}
 	for _, c := range cases {
 		if got := intervalText(&c.c); got != c.want {

@@ -49,12 +49,12 @@ func soakLines(r *tune.Result) []string {
 		out = append(out, "Alone on a worker of its own, a request: "+strings.Join(alone, "; ")+".")
 	}
 	for _, d := range sk.Day {
-		hold := "at most " + bytesize.Format(float64(d.MaxBytes))
-		if g.Shown {
-			hold = fmt.Sprintf("about %s (%s)", bytesize.Format(float64(d.Bytes)), hold)
+		if !g.Shown {
+			break // no growth shown: nothing to project over a day (older results carry a day all the same)
 		}
-		out = append(out, fmt.Sprintf("A worker starts at %s; after a day at %s req/s (%s), never recycled, it would hold %s.",
-			bytesize.Format(float64(sk.StartBytes)), rate(d.Rate), dayFrom(d.From, len(sk.Day) == 1), hold))
+		out = append(out, fmt.Sprintf("A worker starts at %s; after a day at %s req/s (%s), never recycled, it would hold about %s "+
+			"(at most %s).", bytesize.Format(float64(sk.StartBytes)), rate(d.Rate), dayFrom(d.From, len(sk.Day) == 1),
+			bytesize.Format(float64(d.Bytes)), bytesize.Format(float64(d.MaxBytes))))
 	}
 	if g.Shown && sk.MaxRequests > 0 {
 		s := fmt.Sprintf("pm.max_requests %d keeps a worker within %s", sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))

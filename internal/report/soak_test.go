@@ -54,3 +54,24 @@ func TestTuneSoakReadsRight(t *testing.T) {
 		t.Error("report.html does not name the page that leaks")
 	}
 }
+
+// TestSoakNoGrowthNoProjection: a growth whose interval holds zero is not projected over a day, even from a result
+// that carries a day's figures (the "would hold at most 196 GiB" from [-39, +14] KiB a request).
+func TestSoakNoGrowthNoProjection(t *testing.T) {
+	r := recordedTuneFile(t, "testdata/tune-result-soak.json")
+	if len(r.Soak.Day) == 0 {
+		t.Fatal("the recorded soak has no day to leave out")
+	}
+	r.Soak.Growth.Shown, r.Soak.Growth.Lo = false, -r.Soak.Growth.Hi
+	var b bytes.Buffer
+	Tune(&b, r)
+	if out := b.String(); strings.Contains(out, "after a day") || strings.Contains(out, "would hold") {
+		t.Errorf("a growth not shown projected over a day:\n%s", out)
+	}
+	r.Soak.Growth.Shown = true
+	b.Reset()
+	Tune(&b, r)
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), "after a day") {
+		t.Errorf("a growth shown, and no day's projection:\n%s", b.String())
+	}
+}

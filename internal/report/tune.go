@@ -15,8 +15,8 @@ import (
 // Tune writes tune's answer: the sweep and the pool size, one row a knob about the value kept, what the
 // columns mean, then the final comparison; no line wider than termWidth.
 func Tune(w io.Writer, r *tune.Result) {
-	lines, rows := knobLines(r), configRows(r)
-	h := headlineOf(r, rows)
+	a := AnswerOf(r)
+	lines, h := a.Knobs, a.Headline
 	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
 	if r.Partial {
 		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
@@ -42,12 +42,12 @@ func Tune(w io.Writer, r *tune.Result) {
 		}
 		say("  ", "    ", fmt.Sprintf("PHP %s trained on this mix (%s, outside the budget), raced as the knob php: %s", b.Variant, how, b.PHPFPM))
 	}
-	if s := r.Saturation; s != nil && len(s.Points) > 0 {
+	if s := a.Sweep; s != nil {
 		fmt.Fprintln(w)
-		say("  ", "    ", fmt.Sprintf("Saturation, a static pool of %d (requests/s by connections, the mean of %d trial%s a point):", s.Pool,
-			max(r.Plan.SweepTrials, 1), plural(max(r.Plan.SweepTrials, 1))))
+		say("  ", "    ", fmt.Sprintf("Saturation, a static pool of %d (requests/s by connections, the %s of %d trial%s a point):", s.Pool,
+			s.figureWord(), max(s.Trials, 1), plural(max(s.Trials, 1))))
 		sweepTable(s).write(w, 4, termWidth)
-		say("    ", "    ", kneeText(r))
+		say("    ", "    ", kneeText(s, r.Plan))
 	}
 	if p := r.PoolSize; p != nil {
 		for i, line := range poolSizeText(p, r.Plan.MinEffect) {
@@ -68,7 +68,7 @@ func Tune(w io.Writer, r *tune.Result) {
 	fmt.Fprintln(w)
 	knobTable(lines).write(w, 2, termWidth)
 	fmt.Fprintln(w)
-	for _, n := range legend(r, lines, h) {
+	for _, n := range legend(a) {
 		say("  ", "  ", n)
 	}
 	runtimes(w, r.Runtimes)
@@ -149,25 +149,19 @@ func termWord(w string) string {
 	return w
 }
 
-// legend says what the table's columns and metrics mean and at what level its intervals are, once.
-func legend(r *tune.Result, lines []knobLine, h *headlineModel) []string {
-	start := "Debian's defaults"
-	if h != nil {
-		start = h.Baseline
-	} else if r.Headline != nil && r.Headline.Baseline != "" {
-		start = r.Headline.Baseline
-	}
+// legend says what the table's columns and metrics mean and how far its intervals hold, once.
+func legend(a *Answer) []string {
 	out := []string{fmt.Sprintf("kept: the value recommended, as START -> KEPT where the starting configuration (%s) has "+
 		"another; change: the kept value against the one under against, positive when the kept value is the better; verdict: "+
-		"the kept value's.", start)}
-	for _, m := range metricsUsed(lines, h) {
+		"the kept value's; a knob not decided keeps the starting value.", a.Start)}
+	for _, m := range metricsUsed(a.Knobs, a.Headline) {
 		short, words := metricWords(m)
 		out = append(out, short+": "+words+".")
 	}
-	if screenedAny(lines) {
+	if screenedAny(a.Knobs) {
 		out = append(out, screenedNote)
 	}
-	if n := levelsNote(r, lines, h); n != "" {
+	if n := levelSentence(a); n != "" {
 		out = append(out, n)
 	}
 	return out
@@ -187,9 +181,9 @@ func screenedAny(lines []knobLine) bool {
 	return false
 }
 
-// finalNote says how the final comparison's figures and changes relate.
+// finalNote says how the final comparison's figures and changes relate (the method is docs/engine.md's).
 const finalNote = "The final comparison's figures are each configuration's median over its rounds; its changes are estimated " +
-	"from the rounds' pairs (Hodges-Lehmann, on the ratio within each round), so a change need not equal the ratio of the medians."
+	"from the ratios within each round, so a change need not equal the ratio of the medians."
 
 // headlineTable is one metric of the final comparison: each configuration's figure (the table's) and the
 // recommendation against it.
@@ -211,7 +205,7 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 	for _, x := range []struct {
 		name string
 		v    float64
-		c    *stats.Comparison
+		c    *versus
 		same bool
 	}{{h.Baseline, f.Base, f.VsBase, h.Same}, {"rule of thumb", f.Rule, f.VsRule, h.RuleSame}} {
 		if x.same {
@@ -223,13 +217,12 @@ func headlineTable(h *headlineModel, f headlineFigure) textTable {
 		}
 		cells := row.Cells
 		if c := x.c; c != nil {
-			ch := &change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}
-			cells[2], cells[3] = pctText(ch.Est)+" "+intervalText(ch), termWord(verdictWord(c.Verdict))
-			if y := yieldedText(h, c); y != "" {
-				row.Details = append(row.Details, y)
+			cells[2], cells[3] = pctText(c.Change.Est)+" "+intervalText(&c.Change), termWord(verdictWord(c.Verdict))
+			if c.RoundsNote != "" {
+				row.Details = append(row.Details, c.RoundsNote)
 			}
-			if n := headlineNeed(h, c); n != "" {
-				row.Details = append(row.Details, "deciding it would need "+n)
+			if c.Need != "" {
+				row.Details = append(row.Details, "deciding it would need "+c.Need)
 			}
 		}
 		t.Rows = append(t.Rows, row)
@@ -286,28 +279,32 @@ func verdictWord(v stats.Verdict) string {
 	return string(v)
 }
 
-// sweepTable is the saturation curve: requests/s under each load.
-func sweepTable(s *tune.Saturation) textTable {
+// sweepTable is the saturation curve: requests/s under each load, the peak marked.
+func sweepTable(s *sweepModel) textTable {
 	t := textTable{Head: []string{"connections"}, Right: []bool{false}}
 	cells := []string{"req/s"}
 	for _, p := range s.Points {
-		t.Head, t.Right = append(t.Head, fmt.Sprint(p.Concurrency)), append(t.Right, true)
+		head := fmt.Sprint(p.Conns)
+		if p.Conns == s.Peak {
+			head = "peak " + head
+		}
+		t.Head, t.Right = append(t.Head, head), append(t.Right, true)
 		cells = append(cells, rate(p.RPS))
 	}
 	t.Rows = []textRow{{Cells: cells}}
 	return t
 }
 
-// kneeText says where the knee is and what the comparisons load, by the rule tune uses.
-func kneeText(r *tune.Result) string {
-	s := r.Saturation
+// kneeText says where throughput levels off (the knee) and what the comparisons load, by the rule tune uses.
+func kneeText(s *sweepModel, p tune.Plan) string {
 	if s.Knee <= 0 {
-		return "the sweep stopped before its knee was found"
+		return "the sweep stopped before throughput was seen to level off"
 	}
-	text := fmt.Sprintf("knee at %d connections (the fewest not shown below %.0f%% of the peak's), peak at %d", s.Knee, 100*tune.KneeShare, s.Peak)
-	if n := r.Plan.Concurrency; n > 0 {
+	text := fmt.Sprintf("throughput levels off at %d connections (the knee: the fewest not shown below %.0f%% of the peak's), "+
+		"the peak at %d", s.Knee, 100*tune.KneeShare, s.Peak)
+	if n := p.Concurrency; n > 0 {
 		text += fmt.Sprintf("; the knob comparisons load %d connections", n)
-		if c := r.Plan.CPUConcurrency; c > 0 && c != n {
+		if c := p.CPUConcurrency; c > 0 && c != n {
 			text += fmt.Sprintf(", CPU trials %d", c)
 		}
 	}
@@ -322,14 +319,14 @@ func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 		mem = fmt.Sprintf("memory allows %d children in %s (%.0f MiB shared + %.1f MiB each at peak)", p.MemoryLimit, mib(p.Memory),
 			float64(p.SharedBytes)/(1<<20), float64(p.PerWorkerBytes)/(1<<20))
 	}
-	how := "from the knee"
+	how := "from that load"
 	switch {
 	case p.Note == "pinned":
 		how = "(pinned)"
 	case p.Note == tune.NotRemeasured:
-		how = "from the knee (" + p.Note + ")"
+		how = "from that load (" + p.Note + ")"
 	case p.Note == tune.NotRaced && p.Chosen == p.Initial:
-		how = "from the knee (" + p.Note + ")"
+		how = "from that load (" + p.Note + ")"
 	case p.Note == tune.NotRaced:
 		how = "(the starting size kept: the budget could not decide the sizes' race)"
 	case len(p.Sizes) == 0 && p.Note != "":
@@ -344,7 +341,7 @@ func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 			"within %.0f%% of the best: of the sizes not shown worse, the nearest to the starting size)", sizeList(p.Sizes),
 			p.Load, 100*minEffect)
 	}
-	out := []string{fmt.Sprintf("Pool size: CPU knee %d; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)}
+	out := []string{fmt.Sprintf("Pool size: throughput levels off at %d connections; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)}
 	if p.MemoryFrom != "" {
 		out = append(out, fmt.Sprintf("%s for the pool: %s", mib(p.Memory), p.MemoryFrom))
 	}

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -245,67 +244,4 @@ func containsInt(list []int, v int) bool {
 		}
 	}
 	return false
-}
-
-// headlineModel is the final comparison: the recommendation against the starting point and the rule of
-// thumb, in the same interleaved rounds, each metric with the table's figures.
-type headlineModel struct {
-	Baseline        string // what the starting point is called: Debian's defaults, or your configuration
-	Rounds, Load    int
-	RoundS          float64 // a round's seconds, on average
-	Rec, Base, Rule configRow
-	// Same: the recommendation is the starting point, not raced against itself; RuleSame: it is the rule of thumb.
-	Same, RuleSame bool
-	// SameBut, with Same: a setting that differs all the same, one that cannot act within a run (Headline.SameBut);
-	// Reach, the requests a worker could serve in the run.
-	SameBut string
-	Reach   int64
-	// Figures are the metrics compared: goodput, and any other the final measures, each with its intervals.
-	Figures []headlineFigure
-}
-
-// headlineFigure is one metric of the final comparison.
-type headlineFigure struct {
-	Metric          string
-	Rec, Base, Rule float64
-	// VsBase and VsRule are the recommendation against each: positive, the recommendation is the better.
-	VsBase, VsRule *stats.Comparison
-}
-
-// headlineOf is r's final comparison with its figures taken from rows (configRows), so that the headline
-// and the table cannot disagree; nil without a headline.
-func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
-	h := r.Headline
-	if h == nil {
-		return nil
-	}
-	n := namerOf(r)
-	m := &headlineModel{Baseline: n.baseName, Rounds: h.Rounds, RoundS: h.RoundS, Load: r.Plan.Concurrency, Same: h.Same, RuleSame: h.RuleSame,
-		SameBut: h.SameBut, Reach: h.Reach}
-	for _, t := range r.Trials {
-		if t.Phase == "final" {
-			m.Load = t.Concurrency
-			break
-		}
-	}
-	find := func(cfg string, fallback float64) configRow {
-		for _, row := range rows {
-			if row.Config == cfg && row.Final {
-				return row
-			}
-		}
-		return configRow{Name: n.name(cfg), Config: cfg, Load: m.Load, Goodput: fallback, Final: true}
-	}
-	m.Rec, m.Base, m.Rule = find(n.rec, h.RecommendationRPS), find(n.base, h.DebianRPS), find(n.rule, h.RuleOfThumbRPS)
-	if h.Same && (h.RuleSame || h.Rounds == 0) {
-		return m // the recommendation is the starting point, and nothing else was compared
-	}
-	m.Figures = []headlineFigure{{Metric: tune.MetricGoodput, Rec: m.Rec.Goodput, Base: m.Base.Goodput, Rule: m.Rule.Goodput,
-		VsBase: h.VsDebian, VsRule: h.VsRuleOfThumb}}
-	// Capacity, decided on the same rounds: requests per CPU-second of php-fpm and nginx, the rows' Capacity.
-	if h.CapacityVsDebian != nil || h.CapacityVsRuleOfThumb != nil {
-		m.Figures = append(m.Figures, headlineFigure{Metric: tune.MetricCapacity, Rec: m.Rec.Capacity, Base: m.Base.Capacity,
-			Rule: m.Rule.Capacity, VsBase: h.CapacityVsDebian, VsRule: h.CapacityVsRuleOfThumb})
-	}
-	return m
 }

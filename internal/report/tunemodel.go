@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -19,29 +20,37 @@ import (
 
 // knobLine is one knob's row.
 type knobLine struct {
-	Name  string
-	Value string // the value kept, as a reader reads it (knob.Shown: "default (511)", not "0")
+	Name  string `json:"knob"`
+	Value string `json:"value"` // the value kept, as a reader reads it (knob.Shown: "default (511)", not "0")
 	// Start is the starting configuration's value when the kept one differs from it ("" otherwise): 5 -> 8.
-	Start string
+	Start string `json:"start,omitempty"`
 	// Against is the value the kept one was compared with ("" when it was not compared).
-	Against string
+	Against string `json:"against,omitempty"`
 	// Change is the kept value against Against, in percent (nil when not compared).
-	Change *change
+	Change *change `json:"change,omitempty"`
 	// Verdict is the kept value's against Against: better means the kept value was shown the better.
-	Verdict stats.Verdict
+	Verdict stats.Verdict `json:"verdict,omitempty"`
 	// Word is the verdict in the table's words, the same in every renderer: the verdict when compared, else
 	// why not ("not tried", "pinned", "not compared", "others failed").
-	Word   string
-	Metric string
-	Rounds int
-	// Level is the interval's confidence level (0.9972), 0 when the result does not say.
-	Level float64
+	Word   string `json:"word"`
+	Metric string `json:"metric,omitempty"`
+	// Rounds are those the change's interval rests on: the decisive comparison's, as the effects chart counts them.
+	Rounds int `json:"rounds,omitempty"`
+	// Level is the interval's confidence level (0.9972), 0 when the result does not say; the run's level is said
+	// once (Answer.Level).
+	Level float64 `json:"-"`
 	// Details are what a reader needs beside the row: why it was not tried, what would decide it, notes.
-	Details []string
+	Details []string `json:"details,omitempty"`
+	// Traded is what a value ahead on goodput but shown worse at the p99 would have traded (tune.KnobRow.Traded).
+	Traded string `json:"traded,omitempty"`
 }
 
 // change is a relative change in percent with its interval.
-type change struct{ Est, Lo, Hi float64 }
+type change struct {
+	Est float64 `json:"pct"`
+	Lo  float64 `json:"lo_pct"`
+	Hi  float64 `json:"hi_pct"`
+}
 
 // knobLines are r's rows in its order.
 func knobLines(r *tune.Result) []knobLine {
@@ -55,14 +64,19 @@ func knobLines(r *tune.Result) []knobLine {
 // knobLineOf turns a knob's row, whose comparison is the decisive one as the race ran it (a candidate against
 // the incumbent), into the row about the value kept.
 func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
-	l := knobLine{Name: k.Name, Value: knob.Shown(k.Name, k.Value), Metric: k.Metric, Rounds: k.Rounds}
+	l := knobLine{Name: k.Name, Value: knob.Shown(k.Name, k.Value), Metric: k.Metric, Rounds: k.Rounds, Traded: k.Traded}
 	if start := startValue(k.Name, r.Baseline); start != k.Value {
 		l.Start = knob.Shown(k.Name, start)
 	}
 	var cand, inc string
 	l.Against, l.Change, l.Verdict, cand, inc = keptSide(k)
 	if l.Change != nil {
-		l.Level = levelOf(r, k.Name, cand, inc)
+		if c := decisive(r, k.Name, cand, inc); c != nil {
+			l.Level = statLevel(c.Stats)
+			if c.Stats.N > 0 {
+				l.Rounds = c.Stats.N
+			}
+		}
 		if k.Value != cand && k.Value != inc {
 			l.Details = append(l.Details, fmt.Sprintf("the change and verdict are %s's against %s", knob.Shown(k.Name, cand), l.Against))
 		}
@@ -82,6 +96,9 @@ func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
 	}
 	if k.Need != "" {
 		l.Details = append(l.Details, "would need "+k.Need)
+	}
+	if l.Verdict == stats.Inconclusive && l.Start == "" && !strings.Contains(note, "kept") {
+		l.Details = append(l.Details, "not decided: the starting value, "+l.Value+", is kept")
 	}
 	if k.Name == knob.MaxChildren().Name && r.PeakCheck != nil {
 		l.Details = append(l.Details, peakRow(r.PeakCheck))
@@ -150,6 +167,19 @@ func parseCompared(name, s string) (cand, inc string, ok bool) {
 	return unset(rest[:i]), unset(rest[i+len(" vs "):]), true
 }
 
+// unbounded says whether the engine could not bound c's interval yet (a side at experiment.Unbounded).
+func (c change) unbounded() bool { return unboundedPct(c.Lo) || unboundedPct(c.Hi) }
+
+// MarshalJSON writes c with "unbounded": true where the text says "[not bounded yet]", so that a reader of
+// result.json does not take the engine's placeholder bounds for figures.
+func (c change) MarshalJSON() ([]byte, error) {
+	type plain change // without this method
+	return json.Marshal(struct {
+		plain
+		Unbounded bool `json:"unbounded,omitempty"`
+	}{plain(c), c.unbounded()})
+}
+
 // inverse is A against B from B against A: the ratio turned over, the interval's ends swapped.
 func (c change) inverse() *change {
 	inv := func(p float64) float64 {
@@ -172,15 +202,15 @@ func flip(v stats.Verdict) stats.Verdict {
 	return v
 }
 
-// levelOf is the confidence level of the comparison of cand against inc in the knob's race (the last such).
-func levelOf(r *tune.Result, name, cand, inc string) float64 {
-	level := 0.0
-	for _, c := range r.Comparisons {
+// decisive is the comparison of cand against inc in the knob's race (the last such), nil when there is none.
+func decisive(r *tune.Result, name, cand, inc string) *tune.Comparison {
+	var out *tune.Comparison
+	for i, c := range r.Comparisons {
 		if c.Knob == name && c.B == cand && c.A == inc {
-			level = statLevel(c.Stats)
+			out = &r.Comparisons[i]
 		}
 	}
-	return level
+	return out
 }
 
 // statLevel is the level a comparison's interval is at: its share of the run's error budget for a sequential
@@ -213,7 +243,8 @@ func keptWord(v stats.Verdict, note string, compared bool) string {
 	return "not compared"
 }
 
-// metricWords names a metric short (for a column) and in words (said once, where the reader finds it).
+// metricWords names a metric short (for a column) and in words (said once, where the reader finds it): php-fpm's
+// CPU (req/CPU-s) and all the servers' (req/server CPU-s) named apart, so that neither reads as the other.
 func metricWords(m string) (short, words string) {
 	switch m {
 	case tune.MetricCPU:
@@ -222,12 +253,12 @@ func metricWords(m string) (short, words string) {
 	case tune.MetricWork:
 		return "work", "instructions and system calls counted per request (a screen before any timed trial)"
 	case tune.MetricCapacity:
-		return "req/CPU-s (servers)", "capacity: requests served per second of the servers' CPU time (php-fpm's and nginx's, " +
-			"or Apache's) in the same throughput trials (fewer servers for the same traffic)"
+		return "req/server CPU-s", "requests served per second of all the servers' CPU time (php-fpm's and nginx's, " +
+			"or Apache's) in the same trials as req/s: fewer servers for the same traffic"
 	case "":
 		return "", ""
 	}
-	return "req/s", "requests served successfully per second over HTTP (goodput: failed requests do not count)"
+	return "req/s", "requests served successfully per second over HTTP (failed requests do not count)"
 }
 
 // metricsUsed are the metrics of the rows and the headline, each once, in the order first met.
@@ -254,55 +285,16 @@ func metricsUsed(lines []knobLine, h *headlineModel) []string {
 	return out
 }
 
-// levelsNote says at what level the rows' and the headline's intervals are and why, once: each comparison's
-// interval is at its share of the run's error budget, so that every verdict of the run holds at once.
-func levelsNote(r *tune.Result, lines []knobLine, h *headlineModel) string {
-	lo, hi := 1.0, 0.0
-	for _, l := range lines {
-		if l.Level > 0 {
-			lo, hi = min(lo, l.Level), max(hi, l.Level)
-		}
-	}
-	if h != nil {
-		for _, f := range h.Figures {
-			for _, c := range []*stats.Comparison{f.VsBase, f.VsRule} {
-				if c != nil && statLevel(*c) > 0 {
-					lo, hi = min(lo, statLevel(*c)), max(hi, statLevel(*c))
-				}
-			}
-		}
-	}
-	if hi == 0 {
-		return ""
-	}
-	level := levelText(lo)
-	if levelText(hi) != level {
-		level = levelText(lo) + " to " + levelText(hi)
-	}
-	if r.Plan.Alpha <= 0 {
-		return fmt.Sprintf("Intervals are %s confidence intervals.", level)
-	}
-	return fmt.Sprintf("Intervals are at %s: the run's error budget (--alpha %g) is shared by every pair of values it compared, "+
-		"so that all its verdicts hold at once with %s confidence; each interval stays valid however early its race stopped.",
-		level, r.Plan.Alpha, levelText(1-r.Plan.Alpha))
-}
-
-// levelText is a confidence level in percent with the digits that tell it apart from 100%: 95%, 99.72%.
-func levelText(l float64) string {
-	s := fmt.Sprintf("%.4g%%", 100*l)
-	if s == "100%" {
-		s = fmt.Sprintf("%.6g%%", 100*l)
-	}
-	return s
-}
-
-// pctText is a change in percent for a terminal: one decimal below 100%, none above, "inf" for no bound.
+// pctText is a change in percent for a terminal: one decimal below 100% (two below 0.05%), none above, "inf"
+// for no bound.
 func pctText(p float64) string {
 	switch {
 	case math.IsInf(p, 1):
 		return "+inf"
 	case math.Abs(p) >= 99.95:
 		return fmt.Sprintf("%+.0f%%", p)
+	case p != 0 && math.Abs(p) < 0.05:
+		return fmt.Sprintf("%+.2f%%", p) // -0.04%, where -0.0% read as an interval that reaches zero
 	}
 	return fmt.Sprintf("%+.1f%%", p)
 }
@@ -310,7 +302,7 @@ func pctText(p float64) string {
 // intervalText is [lo, hi] in pctText's words; an interval the engine could not bound yet (too few rounds for
 // its level: a side at experiment.Unbounded, a thousandfold) says so, where "[-99.9%, +99900%]" read as a figure.
 func intervalText(c *change) string {
-	if unboundedPct(c.Lo) || unboundedPct(c.Hi) {
+	if c.unbounded() {
 		return "[not bounded yet]"
 	}
 	return "[" + pctText(c.Lo) + ", " + pctText(c.Hi) + "]"

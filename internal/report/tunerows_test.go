@@ -307,7 +307,7 @@ func TestReportedRowsReadRight(t *testing.T) {
 	}
 	for _, want := range []string{"5 -> 8", "default (511)",
 		"others failed", "listen=tcp failed", "screened: every candidate was counted doing the same work", "none of the error budget was spent",
-		"req/CPU-s: requests served per second of php-fpm's CPU time", "Intervals are at 99.72%"} {
+		"req/CPU-s: requests served per second of php-fpm's CPU time", "All verdicts of the run hold together at 95% confidence"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
@@ -353,7 +353,7 @@ func TestAPoolSizeNotRaced(t *testing.T) {
 		t.Errorf("starting size kept: %q", got)
 	}
 	p.Chosen = 128
-	if got := poolSizeText(p, 0.03)[0]; !strings.Contains(got, "chosen 128 from the knee (not raced: the budget could not decide it)") {
+	if got := poolSizeText(p, 0.03)[0]; !strings.Contains(got, "chosen 128 from that load (not raced: the budget could not decide it)") {
 		t.Errorf("the knee's size kept: %q", got)
 	}
 }

@@ -11,27 +11,34 @@ import (
 	"github.com/phptune/phptune/internal/tune"
 )
 
-// TuneSummary writes tune's answer first, in about 30 lines: what to change, each from -> to with the change and
-// interval that decided it; what was shown and kept; what was not decided and what would decide it; the
-// recommendation against the starting point in one sentence; the apply command. The whole account (the sweep, the
-// pool size's reasoning, memory, every knob's row) is Tune's: tune --verbose, and report.html. Its figures come
-// from the same rows (knobLines, headlineOf), so the two cannot disagree.
+// TuneSummary writes tune's answer first, in about 30 lines: a value ahead on goodput not taken for its p99, and
+// what it traded; what to change, each from -> to with the change and interval that decided it; what was shown
+// and kept; what was not decided and what would decide it; the recommendation against the starting point in one
+// sentence; the apply command. The whole account (the sweep, the pool size's reasoning, memory, every knob's row)
+// is Tune's: tune --verbose, and report.html. Its figures come from the same answer (AnswerOf), so the two cannot
+// disagree.
 func TuneSummary(w io.Writer, r *tune.Result) {
-	lines := knobLines(r)
-	h := headlineOf(r, configRows(r))
+	a := AnswerOf(r)
+	lines, h := a.Knobs, a.Headline
 	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
 	if r.Partial {
 		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
 	}
 	say("", "  ", fmt.Sprintf("phptune tune: %s, %d URL(s), %s of a %s budget", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS)))
-	base := startName(r, h)
+	base := a.Start
 	fmt.Fprintln(w)
 	changes, kept, open, unraced := sortLines(lines)
+	if traded := tradedLines(lines); len(traded) > 0 {
+		say("  ", "    ", "Not taken for its p99: "+strings.Join(traded, "; ")+".")
+	}
 	if len(changes) == 0 {
 		say("  ", "  ", fmt.Sprintf("Nothing to change: the run recommends %s as they are.", base))
 	} else {
 		say("  ", "  ", fmt.Sprintf("Change (from %s):", base))
 		changeTable(changes).write(w, 4, termWidth)
+		for _, n := range metricNotes(changes) {
+			say("    ", "      ", n)
+		}
 		if p := r.Apply; p != nil && len(p.Changes) > 0 && len(p.Changes) <= maxFileLines {
 			say("  ", "    ", "In the pool's files, as php-fpm will run it:")
 			for _, l := range p.Effective() {
@@ -51,7 +58,7 @@ func TuneSummary(w io.Writer, r *tune.Result) {
 	if s := headlineSentence(h); s != "" {
 		say("  ", "    ", s)
 	}
-	if n := levelWords(r); n != "" {
+	if n := levelSentence(a); n != "" {
 		say("  ", "    ", n)
 	}
 	if m := memoryUse(r); m != "" {
@@ -85,12 +92,14 @@ const maxFileLines = 6
 
 // sortLines splits the rows: the values that change (from the start), the values shown and kept as they were, the
 // knobs raced and left undecided with what would decide them, and those the budget could not race. A knob not
-// tried (it does not apply here) is in none.
+// tried (it does not apply here), or kept where a value ahead of it was not taken for its p99 (tradedLines), is in
+// none.
 func sortLines(lines []knobLine) (changes []knobLine, kept, open, unraced []string) {
 	for _, l := range lines {
 		switch {
 		case l.Start != "":
 			changes = append(changes, l)
+		case l.Traded != "":
 		case l.Change != nil && l.Verdict != stats.Inconclusive:
 			kept = append(kept, fmt.Sprintf("%s %s (%s %s)", l.Name, l.Value, pctText(l.Change.Est), keptPhrase(l.Verdict, l.Against)))
 		case l.Change == nil && l.Word == "not compared" && len(l.Details) > 0 && strings.HasPrefix(l.Details[0], "not raced"):
@@ -105,6 +114,17 @@ func sortLines(lines []knobLine) (changes []knobLine, kept, open, unraced []stri
 		}
 	}
 	return changes, kept, open, unraced
+}
+
+// tradedLines are the rows' trades of goodput for the p99 that were not taken, each with its knob's name.
+func tradedLines(lines []knobLine) []string {
+	var out []string
+	for _, l := range lines {
+		if l.Traded != "" {
+			out = append(out, l.Name+" "+l.Traded)
+		}
+	}
+	return out
 }
 
 // needOf is what would decide an undecided row (": would need about 151 rounds (3m59s more)"), "" when the row
@@ -137,12 +157,33 @@ func changeTable(changes []knobLine) textTable {
 	return t
 }
 
+// metricNotes say what the changes' CPU metrics are, once each: the summary has no legend, and "req/CPU-s" is not a
+// word a reader knows (req/s is).
+func metricNotes(changes []knobLine) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range changes {
+		if l.Change == nil || seen[l.Metric] || (l.Metric != tune.MetricCPU && l.Metric != tune.MetricCapacity) {
+			continue
+		}
+		seen[l.Metric] = true
+		short, _ := metricWords(l.Metric)
+		who := "php-fpm's CPU time (what a request costs the workers)"
+		if l.Metric == tune.MetricCapacity {
+			who = "all the servers' CPU time"
+		}
+		out = append(out, short+" is requests served per second of "+who+".")
+	}
+	return out
+}
+
 // headlineSentence is the recommendation against the starting point, in one sentence ("" without a final).
 func headlineSentence(h *headlineModel) string {
 	if h == nil || len(h.Figures) == 0 {
 		return ""
 	}
 	var parts []string
+	rounds := 0
 	for _, f := range h.Figures {
 		c := f.VsBase
 		if c == nil {
@@ -150,23 +191,13 @@ func headlineSentence(h *headlineModel) string {
 		}
 		words := "requests/s"
 		if f.Metric == tune.MetricCapacity {
-			words = "requests per CPU-second"
+			words = "requests per server CPU-second"
 		}
-		ch := &change{100 * c.Estimate, 100 * c.Lo, 100 * c.Hi}
-		parts = append(parts, fmt.Sprintf("%s %s %s, %s", words, pctText(ch.Est), intervalText(ch), verdictWord(c.Verdict)))
+		rounds = max(rounds, c.Rounds)
+		parts = append(parts, fmt.Sprintf("%s %s %s, %s", words, pctText(c.Change.Est), intervalText(&c.Change), verdictWord(c.Verdict)))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Against %s, the recommendation measured (%d rounds side by side): %s.", h.Baseline, h.Rounds, strings.Join(parts, "; "))
-}
-
-// levelWords says once, in words, how the run's intervals hold.
-func levelWords(r *tune.Result) string {
-	a := r.Plan.Alpha
-	if !(a > 0) {
-		return ""
-	}
-	return fmt.Sprintf("Every verdict of the run holds together with %.0f%% confidence; a knob not shown better keeps "+
-		"the starting value.", 100*(1-a))
+	return fmt.Sprintf("Against %s, the recommendation measured (%d rounds side by side): %s.", h.Baseline, rounds, strings.Join(parts, "; "))
 }

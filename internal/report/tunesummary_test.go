@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/tune"
 )
 
 // TestTuneSummaryFirst: the answer a run prints by default fits 30 lines of 120 columns on every recorded run,
@@ -42,5 +45,54 @@ func TestTuneSummaryFirst(t *testing.T) {
 			t.Errorf("%s: the summary does not lead with the changes:\n%s", f, sum.String())
 		}
 		t.Logf("%s:\n%s", f, sum.String())
+	}
+}
+
+// TestTuneSummarySaysWhatReqPerCPUIs: the summary has no legend, so a change measured on php-fpm's CPU says once
+// what req/CPU-s is; one measured on requests/s needs no such line.
+func TestTuneSummarySaysWhatReqPerCPUIs(t *testing.T) {
+	r := recordedTune3(t)
+	var b strings.Builder
+	TuneSummary(&b, r)
+	if strings.Contains(b.String(), "req/CPU-s is") {
+		t.Errorf("no change on CPU, yet the summary explains req/CPU-s:\n%s", b.String())
+	}
+	for i, k := range r.Knobs {
+		if k.Name == "jit" {
+			r.Knobs[i].Value = "tracing" // kept as the change its comparison measured
+		}
+	}
+	b.Reset()
+	TuneSummary(&b, r)
+	out := strings.Join(strings.Fields(b.String()), " ")
+	if !strings.Contains(out, "jit off -> tracing") || strings.Count(out, "req/CPU-s is requests served per second of php-fpm's CPU time") != 1 {
+		t.Errorf("a change on CPU, and req/CPU-s not said once:\n%s", b.String())
+	}
+}
+
+// TestTradedForTheTailLeadsTheSummary: a runtime ahead on goodput but not taken for its p99 (issue 53: mod_php
+// +5.1% req/s at a p99 24 times nginx-fpm's) is said in the summary's first lines, not listed as shown and kept,
+// and its row in the full account carries the trade.
+func TestTradedForTheTailLeadsTheSummary(t *testing.T) {
+	r := recordedTuneFile(t, "testdata/tune-result.json")
+	trade := "apache-modphp +5.1% req/s but p99 24x worse: kept nginx-fpm"
+	r.Knobs = append(r.Knobs, tune.KnobRow{Name: "server", Value: "nginx-fpm", From: "nginx-fpm", Metric: tune.MetricGoodput,
+		EffectPct: 5.1, CILowPct: 0.1, CIHighPct: 10.3, Verdict: stats.Better, Compared: "server=apache-modphp vs nginx-fpm",
+		Rounds: 12, Note: trade, Traded: trade})
+	var sum, full strings.Builder
+	TuneSummary(&sum, r)
+	Tune(&full, r)
+	lines := strings.Split(sum.String(), "\n")
+	if len(lines) < 4 || !strings.Contains(strings.Join(lines[:4], "\n"), "Not taken for its p99: server "+trade+".") {
+		t.Errorf("the trade is not in the summary's first lines:\n%s", sum.String())
+	}
+	_, kept, open, _ := sortLines(knobLines(r))
+	for _, l := range append(kept, open...) {
+		if strings.HasPrefix(l, "server ") {
+			t.Errorf("the server kept for its p99 is listed as shown and kept or open: %q", l)
+		}
+	}
+	if !strings.Contains(full.String(), trade) {
+		t.Errorf("the full account's server row does not carry the trade:\n%s", full.String())
 	}
 }

@@ -94,6 +94,19 @@ func DefaultPools() []Pool {
 	return []Pool{{Name: "unix", Listen: ListenUnix}, {Name: "tcp", Listen: ListenTCP}}
 }
 
+// ServePools are DefaultPools of process manager pm with maxChildren children each: a dynamic pool smaller than
+// the 5 children Debian's spare-server settings assume gets them scaled down with it.
+func ServePools(pm string, maxChildren int) []Pool {
+	pools := DefaultPools()
+	for i := range pools {
+		pools[i].PM, pools[i].MaxChildren = pm, maxChildren
+		if pm == "dynamic" && maxChildren < 5 {
+			pools[i].StartServers, pools[i].MinSpare, pools[i].MaxSpare = 1, 1, maxChildren
+		}
+	}
+	return pools
+}
+
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -102,3 +115,6 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// defaultFront is the front controller when Config.Front is not given.
+const defaultFront = "index.php"

@@ -98,26 +98,15 @@ func reachable(dir string, w workers) error {
 	}
 }
 
-// canEnter says whether w may search directory st (its owner's, group's or others' x bit, as the kernel picks).
-func canEnter(st os.FileInfo, w workers) bool {
-	perm := st.Mode().Perm()
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	switch {
-	case !ok:
-		return true // not Linux's stat: nothing to judge by
-	case int(sys.Uid) == w.uid:
-		return perm&0o100 != 0
-	case int(sys.Gid) == w.gid:
-		return perm&0o010 != 0
-	}
-	return perm&0o001 != 0
-}
+// canEnter says whether w may search directory st.
+func canEnter(st os.FileInfo, w workers) bool { return may(st, w, 0o1) }
 
 // workers is who runs the servers' workers when phptune runs as root (empty names and -1 ids otherwise: the
 // servers keep our user, and their user directives would only warn).
 type workers struct {
 	user, group string
 	uid, gid    int
+	groups      []int // the user's other groups, whose bits count as the group's
 }
 
 func workerUser(name string) (workers, error) {
@@ -143,7 +132,14 @@ func workerUser(name string) (workers, error) {
 		if uid == 0 {
 			return none, exitcode.UsageErrorf("--user %s: workers must not run as root", n)
 		}
-		return workers{user: u.Username, group: g.Name, uid: uid, gid: gid}, nil
+		var groups []int
+		ids, _ := u.GroupIds()
+		for _, id := range ids {
+			if g, err := strconv.Atoi(id); err == nil {
+				groups = append(groups, g)
+			}
+		}
+		return workers{user: u.Username, group: g.Name, uid: uid, gid: gid, groups: groups}, nil
 	}
 	return none, exitcode.UsageErrorf("no user %q to run the workers: create it or pass --user NAME", names[0])
 }

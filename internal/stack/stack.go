@@ -190,7 +190,7 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, exitcode.WithCode(exitcode.Usage, err)
 	}
 	if cfg.Front == "" {
-		cfg.Front = "index.php"
+		cfg.Front = defaultFront
 	}
 	pools, err := cfg.pools()
 	if err != nil {
@@ -526,4 +526,18 @@ func (s *Stack) stop(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Endpoints are the stack's first pools on TCP and on a unix socket (zero Endpoints when it has none: Apache with
+// mod_php has no pool, a tune recommendation one).
+func (s *Stack) Endpoints() (tcp, unix Endpoint) {
+	for _, ep := range s.Pools {
+		switch {
+		case ep.Network == ListenTCP && tcp.Address == "":
+			tcp = ep
+		case ep.Network == ListenUnix && unix.Address == "":
+			unix = ep
+		}
+	}
+	return tcp, unix
 }

@@ -3,6 +3,8 @@
 package suggest
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -50,6 +52,28 @@ func Phrase(name string, known []string) string {
 		return ""
 	}
 	return " (did you mean " + Or(n) + "?)"
+}
+
+// NearbyFile is Phrase for a file that is not there: the files of its directory whose names are near its name,
+// as paths ("" when none is, or the directory cannot be read).
+func NearbyFile(path string) string {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	near := Nearest(filepath.Base(path), names)
+	if len(near) == 0 {
+		return ""
+	}
+	for i, n := range near {
+		near[i] = filepath.Join(dir, n)
+	}
+	return " (did you mean " + Or(near) + "?)"
 }
 
 // Or joins names as a person would: "a", "a or b", "a, b or c".

@@ -28,6 +28,9 @@ type TrialSpec struct {
 	Steady bool
 	// Latency, when set, merges each goodput trial's latency histogram under its configuration (the server race).
 	Latency *latencyTally
+	// Tail says that the race guards the trials' p99 (a Tail knob's, on goodput): a value better on goodput is
+	// taken only if its p99 is not shown worse (experiment.Figure.Guard).
+	Tail bool
 	// Capacity says that the experiment decides on the trials' requests per CPU-second too (the final): its
 	// stacks move as often as the steadier of the two figures pays for (spread).
 	Capacity bool
@@ -86,10 +89,15 @@ type costs struct {
 	startWall  map[string]time.Duration
 	guess      map[string]time.Duration // a trial's cost before any was measured
 	startGuess map[string]time.Duration // an arm's start before two were measured (0: a second)
-	// inFlight counts the trials of metric running now: trials that run at once (a duet round) share the
-	// time, so each is charged its share, and a round costs its arms' trials added up either way.
-	inFlight map[string]int
+	// inFlight are the trials of metric running now: trials that run at once (a duet round) share the time,
+	// so each is charged its share, and a round costs its arms' trials added up either way.
+	inFlight map[string]map[*flight]bool
 }
+
+// flight is a trial running: shared is the most trials that ran at once with it at any time of its life (at its
+// start or its end alone, the first of a duet to start that ends last would see only itself, and a round be
+// charged half again its wall time).
+type flight struct{ shared int }
 
 // coldStarter is an arm that knows whether Start will start something (a warm arm costs nothing to start).
 type coldStarter interface{ Cold() bool }
@@ -97,7 +105,7 @@ type coldStarter interface{ Cold() bool }
 func newCosts() *costs {
 	return &costs{trials: map[string]int{}, trialWall: map[string]time.Duration{}, guess: map[string]time.Duration{},
 		starts: map[string]int{}, startWall: map[string]time.Duration{}, startGuess: map[string]time.Duration{},
-		inFlight: map[string]int{}}
+		inFlight: map[string]map[*flight]bool{}}
 }
 
 // trial is the mean wall time of a trial of metric, or the guess before three were measured.
@@ -163,21 +171,33 @@ func (a *timedArm) Start(ctx context.Context) error {
 }
 
 // Trial runs the arm's trial and charges it its share of the time: the wall time over the most trials that ran
-// at once with it (at its start or its end).
+// at once with it at any time (flight).
 func (a *timedArm) Trial(ctx context.Context) (experiment.Observation, error) {
-	a.c.mu.Lock()
-	a.c.inFlight[a.metric]++
-	shared := a.c.inFlight[a.metric]
-	a.c.mu.Unlock()
+	f := a.c.takeOff(a.metric)
 	began := a.clock.Now()
 	o, err := a.Arm.Trial(ctx)
 	a.c.mu.Lock()
-	shared = max(shared, a.c.inFlight[a.metric])
-	a.c.inFlight[a.metric]--
+	delete(a.c.inFlight[a.metric], f)
 	a.c.trials[a.metric]++
-	a.c.trialWall[a.metric] += a.clock.Now().Sub(began) / time.Duration(shared)
+	a.c.trialWall[a.metric] += a.clock.Now().Sub(began) / time.Duration(f.shared)
 	a.c.mu.Unlock()
 	return o, err
+}
+
+// takeOff counts a trial of metric in flight, and every trial in flight as sharing its time with as many.
+func (c *costs) takeOff(metric string) *flight {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inFlight[metric] == nil {
+		c.inFlight[metric] = map[*flight]bool{}
+	}
+	f := &flight{}
+	c.inFlight[metric][f] = true
+	n := len(c.inFlight[metric])
+	for g := range c.inFlight[metric] {
+		g.shared = max(g.shared, n)
+	}
+	return f
 }
 
 // Prepare prepares the arm when it has preparing to do (experiment.Preparer): a duet round's move to fresh stacks.
@@ -194,4 +214,14 @@ func (a *timedArm) Prepare(ctx context.Context) error {
 	a.c.trialWall[a.metric] += a.clock.Now().Sub(began)
 	a.c.mu.Unlock()
 	return err
+}
+
+// tailArm gives the engine its arm's trials with their p99 as the second figure, which a guarded race judges
+// (TrialSpec.Tail). Below it the trials keep capacity there: the stacks' moves read its spread for the final.
+type tailArm struct{ *timedArm }
+
+func (a tailArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	o, err := a.timedArm.Trial(ctx)
+	o.Second, o.SecondStep = o.P99, 0
+	return o, err
 }

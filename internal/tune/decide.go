@@ -101,8 +101,13 @@ func (d *decider) tuned(es experiment.Spec, metric, phase string) (experiment.Sp
 	told := d.told(metric, phase)
 	es.Mixture, es.StackSD = d.mixture, told.Told
 	if es.Second != nil {
-		second := *es.Second
-		second.StackSD = d.told(MetricCPU, phase).Told
+		// Capacity is read from the servers' CPU clocks, whose offsets the CPU trials measure; a guard's latency
+		// offsets are not measured, and its metric's allowance stands for them.
+		second, of := *es.Second, MetricCPU
+		if second.Guard {
+			of = metric
+		}
+		second.StackSD = d.told(of, phase).Told
 		es.Second = &second
 	}
 	if m, ok := d.src.(offsetMeter); ok {
@@ -153,6 +158,9 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
 			}
 		}}
+	if rc.spec.Tail {
+		es.Second = &experiment.Figure{Name: "p99", Guard: true}
+	}
 	es, rc.offset = d.tuned(es, metric, r.spec.Phase)
 	if rc.x, err = experiment.New(es); err != nil {
 		return nil, err
@@ -222,7 +230,12 @@ func (d *decider) arms(r race) (*raced, error) {
 		if i > 0 && k.Check != nil {
 			s.Check = k.Check
 		}
-		rc.arms = append(rc.arms, &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric, kind: rc.spec.startKind()})
+		a := &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric, kind: rc.spec.startKind()}
+		if rc.spec.Tail {
+			rc.arms = append(rc.arms, tailArm{a})
+			continue
+		}
+		rc.arms = append(rc.arms, a)
 	}
 	return rc, nil
 }
@@ -266,6 +279,9 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		if a.Vs != nil {
 			c.Stats = *a.Vs
 		}
+		if spec.Tail {
+			c.P99 = a.Vs2
+		}
 		if errors.Is(a.Err, ErrNotInEffect) {
 			c.Stats = stats.Comparison{}
 			c.Note = "not tried: " + a.Note
@@ -273,8 +289,13 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		res.comps = append(res.comps, c)
 	}
 	row := KnobRow{Name: k.Name, Value: k.Get(res.best), From: from, Metric: spec.Metric, Rounds: out.Rounds, StackSD: &rc.offset}
-	idx, dec := out.Decisive()
 	var notes []string
+	if spec.Tail {
+		var note string
+		row.Traded, note = tailNotes(from, row.Value, out.Winner != 0, res.comps, d.minEffect)
+		notes = appendNonEmpty(notes, row.Traded, note)
+	}
+	idx, dec := out.Decisive()
 	for _, c := range res.comps {
 		if strings.HasPrefix(c.Note, "not tried: ") {
 			notes = append(notes, fmt.Sprintf("%s=%s %s", k.Name, orUnset(c.B), c.Note))
@@ -301,7 +322,8 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		row.EffectPct, row.CILowPct, row.CIHighPct = 100*dec.Estimate, 100*dec.Lo, 100*dec.Hi
 		row.Verdict = dec.Verdict
 		row.Compared = fmt.Sprintf("%s=%s vs %s", k.Name, orUnset(c.B), orUnset(from))
-		if c.Note != "" && c.Note != "no better than "+orUnset(from) && c.Note != "worse than "+orUnset(from) {
+		if c.Note != "" && c.Note != "no better than "+orUnset(from) && c.Note != "worse than "+orUnset(from) &&
+			(row.Traded == "" || !c.outForTail()) { // the trade says it
 			notes = append(notes, c.Note)
 		}
 		if dec.OnErrors {
@@ -323,7 +345,9 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 					live++
 				}
 			}
-			row.Need = Need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
+			if !c.outForTail() { // it left the race: more rounds would not run it
+				row.Need = Need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
+			}
 			if out.Winner != 0 && inc.Status == experiment.StatusDropped {
 				// The pick by way of another value: the incumbent was shown worse than one that lost to it.
 				notes = append(notes, fmt.Sprintf("%s=%s is the race's pick: %s=%s was shown %s", k.Name, orUnset(row.Value), k.Name, orUnset(from), inc.Note))
@@ -365,6 +389,16 @@ func endedAfter(out *experiment.Outcome, why error) string {
 		return fmt.Sprintf("the race ended after %s: %s", plural(out.Rounds, "round", "rounds"), errText(why))
 	}
 	return fmt.Sprintf("the run stopped after %s: %s", plural(out.Rounds, "round", "rounds"), errText(why))
+}
+
+// appendNonEmpty appends the notes that say something.
+func appendNonEmpty(notes []string, more ...string) []string {
+	for _, n := range more {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	return notes
 }
 
 func errText(err error) string {

@@ -72,6 +72,13 @@ func (t *tuner) lookCost(o *openRace) time.Duration {
 	return starts + time.Duration(max(l.Needed-l.Rounds, 0))*round
 }
 
+// alternatingCPUSD is the spread of an alternating CPU round's log ratio on this machine, its two stacks' offsets
+// included: the recorded noise (internal/experiment/testdata/noise-req_per_cpu_s.json, 4.1%) and two offsets of
+// DefaultStackSD, sqrt(4.1² + 2 x 2²) = 5%. It is what the final's rounds are foreseen at when the CPU races that
+// adopted its changes ran as duets. Simulated 3-minute runs (JIT +8%, 100 seeds): the headline decided on capacity
+// in 24 with the duets' own spread, 49 with this, 56 with alternating races (whose JIT was adopted in 85, not 100).
+const alternatingCPUSD = 0.05
+
 // finalNeed is the time the final comparison is foreseen to need to decide the recommendation against the
 // starting point on capacity: the rounds at which an interval of the adopted CPU races' spread would exclude
 // no change at their summed gain, at the final's share of the error budget, with starting its arms; and the
@@ -140,6 +147,11 @@ func (t *tuner) adoptedCPU() (gain, sd float64, leaning *openRace) {
 		leans := rc.row.Verdict == stats.Inconclusive && k.Get(t.best) == k.Get(t.o.Base) && k.Get(rc.r.from) == k.Get(t.o.Base)
 		for j, c := range rc.cfgs {
 			m, s, ok := rc.x.Pair(j)
+			if rc.spec.Duet {
+				// A duet cancels the machine's noise the final's alternating rounds keep: its spread would
+				// foresee the final at a fraction of the rounds it needs.
+				s = math.Max(s, alternatingCPUSD)
+			}
 			switch {
 			case !ok:
 			case adopted && c.Key() == rc.best.Key():

@@ -125,10 +125,11 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 }
 
 // specOf is what k's race measures: CPU knobs on CPU trials, pool knobs on goodput in their own pools, the
-// other goodput knobs on steady twins.
+// other goodput knobs on steady twins; a Tail knob's goodput race guards the p99.
 func (t *tuner) specOf(k knob.Knob) TrialSpec {
 	metric := metricOf(k)
-	return TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric), Steady: metric == MetricGoodput && !k.Pool}
+	return TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric), Steady: metric == MetricGoodput && !k.Pool,
+		Tail: metric == MetricGoodput && k.Tail}
 }
 
 // concOf is the load of metric's trials: the knee's for goodput, enough to keep the CPUs busy for CPU trials.

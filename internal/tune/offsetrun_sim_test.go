@@ -28,18 +28,21 @@ func offsetSim(t testing.TB, seed int64, planted float64, effects map[string]map
 	return so
 }
 
-// offsetTally is what runs of offsetSim decided: races and false better or worse verdicts by metric (a knob
-// without a planted effect), the planted knobs found, and the largest allowance an engine was told.
+// offsetTally is what runs of offsetSim decided: races, false better or worse verdicts (a knob without a planted
+// effect) and races decided (better, worse or no_difference) by metric, the planted knobs found, and the largest
+// allowance an engine was told.
 type offsetTally struct {
-	races, wrong map[string]int
-	found, runs  int
-	told         float64
+	races, wrong, decided map[string]int
+	found, runs           int
+	told                  float64
 }
 
-func offsetRuns(t *testing.T, seeds []int64, planted float64, effects map[string]map[string]float64, fixed bool) offsetTally {
-	tl := offsetTally{races: map[string]int{}, wrong: map[string]int{}}
+// offsetRuns tallies the runs sim gives for seeds, effects planted.
+func offsetRuns(t *testing.T, seeds []int64, effects map[string]map[string]float64,
+	sim func(seed int64) SimOptions) offsetTally {
+	tl := offsetTally{races: map[string]int{}, wrong: map[string]int{}, decided: map[string]int{}}
 	for _, seed := range seeds {
-		_, rows := simulated(t, offsetSim(t, seed, planted, effects, fixed, 5*time.Minute))
+		_, rows := simulated(t, sim(seed))
 		tl.runs++
 		for name, r := range rows {
 			if r.Rounds == 0 {
@@ -50,6 +53,9 @@ func offsetRuns(t *testing.T, seeds []int64, planted float64, effects map[string
 				tl.told = max(tl.told, r.StackSD.Told)
 			}
 			decided := r.Verdict == stats.Better || r.Verdict == stats.Worse
+			if decided || r.Verdict == stats.NoDifference {
+				tl.decided[r.Metric]++
+			}
 			if _, ok := effects[name]; ok {
 				if decided && r.Value != r.From || r.Verdict == stats.Worse {
 					tl.found++
@@ -87,7 +93,9 @@ func TestTheRunsOffsetsKeepTheErrorRate(t *testing.T) {
 	const runs = 300
 	for _, planted := range []float64{0.02, 0.04, 0.065} {
 		for _, fixed := range []bool{true, false} {
-			tl := offsetRuns(t, seedsFrom(47000, runs), planted, nil, fixed)
+			tl := offsetRuns(t, seedsFrom(47000, runs), nil, func(seed int64) SimOptions {
+				return offsetSim(t, seed, planted, nil, fixed, 5*time.Minute)
+			})
 			t.Logf("A/A, planted %.1f%%, fixed %v: CPU %d/%d (%.2f%%), goodput %d/%d (%.2f%%) false; told at most %.2f%%",
 				100*planted, fixed, tl.wrong[MetricCPU], tl.races[MetricCPU], 100*tl.rate(MetricCPU),
 				tl.wrong[MetricGoodput], tl.races[MetricGoodput], 100*tl.rate(MetricGoodput), 100*tl.told)
@@ -103,7 +111,9 @@ func TestTheRunsOffsetsKeepTheErrorRate(t *testing.T) {
 	}
 	found := map[bool]int{}
 	for _, fixed := range []bool{true, false} {
-		tl := offsetRuns(t, seedsFrom(48000, runs), 0.02, effects, fixed)
+		tl := offsetRuns(t, seedsFrom(48000, runs), effects, func(seed int64) SimOptions {
+			return offsetSim(t, seed, 0.02, effects, fixed, 5*time.Minute)
+		})
 		t.Logf("power, planted 2%%, fixed %v: found %d of %d", fixed, tl.found, 3*tl.runs)
 		found[fixed] = tl.found
 	}

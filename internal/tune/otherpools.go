@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/measure"
 )
 
@@ -74,4 +75,34 @@ func Reserve(others []OtherPool) (int64, string) {
 		return 0, ""
 	}
 	return sum, "other php-fpm pools here: " + strings.Join(names, ", ")
+}
+
+// SizeFor sizes the run for the place lim (measure.ReadPlace): its CPUs set nginx's workers (unless set), and
+// the memory the pool may use is memory when given (from says where it came from: "--memory 4GiB"), else lim's
+// less what the php-fpm pools already running in that memory may still grow to.
+func (o *Options) SizeFor(lim measure.Limits, memory int64, from string) error {
+	o.Limits = &lim
+	if o.Stack.NginxWorkers == 0 {
+		o.Stack.NginxWorkers = lim.WholeCPUs()
+	}
+	if memory > 0 {
+		o.Memory, o.MemoryFrom = memory, from
+		return nil
+	}
+	o.Memory, o.MemoryFrom = lim.Memory()
+	// The pools already running in the same memory keep what they may still grow to.
+	if pools, err := measure.RunningPools(""); err == nil {
+		o.OtherPools = OtherPools(pools, lim, lim.CgroupBound(), func(pid int) string {
+			l, _ := measure.ReadLimitsOf(pid)
+			return l.Cgroup
+		})
+		if kept, names := Reserve(o.OtherPools); names != "" {
+			o.Memory -= kept
+			o.MemoryFrom += "; less " + names
+		}
+	}
+	if o.Memory <= 0 {
+		return exitcode.UsageErrorf("no memory is left for a pool: %s; free some or give --memory", o.MemoryFrom)
+	}
+	return nil
 }

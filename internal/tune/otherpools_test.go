@@ -38,3 +38,14 @@ func TestOtherPoolsKeepTheirGrowth(t *testing.T) {
 		t.Errorf("a pool whose configuration cannot be read: %+v", o)
 	}
 }
+
+// TestSizeForMemoryGiven: --memory is the pool's memory as given, and the place's CPUs set nginx's workers.
+func TestSizeForMemoryGiven(t *testing.T) {
+	var o Options
+	if err := o.SizeFor(measure.Limits{HostCPUs: 4}, 1<<30, "--memory 1GiB"); err != nil {
+		t.Fatal(err)
+	}
+	if o.Memory != 1<<30 || o.MemoryFrom != "--memory 1GiB" || o.Limits == nil || o.Stack.NginxWorkers != 4 || o.OtherPools != nil {
+		t.Errorf("options %+v", o)
+	}
+}

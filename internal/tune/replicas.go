@@ -121,6 +121,9 @@ func PerStack(metric string) int {
 	return perStackGoodput
 }
 
+// StartsCost is what starting cold stacks side by side takes (startsCost), for the simulations' tables.
+func StartsCost(cold int, start time.Duration) time.Duration { return startsCost(cold, start) }
+
 const (
 	perStackCPU     = 5
 	perStackGoodput = 8

@@ -153,6 +153,9 @@ type KnobRow struct {
 	Note      string        `json:"note,omitempty"`
 	// Need, for an inconclusive knob, says what would decide it: rounds and about how long.
 	Need string `json:"need,omitempty"`
+	// Traded, in a race that guards the p99, says what a value ahead on goodput but shown worse at the p99 would
+	// have traded, and what was taken: "apache-modphp +5.1% req/s but p99 24x worse: kept nginx-fpm".
+	Traded string `json:"traded,omitempty"`
 	// StackSD is the spread of stacks' offsets the race's engine allowed for, and what the run had measured of
 	// them on its metric before the race.
 	StackSD *StackOffset `json:"stack_sd,omitempty"`
@@ -189,6 +192,9 @@ type Comparison struct {
 	Status   string  `json:"status"` // the candidate's end in the race: winner, dropped, open, error
 	Accepted bool    `json:"accepted"`
 	Note     string  `json:"note,omitempty"`
+	// P99, in a race that guards the p99 (the runtime's, pm's), is the candidate's p99 against the incumbent's from
+	// the same rounds: its relative change, interval and verdict (worse: a higher p99).
+	P99 *stats.Comparison `json:"p99,omitempty"`
 }
 
 // Headline is the recommendation against the defaults, on goodput at the load measured and on capacity

@@ -47,9 +47,11 @@ type Runtime struct {
 	P50Us      float64 `json:"p50_us"`
 	P99Us      float64 `json:"p99_us"`
 	Rounds     int     `json:"rounds"`
-	// Status is its end in the race (winner, dropped, open, error), Vs its comparison with the incumbent.
+	// Status is its end in the race (winner, dropped, open, error), Vs its comparison with the incumbent, and
+	// P99Vs its p99's, the race's guard (worse: a higher p99).
 	Status string            `json:"status"`
 	Vs     *stats.Comparison `json:"vs_incumbent,omitempty"`
+	P99Vs  *stats.Comparison `json:"p99_vs_incumbent,omitempty"`
 	Note   string            `json:"note,omitempty"`
 }
 
@@ -260,6 +262,7 @@ func (t *tuner) runtimesTable() *Runtimes {
 				vs := c.Stats
 				r.Vs = &vs
 			}
+			r.P99Vs = c.P99
 			if c.Note != "" {
 				r.Note = joinNote(r.Note, c.Note)
 			}

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,57 @@ func TestSimulatedServerRace(t *testing.T) {
 	}
 	if res.Recommendation.Server != knob.ApacheModPHP {
 		t.Errorf("recommendation %s", res.Recommendation)
+	}
+}
+
+// serverTailSim is TestSimulatedServerRace's run with mod_php 25% ahead on goodput and its p99 tail times Base's
+// (each trial's log p99 varying by 0.3).
+func serverTailSim(seed int64, tail float64) SimOptions {
+	so := demoSim(seed, 0.04, 3*time.Minute)
+	so.Knobs = knob.UnderServer([]knob.Knob{knob.Opcache(), knob.Server(""), knob.PM(), knob.Listen(), knob.Keepalive(), knob.MaxRequests()})
+	so.Effect = Planted(map[string]map[string]float64{"server": {knob.ApacheModPHP: LogEffect(0.25)}})
+	so.Tail = func(cfg knob.Config) float64 {
+		if cfg.Server == knob.ApacheModPHP {
+			return math.Log(tail)
+		}
+		return 0
+	}
+	return so
+}
+
+// TestAFasterServerAtAWorseTailIsNotTaken: mod_php 25% ahead on goodput at a p99 24 times nginx-fpm's (issue 53's
+// held-out memory case) is not recommended, and the server's row and the runtimes' table say what it would have
+// traded.
+func TestAFasterServerAtAWorseTailIsNotTaken(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		res, rows := simulated(t, serverTailSim(seed, 24))
+		r := rows["server"]
+		if res.Recommendation.Server != "" || r.Value != knob.NginxFPM {
+			t.Errorf("seed %d: recommended %s (server row %+v), want nginx-fpm kept", seed, res.Recommendation, r)
+		}
+		if !strings.HasPrefix(r.Traded, "apache-modphp +") || !strings.Contains(r.Traded, "x worse: kept nginx-fpm") ||
+			!strings.Contains(r.Note, r.Traded) {
+			t.Errorf("seed %d: server row traded %q, note %q: want what mod_php would have traded", seed, r.Traded, r.Note)
+		}
+		if res.Runtimes == nil {
+			t.Fatalf("seed %d: no runtimes' table: the server was not raced (%+v)", seed, r)
+		}
+		for _, rt := range res.Runtimes.List {
+			if rt.Server == knob.ApacheModPHP && (rt.P99Vs == nil || rt.P99Vs.Verdict != stats.Worse || !strings.Contains(rt.Note, "p99")) {
+				t.Errorf("seed %d: mod_php in the runtimes' table: %+v, want its p99 shown worse", seed, rt)
+			}
+		}
+		t.Logf("seed %d: %s; %s", seed, r.Traded, r.Note)
+	}
+}
+
+// TestAFasterServerAtTheSameTailIsTaken: at the same p99 (each trial's varying by 0.3) the guard lets mod_php's
+// 25% through: it is recommended as without one, and nothing is said traded.
+func TestAFasterServerAtTheSameTailIsTaken(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		res, rows := simulated(t, serverTailSim(seed, 1))
+		if r := rows["server"]; res.Recommendation.Server != knob.ApacheModPHP || r.Verdict != stats.Better || r.Traded != "" {
+			t.Errorf("seed %d: recommended %s, server row %+v: want mod_php taken, nothing traded", seed, res.Recommendation, r)
+		}
 	}
 }

@@ -109,7 +109,7 @@ func (t *tuner) saturation(ctx context.Context) error {
 				return err
 			}
 		}
-		t.status("saturation", fmt.Sprintf("%d connections", c))
+		t.status("saturation", plural(c, "connection", "connections"))
 		// Each point's trials hold about sweepRequests requests at the last point's rate: the knee and the pool
 		// size come from these few trials, so they are longer than a race's.
 		t.lengths.win = clampDur(time.Duration(sweepRequests/max(rps, 0.1)*float64(time.Second)), sweepWindow, sweepMaxWindow)

@@ -9,15 +9,12 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/profile"
 )
 
 // Screener counts the work a configuration makes PHP do per request, each count on its own: system calls are
-// counted only for candidates whose instructions did not already differ.
-type Screener struct {
-	Instructions func(ctx context.Context, cfg knob.Config) (float64, error)
-	Syscalls     func(ctx context.Context, cfg knob.Config) (float64, error)
-	Method       string // how it counts, for the result
-}
+// counted only for candidates whose instructions did not already differ (profile.NewCounters makes one).
+type Screener = profile.Counters
 
 // Work is what a request costs PHP, counted rather than timed: repeatable, so equal counts mean a CPU-only
 // knob has nothing to give.

@@ -3,6 +3,7 @@ package tune
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -47,11 +48,25 @@ type SimOptions struct {
 	RoundSD map[string]float64
 	// Asked are the knobs the user named to race (Options.Asked).
 	Asked map[string]bool
+	// Duet runs the CPU races' rounds as duets, as tune does by default (Options.Duet): on the noise of duet
+	// rounds (Noise[NoiseKey(MetricCPU, "", true)], which must be given), every arm on a fresh stack each round.
+	// TrialCost[MetricCPU] is then a duet trial's time at the app's rate alone: a round's trials run at once,
+	// each at its share of the machine, so a round costs that times its arms (as real runs charge it), and its
+	// next stacks start beside its trials (a move waits only for what a start takes beyond them).
+	Duet bool
+	// Tail is the true log ratio of cfg's p99 against Base's in goodput trials (nil: none: every trial's p99 the
+	// same), TailSD the spread of a trial's log p99 about it (0: 0.3), drawn from the goodput replay's source.
+	Tail   func(cfg knob.Config) float64
+	TailSD float64
 }
 
 // Simulate runs the decisions of a tune run on replayed arms.
 func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
-	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect, Alpha: so.Alpha, Asked: so.Asked})
+	if key := NoiseKey(MetricCPU, "", true); so.Duet && so.Noise[key] == nil {
+		return nil, fmt.Errorf("simulate: duet races replay duet rounds' noise, and none is given (%s)", key)
+	}
+	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect,
+		Alpha: so.Alpha, Asked: so.Asked, Duet: so.Duet})
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +211,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	if spec.twin() {
 		pm = "static"
 	}
-	noise := s.noiseKey(spec.Metric, pm)
+	noise := s.noiseKey(spec.Metric, pm, spec.Duet)
 	start := s.o.StartCost
 	if spec.twin() && s.o.TwinStartCost > 0 {
 		start = s.o.TwinStartCost
@@ -212,9 +227,13 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
-		moves: g, readsSecond: spec.Metric == MetricGoodput, fresh: spec.Fresh}
-	if s.o.Noise[noise].Options().NewStackEvery > 0 {
-		a.per = perStack(spec) // replicated stacks, as tune runs them; else one stack an arm, as it did before
+		moves: g, readsSecond: spec.Metric == MetricGoodput, fresh: spec.Fresh, duet: spec.Duet}
+	if s.o.Tail != nil {
+		a.tail = s.o.Tail(cfg)
+	}
+	if s.o.Noise[noise].Options().NewStackEvery > 0 || spec.Duet {
+		// Replicated stacks, as tune runs them (a duet's every round); else one stack an arm, as it did before.
+		a.per = perStack(spec)
 	}
 	a.ReplayArm.Stack = s.stack(noise, a.stackOf)
 	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
@@ -226,9 +245,14 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	return a
 }
 
-// noiseKey is the replay a trial of metric on a pool of pm replays: its own, its metric's, or goodput's.
-func (s *simSource) noiseKey(metric, pm string) string {
-	for _, k := range []string{NoiseKey(metric, pm), metric} {
+// noiseKey is the replay a trial of metric on a pool of pm replays: its own, its metric's, or goodput's. A duet
+// trial replays duet rounds' (Simulate checks they are given): alternating rounds' noise holds the machine's
+// drift between trials, which a duet cancels.
+func (s *simSource) noiseKey(metric, pm string, duet bool) string {
+	if duet {
+		return NoiseKey(metric, pm, true)
+	}
+	for _, k := range []string{NoiseKey(metric, pm, false), metric} {
 		if s.o.Noise[k] != nil {
 			return k
 		}
@@ -270,12 +294,15 @@ type simArm struct {
 	// capacity replays the requests per CPU-second a goodput trial also reads (nil for CPU trials).
 	capacity *experiment.ReplayArm
 	// readsSecond: a goodput trial reads capacity too, as a real one does (the final decides on it, and its
-	// spread foresees the final's moves: capacitySpread).
+	// spread foresees the final's moves: capacitySpread), and its p99, of log ratio tail against Base's.
 	readsSecond bool
+	tail        float64
 	holding     bool
 	fresh       bool // TrialSpec.Fresh: never the warm stack
-	moves       *simMoves
-	per, n      int // the most trials a stack serves (0: one for its life); trials on this one
+	// duet: its rounds are duets (TrialSpec.Duet); prepared: Prepare readied this round's trial.
+	duet, prepared bool
+	moves          *simMoves
+	per, n         int // the most trials a stack serves (0: one for its life); trials on this one
 	// cur is the stack it runs on, used the ones it ran on; epoch its moves since it started.
 	cur, epoch int
 	used       map[int]bool
@@ -337,21 +364,54 @@ func (a *simArm) Start(ctx context.Context) error {
 	return a.ReplayArm.Start(ctx)
 }
 
-func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
-	a.s.mu.Lock()
-	if a.per > 0 && a.n > 0 && a.n >= a.moves.sp.per(a.per) {
-		a.epoch++
-		if a.moves.paid < a.epoch {
-			a.moves.paid = a.epoch
-			a.s.clock.add(startsCost(a.moves.live, a.start))
-			a.moves.sp.start(startsCost(a.moves.live, a.start))
-		}
-		a.n = 0
-		a.runOn(a.s.newStack())
+// Prepare readies a duet round's trial (experiment.Preparer): the engine prepares the round's arms one after
+// another, in the round's order, before their trials run at once. The arm moves when due and the clock advances
+// by its share of the round here rather than in Trial, so that what the run's clock and draws read does not
+// depend on the order the trials' goroutines run in: a seed's run is reproducible.
+func (a *simArm) Prepare(ctx context.Context) error {
+	if !a.duet {
+		return nil
 	}
+	a.prepared = true
+	a.move()
+	a.s.clock.add(a.cost)
+	return a.ReplayArm.Prepare(ctx)
+}
+
+// move moves the arm to a fresh stack when its stack has served its rounds. The experiment's first arm to move
+// pays the arms' starts side by side; in a duet round only what they take beyond the round before's trials,
+// beside which they started (moves.startAhead: a round costs the longer of its trials and a start).
+func (a *simArm) move() {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	if a.per == 0 || a.n == 0 || a.n < a.moves.sp.per(a.per) {
+		return
+	}
+	a.epoch++
+	if a.moves.paid < a.epoch {
+		a.moves.paid = a.epoch
+		starts := startsCost(a.moves.live, a.start)
+		if a.duet {
+			a.s.clock.add(max(starts-time.Duration(a.moves.live)*a.cost, 0))
+		} else {
+			a.s.clock.add(starts)
+			a.moves.sp.start(starts)
+		}
+	}
+	a.n = 0
+	a.runOn(a.s.newStack())
+}
+
+// Trial runs the arm's trial: in turn, it moves when due and takes its time here; in a duet round Prepare did.
+func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	if !a.prepared {
+		a.move()
+		a.s.clock.add(a.cost)
+	}
+	a.prepared = false
+	a.s.mu.Lock()
 	first := a.n == 0
 	a.s.mu.Unlock()
-	a.s.clock.add(a.cost)
 	o, err := a.ReplayArm.Trial(ctx)
 	o.Rate = o.Value
 	o.Second = o.Value
@@ -361,7 +421,7 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	}
 	second := 0.0
 	if a.readsSecond {
-		second = o.Second
+		second, o.P99 = o.Second, a.p99()
 	}
 	a.s.mu.Lock()
 	a.n++
@@ -370,6 +430,18 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	}
 	a.s.mu.Unlock()
 	return o, err
+}
+
+// p99 is a goodput trial's p99, microseconds: 5 ms, times its true ratio and its noise when SimOptions.Tail is set.
+func (a *simArm) p99() float64 {
+	const base = 5000
+	if a.s.o.Tail == nil {
+		return base
+	}
+	sd := cmp.Or(a.s.o.TailSD, 0.3)
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	return base * math.Exp(a.tail+sd*a.s.o.Noise[MetricGoodput].Rand().NormFloat64())
 }
 
 func (a *simArm) Stop() {
@@ -388,14 +460,19 @@ func (a *simArm) Stop() {
 	}
 }
 
-// NoiseKey is what a trial's noise is kept and replayed under: its metric, and for goodput whether its pool
-// was static (interleaved trials leave a dynamic pool to shrink and regrow, which a static one never does:
-// steadyPool).
-func NoiseKey(metric, pm string) string {
+// NoiseKey is what a trial's noise is kept and replayed under: its metric, for goodput whether its pool was
+// static (interleaved trials leave a dynamic pool to shrink and regrow, which a static one never does:
+// steadyPool), and whether it ran in a duet round, whose trials share the machine's noise (kept apart: replayed
+// as alternating rounds, it would hold drift a duet cancels, and the other way round).
+func NoiseKey(metric, pm string, duet bool) string {
+	key := metric
 	if metric == MetricGoodput && pm == "static" {
-		return MetricGoodput + "_static"
+		key = MetricGoodput + "_static"
 	}
-	return metric
+	if duet {
+		key += "_duet"
+	}
+	return key
 }
 
 // Planted is a knob's planted effect in a simulation, against the value it starts from.

@@ -43,7 +43,8 @@ type Soak struct {
 	// at the growth's upper bound.
 	MaxRequests int   `json:"max_requests"`
 	GrownBytes  int64 `json:"grown_bytes,omitempty"`
-	// Day is a worker after a day at each rate known, never recycled.
+	// Day is a worker after a day at each rate known, never recycled: only when growth was shown (an interval
+	// that holds zero says nothing to project).
 	Day []DayAt `json:"day,omitempty"`
 	// URLs are the pages sent alone, each to a pool of one worker, when the mix grew.
 	URLs []URLGrowth `json:"urls,omitempty"`
@@ -58,8 +59,7 @@ type DayAt struct {
 	// From says where the rate is from: "measured" (the soak's own throughput, at the knee's load).
 	From     string `json:"from"`
 	Requests int64  `json:"requests_a_worker"`
-	// Bytes is its private memory then at the growth's estimate (none when no growth is shown), MaxBytes at the
-	// interval's upper end.
+	// Bytes is its private memory then at the growth's estimate, MaxBytes at the interval's upper end.
 	Bytes    int64 `json:"bytes"`
 	MaxBytes int64 `json:"max_bytes"`
 }
@@ -433,6 +433,11 @@ func (t *tuner) soakSizing(sk *Soak) {
 	}
 	g := sk.Growth
 	sk.StartBytes = startBytes(sk.Series, g.PerRequest)
+	if !g.Shown {
+		// No growth shown: a day's worth is not projected from an interval that holds none.
+		t.soakRow(sk, "")
+		return
+	}
 	// The access log's rate, when tune is given one, goes first: it is the load the pool serves (its mean, as a
 	// day is mostly not its peak).
 	if l := t.o.LogLoad; l != nil {
@@ -442,10 +447,6 @@ func (t *tuner) soakSizing(sk *Soak) {
 	}
 	if d, ok := sk.dayAt(sk.RPS, "measured"); ok {
 		sk.Day = append(sk.Day, d)
-	}
-	if !g.Shown {
-		t.soakRow(sk, "")
-		return
 	}
 	// A worker may grow to the memory the pool was sized with, and at least by measure.GrowthRoom: the pool's
 	// bound then counts it at what it grows to (boundWithGrowth).

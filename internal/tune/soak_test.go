@@ -57,9 +57,14 @@ func TestSoakSizesMaxRequests(t *testing.T) {
 	}
 
 	tu = soakTuner(t, knob.All("", nil), nil, 0, 25<<20)
-	tu.soakSizing(soakOf(measure.Growth{PerRequest: 100, Lo: -300, Hi: 500, Workers: 8, Requests: 6000}))
+	sk = soakOf(measure.Growth{PerRequest: 100, Lo: -300, Hi: 500, Workers: 8, Requests: 6000})
+	tu.soakSizing(sk)
 	if row := tu.decided["max_requests"]; tu.best.MaxRequests != 0 || row.Value != "0" || !strings.Contains(row.Note, "no growth shown") {
 		t.Errorf("no growth shown: %s, row %+v", tu.best, row)
+	}
+	// A growth not shown is not projected over a day from its interval's upper end.
+	if len(sk.Day) != 0 {
+		t.Errorf("no growth shown, yet a day projected: %+v", sk.Day)
 	}
 }
 

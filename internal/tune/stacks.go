@@ -307,6 +307,9 @@ func (s *stacks) start(ctx context.Context, w *warmStack, conc int) error {
 	sc.FastStop = true // an arm stops between trials: nothing is in flight
 	w.cfg.Apply(&sc, "tune")
 	st, err := stack.Start(ctx, sc)
+	if exitcode.Of(err) == exitcode.Usage {
+		return err // bad input says what to do in a line of its own, not under a configuration's name
+	}
 	if err != nil {
 		return fmt.Errorf("start %s: %w", w.cfg, err)
 	}

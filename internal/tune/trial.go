@@ -168,7 +168,8 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	// A window that served nothing counts as one request in it: a usable (and damning) log ratio.
 	rec.Value = max(good, 1/res.DurationS)
 	rec.WallS = time.Since(began).Seconds()
-	obs := experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good, Step: 1 / float64(max(ok, 1)), Stack: w.serial}
+	obs := experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: good, Step: 1 / float64(max(ok, 1)), Stack: w.serial,
+		P99: windowP99(res, o.Duration)}
 	if cpuErr == nil && cpuErr1 == nil && cpu1 > cpu0 {
 		// The servers' CPU was read before the first request was sent and after the last was answered (the
 		// load drains): all of its work, and nothing else, is inside, as in a CPU trial. Counted as the window's
@@ -180,6 +181,17 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	}
 	s.record(s.faulted(rec, w))
 	return obs, false, nil
+}
+
+// windowP99 is a goodput window's p99, microseconds, the requests in flight at its close counted (answered in
+// the drain: load.Result.TailP99), since a tail longer than the window would be in flight then: a window holds
+// 40 requests at the peak's rate, 0.3 s at the least. A window that completed nothing held its requests for
+// longer than itself.
+func windowP99(res *load.Result, window time.Duration) float64 {
+	if p := res.TailP99(); p > 0 {
+		return p
+	}
+	return float64(max(window/time.Microsecond, 1))
 }
 
 // served is the count of requests a goodput trial's servers did the work of: all answered well, the

@@ -11,11 +11,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
 )
 
 // HasLogin says whether a login must be sent before the run.
 func (m *Mix) HasLogin() bool { return m.login != nil }
+
+// Session is the mix's login as a run sends it, nil without one: LogIn, where a failed login is the user's to
+// fix (exit 2) and an interrupted one is not.
+func (m *Mix) Session() func(ctx context.Context, base string) ([]load.MixItem, error) {
+	if !m.HasLogin() {
+		return nil
+	}
+	return func(ctx context.Context, base string) ([]load.MixItem, error) {
+		in, err := m.LogIn(ctx, base)
+		if err != nil && ctx.Err() == nil {
+			return nil, exitcode.WithCode(exitcode.Usage, err)
+		} else if err != nil {
+			return nil, ctx.Err()
+		}
+		return in, nil
+	}
+}
 
 // LogIn sends the login to base (http://HOST:PORT, the served app) and returns the mix with its cookies on every
 // URL that takes them; without a login, the mix as it is. Once per run: sessions live in the app's store (its

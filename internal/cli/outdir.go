@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -10,20 +10,26 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 )
 
-// openRunDir is openOut for a command that always keeps its results: dir, or when it is empty
+// OpenRunDir is OpenOut for a command that always keeps its results: dir, or when it is empty
 // phptune-results/COMMAND-TIME; it returns the directory chosen.
-func openRunDir(dir, command string) (string, func(), error) {
+func OpenRunDir(dir, command string) (string, func(), error) {
 	if dir == "" {
 		dir = filepath.Join("phptune-results", command+"-"+time.Now().Format("20060102-150405"))
 	}
-	release, err := openOut(dir)
+	release, err := OpenOut(dir)
 	return dir, release, err
 }
 
-// openOut makes the results directory, checks that files can be written into it, and locks it for this run: a
+// OpenOut makes the results directory, checks that files can be written into it, and locks it for this run: a
 // second phptune writing into the same directory would interleave its files with ours. The lock is on the
-// directory itself (flock), so nothing is left behind; release drops it.
-func openOut(dir string) (release func(), err error) {
+// directory itself (flock), so nothing is left behind; release drops it, and removes the directories it made
+// that are still empty (a run that failed before it measured anything leaves no empty results dir). No dir (no
+// --out) is nothing to lock.
+func OpenOut(dir string) (release func(), err error) {
+	if dir == "" {
+		return func() {}, nil // no --out: nothing is written
+	}
+	made := missingDirs(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, exitcode.UsageErrorf("--out %s: %v: give a directory phptune can create", dir, errors.Unwrap(err))
 	}
@@ -42,5 +48,21 @@ func openOut(dir string) (release func(), err error) {
 		abs, _ := filepath.Abs(dir)
 		return nil, exitcode.UsageErrorf("--out %s is in use by another phptune run: wait for it, or give another --out", abs)
 	}
-	return func() { syscall.Close(fd) }, nil
+	return func() {
+		syscall.Close(fd)
+		for _, d := range made {
+			os.Remove(d) // only an empty one goes
+		}
+	}, nil
+}
+
+// missingDirs are dir and those of its parents that do not exist yet, deepest first.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
+			return out
+		}
+		out = append(out, d)
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -20,14 +20,14 @@ func TestStatusLineLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := newStatusLine(f)
-		s.set("bench: %d requests", 1)
-		s.set("bench: %d requests", 1) // nothing new: not said again
-		s.set("bench: %d requests", 2)
-		s.step("knob a", "tune: knob a round %d", 1)
-		s.step("knob a", "tune: knob a round %d", 2)
-		s.step("knob b", "tune: knob b round %d", 1)
-		s.clear()
+		s := NewStatusLine(f)
+		s.Set("bench: %d requests", 1)
+		s.Set("bench: %d requests", 1) // nothing new: not said again
+		s.Set("bench: %d requests", 2)
+		s.Step("knob a", "tune: knob a round %d", 1)
+		s.Step("knob a", "tune: knob a round %d", 2)
+		s.Step("knob b", "tune: knob b round %d", 1)
+		s.Clear()
 		f.Close()
 		if got, _ := os.ReadFile(f.Name()); string(got) != c.want {
 			t.Errorf("PHPTUNE_PROGRESS=%q: printed\n%s\nwant\n%s", c.env, got, c.want)

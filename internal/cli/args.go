@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"github.com/phptune/phptune/internal/suggest"
 )
 
-// args checks a command's positional arguments and names what is missing or extra in words ("missing TARGET,
+// Args checks a command's positional arguments and names what is missing or extra in words ("missing TARGET,
 // the address to load"), where cobra would say "accepts 1 arg(s), received 0". want describes the arguments;
 // most < 0: no limit.
-func args(least, most int, want string) cobra.PositionalArgs {
+func Args(least, most int, want string) cobra.PositionalArgs {
 	return func(c *cobra.Command, got []string) error {
 		switch {
 		case len(got) < least:
@@ -30,8 +30,8 @@ func args(least, most int, want string) cobra.PositionalArgs {
 	}
 }
 
-// flagError is cobra's flag error with the nearest flag names for an unknown one.
-func flagError(c *cobra.Command, err error) error {
+// FlagError is cobra's flag error with the nearest flag names for an unknown one.
+func FlagError(c *cobra.Command, err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
 		var names []string
@@ -47,9 +47,9 @@ func flagError(c *cobra.Command, err error) error {
 	return fmt.Errorf("%w (see %s --help)", err, c.CommandPath())
 }
 
-// unknownCommand is an error message on one line: cobra's unknown command error lists its suggestions on lines of
+// UnknownCommand is an error message on one line: cobra's unknown command error lists its suggestions on lines of
 // their own.
-func unknownCommand(msg string) string {
+func UnknownCommand(msg string) string {
 	msg = strings.TrimSpace(msg)
 	head, near, ok := strings.Cut(msg, "\n\nDid you mean this?\n")
 	if !ok {

@@ -1,4 +1,4 @@
-package main
+package apply
 
 import "testing"
 
@@ -8,11 +8,11 @@ func TestPHPVersion(t *testing.T) {
 		{"/usr/sbin/php-fpm8.2", "PHP 8.4.1 (fpm-fcgi)", "8.2"}, // Debian's name wins
 		{"/var/cache/phptune/builds/pgo/sbin/php-fpm", "PHP 8.3.10 (fpm-fcgi) (built: Jan  1 2025)", "8.3"},
 	} {
-		if got, err := phpVersion(c.fpm, c.banner); err != nil || got != c.want {
-			t.Errorf("phpVersion(%q, %q) = %q, %v; want %q", c.fpm, c.banner, got, err, c.want)
+		if got, err := PHPVersion(c.fpm, c.banner); err != nil || got != c.want {
+			t.Errorf("PHPVersion(%q, %q) = %q, %v; want %q", c.fpm, c.banner, got, err, c.want)
 		}
 	}
-	if v, err := phpVersion("/opt/php/sbin/php-fpm", ""); err == nil {
-		t.Errorf("phpVersion with no version anywhere = %q, want an error", v)
+	if v, err := PHPVersion("/opt/php/sbin/php-fpm", ""); err == nil {
+		t.Errorf("PHPVersion with no version anywhere = %q, want an error", v)
 	}
 }

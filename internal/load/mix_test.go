@@ -1,6 +1,9 @@
-package main
+package load
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestURLWeights: --url PATH[=WEIGHT], where a query string's own '=' belongs to the path.
 func TestURLWeights(t *testing.T) {
@@ -16,7 +19,7 @@ func TestURLWeights(t *testing.T) {
 		{"/articles?page=2=2", "/articles?page=2", 2},
 	}
 	for _, c := range cases {
-		mix, err := parseURLs([]string{c.in}, nil)
+		mix, err := ParseURLs([]string{c.in}, nil)
 		if err != nil {
 			t.Errorf("%s: %v", c.in, err)
 			continue
@@ -26,8 +29,15 @@ func TestURLWeights(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"/a=0", "/a=x", "/a?b=1=-2", "blog=2"} {
-		if _, err := parseURLs([]string{bad}, nil); err == nil {
+		if _, err := ParseURLs([]string{bad}, nil); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
+	}
+}
+
+// TestURIs: the mix's URIs to train on, each once.
+func TestURIs(t *testing.T) {
+	if got := URIs([]MixItem{{URI: "/a"}, {URI: "/b"}, {URI: "/a"}}); !slices.Equal(got, []string{"/a", "/b"}) {
+		t.Errorf("URIs %v", got)
 	}
 }
