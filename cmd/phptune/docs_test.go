@@ -202,7 +202,7 @@ func TestReadmeListsTheExitCodes(t *testing.T) {
 	for _, code := range []string{
 		fmt.Sprintf("%d ok", exitcode.OK), fmt.Sprintf("%d the run failed", exitcode.Failed),
 		fmt.Sprintf("%d bad usage", exitcode.Usage), fmt.Sprintf("%d a threshold", exitcode.Threshold),
-		fmt.Sprintf("%d interrupted", exitcode.Interrupted),
+		fmt.Sprintf("%d interrupted", exitcode.Interrupted), fmt.Sprintf("%d `gate` could not decide", exitcode.Undecided),
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(sec), " "), code) {
 			t.Errorf("README.md's exit codes do not say %q", code)

@@ -21,6 +21,7 @@ import (
 	"github.com/phptune/phptune/internal/check"
 	"github.com/phptune/phptune/internal/clients"
 	"github.com/phptune/phptune/internal/compare"
+	"github.com/phptune/phptune/internal/gate"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/phpbuild"
 	"github.com/phptune/phptune/internal/profile"
@@ -517,5 +518,150 @@ func TestK6Flags(t *testing.T) {
 	}, map[string]string{"": "missing FILE"})
 	if def.target != "k6" || def.timeout != load.DefaultTimeout {
 		t.Errorf("ingest's defaults: %+v", def)
+	}
+}
+
+func TestGateFlags(t *testing.T) {
+	old := []string{"./old", "./new"}
+	def := testFlags(t, newGateCmd, old, []flagCase[gateFlags]{
+		{args: []string{"./old", "./new", "--url", "/", "--url", "/blog/=3", "--budget", "5m", "--min-effect", "5", "--alpha", "0.01"},
+			pos: old, edit: func(f *gateFlags) {
+				f.mix.urls, f.budget, f.minEffect, f.alpha = []string{"/", "/blog/=3"}, 5*time.Minute, 5, 0.01
+			}},
+		{args: []string{"main", "HEAD", "--git", ".", "--docroot", "public", "--writable", "cache", "--writable", "public/uploads"},
+			pos: []string{"main", "HEAD"}, edit: func(f *gateFlags) {
+				f.git, f.docroot, f.writable = ".", "public", []string{"cache", "public/uploads"}
+			}},
+		{args: []string{"./old", "./new", "--url-file", "u.yaml", "--from-access-log", "a.log", "--log-top", "5", "-m", "POST", "-H", "A: b",
+			"--body", "b.json", "--expect-body", "ok", "--front", "app.php", "--timeout", "3s"}, pos: old, edit: func(f *gateFlags) {
+			f.mix.urlFile, f.mix.accessLogs, f.mix.logTop = "u.yaml", []string{"a.log"}, 5
+			f.method, f.headers, f.bodyFile, f.expectBody, f.front, f.timeout = "POST", []string{"A: b"}, "b.json", "ok", "app.php", 3*time.Second
+		}},
+		{args: []string{"./old", "./new", "--php-fpm", "/x", "--nginx", "/y", "--user", "u"}, pos: old,
+			edit: func(f *gateFlags) { f.phpFPM, f.nginx, f.user = "/x", "/y", "u" }},
+		{args: []string{"./old", "./new", "--out", "d", "--markdown", "s.md", "--junit", "g.xml", "--annotations", "--json"}, pos: old,
+			edit: func(f *gateFlags) {
+				f.out, f.markdown, f.junit, f.annotations, f.json = "d", "s.md", "g.xml", true, true
+			}},
+	}, map[string]string{
+		"./old":                   "missing OLD and NEW",
+		"a b c":                   "takes OLD and NEW",
+		"a b --budget ten":        "invalid argument",
+		"a b --min-effect lots":   "invalid argument",
+		"a b --nosuchflag":        "unknown flag",
+		"a b --url / --budgte 1m": "unknown flag",
+	})
+	// gate is a CI job's step: two minutes, where tune's ten decide the knobs; the rest is tune's.
+	if def.budget != 2*time.Minute || def.method != "GET" || def.minEffect != defaultMinEffectPct || def.alpha != stats.DefaultAlpha ||
+		def.timeout != load.DefaultTimeout || def.mix.logTop != 10 || def.annotations || def.json || def.out != "" {
+		t.Errorf("gate's defaults: %+v", def)
+	}
+}
+
+// TestGateOptions: gate's flags as gate.Options, every setting checked as a run would before anything starts
+// (php-fpm and nginx must be installed; nothing is started).
+func TestGateOptions(t *testing.T) {
+	if _, err := stack.FindPHPFPM(""); err != nil {
+		t.Skipf("%v (apt-get install php8.2-fpm)", err)
+	}
+	if _, err := stack.FindNginx(""); err != nil {
+		t.Skipf("%v (apt-get install nginx)", err)
+	}
+	f, _, err := parse(t, newGateCmd, "./old", "./new", "--url", "/", "--url", "/blog/=3", "--budget", "5m", "--min-effect", "5",
+		"--alpha", "0.01", "-m", "POST", "--expect-body", "ok", "--writable", "cache", "--front", "app.php")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.options(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, u := range o.URLs {
+		uris = append(uris, u.URI+"="+strings.Repeat("*", u.Weight))
+		if u.ExpectBody == nil || u.ExpectBody.String() != "ok" {
+			t.Errorf("%s: checked against %v, want --expect-body's ok", u.URI, u.ExpectBody)
+		}
+	}
+	if o.Budget != 5*time.Minute || o.MinEffect != 0.05 || o.Alpha != 0.01 || o.Timeout != load.DefaultTimeout || o.Request.Method != "POST" ||
+		!o.Request.KeepAlive || !slices.Equal(uris, []string{"/=*", "/blog/=***"}) || o.Old.Label != "OLD" || o.New.Label != "NEW" ||
+		o.Stack.Front != "app.php" || !slices.Equal(o.Stack.Writable, []string{"cache"}) || o.LogIn != nil {
+		t.Errorf("options: %+v", o)
+	}
+	for args, want := range map[string]string{
+		"":                                 "no URL to race",
+		"--url blog":                       "give a path starting with /",
+		"--url / --budget 5s":              "give at least --budget 10s",
+		"--url / --min-effect 0":           "--min-effect 0: want more than 0",
+		"--url / --alpha 1":                "--alpha 1: want more than 0 and less than 1",
+		"--url / --timeout 0s":             "--timeout 0s: want a positive duration",
+		"--url / --expect-body (":          "--expect-body: error parsing regexp",
+		"--url / --writable ../etc":        "--writable ../etc: give a path inside the docroot",
+		"--url / --writable /tmp/x":        "--writable /tmp/x: give a path inside the docroot",
+		"--url / --junit no/such/dir/x.xm": "its directory does not exist",
+		"--url / --log-top 5":              "give the log",
+		"--url-file missing.yaml":          "--url-file",
+		"--url / -H nocolon":               "nocolon",
+	} {
+		f, _, err := parse(t, newGateCmd, append([]string{"./old", "./new"}, strings.Fields(args)...)...)
+		if err == nil {
+			_, err = f.options(io.Discard)
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("gate %s: %v, want an error with %q", args, err, want)
+		}
+	}
+	// The versions are checked by the run before its dir is made: nothing is created here.
+	dir := t.TempDir()
+	for args, want := range map[string]string{
+		"missing-old " + dir + " --url /":             "OLD missing-old: not a directory",
+		dir + " " + dir + " --url /":                  "has no front controller index.php",
+		dir + " " + dir + " --url / --docroot public": "--docroot public is the docroot inside each --git",
+	} {
+		f, pos, err := parse(t, newGateCmd, strings.Fields(args)...)
+		if err == nil {
+			err = quiet().runGate(context.Background(), f, pos)
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("gate %s: %v, want an error with %q", args, err, want)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("gate left %s in a version's docroot", left[0].Name())
+	}
+}
+
+// TestGateWritesToItsStreams: the summary and the annotations go to the command's stdout, or with --json the
+// result there and the annotations to its stderr; result.json and the JUnit XML are written whole.
+func TestGateWritesToItsStreams(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	res := &gate.Result{Schema: gate.Schema, Old: gate.Version{Label: "OLD", Dir: "old"}, New: gate.Version{Label: "NEW", Dir: "new"},
+		Outcome: gate.Worse, MinEffect: 0.03, Alpha: 0.05, Rounds: 4, BudgetS: 120, ElapsedS: 60,
+		Comparisons: []gate.Comparison{{Name: "GET /slow.php", Verdict: stats.Worse, Gate: gate.Worse, Change: 0.5, Lo: 0.4, Hi: 0.6,
+			Level: 0.95, OldUs: 1000, NewUs: 1500, Rounds: 4}}}
+	for _, asJSON := range []bool{false, true} {
+		dir := t.TempDir()
+		var out, errs bytes.Buffer
+		f := gateFlags{annotations: true, json: asJSON, junit: filepath.Join(dir, "gate.xml"), markdown: filepath.Join(dir, "gate.md")}
+		if err := f.write(&streams{out: &out, err: &errs}, dir, res); err != nil {
+			t.Fatal(err)
+		}
+		annotations, other := &out, &errs
+		if asJSON {
+			annotations, other = &errs, &out
+			if !strings.HasPrefix(out.String(), "{") || !strings.Contains(out.String(), `"outcome": "worse"`) {
+				t.Errorf("--json: stdout %q, want result.json", out.String())
+			}
+		}
+		if !strings.Contains(annotations.String(), "::error title=phptune gate%3A GET /slow.php is slower::") ||
+			strings.Contains(other.String(), "::error") {
+			t.Errorf("json %v: annotations on the wrong stream; stdout:\n%s\nstderr:\n%s", asJSON, out.String(), errs.String())
+		}
+		for _, name := range []string{"result.json", "gate.xml", "gate.md"} {
+			if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+				t.Errorf("json %v: %s not written: %v", asJSON, name, err)
+			}
+		}
 	}
 }

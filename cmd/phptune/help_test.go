@@ -105,6 +105,7 @@ func TestFlagsMeanOneThing(t *testing.T) {
 		"requests": "bench's -n replaces the window (none by default); profile's counts the requests traced",
 		"rounds":   "a build's verification round costs minutes of php-cgi: 10 at most, compare's 20",
 		"for":      "serve runs until Ctrl-C unless given one; check samples for 2 minutes",
+		"budget":   "gate is a CI job's step: 2 minutes, where tune's 10 decide the knobs",
 	}
 	type use struct{ cmd, typ, def string }
 	seen := map[string][]use{}

@@ -103,7 +103,8 @@ configuration), drives load at it over HTTP or straight to php-fpm over FastCGI,
 
 EXIT CODES
 0 ok; 1 the run failed; 2 bad usage, bad input or a missing prerequisite (what to install is named); 3 a threshold
-you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results so far kept, marked partial).`,
+you set was not met (gate: NEW is worse); 4 gate could not decide in its budget; 130 interrupted by Ctrl-C,
+SIGTERM or SIGHUP (the results so far kept, marked partial).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
@@ -114,8 +115,8 @@ you set was not met; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the results s
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.AddCommand(newServeCmd(s, nil), newBenchCmd(s, nil), newCheckCmd(s, nil), newMixCmd(s, nil), newCompareCmd(s, nil),
-		newTuneCmd(s, nil), newReportCmd(s, nil), newProfileCmd(s, nil), newClientsCmd(s, nil), newWorkloadCmd(s), newBuildCmd(s, nil),
-		newExportCmd(s), newIngestCmd(s), newManCmd())
+		newTuneCmd(s, nil), newGateCmd(s, nil), newReportCmd(s, nil), newProfileCmd(s, nil), newClientsCmd(s, nil), newWorkloadCmd(s),
+		newBuildCmd(s, nil), newExportCmd(s), newIngestCmd(s), newManCmd())
 	// Flags are listed as registered: by group, the most used first. What parsing them says (an old name's
 	// notice, cli.DeprecatedAlias) goes to stderr: cobra would print it to the command's out, stdout, where it
 	// would end up in --json's output.

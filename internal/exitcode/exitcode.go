@@ -1,6 +1,6 @@
 // Package exitcode maps errors to the process exit codes every phptune command shares:
 // 0 ok, 1 the run failed, 2 bad usage, bad input or a missing prerequisite,
-// 3 a threshold the user set was not met, 130 interrupted.
+// 3 a threshold the user set was not met, 4 undecided (gate: the budget could not decide), 130 interrupted.
 package exitcode
 
 import (
@@ -17,6 +17,10 @@ const (
 	Threshold   = 3
 	Interrupted = 130
 )
+
+// Undecided is a verdict the run was asked for that its budget could not give (phptune gate): apart from a shown
+// regression (3), so that a CI job chooses whether it fails.
+const Undecided = 4
 
 // Error carries an exit code with the error that caused it.
 type Error struct {

@@ -1,0 +1,329 @@
+// Command gate measures issue 51's targets for `phptune gate` on the demo app, through the whole tool: a
+// slowdown of -plant (5%) of the CPU of one route (-route, /api/articles) planted in NEW, raced with the demo's
+// mix for -budget (2 minutes): in how many of -runs runs that route is called worse (exit 3); and the same version
+// against a copy of itself in another directory (A/A): in how many runs anything is called worse. The two kinds
+// alternate run by run, so that the machine's hours fall on both alike; -busy keeps a busy loop on one core
+// beside every run. With -faster a third kind of run races a route made 20% cheaper (OLD has a slowdown of 25%
+// planted in it, NEW not): that route should be called better, the others not worse. The plant is self-calibrating: the route's request spins, before its response is sent,
+// until its process has used -plant more CPU than the request had so far (getrusage), so it adds that share of
+// the script's own CPU whatever the machine (a little less of php-fpm's whole, which includes FastCGI's work).
+// bench/gate.sh runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	o := opts{}
+	flag.IntVar(&o.runs, "runs", 20, "runs of each kind (planted, A/A)")
+	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "each run's --budget")
+	flag.Float64Var(&o.plant, "plant", 0.05, "the slowdown planted in NEW's route, a share of its CPU")
+	flag.StringVar(&o.route, "route", "/api/articles", "the route the slowdown is planted in")
+	flag.BoolVar(&o.busy, "busy", false, "keep a busy loop on one core beside every run")
+	flag.BoolVar(&o.faster, "faster", false, "also race a route made 20% cheaper in NEW")
+	flag.StringVar(&o.bin, "bin", "bin/phptune", "the phptune binary")
+	flag.StringVar(&o.out, "out", "", "keep each run's result.json under this directory (default: a temporary one, removed)")
+	flag.StringVar(&o.lock, "lock", "", "take this lock file (flock) for each run, so that measuring neighbours take turns")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "gate:", err)
+		os.Exit(1)
+	}
+}
+
+type opts struct {
+	runs           int
+	budget         time.Duration
+	plant          float64
+	route          string
+	busy, faster   bool
+	bin, out, lock string
+}
+
+// The demo's mix as its preset has it, each page with its marker.
+var mix = []string{"--url", "/articles=3", "--url", "/articles/7=3", "--url", "/api/articles=2", "--url", "/remote=1",
+	"--expect-body", "phptune-demo:"}
+
+func run(ctx context.Context, o opts) error {
+	if _, err := os.Stat(o.bin); err != nil {
+		return fmt.Errorf("%s: build it first (make build): %w", o.bin, err)
+	}
+	if o.out == "" {
+		dir, err := os.MkdirTemp("", "phptune-gatebench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.out = dir
+	}
+	apps, err := writeApps(o)
+	if err != nil {
+		return err
+	}
+	if o.busy {
+		stopBusy := busyLoop()
+		defer stopBusy()
+	}
+	var planted, aa, faster tally
+	type kind struct {
+		name, dir, oldDir, newDir string
+		t                         *tally
+	}
+	kinds := []kind{{"planted", "planted", apps.old, apps.planted, &planted}, {"A/A", "aa", apps.old, apps.copy, &aa}}
+	if o.faster {
+		kinds = append(kinds, kind{"faster", "faster", apps.slower, apps.copy, &faster})
+	}
+	for i := 1; i <= o.runs && ctx.Err() == nil; i++ {
+		for _, k := range kinds {
+			r, err := gateOnce(ctx, o, k.oldDir, k.newDir, filepath.Join(o.out, fmt.Sprintf("%s-%02d", k.dir, i)))
+			if ctx.Err() != nil {
+				break
+			}
+			line := k.t.add(r, err, o.route)
+			fmt.Fprintf(os.Stderr, "%s run %d of %d: %s\n", k.name, i, o.runs, line)
+		}
+	}
+	fmt.Printf("phptune gate on the demo, %s budget, %d connections a version; busy loop beside: %v\n", o.budget, 2, o.busy)
+	planted.print(fmt.Sprintf("planted +%.0f%% CPU on %s", 100*o.plant, o.route), o.route, true)
+	aa.print("A/A (a copy of itself)", o.route, false)
+	if o.faster {
+		faster.print(fmt.Sprintf("%s 20%% cheaper in NEW", o.route), o.route, false)
+		fmt.Printf("  %s called better in %d of %d\n", o.route, faster.routeBetter, faster.runs)
+	}
+	return ctx.Err()
+}
+
+type apps struct{ old, copy, planted, slower string }
+
+// writeApps copies the demo four times: OLD, a copy of it, NEW with the plant, and one with a plant of 25% (what
+// the demo is 20% cheaper than).
+func writeApps(o opts) (apps, error) {
+	a := apps{filepath.Join(o.out, "old"), filepath.Join(o.out, "copy"), filepath.Join(o.out, "planted"), filepath.Join(o.out, "slower")}
+	for _, d := range []string{a.old, a.copy, a.planted, a.slower} {
+		if err := os.CopyFS(d, os.DirFS("workloads/demo")); err != nil {
+			return a, fmt.Errorf("copy the demo (run from the repository's top): %w", err)
+		}
+	}
+	if err := plant(a.planted, o.route, o.plant); err != nil {
+		return a, err
+	}
+	return a, plant(a.slower, o.route, 0.25)
+}
+
+// plant makes route in the demo copy dir cost share more CPU.
+func plant(dir, route string, share float64) error {
+	index := filepath.Join(dir, "index.php")
+	src, err := os.ReadFile(index)
+	if err != nil {
+		return err
+	}
+	s, n := string(src), 0
+	for _, r := range []struct{ old, new string }{
+		{"$startedAt = hrtime(true);\n", "$startedAt = hrtime(true);\n" + plantBegin},
+		{"(new ResponseEmitter())->emit($response);", fmt.Sprintf(plantEnd, route, share) + "(new ResponseEmitter())->emit($response);"},
+	} {
+		if strings.Contains(s, r.old) {
+			s, n = strings.Replace(s, r.old, r.new, 1), n+1
+		}
+	}
+	if n != 2 {
+		return errors.New("the demo's index.php changed: the plant found no place")
+	}
+	return os.WriteFile(index, []byte(s), 0o644)
+}
+
+const plantBegin = `$plantCPU = static function (): float {
+    $r = getrusage();
+    return $r['ru_utime.tv_sec'] + $r['ru_utime.tv_usec'] / 1e6 + $r['ru_stime.tv_sec'] + $r['ru_stime.tv_usec'] / 1e6;
+};
+$plantStart = $plantCPU();
+`
+
+const plantEnd = `if (parse_url($_SERVER['REQUEST_URI'] ?? '', PHP_URL_PATH) === '%s') {
+    $plantNow = $plantCPU();
+    $plantUntil = $plantNow + %g * ($plantNow - $plantStart);
+    for ($plantX = 0; $plantCPU() < $plantUntil;) {
+        for ($i = 0; $i < 200; $i++) {
+            $plantX += $i %% 7;
+        }
+    }
+}
+`
+
+// busyLoop spins on one core until stopped.
+func busyLoop() (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		x := 0
+		for {
+			select {
+			case <-done:
+				sink = x
+				return
+			default:
+			}
+			for i := 0; i < 1_000_000; i++ {
+				x += i & 7
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// sink keeps the busy loop's work from being optimised away.
+var sink int
+
+type result struct {
+	Outcome     string  `json:"outcome"`
+	ElapsedS    float64 `json:"elapsed_s"`
+	Rounds      int     `json:"rounds"`
+	Comparisons []struct {
+		Name    string  `json:"name"`
+		Verdict string  `json:"verdict"`
+		Gate    string  `json:"gate"`
+		Change  float64 `json:"change"`
+		Lo      float64 `json:"lo"`
+		Hi      float64 `json:"hi"`
+		Rounds  int     `json:"rounds"`
+	} `json:"comparisons"`
+}
+
+// gateOnce runs one gate into dir and reads its result.
+func gateOnce(ctx context.Context, o opts, oldDir, newDir, dir string) (*result, error) {
+	if o.lock != "" {
+		unlock, err := flock(ctx, o.lock)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	args := append([]string{"gate", oldDir, newDir, "--budget", o.budget.String(), "--out", dir}, mix...)
+	cmd := exec.CommandContext(ctx, o.bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 3 && ee.ExitCode() != 4) {
+		return nil, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		return nil, err
+	}
+	var r result
+	return &r, json.Unmarshal(data, &r)
+}
+
+// tally counts one kind's runs.
+type tally struct {
+	runs, failed, worse, notWorse, undecided int
+	routeWorse, routeBetter, otherWorse      int
+	secs, routeChange                        []float64
+}
+
+// add counts a run and says what it showed.
+func (t *tally) add(r *result, err error, route string) string {
+	if err != nil {
+		t.failed++
+		return "failed: " + err.Error()
+	}
+	t.runs++
+	t.secs = append(t.secs, r.ElapsedS)
+	switch r.Outcome {
+	case "worse":
+		t.worse++
+	case "not_worse":
+		t.notWorse++
+	default:
+		t.undecided++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s in %.0f s, %d rounds;", r.Outcome, r.ElapsedS, r.Rounds)
+	other := false
+	for _, c := range r.Comparisons {
+		if c.Name == "GET "+route {
+			t.routeChange = append(t.routeChange, c.Change)
+			if c.Gate == "worse" {
+				t.routeWorse++
+			}
+			if c.Verdict == "better" {
+				t.routeBetter++
+			}
+		} else if c.Gate == "worse" {
+			other = true
+		}
+		fmt.Fprintf(&b, " %s %+.1f%% [%+.1f, %+.1f] %s;", c.Name, 100*c.Change, 100*c.Lo, 100*c.Hi, c.Gate)
+	}
+	if other {
+		t.otherWorse++
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+func (t *tally) print(what, route string, planted bool) {
+	fmt.Printf("%s: %d runs (%d failed): outcome worse %d, not worse %d, undecided %d\n", what, t.runs, t.failed,
+		t.worse, t.notWorse, t.undecided)
+	if planted {
+		fmt.Printf("  %s called worse in %d of %d; another comparison called worse in %d; its change measured: mean %+.1f%%\n",
+			route, t.routeWorse, t.runs, t.otherWorse, 100*mean(t.routeChange))
+	} else {
+		fmt.Printf("  false worse: %d of %d runs (%s in %d, another comparison in %d)\n", t.worse, t.runs, route, t.routeWorse, t.otherWorse)
+	}
+	fmt.Printf("  a run's time: mean %.0f s\n", mean(t.secs))
+}
+
+func mean(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+func flock(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error, 1)
+	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		go func() {
+			<-got
+			f.Close()
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phptune/phptune/internal/atomicfile"
+	"github.com/phptune/phptune/internal/cli"
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/gate"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+type gateFlags struct {
+	front, expectBody, method, bodyFile, git, docroot, phpFPM, nginx, user, out, markdown, junit string
+	headers, writable                                                                            []string
+	mix                                                                                          mixFlags
+	budget, timeout                                                                              time.Duration
+	minEffect, alpha                                                                             float64
+	json, annotations                                                                            bool
+}
+
+func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
+	if runF == nil {
+		runF = s.runGate
+	}
+	var f gateFlags
+	cmd := &cobra.Command{
+		Use:   "gate OLD NEW",
+		Short: "Did a change make the app slower? Two versions raced on CPU a request, with a verdict for CI",
+		Example: `  phptune gate ./old ./new --url / --url /blog/=3            # two docroots
+  phptune gate main HEAD --git . --docroot public --url-file urls.yaml   # two revisions of this checkout
+  phptune gate ./old ./new --url / --markdown "$GITHUB_STEP_SUMMARY" --junit gate.xml --annotations
+  phptune gate ./old ./new --from-access-log access.log --budget 5m --min-effect 5`,
+		Long: `Serves OLD and NEW (two docroots, or with --git two revisions checked out as worktrees) side by side with the
+same PHP and configuration in private nginx + php-fpm stacks, checks that every URL answers in both (2xx, and
+--expect-body's marker), then races them on php-fpm's CPU time a request, for the mix and each URL, in duet
+rounds on fresh stacks (both versions loaded at once: a noisy runner slows both alike) until each is decided or
+--budget ends. One error budget (--alpha) covers every verdict.
+
+EXIT CODES
+0 NEW shown not worse (by more than --min-effect) on the mix and every URL; 3 NEW shown worse on one of them; 4
+undecided in the budget (the job chooses); 1 a page fails in either version, or the run failed; 2 bad usage
+(nothing started); 130 interrupted (the results so far kept).
+
+FILES WRITTEN
+result.json in --out; --markdown FILE (appended to $GITHUB_STEP_SUMMARY), --junit FILE (a test case per
+comparison: worse fails, undecided is skipped); --annotations: ::error lines for what got worse.`,
+		Args: cli.Args(2, 2, "OLD and NEW, two docroots (with --git, two revisions)"),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return runF(cmd.Context(), f, args) }),
+	}
+	cli.LearnMore(cmd, `docs/ci.md (GitHub Actions and GitLab CI, worked examples; what gate measures); docs/engine.md "Duet rounds";
+docs/urls.md (URL files)`)
+	fl := cmd.Flags()
+	f.mix.register(fl, "a URL path to race, `PATH[=WEIGHT]` (repeatable)")
+	fl.StringVar(&f.expectBody, "expect-body", "", "a `REGEX` every response must match in both versions")
+	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
+	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
+	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
+	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php)")
+	cli.FlagGroup(fl, "WHAT TO LOAD", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
+		"method", "header", "body", "expect-body", "front")
+
+	fl.StringVar(&f.git, "git", "", "OLD and NEW are revisions of this git `REPO` (a commit, branch or tag each), checked out as worktrees")
+	fl.StringVar(&f.docroot, "docroot", "", "with --git, the docroot's `SUBDIR` in each checkout (public, web; default the top)")
+	fl.StringArrayVar(&f.writable, "writable", nil, "a `PATH` in the docroot the workers may write, a cache or uploads (repeatable): "+
+		"each stack's copy gets its own")
+	fl.StringVar(&f.phpFPM, "php-fpm", "", "php-fpm `BINARY` both versions run on (default: the newest php-fpm8.x)")
+	fl.StringVar(&f.nginx, "nginx", "", "nginx `BINARY` (default: /usr/sbin/nginx)")
+	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
+	cli.FlagGroup(fl, "THE VERSIONS", "git", "docroot", "writable", "php-fpm", "nginx", "user")
+
+	fl.DurationVar(&f.budget, "budget", 2*time.Minute, "bound on the whole run")
+	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
+	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
+	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
+	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout")
+
+	fl.StringVar(&f.out, "out", "", "run `DIR` for result.json (default ./phptune-results/gate-TIMESTAMP)")
+	fl.StringVar(&f.markdown, "markdown", "", "write the summary as Markdown to `FILE` ($GITHUB_STEP_SUMMARY: appended)")
+	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to `FILE`: a test case per comparison")
+	fl.BoolVar(&f.annotations, "annotations", false, "print GitHub annotations (::error) for what got worse (default when GITHUB_ACTIONS=true)")
+	fl.BoolVar(&f.json, "json", false, "print result.json to stdout instead of the summary")
+	cli.FlagGroup(fl, "OUTPUT", "out", "markdown", "junit", "annotations", "json")
+	return cmd
+}
+
+func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error {
+	// What reading the input says (an access log's summary) is held until the input is known to be good.
+	var notes bytes.Buffer
+	o, err := f.options(&notes)
+	if err != nil {
+		return err
+	}
+	var trees *gate.Trees
+	if f.git != "" {
+		if trees, err = f.checkOut(ctx, &o, args); err != nil {
+			return err
+		}
+		defer trees.Remove()
+	} else {
+		if f.docroot != "" {
+			return exitcode.UsageErrorf("--docroot %s is the docroot inside each --git checkout: give --git REPO, or the docroots as OLD and NEW", f.docroot)
+		}
+		o.Old.Dir, o.New.Dir = args[0], args[1]
+		if err := o.Check(); err != nil {
+			return err
+		}
+	}
+	s.err.Write(notes.Bytes())
+	out, release, err := cli.OpenRunDir(f.out, "gate")
+	if err != nil {
+		return err
+	}
+	defer release()
+	defer load.SetProcs(0)()
+	line := cli.NewStatusLine(s.err)
+	o.Progress = func(st gate.Status) {
+		line.Step(st.Phase, "gate: %s/%s  %s", st.Elapsed.Round(time.Second), o.Budget, st.Detail)
+	}
+	res, runErr := gate.Run(ctx, o)
+	line.Clear()
+	if res == nil {
+		return runErr
+	}
+	res.CommandLine = s.argv
+	if err := f.write(s, out, res); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return gateExit(res)
+}
+
+// options are gate's options from the flags, every one checked but the versions; what reading the URLs says
+// goes to notes.
+func (f gateFlags) options(notes io.Writer) (gate.Options, error) {
+	o := gate.Options{Budget: f.budget, MinEffect: f.minEffect / 100, Alpha: f.alpha, Timeout: f.timeout,
+		Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
+	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
+	for _, w := range f.writable {
+		if filepath.IsAbs(w) || !filepath.IsLocal(w) {
+			return o, exitcode.UsageErrorf("--writable %s: give a path inside the docroot, relative to it (cache, public/uploads)", w)
+		}
+	}
+	var check *regexp.Regexp
+	var err error
+	if f.expectBody != "" {
+		if check, err = regexp.Compile(f.expectBody); err != nil {
+			return o, exitcode.UsageErrorf("--expect-body: %v", err)
+		}
+	}
+	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
+		return o, err
+	}
+	if !f.mix.given() {
+		return o, exitcode.UsageErrorf("no URL to race: give --url PATH (repeatable), --url-file or --from-access-log")
+	}
+	var login loginFunc
+	if o.URLs, login, err = f.mix.build(o.Request, check, notes); err != nil {
+		return o, err
+	}
+	if login != nil {
+		o.LogIn = login // each version logs in on its first stack
+	}
+	if err := o.CheckSettings(); err != nil {
+		return o, err
+	}
+	for _, p := range []string{f.markdown, f.junit} {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+			return o, exitcode.UsageErrorf("%s: its directory does not exist", p)
+		}
+	}
+	// Prerequisites before anything starts.
+	if _, err := stack.FindPHPFPM(f.phpFPM); err != nil {
+		return o, err
+	}
+	_, err = stack.FindNginx(f.nginx)
+	return o, err
+}
+
+// checkOut resolves OLD and NEW as revisions of --git's repository, checks that each has the docroot's front
+// controller, and only then checks them out.
+func (f gateFlags) checkOut(ctx context.Context, o *gate.Options, args []string) (*gate.Trees, error) {
+	repo, err := gate.OpenRepo(ctx, f.git)
+	if err != nil {
+		return nil, err
+	}
+	var commits [2]string
+	for i, rev := range args {
+		if commits[i], err = repo.Resolve(ctx, rev); err != nil {
+			return nil, err
+		}
+		if err := repo.HasFront(ctx, commits[i], f.docroot, o.Stack.Front); err != nil {
+			return nil, err
+		}
+	}
+	trees, err := repo.CheckOut(ctx, commits[0], commits[1])
+	if err != nil {
+		return nil, err
+	}
+	o.Old.Dir, o.Old.Rev = filepath.Join(trees.Paths[0], f.docroot), commits[0]
+	o.New.Dir, o.New.Rev = filepath.Join(trees.Paths[1], f.docroot), commits[1]
+	return trees, nil
+}
+
+// write writes result.json into out, the Markdown, the JUnit XML, then the summary (or the JSON) and the
+// annotations on s.out.
+func (f gateFlags) write(s *streams, out string, res *gate.Result) error {
+	if f.markdown != "" {
+		if err := writeOrAppend(f.markdown, res.WriteMarkdown); err != nil {
+			return err
+		}
+	}
+	if f.junit != "" {
+		var b bytes.Buffer
+		if err := res.WriteJUnit(&b); err != nil {
+			return err
+		}
+		if err := atomicfile.Save(f.junit, b.Bytes()); err != nil {
+			return err
+		}
+	}
+	end := ending{out: s.out, dir: out, json: f.json, holds: "result.json", text: func(w io.Writer) { res.WriteText(w) }}
+	if err := end.finish(res); err != nil {
+		return err
+	}
+	if f.annotations || os.Getenv("GITHUB_ACTIONS") == "true" {
+		w := s.out
+		if f.json {
+			w = s.err // stdout is the JSON
+		}
+		return res.WriteAnnotations(w)
+	}
+	return nil
+}
+
+// writeOrAppend writes a file whole, or appends to GitHub's job summary, which other steps' output shares.
+func writeOrAppend(path string, write func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	if sum := os.Getenv("GITHUB_STEP_SUMMARY"); sum == "" || filepath.Clean(sum) != filepath.Clean(path) {
+		return atomicfile.Save(path, b.Bytes())
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("--markdown: %w", err)
+	}
+	_, err = fh.Write(b.Bytes())
+	return errors.Join(err, fh.Close())
+}
+
+// gateExit is the run's exit: 3 when NEW is shown worse, 4 when undecided, 0 when shown not worse.
+func gateExit(res *gate.Result) error {
+	switch res.Outcome {
+	case gate.Worse:
+		return exitcode.ThresholdErrorf("%s", res.Headline())
+	case gate.Undecided:
+		return exitcode.WithCode(exitcode.Undecided, errors.New(res.Headline()+": a longer --budget decides more"))
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package gate
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+)
+
+// The JUnit XML that CI systems read (GitLab's test reports, Jenkins, GitHub's test-report actions): one test
+// case a comparison. Worse is a failure, undecided is skipped (the job chooses), not worse passes.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// junitName is the suite's and the test cases' class name.
+const junitName = "phptune gate"
+
+// WriteJUnit writes the result as JUnit XML.
+func (r *Result) WriteJUnit(w io.Writer) error {
+	s := junitSuite{Name: junitName, Time: fmt.Sprintf("%.3f", r.ElapsedS), Properties: []junitProperty{
+		{"old", where(r.Old)}, {"new", where(r.New)}, {"outcome", r.Outcome}, {"min_effect", share(r.MinEffect)},
+		{"alpha", fmt.Sprint(r.Alpha)}, {"rounds", fmt.Sprint(r.Rounds)}}}
+	for _, c := range r.Comparisons {
+		tc := junitCase{Name: c.Name, Classname: junitName, Time: fmt.Sprintf("%.3f", c.Seconds)}
+		detail := fmt.Sprintf("CPU a request: OLD %s us, NEW %s us; change %s %s at %.2f%%, %d rounds; %s", micros(c.OldUs),
+			micros(c.NewUs), pct(c.Change), c.Interval(), 100*c.Level, c.Rounds, c.Says(r.MinEffect))
+		switch c.Gate {
+		case Worse:
+			tc.Failure = &junitMessage{Message: fmt.Sprintf("NEW costs %s CPU a request %s: worse", pct(c.Change), c.Interval()),
+				Type: Worse, Text: detail}
+			s.Failures++
+		case Undecided:
+			tc.Skipped = &junitMessage{Message: c.Says(r.MinEffect), Text: detail}
+			s.Skipped++
+		default:
+			tc.SystemOut = detail
+		}
+		s.Cases = append(s.Cases, tc)
+		s.Tests++
+	}
+	doc := junitSuites{Name: junitName, Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Time: s.Time,
+		Suites: []junitSuite{s}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,37 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the summary as GitHub-flavoured Markdown, for a CI job's summary ($GITHUB_STEP_SUMMARY) or
+// a merge request's comment: the answer, a table of every comparison, and how sure it is.
+func (r *Result) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### phptune gate: %s\n\n", mdText(r.Headline()))
+	b.WriteString("| | CPU µs/request, OLD | NEW | change | interval | verdict | rounds |\n")
+	b.WriteString("|---|--:|--:|--:|---|---|--:|\n")
+	for _, c := range r.Comparisons {
+		name, change, says := "`"+mdCode(c.Name)+"`", pct(c.Change), c.Says(r.MinEffect)
+		if c.Gate == Worse {
+			name, change, says = "**"+name+"**", "**"+change+"**", "**"+says+"**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", name, micros(c.OldUs), micros(c.NewUs), change,
+			c.Interval(), says, c.Rounds)
+	}
+	fmt.Fprintf(&b, "\n%s\n", mdText(r.method()))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdCode is s inside a code span of a table cell: no backtick to end it, the cell's bar escaped.
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", `\|`).Replace(s)
+}
+
+// mdText is s as plain text of a Markdown line: what would format it is escaped.
+func mdText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "|", `\|`, "<", "&lt;", "[", `\[`).Replace(s)
+}

@@ -1,0 +1,253 @@
+package gate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/load"
+)
+
+// comparison is one race of NEW against OLD: one URL's, or the whole mix's.
+type comparison struct {
+	Name string // "GET /path", or "mix"
+	// mixes are what each version's trials send: the same requests, each version with its own session.
+	mixes [2][]load.MixItem
+	n     int // requests a trial
+	x     *experiment.Experiment
+	// allow is the rounds the experiment may have run by the end of its turn (its Continue): one a turn.
+	allow int
+	ran   bool
+	out   *experiment.Outcome
+	// ended says why it stopped racing ("" while it races).
+	ended string
+	// wall is what its last turn took (before the first, what calibrate foresees); spent what all took.
+	wall, spent time.Duration
+}
+
+// The reasons a comparison stops racing before the budget ends.
+const (
+	endedDecided  = "decided"
+	endedNotWorse = "shown not worse"
+)
+
+// comparisons are the races to run: the mix's, when there is more than one URL, then each URL's; each version
+// sends urls[v], the same URLs in the same order.
+func comparisons(urls [2][]load.MixItem, base load.Request) []*comparison {
+	var out []*comparison
+	if len(urls[0]) > 1 {
+		out = append(out, &comparison{Name: "mix", mixes: urls})
+	}
+	seen := map[string]int{}
+	for i, u := range urls[0] {
+		name := cmp.Or(u.RequestOver(base).Method, "GET") + " " + u.URI
+		if seen[name]++; seen[name] > 1 {
+			name = fmt.Sprintf("%s (%d)", name, seen[name])
+		}
+		out = append(out, &comparison{Name: name, mixes: [2][]load.MixItem{{u}, {urls[1][i]}}})
+	}
+	return out
+}
+
+// begin starts the first pair of stacks, which checks every URL in both versions, leaves out an access log's URL
+// that fails in both, sets the comparisons up and times them.
+func (g *gate) begin(ctx context.Context) error {
+	g.progress("start", "starting both versions, checking %d URL(s)", len(g.o.URLs))
+	g.first = true
+	pair, wall, err := g.startPair(ctx, g.nextSerials())
+	g.first = false
+	if err != nil {
+		return err
+	}
+	g.cur, g.startWall = pair, wall
+	g.urls = [2][]load.MixItem{pair[0].urls, pair[1].urls}
+	if err := g.keep(pair); err != nil {
+		return err
+	}
+	g.setUp()
+	return g.calibrate(ctx)
+}
+
+// keep keeps the URLs to race: an optional one (an access log's) that failed in both versions is left out with a
+// warning (a deleted page, one behind a login); one that failed in one version only is that version's error.
+func (g *gate) keep(pair [2]*live) error {
+	var out []load.MixItem
+	var urls [2][]load.MixItem
+	for i, u := range g.o.URLs {
+		inOld, inNew := pair[0].failed[i], pair[1].failed[i]
+		switch {
+		case inOld != "" && inNew != "":
+			g.warnings = append(g.warnings, fmt.Sprintf("left out of the mix, it fails in both versions: %s", inNew))
+		case inOld != "":
+			return errors.New(inOld)
+		case inNew != "":
+			return errors.New(inNew)
+		default:
+			out = append(out, u)
+			for v := range urls {
+				urls[v] = append(urls[v], g.urls[v][i])
+			}
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Errorf("no URL of the mix answers in both versions: %s", g.warnings[0])
+	}
+	g.o.URLs, g.urls = out, urls
+	return nil
+}
+
+// setUp makes the comparisons of the URLs, each with its share of the error budget.
+func (g *gate) setUp() {
+	g.comps = comparisons(g.urls, g.o.Request)
+	g.budget = experiment.NewBudget(g.o.Alpha, len(g.comps))
+	for _, c := range g.comps {
+		c.x = g.newRace(c)
+	}
+}
+
+// nextSerials numbers the next pair of stacks.
+func (g *gate) nextSerials() [2]int {
+	g.serial += 2
+	return [2]int{g.serial - 1, g.serial}
+}
+
+// ahead is a pair of stacks starting beside a round.
+type ahead struct {
+	done chan struct{}
+	pair [2]*live
+	wall time.Duration
+	err  error
+}
+
+// startAhead starts the next round's stacks while this round's trials run: beside a duet round the start falls
+// on both versions alike, as any other load does, so a round costs the longer of its trials and a start, not
+// both (tune does the same).
+func (g *gate) startAhead(ctx context.Context) *ahead {
+	a := &ahead{done: make(chan struct{})}
+	serials := g.nextSerials()
+	go func() {
+		defer close(a.done)
+		a.pair, a.wall, a.err = g.startPair(ctx, serials)
+	}()
+	return a
+}
+
+// discard waits for the pair and stops it.
+func (a *ahead) discard() {
+	<-a.done
+	for _, l := range a.pair {
+		if l != nil {
+			l.stop()
+		}
+	}
+}
+
+// rounds runs rounds until every comparison has stopped racing or the budget cannot buy another round. A round is
+// every comparison still racing taking its turn, one round of its experiment, on the round's pair of stacks;
+// then both versions move to a fresh pair. Each comparison's rounds are so each on fresh stacks: their spread
+// shows the stacks' offsets, which the engine is also told of (Spec.StackSD).
+func (g *gate) rounds(ctx context.Context) error {
+	for {
+		racing := g.racing()
+		if len(racing) == 0 {
+			return nil
+		}
+		cost := g.roundCost(racing)
+		left := time.Until(g.deadline)
+		if left < cost {
+			return nil
+		}
+		var next *ahead
+		if left >= 2*cost {
+			next = g.startAhead(ctx)
+		}
+		if err := g.round(ctx, racing); err != nil {
+			if next != nil {
+				next.discard()
+			}
+			return err
+		}
+		if next == nil {
+			return nil
+		}
+		<-next.done
+		if next.err != nil {
+			return next.err
+		}
+		g.stopAll()
+		g.cur, g.startWall = next.pair, next.wall
+	}
+}
+
+// round gives every comparison in racing its turn, in an order that turns from round to round.
+func (g *gate) round(ctx context.Context, racing []*comparison) error {
+	g.roundsRun++
+	for i := range racing {
+		c := racing[(i+g.roundsRun)%len(racing)]
+		// A phase a round: a log that prints a line a phase (CI) shows every round.
+		g.progress(fmt.Sprintf("round %d", g.roundsRun), "round %d: %s", g.roundsRun, c.Name)
+		if err := g.turn(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// turn runs one more round of c's experiment and notes whether it stops racing: decided, or shown not worse,
+// which is all the gate asks (a confidence sequence holds at any stopping time, this one included).
+func (g *gate) turn(ctx context.Context, c *comparison) error {
+	began := time.Now()
+	c.allow++
+	var err error
+	if !c.ran {
+		c.ran = true
+		c.out, err = c.x.Run(ctx)
+	} else {
+		c.out, err = c.x.Resume(ctx, func(l experiment.Look) bool { return l.Rounds < c.allow })
+	}
+	c.wall = time.Since(began)
+	c.spent += c.wall
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	newArm := c.out.Arms[1]
+	switch {
+	case newArm.Status == experiment.StatusError:
+		return fmt.Errorf("%s: %s", c.Name, newArm.Note)
+	case c.out.Ended == experiment.EndDecided:
+		c.ended = endedDecided
+	case notWorse(newArm.Vs, g.o.MinEffect):
+		c.ended = endedNotWorse
+	case !c.x.Resumable():
+		c.ended = c.out.Ended
+	}
+	return nil
+}
+
+// racing are the comparisons still racing.
+func (g *gate) racing() []*comparison {
+	var out []*comparison
+	for _, c := range g.comps {
+		if c.ended == "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// roundCost foresees a round of racing: the comparisons' last turns (before any, what calibrate foresaw, else
+// twice a trial's length), and at least a start of the next pair beside it.
+func (g *gate) roundCost(racing []*comparison) time.Duration {
+	var d time.Duration
+	for _, c := range racing {
+		if c.wall > 0 {
+			d += c.wall
+		} else {
+			d += 2 * time.Duration(trialSeconds*float64(time.Second))
+		}
+	}
+	return max(d, g.startWall)
+}

@@ -1,0 +1,108 @@
+package gate
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/load"
+)
+
+// simulated is a gate whose stacks start at once and whose trials draw CPU a request: NEW costs effect[name] more
+// than OLD on each comparison, with noise of sd[name] a trial (sd[""] where not given), and each trial takes pace.
+func simulated(t *testing.T, budget time.Duration, effect, sd map[string]float64, pace time.Duration) *gate {
+	t.Helper()
+	o := Options{URLs: []load.MixItem{{URI: "/a", Weight: 1}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 1}},
+		Budget: budget, MinEffect: 0.03, Alpha: 0.05, Timeout: time.Second, Old: Version{Label: "OLD"}, New: Version{Label: "NEW"}}
+	g := newGate(o)
+	g.setUp()
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(51, 1))
+	g.startOne = func(ctx context.Context, v, serial int) (*live, error) { return &live{serial: serial}, nil }
+	g.trialOne = func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error) {
+		mu.Lock()
+		noise, ok := sd[c.Name]
+		if !ok {
+			noise = sd[""]
+		}
+		x := 1000 * math.Exp(noise*rng.NormFloat64())
+		mu.Unlock()
+		if v == 1 {
+			x *= 1 + effect[c.Name]
+		}
+		time.Sleep(pace)
+		if ctx.Err() != nil {
+			return experiment.Observation{}, ctx.Err()
+		}
+		return experiment.Observation{Value: x, Requests: 100, Stack: l.serial}, nil
+	}
+	for _, c := range g.comps {
+		c.n, c.wall = 100, pace
+	}
+	pair, wall, err := g.startPair(context.Background(), g.nextSerials())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.cur, g.startWall = pair, wall
+	return g
+}
+
+// Each comparison races until it is decided or shown not worse, and leaves its rounds to the others; one that
+// cannot be decided runs until the budget ends. Every round of a comparison runs on a fresh pair of stacks.
+func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
+	// GET /c's trials are too noisy for the budget to decide.
+	effect := map[string]float64{"mix": 0.10, "GET /a": 0.25, "GET /b": 0, "GET /c": 0}
+	g := simulated(t, 600*time.Millisecond, effect, map[string]float64{"": 0.02, "GET /c": 0.15}, 2*time.Millisecond)
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := g.result()
+	want := map[string]string{"mix": Worse, "GET /a": Worse, "GET /b": NotWorse, "GET /c": Undecided}
+	for i, c := range r.Comparisons {
+		if c.Gate != want[c.Name] {
+			t.Errorf("%s: %s after %d rounds (%s %s), want %s", c.Name, c.Gate, c.Rounds, c.Verdict, c.Interval(), want[c.Name])
+		}
+		if c.Name == "GET /c" && c.Ended != experiment.EndBudget {
+			t.Errorf("GET /c ended %q, want it raced to the budget's end", c.Ended)
+		}
+		seen := map[int]bool{}
+		for _, a := range g.comps[i].out.Arms {
+			for _, o := range a.Trials {
+				if seen[o.Stack] {
+					t.Errorf("%s: stack %d ran two trials", c.Name, o.Stack)
+				}
+				seen[o.Stack] = true
+			}
+		}
+	}
+	if r.Outcome != Worse || r.Rounds < 10 {
+		t.Errorf("outcome %s in %d rounds, want worse and the budget used", r.Outcome, r.Rounds)
+	}
+	if late := time.Since(g.began) - g.o.Budget; late > 200*time.Millisecond {
+		t.Errorf("the rounds ended %s after the budget", late)
+	}
+}
+
+// Interrupted, the comparisons keep what they had, marked interrupted.
+func TestRoundsStopWhenInterrupted(t *testing.T) {
+	g := simulated(t, time.Minute, map[string]float64{}, map[string]float64{"": 0.05}, 5*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	err := g.rounds(ctx)
+	if ctx.Err() == nil || err == nil {
+		t.Fatalf("rounds: %v, want the context's error", err)
+	}
+	r := g.result()
+	if r.Rounds < 1 {
+		t.Errorf("%d rounds before the interruption", r.Rounds)
+	}
+	for _, c := range r.Comparisons {
+		if c.Gate == Worse {
+			t.Errorf("%s: worse on an interruption", c.Name)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+)
+
+// arm is one version in one comparison's experiment. Its trials run on the version's stack of the round: the
+// gate moves both versions to fresh stacks between rounds, so the arm has nothing to start or stop.
+type arm struct {
+	g *gate
+	v int
+	c *comparison
+}
+
+func (a *arm) Name() string                { return a.g.ver[a.v].Label }
+func (a *arm) Start(context.Context) error { return nil }
+func (a *arm) Stop()                       {}
+
+func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
+	return a.g.trialOne(ctx, a.v, a.g.cur[a.v], a.c)
+}
+
+// trial sends c's requests to version v's stack l and reads php-fpm's CPU time, from the scheduler's own clock,
+// before the first and after the last: every request's whole cost falls inside and nothing else does, so the
+// figure, CPU microseconds a request served, does not depend on how much of the machine the trial got (tune's
+// CPU trial). Failed requests count in the CPU and not among those served: a version that fails costs more.
+func (g *gate) trial(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error) {
+	r, err := load.NewRunner(g.options(l, c.mixes[v], c.n))
+	if err != nil {
+		return experiment.Observation{}, err
+	}
+	pg := l.st.PID(l.st.PHP())
+	began := time.Now()
+	before, err := measure.GroupCPU(pg)
+	if err != nil {
+		return experiment.Observation{}, g.trialError(v, l, err)
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if ctx.Err() != nil {
+		return experiment.Observation{}, ctx.Err()
+	}
+	if res == nil || err != nil && !errors.Is(err, load.ErrNoRequests) {
+		return experiment.Observation{}, g.trialError(v, l, err)
+	}
+	after, err := measure.GroupCPU(pg)
+	if err != nil {
+		return experiment.Observation{}, g.trialError(v, l, err)
+	}
+	if derr := l.st.Died(); derr != nil {
+		// What was measured is its death (nginx's 502s), not the version.
+		return experiment.Observation{}, g.trialError(v, l, derr)
+	}
+	wall := time.Since(began)
+	ok := res.Requests - res.Errors
+	cpu := max(after-before, time.Microsecond)
+	us := float64(cpu) / float64(time.Microsecond) / float64(max(ok, 1))
+	return experiment.Observation{Value: us, Requests: ok, Errors: res.Errors, Rate: float64(ok) / wall.Seconds(), Stack: l.serial}, nil
+}
+
+// trialError says which version's trial failed how, with PHP's own message.
+func (g *gate) trialError(v int, l *live, err error) error {
+	if err == nil {
+		err = errors.New("no result")
+	}
+	if derr := l.st.Died(); derr != nil && !errors.Is(err, derr) {
+		err = fmt.Errorf("%w (%v)", derr, err)
+	}
+	if msg := phpMessage(l.st); msg != "" {
+		err = fmt.Errorf("%w; PHP says: %s", err, msg)
+	}
+	return fmt.Errorf("%s: trial: %w", g.ver[v].Label, err)
+}
+
+// trialSeconds is how long a trial sends requests at the slower version's rate alone (a duet round, both
+// versions at once on two cores, takes about twice that). The precision of a comparison is the stacks it has
+// seen, not its trials' length (docs/engine.md, "Duet rounds"): short trials buy more rounds, each on fresh
+// stacks, until a round is as long as the next pair's start beside it.
+const trialSeconds = 0.4
+
+// calibrationRequests is the fewest requests the app's rate alone is read from.
+const calibrationRequests = 20
+
+// maxTrialRequests bounds a trial of a very fast page.
+const maxTrialRequests = 50000
+
+// calibrate sets each comparison's requests a trial from the slower version's rate alone on the first stacks:
+// the same requests in both versions' trials, and in every round.
+func (g *gate) calibrate(ctx context.Context) error {
+	for _, c := range g.comps {
+		g.progress("start", "timing %s", c.Name)
+		per := g.conc * cycle(c.mixes[0])
+		n := per * int(math.Ceil(float64(calibrationRequests)/float64(per)))
+		rate := math.Inf(1)
+		for v, l := range g.cur {
+			r, err := load.NewRunner(g.options(l, c.mixes[v], n))
+			if err != nil {
+				return err
+			}
+			began := time.Now()
+			res, err := r.Trial(ctx, 0, 0)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil || res.Errors > 0 {
+				return g.trialError(v, l, fmt.Errorf("timing %s: %v", c.Name, cmpErr(err, res)))
+			}
+			rate = min(rate, float64(res.Requests)/time.Since(began).Seconds())
+		}
+		c.n = min(max(per, int(rate*trialSeconds)), maxTrialRequests)
+		// A turn, foreseen: both versions' trials at once take about twice one alone.
+		c.wall = time.Duration(2 * float64(c.n) / rate * float64(time.Second))
+	}
+	return nil
+}
+
+// cmpErr is err, or the failed requests of res.
+func cmpErr(err error, res *load.Result) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%d of %d requests failed", res.Errors, res.Requests)
+}
