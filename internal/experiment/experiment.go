@@ -320,7 +320,11 @@ func (x *Experiment) Resume(ctx context.Context, cont func(Look) bool) (*Outcome
 	}
 	e := x.e
 	e.s.Continue, e.s.FutileAfter = cont, 0
-	e.scheduled = 0
+	if len(e.orders) == 0 || len(e.orders[0]) != len(e.live) {
+		e.scheduled = 0 // the live set changed: its balanced orders start over
+	}
+	// Else the balanced orders go on where they stopped: a caller that resumes an experiment a round at a time
+	// (gate's turns) would otherwise run every round in the first order, one arm always first.
 	for _, i := range e.live {
 		e.out.Arms[i].Status, e.out.Arms[i].Note = StatusOpen, ""
 	}

@@ -490,3 +490,32 @@ func TestLongChainsStateWhatHolds(t *testing.T) {
 		t.Errorf("%d chained intervals, %d missed: want some chains and misses within twice their alpha %.4g", chained, missed, stated)
 	}
 }
+
+// TestResumedRoundByRoundTurnsTheOrder: an experiment resumed a round at a time (gate's turns) goes on with its
+// balanced orders, so each arm goes first in half the rounds, rather than the first arm in all of them.
+func TestResumedRoundByRoundTurnsTheOrder(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	f := arms(rng, 0.05, 0, 0)
+	s := race(f, 0.01, 0.03)
+	s.Continue = func(l Look) bool { return l.Rounds < 1 }
+	x, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.Run(context.Background())
+	for r := 2; err == nil && r <= 8 && x.Resumable(); r++ {
+		out, err = x.Resume(context.Background(), func(l Look) bool { return l.Rounds < r })
+	}
+	if err != nil || out.Rounds != 8 {
+		t.Fatalf("%v after %d rounds: want 8 rounds", err, out.Rounds)
+	}
+	first := 0
+	for r := 0; r < out.Rounds; r++ {
+		if out.Order[2*r] == f[0].name {
+			first++
+		}
+	}
+	if first != out.Rounds/2 {
+		t.Errorf("the first arm went first in %d of %d rounds (order %v): want half", first, out.Rounds, out.Order)
+	}
+}
