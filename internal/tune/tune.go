@@ -11,7 +11,8 @@
 // otherpools.go (the pools already running in the same memory), saturation.go, poolsize.go, soak.go (memory
 // over a long series of requests: pm.max_requests), screen.go (a configuration's work per request), knobs.go
 // (the knob races' order), decide.go (a race on the engine, its report), hopeless.go (races the budget cannot
-// decide), revisit.go (second looks at open races), runtime.go (the server race), final.go and finalneed.go
+// decide), revisit.go (second looks at open races), runtime.go (the server race), tail.go (what a race guarded by
+// the p99 traded, in words), final.go and finalneed.go
 // (against the baselines, and the time that comparison keeps), p99.go, peak.go (the pool against an access
 // log's busiest second), result.go (the result and its JSON), sim.go (simulated runs on recorded noise).
 package tune
