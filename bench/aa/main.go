@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/bench/internal/heavylock"
 )
 
 func main() {
@@ -184,7 +186,7 @@ func readResult(path string) (*result, error) {
 // tuneOnce runs one tune into dir and reads its result.
 func tuneOnce(ctx context.Context, o opts, dir string) (*result, error) {
 	if o.lock != "" {
-		unlock, err := flock(ctx, o.lock)
+		unlock, err := heavylock.Take(ctx, o.lock)
 		if err != nil {
 			return nil, err
 		}
@@ -204,39 +206,9 @@ func tuneOnce(ctx context.Context, o opts, dir string) (*result, error) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
+		return nil, fmt.Errorf("%v: %s", err, heavylock.LastLine(stderr.String()))
 	}
 	return readResult(filepath.Join(dir, "result.json"))
-}
-
-// flock takes the lock file, waiting in line with the other takers (a blocking flock: they are woken in turn); an
-// interrupt while it waits stops the bench, and the lock, if it comes later, is let go at once.
-func flock(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	got := make(chan error, 1)
-	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
-	select {
-	case err := <-got:
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		return func() { f.Close() }, nil
-	case <-ctx.Done():
-		go func() {
-			<-got
-			f.Close()
-		}()
-		return nil, ctx.Err()
-	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // tally counts the verdicts of the runs.

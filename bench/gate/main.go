@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/phptune/phptune/bench/internal/heavylock"
 )
 
 func main() {
@@ -207,7 +209,7 @@ type result struct {
 // gateOnce runs one gate into dir and reads its result.
 func gateOnce(ctx context.Context, o opts, oldDir, newDir, dir string) (*result, error) {
 	if o.lock != "" {
-		unlock, err := flock(ctx, o.lock)
+		unlock, err := heavylock.Take(ctx, o.lock)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +223,7 @@ func gateOnce(ctx context.Context, o opts, oldDir, newDir, dir string) (*result,
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 3 && ee.ExitCode() != 4) {
-		return nil, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
+		return nil, fmt.Errorf("%v: %s", err, heavylock.LastLine(stderr.String()))
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	if err != nil {
@@ -298,32 +300,4 @@ func mean(x []float64) float64 {
 		s += v
 	}
 	return s / float64(len(x))
-}
-
-func flock(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	got := make(chan error, 1)
-	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
-	select {
-	case err := <-got:
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		return func() { f.Close() }, nil
-	case <-ctx.Done():
-		go func() {
-			<-got
-			f.Close()
-		}()
-		return nil, ctx.Err()
-	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
