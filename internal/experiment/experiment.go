@@ -217,7 +217,9 @@ type ArmResult struct {
 	Vs *stats.Comparison `json:"vs,omitempty"`
 	// Vs2 is the same on the Spec's second figure (nil without one).
 	Vs2 *stats.Comparison `json:"vs_second,omitempty"`
-	Err error             `json:"-"`
+	// Within, in Smallest, says the arm was shown within the minimum effect of every arm live at the end.
+	Within bool  `json:"within,omitempty"`
+	Err    error `json:"-"`
 }
 
 // Decisive is the comparison that speaks for a race's choice: the winner against the incumbent when it

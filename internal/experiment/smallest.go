@@ -67,6 +67,19 @@ func (e *run) smallestDone() bool {
 	return len(e.live) <= 1 || (e.out.Rounds >= 2 && e.within(e.live[0]))
 }
 
+// NoteOpenBefore is a Smallest winner's note when it is shown within the margin and an arm before it is open.
+const NoteOpenBefore = "the first shown within the margin; an arm before it not yet shown within or worse"
+
+// firstWithin is the first live arm shown within the margin of every other live arm, or -1.
+func (e *run) firstWithin() int {
+	for _, i := range e.live {
+		if e.out.Rounds >= 2 && e.within(i) {
+			return i
+		}
+	}
+	return -1
+}
+
 // smallestFinish picks the winner and states every arm against the live arm with the best estimate (Best):
 // decided, the first live arm; undecided, the first live arm whose estimate against the best is within half
 // the minimum effect (it looks within the margin, though not yet shown), else the best. Only a decided winner
@@ -76,8 +89,10 @@ func (e *run) smallestFinish() {
 	o.Best = e.bestLive()
 	o.Winner = o.Best
 	decided := len(e.live) > 0 && e.within(e.live[0])
-	if decided {
-		o.Winner = e.live[0]
+	if w := e.firstWithin(); w >= 0 {
+		// Shown within the margin of every live arm: a claim that holds at the pairs' level, though an arm
+		// before it is still open (a size a percent or two from the margin is open for hundreds of rounds).
+		o.Winner = w
 	} else {
 		half := math.Log1p(e.s.MinEffect) / 2
 		for _, i := range e.live {
@@ -95,15 +110,15 @@ func (e *run) smallestFinish() {
 		}
 		switch {
 		case i == o.Winner && decided:
-			r.Status = StatusWinner
+			r.Status, r.Within = StatusWinner, true
 		case i == o.Winner && e.within(i):
-			// Within, but an arm before it is not yet shown within or worse: the best of a few open arms, not
-			// the first within (a decided race).
-			r.Status, r.Note = StatusWinner, "an arm before it not yet shown within the margin or worse: the budget ran out"
+			// Within, but an arm before it is not yet shown within or worse: the first shown within, not the
+			// first arm within (a decided race).
+			r.Status, r.Note, r.Within = StatusWinner, NoteOpenBefore, true
 		case i == o.Winner:
 			r.Status, r.Note = StatusWinner, "not yet shown within the margin: the budget ran out"
 		case r.Status == StatusOpen && e.within(i):
-			r.Status = StatusWithin
+			r.Status, r.Within = StatusWithin, true
 		}
 		if i != o.Best {
 			r.Vs = e.against(o.Best, i)
@@ -144,22 +159,38 @@ func (e *run) against(i, j int) *stats.Comparison {
 	return c
 }
 
-// smallestNeeded is the fewest rounds in all after which the race would end, at the pairs' estimates and spreads:
-// the first live arm shown within the margin of every other, or shown worse than one and the race going on
-// from the next (0 when a pair has fewer than two rounds).
+// smallestNeeded is the fewest rounds in all after which the race would have its answer, at the pairs'
+// estimates and spreads: with an arm shown within the margin, the rounds after which an arm before it would
+// be shown within or worse (the first within would then change or be the first arm); before any is, the
+// rounds after which the first to be would be (0 when a pair has fewer than two rounds). On the sequential
+// rule alone (the first live arm within, or shown worse and the next first) a size a percent from the margin
+// held a race open for hundreds of rounds, and the sizes' race stopped after four with none shown.
 func (e *run) smallestNeeded() int {
-	need := 0
-	for k, first := range e.live[:max(len(e.live)-1, 0)] {
-		within, worse, ok := e.smallestEnds(first, e.live[k+1:])
+	w := e.firstWithin()
+	need := MaxRoundsNeeded
+	for k, i := range e.live {
+		if i == w {
+			break
+		}
+		within, worse, ok := e.smallestEnds(i, others(e.live, k))
 		if !ok {
 			return 0
 		}
-		if within <= worse {
-			return max(need, within)
+		if w >= 0 {
+			need = min(need, within, worse) // an arm before the first within: its end changes the answer
+		} else {
+			need = min(need, within)
 		}
-		need = max(need, worse) // dropped then, and the next arm first
+	}
+	if w >= 0 && w == e.live[0] {
+		return 0
 	}
 	return need
+}
+
+// others is live without its k-th arm.
+func others(live []int, k int) []int {
+	return append(append([]int(nil), live[:k]...), live[k+1:]...)
 }
 
 // smallestEnds is the rounds in all after which first would be shown within the margin of every arm of rest,
@@ -168,7 +199,7 @@ func (e *run) smallestEnds(first int, rest []int) (within, worse int, ok bool) {
 	m, alpha := math.Log1p(e.s.MinEffect), e.rule().Alpha
 	worse = MaxRoundsNeeded
 	for _, j := range rest {
-		s := e.seq[first][j]
+		s := e.seq[min(first, j)][max(first, j)]
 		if s.N() < 2 {
 			return 0, 0, false
 		}

@@ -302,11 +302,15 @@ func kneeText(s *sweepModel, p tune.Plan) string {
 	}
 	text := fmt.Sprintf("throughput levels off at %d connections (the knee: the fewest not shown below %.0f%% of the peak's), "+
 		"the peak at %d", s.Knee, 100*tune.KneeShare, s.Peak)
-	if n := p.Concurrency; n > 0 {
+	n := p.Concurrency
+	switch {
+	case p.ConcurrencyNote != "":
+		text += "; the knob comparisons load " + p.ConcurrencyNote
+	case n > 0:
 		text += fmt.Sprintf("; the knob comparisons load %d connections", n)
-		if c := p.CPUConcurrency; c > 0 && c != n {
-			text += fmt.Sprintf(", CPU trials %d", c)
-		}
+	}
+	if c := p.CPUConcurrency; n > 0 && c > 0 && c != n {
+		text += fmt.Sprintf(", CPU trials %d", c)
 	}
 	return text
 }

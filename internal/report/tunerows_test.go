@@ -164,6 +164,14 @@ func checkRows(t *testing.T, name string, r *tune.Result, rows []renderedRow) {
 		if math.Abs(row.change-100*est) > 0.051*math.Max(1, math.Abs(100*est)/50) {
 			t.Errorf("%s: %s %s against %s shows %+.1f%%, the run measured %+.2f%%", name, row.name, row.kept, row.against, row.change, 100*est)
 		}
+		if row.verdict == string(tune.NonInferior) {
+			// The pool size's claim is the race's (within the margin of every size left), not the pair's verdict:
+			// the interval shown must support it.
+			if row.lo <= -100*r.Plan.MinEffect {
+				t.Errorf("%s: %s reads %s with an interval [%+.1f%%, %+.1f%%] reaching past the margin", name, row.name, row.verdict, row.lo, row.hi)
+			}
+			continue
+		}
 		if row.verdict != string(verdict) {
 			t.Errorf("%s: %s %s against %s reads %q, the run's verdict for it is %q", name, row.name, row.kept, row.against, row.verdict, verdict)
 		}

@@ -16,7 +16,7 @@ import (
 func sizesOutcome(best, winner int, statuses ...string) *experiment.Outcome {
 	out := &experiment.Outcome{Best: best, Winner: winner, Rounds: 7}
 	for i, s := range statuses {
-		a := experiment.ArmResult{Status: s, Trials: []experiment.Observation{{Value: 100, Rate: 100}}}
+		a := experiment.ArmResult{Status: s, Trials: []experiment.Observation{{Value: 100, Rate: 100}}, Within: s == experiment.StatusWithin}
 		if s == experiment.StatusWinner && i == winner {
 			a.Note = "not yet shown within the margin: the budget ran out"
 		}
@@ -26,6 +26,12 @@ func sizesOutcome(best, winner int, statuses ...string) *experiment.Outcome {
 		out.Arms = append(out.Arms, a)
 	}
 	return out
+}
+
+// shownWithin marks o's arm i the winner shown within the margin, with note.
+func shownWithin(o *experiment.Outcome, i int, note string) *experiment.Outcome {
+	o.Arms[i].Within, o.Arms[i].Note = true, note
+	return o
 }
 
 // TestAnOpenSizeRaceKeepsTheStartingSize: a sizes' race that ends open does not recommend its noisy leader (six
@@ -52,13 +58,11 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 		// A size shown worse (or failed) inside the range is never the pick, nor is a size beside it.
 		{"start raced and shown worse", 8, []int{4, 8, 16}, sizesOutcome(2, 0, win, drop, open), 16, false, "max_children=16 vs 8"},
 		{"start beside a size that failed", 6, []int{4, 8, 16}, sizesOutcome(2, 0, win, experiment.StatusError, open), 4, false, "max_children=4 vs 16"},
-		// A size shown within the margin but not the smallest not shown worse: the race is open; kept as shown.
-		{"start shown within", 8, []int{2, 4, 8, 16}, sizesOutcome(3, 1, open, win, within, open), 8, true, "max_children=8 vs 16"},
-		{"decided", 5, []int{2, 4, 8, 16}, func() *experiment.Outcome {
-			o := sizesOutcome(3, 2, drop, drop, win, within)
-			o.Arms[2].Note = ""
-			return o
-		}(), 8, false, "max_children=8 vs 16"},
+		// The first size shown within the margin while a smaller one is open: decided on it, the smaller open.
+		{"shown within, a smaller size open", 5, []int{2, 4, 8, 16}, shownWithin(sizesOutcome(3, 2, open, open, win, within), 2,
+			experiment.NoteOpenBefore), 8, false, "max_children=8 vs 16"},
+		{"decided", 5, []int{2, 4, 8, 16}, shownWithin(sizesOutcome(3, 2, drop, drop, win, within), 2, ""), 8, false,
+			"max_children=8 vs 16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}, res: &Result{}}
@@ -87,15 +91,16 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			if (winners == 1) != raced || winners > 1 || (accepted == 1) != (raced && c.want != c.sizes[c.out.Best]) {
 				t.Errorf("%d sizes marked the pick, %d comparisons accepted; the pick raced: %v", winners, accepted, raced)
 			}
-			if c.name == "start shown within" && !strings.Contains(row.Note, "shown: 8") {
-				t.Errorf("the pick was shown within the margin, and the row does not say so: %s", row.Note)
+			decided := c.out.Arms[c.out.Winner].Within
+			if c.name == "shown within, a smaller size open" && !strings.Contains(row.Note, "not yet shown: 2, 4") {
+				t.Errorf("the sizes before the pick are open, and the row does not say so: %s", row.Note)
 			}
-			if c.name != "decided" && (row.Verdict != stats.Inconclusive || ps.Decided) {
+			if !decided && (row.Verdict != stats.Inconclusive || ps.Decided) {
 				t.Errorf("an open race: verdict %s, decided %v", row.Verdict, ps.Decided)
 			}
 			// Decided, the claim is one-sided: not worse than the best by more than the margin, with the interval
 			// that shows it, never no_difference.
-			if c.name == "decided" && (row.Verdict != NonInferior || !ps.Decided || row.CILowPct == 0 && row.CIHighPct == 0) {
+			if decided && (row.Verdict != NonInferior || !ps.Decided || row.CILowPct == 0 && row.CIHighPct == 0) {
 				t.Errorf("a decided race: verdict %s, decided %v, interval [%v, %v]", row.Verdict, ps.Decided, row.CILowPct, row.CIHighPct)
 			}
 			t.Log(row.Note)

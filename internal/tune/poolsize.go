@@ -150,6 +150,17 @@ func (t *tuner) poolRace(ctx context.Context) error {
 	return err
 }
 
+// loadThePool sets the load of the comparisons after the sizes' race to the pool it decided, full: the knee of
+// a few short sweep trials moved from 2 to 8 between two runs of the demo, and every goodput race and the final
+// loaded it; a decided size is a measurement of its own, and the pool a server would run.
+func (t *tuner) loadThePool(size int) {
+	if c := max(size, 2); c != t.conc {
+		t.plan.ConcurrencyNote = fmt.Sprintf("%d connections (the knee's) until the pool's size was decided, then %d (its size)", t.conc, c)
+		t.conc = c
+		t.plan.Concurrency, t.facts.Concurrency = c, c
+	}
+}
+
 // sizePool decides pm.max_children: the smallest size shown within the minimum effect of the best of the sizes
 // raced (experiment.Smallest), within memory and not below floor, all under one load that fills the largest
 // (a smaller pool queues the rest in its backlog, as it would in production). Not the best: on a flat curve the
@@ -253,6 +264,9 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 		cfg.MaxChildren = t.sizesDone(sizes, rc.spec, out)
 		t.setBest(cfg) // held before the arms stop: the pick's warm stack, if it was raced, stays for what follows
 		stopAll(rc.arms)
+		if t.res.PoolSize.Decided {
+			t.loadThePool(cfg.MaxChildren)
+		}
 	} else {
 		stopAll(rc.arms)
 	}
@@ -302,11 +316,11 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 		ps.Sizes = append(ps.Sizes, SizeResult{Size: sizes[i], Status: a.Status, Note: a.Note, RPS: medianOf(a.Trials, rate),
 			Rounds: len(a.Trials), VsBest: a.Vs})
 	}
-	win := out.Arms[out.Winner]
-	ps.Decided = win.Status == experiment.StatusWinner && win.Note == ""
+	// Decided: the pick is shown within the margin of every size left, though a smaller one may still be open
+	// (experiment.NoteOpenBefore: a size a percent or two from the margin is open for hundreds of rounds).
+	ps.Decided = out.Arms[out.Winner].Within
 	for i := range ps.Sizes {
-		sr := &ps.Sizes[i]
-		sr.Within = sr.Status == experiment.StatusWithin || i == out.Winner && ps.Decided
+		ps.Sizes[i].Within = out.Arms[i].Within
 	}
 	ps.setRange()
 	pick, picked := sizes[out.Winner], out.Winner

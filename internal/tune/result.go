@@ -90,7 +90,9 @@ type Plan struct {
 	WarmupS     float64 `json:"warmup_s"`
 	WindowS     float64 `json:"window_s"`
 	CPURequests int     `json:"cpu_trial_requests"`
-	Concurrency int     `json:"concurrency"` // load for the knob comparisons: the saturation knee's
+	Concurrency int     `json:"concurrency"` // load for the knob comparisons: the knee's, then the decided pool's
+	// ConcurrencyNote says how the load moved when the pool's size was decided (empty: it did not).
+	ConcurrencyNote string `json:"concurrency_note,omitempty"`
 	// CPUConcurrency is the CPU trials' load: the knee's, at most two connections a CPU.
 	CPUConcurrency int `json:"cpu_concurrency,omitempty"`
 	SweepTrials    int `json:"sweep_trials_per_point"`
@@ -111,6 +113,9 @@ type Plan struct {
 	ScreenWallS float64 `json:"screen_wall_s"`
 	ScreenedOut int     `json:"screened_out"`
 	ScreenNote  string  `json:"screen_note,omitempty"`
+	// SecondLooks says what the time before the final went to once the races were run: the looks taken, or why
+	// none was (the time left, the final's keep, the nearest look's cost).
+	SecondLooks string `json:"second_looks,omitempty"`
 }
 
 // Screened is the verdict of a CPU-only knob whose every candidate the screen counted doing the same work per

@@ -40,9 +40,10 @@ func (t *tuner) raceDone(rc *raced) {
 // configuration as it stands (later knobs' choices kept), as any knob's winner is (coordinate ascent), and the
 // final comparison measures the result.
 func (t *tuner) revisit(ctx context.Context) error {
-	for {
+	for looks := 0; ; looks++ {
 		o, cost := t.nextLook()
 		if o == nil {
+			t.plan.SecondLooks = t.looksNote(looks)
 			return nil
 		}
 		o.looks++
@@ -175,4 +176,27 @@ func (t *tuner) lookCosts(o *openRace, l experiment.Look) (starts, round time.Du
 		cold++
 	}
 	return startsCost(cold, t.costs.start(rc.spec.startKind())), time.Duration(l.Live) * t.costs.trial(rc.spec.Metric)
+}
+
+// looksNote says what the second looks did once none is left to take: how many were taken, the time left and
+// what the final was kept, and the nearest open race's cost.
+func (t *tuner) looksNote(looks int) string {
+	left, keep := t.left(), t.finalKeep()
+	note := fmt.Sprintf("%d taken; then %s left, %s of it kept for the final", looks, left.Round(time.Second), keep.Round(time.Second))
+	var near *openRace
+	var nearCost time.Duration
+	for _, o := range t.open {
+		if o.rc.row.Verdict != stats.Inconclusive || !o.rc.x.Resumable() || o.looks >= maxLooks {
+			continue
+		}
+		l := o.rc.x.Look()
+		starts, trial := t.lookCosts(o, l)
+		if cost := starts + time.Duration(max(l.Needed-l.Rounds, t.d.least()))*trial; near == nil || cost < nearCost {
+			near, nearCost = o, cost
+		}
+	}
+	if near != nil {
+		note += fmt.Sprintf("; the nearest open race, %s, would take %s", near.rc.r.knob.Name, nearCost.Round(time.Second))
+	}
+	return note
 }
