@@ -40,7 +40,7 @@ func (r KnobRow) Versus() *Versus {
 }
 
 // legacyVersus reads an old row's Compared, "NAME=B vs A" ("(unset)" for the empty value): nil when it is
-// empty or does not name the row's knob. The last " vs " splits, as the reports that wrote it read it.
+// empty or does not name the row's knob. The last " vs " splits, as the reports read it before rows had Vs.
 func legacyVersus(name, s string) *Versus {
 	rest, found := strings.CutPrefix(s, name+"=")
 	if !found {
