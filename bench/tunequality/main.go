@@ -339,7 +339,7 @@ func agreement(ctx context.Context, bin, work string, budget time.Duration) (str
 		m := map[string]verdict{}
 		for _, k := range r.Knobs {
 			v := verdict{verdict: string(k.Verdict), value: k.Value, shown: string(k.Verdict) + " " + k.Value}
-			if k.Compared != "" {
+			if k.Versus() != nil {
 				v.shown += fmt.Sprintf(" %+.1f%% [%+.1f, %+.1f]", k.EffectPct, k.CILowPct, k.CIHighPct)
 			}
 			if strings.Contains(k.Note, "budget") {

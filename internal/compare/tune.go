@@ -49,9 +49,22 @@ type KnobAgreement struct {
 	Present  []bool          `json:"present"`
 	// Decided is false where the run kept the value without a comparison (pinned, or the budget ran out).
 	Decided  []bool   `json:"decided"`
-	Compared []string `json:"compared"` // the decisive comparison, "opcache=off vs on"
-	Notes    []string `json:"notes"`
-	Agree    bool     `json:"agree"`
+	Compared []string `json:"compared"` // the decisive comparison in words, "opcache=off vs on"
+	// Vs is the decisive comparison as data, per run (nil where not decided); absent from a compare.json
+	// written before it, where Row reads Compared instead.
+	Vs    []*tune.Versus `json:"vs,omitempty"`
+	Notes []string       `json:"notes"`
+	Agree bool           `json:"agree"`
+}
+
+// Row is run i's row of the knob, as far as the comparison keeps it: its value, verdict and what it was
+// compared on (from Vs, or from an older compare.json's Compared through tune.KnobRow.Versus).
+func (k KnobAgreement) Row(i int) tune.KnobRow {
+	row := tune.KnobRow{Name: k.Name, Value: k.Values[i], Compared: k.Compared[i], Verdict: k.Verdicts[i]}
+	if i < len(k.Vs) {
+		row.Vs = k.Vs[i]
+	}
+	return row
 }
 
 // Tunes compares tune results against the first. minEffect is relative (0.01 = 1%).
@@ -95,11 +108,13 @@ func Tunes(results []*tune.Result, names []string, minEffect float64) (*TuneRepo
 				index[k.Name] = i
 				n := len(results)
 				rep.Knobs = append(rep.Knobs, KnobAgreement{Name: k.Name, Values: make([]string, n), Verdicts: make([]stats.Verdict, n),
-					Present: make([]bool, n), Decided: make([]bool, n), Compared: make([]string, n), Notes: make([]string, n)})
+					Present: make([]bool, n), Decided: make([]bool, n), Compared: make([]string, n), Vs: make([]*tune.Versus, n),
+					Notes: make([]string, n)})
 			}
 			ka := &rep.Knobs[i]
 			ka.Values[ri], ka.Verdicts[ri], ka.Present[ri] = k.Value, k.Verdict, true
-			ka.Decided[ri], ka.Compared[ri], ka.Notes[ri] = k.Compared != "", k.Compared, k.Note
+			ka.Vs[ri] = k.Versus()
+			ka.Decided[ri], ka.Compared[ri], ka.Notes[ri] = ka.Vs[ri] != nil, ka.Vs[ri].String(), k.Note
 			if !ka.Decided[ri] {
 				ka.Verdicts[ri] = ""
 			}

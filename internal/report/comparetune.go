@@ -120,7 +120,7 @@ func runCell(k compare.KnobAgreement, i int) string {
 
 // runVerdict is run i's verdict on the value it kept, and what that value was compared with.
 func runVerdict(k compare.KnobAgreement, i int) (against string, v stats.Verdict) {
-	against, _, v, _, _ = keptSide(tune.KnobRow{Name: k.Name, Value: k.Values[i], Compared: k.Compared[i], Verdict: k.Verdicts[i]})
+	against, _, v, _, _ = keptSide(k.Row(i))
 	return against, v
 }
 

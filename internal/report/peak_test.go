@@ -17,7 +17,7 @@ func TestPeakOnThePoolsRow(t *testing.T) {
 	r.Recommendation.MaxChildren = 8
 	r.Knobs = []tune.KnobRow{
 		{Name: "max_children", Value: "8", From: "5", Metric: tune.MetricGoodput, EffectPct: 1, CILowPct: -2, CIHighPct: 3,
-			Verdict: stats.NoDifference, Compared: "max_children=12 vs 8", Rounds: 9},
+			Verdict: stats.NoDifference, Vs: &tune.Versus{Knob: "max_children", B: "12", A: "8"}, Rounds: 9},
 		{Name: "backlog", Value: "0", From: "0", Note: "not tried: at most 8 connections wait for a worker"},
 	}
 	r.PeakCheck = &tune.PeakCheck{PeakRPS: 212, LogConcurrency: 13.94, ServiceUs: 66e3, Workers: 14, MaxChildren: 8, CapacityRPS: 150}

@@ -81,6 +81,7 @@ func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
 			l.Details = append(l.Details, fmt.Sprintf("the change and verdict are %s's against %s", knob.Shown(k.Name, cand), l.Against))
 		}
 	} else if k.Compared != "" {
+		// An old result's words that name no values (Versus could not read them): shown as they were written.
 		l.Details = append(l.Details, "compared: "+k.Compared)
 	}
 	l.Word = keptWord(l.Verdict, k.Note, l.Change != nil)
@@ -110,10 +111,11 @@ func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
 // kept value's: the value it was compared with, the change and the verdict; cand and inc are the comparison's
 // values. No change when the row has no comparison that names its values.
 func keptSide(k tune.KnobRow) (against string, c *change, v stats.Verdict, cand, inc string) {
-	cand, inc, ok := parseCompared(k.Name, k.Compared)
-	if !ok {
+	vs := k.Versus()
+	if vs == nil {
 		return "", nil, k.Verdict, "", ""
 	}
+	cand, inc = vs.B, vs.A
 	ch := change{k.EffectPct, k.CILowPct, k.CIHighPct}
 	if k.Value == inc {
 		return knob.Shown(k.Name, cand), ch.inverse(), flip(k.Verdict), cand, inc
@@ -145,26 +147,6 @@ func startValue(name string, base knob.Config) string {
 		return k.Get(base)
 	}
 	return knob.INI(name).Get(base)
-}
-
-// parseCompared splits a row's comparison, "NAME=B vs A", into the candidate B and the incumbent A, as the
-// values are kept ("(unset)" stands for the empty value).
-func parseCompared(name, s string) (cand, inc string, ok bool) {
-	rest, found := strings.CutPrefix(s, name+"=")
-	if !found {
-		return "", "", false
-	}
-	i := strings.LastIndex(rest, " vs ")
-	if i < 0 {
-		return "", "", false
-	}
-	unset := func(v string) string {
-		if v == "(unset)" {
-			return ""
-		}
-		return v
-	}
-	return unset(rest[:i]), unset(rest[i+len(" vs "):]), true
 }
 
 // unbounded says whether the engine could not bound c's interval yet (a side at experiment.Unbounded).

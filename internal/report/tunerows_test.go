@@ -284,9 +284,9 @@ func TestReportedRowsReadRight(t *testing.T) {
 		cs("max_children", "8", "12", 0.01, -0.02, 0.03, stats.NoDifference),
 	}
 	r.Knobs = []tune.KnobRow{
-		{Name: "opcache", Value: "on", From: "on", Metric: tune.MetricCPU, EffectPct: -46.7, CILowPct: -61.9, CIHighPct: -25.5, Verdict: stats.Worse, Compared: "opcache=off vs on", Rounds: 4},
-		{Name: "preload", Value: "off", From: "off", Metric: tune.MetricCPU, EffectPct: -13.3, CILowPct: -20, CIHighPct: -5, Verdict: stats.Worse, Compared: "preload=on vs off", Rounds: 6},
-		{Name: "max_children", Value: "8", From: "8", Metric: tune.MetricGoodput, EffectPct: 1, CILowPct: -2, CIHighPct: 3, Verdict: stats.NoDifference, Compared: "max_children=12 vs 8", Rounds: 9},
+		{Name: "opcache", Value: "on", From: "on", Metric: tune.MetricCPU, EffectPct: -46.7, CILowPct: -61.9, CIHighPct: -25.5, Verdict: stats.Worse, Vs: &tune.Versus{Knob: "opcache", B: "off", A: "on"}, Rounds: 4},
+		{Name: "preload", Value: "off", From: "off", Metric: tune.MetricCPU, EffectPct: -13.3, CILowPct: -20, CIHighPct: -5, Verdict: stats.Worse, Vs: &tune.Versus{Knob: "preload", B: "on", A: "off"}, Rounds: 6},
+		{Name: "max_children", Value: "8", From: "8", Metric: tune.MetricGoodput, EffectPct: 1, CILowPct: -2, CIHighPct: 3, Verdict: stats.NoDifference, Vs: &tune.Versus{Knob: "max_children", B: "12", A: "8"}, Rounds: 9},
 		{Name: "backlog", Value: "0", From: "0", Note: "not tried: at most 8 connections wait for a worker, within php-fpm's default backlog (511)"},
 		{Name: "realpath_cache_size", Metric: tune.MetricWork, Verdict: tune.Screened, Note: "realpath_cache_size=16M: instructions per request -0.1%, screened out"},
 		{Name: "listen", Value: "unix", From: "unix", Verdict: stats.Error, Note: "listen=tcp failed: php-fpm did not start"},

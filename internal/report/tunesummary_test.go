@@ -77,7 +77,7 @@ func TestTradedForTheTailLeadsTheSummary(t *testing.T) {
 	r := recordedTuneFile(t, "testdata/tune-result.json")
 	trade := "apache-modphp +5.1% req/s but p99 24x worse: kept nginx-fpm"
 	r.Knobs = append(r.Knobs, tune.KnobRow{Name: "server", Value: "nginx-fpm", From: "nginx-fpm", Metric: tune.MetricGoodput,
-		EffectPct: 5.1, CILowPct: 0.1, CIHighPct: 10.3, Verdict: stats.Better, Compared: "server=apache-modphp vs nginx-fpm",
+		EffectPct: 5.1, CILowPct: 0.1, CIHighPct: 10.3, Verdict: stats.Better, Vs: &tune.Versus{Knob: "server", B: "apache-modphp", A: "nginx-fpm"},
 		Rounds: 12, Note: trade, Traded: trade})
 	var sum, full strings.Builder
 	TuneSummary(&sum, r)

@@ -321,7 +321,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		c := res.comps[idx-1]
 		row.EffectPct, row.CILowPct, row.CIHighPct = 100*dec.Estimate, 100*dec.Lo, 100*dec.Hi
 		row.Verdict = dec.Verdict
-		row.Compared = fmt.Sprintf("%s=%s vs %s", k.Name, orUnset(c.B), orUnset(from))
+		row.setVersus(k.Name, c.B, from)
 		if c.Note != "" && c.Note != "no better than "+orUnset(from) && c.Note != "worse than "+orUnset(from) &&
 			(row.Traded == "" || !c.outForTail()) { // the trade says it
 			notes = append(notes, c.Note)

@@ -68,7 +68,7 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}, res: &Result{}}
 			got := tu.sizesDone(c.sizes, TrialSpec{Conc: 32, Metric: MetricGoodput}, c.out)
 			ps, row := tu.res.PoolSize, tu.res.Knobs[0]
-			if got != c.want || row.Value != strconv.Itoa(c.want) || ps.Kept != c.kept || row.Compared != c.compared {
+			if got != c.want || row.Value != strconv.Itoa(c.want) || ps.Kept != c.kept || row.Compared != c.compared || row.Vs.String() != c.compared {
 				t.Fatalf("pick %d, row %q compared %q, kept %v: want %d, compared %q, kept %v (%s)", got, row.Value, row.Compared,
 					ps.Kept, c.want, c.compared, c.kept, row.Note)
 			}

@@ -360,7 +360,7 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 	}
 	if c != nil {
 		row.EffectPct, row.CILowPct, row.CIHighPct = 100*c.Estimate, 100*c.Lo, 100*c.Hi
-		row.Compared = fmt.Sprintf("max_children=%d vs %s", pick, other)
+		row.setVersus(k.Name, strconv.Itoa(pick), other)
 	}
 	t.res.Knobs = append(t.res.Knobs, row)
 	return pick

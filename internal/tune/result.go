@@ -152,10 +152,14 @@ type KnobRow struct {
 	EffectPct float64       `json:"effect_pct"`
 	CILowPct  float64       `json:"ci_low_pct"`
 	CIHighPct float64       `json:"ci_high_pct"`
-	Verdict   stats.Verdict `json:"verdict"`  // "" when the knob was not tried (Note says why)
-	Compared  string        `json:"compared"` // the comparison the effect is from: "B vs A"
-	Rounds    int           `json:"rounds,omitempty"`
-	Note      string        `json:"note,omitempty"`
+	Verdict   stats.Verdict `json:"verdict"` // "" when the knob was not tried (Note says why)
+	// Vs is the comparison the effect is from: the value it is of against the value it was compared with.
+	// Compared says the same in words ("NAME=B vs A"), for a person reading result.json; code reads
+	// Versus(), which falls back to Compared only for a result written before rows carried Vs.
+	Vs       *Versus `json:"vs,omitempty"`
+	Compared string  `json:"compared"`
+	Rounds   int     `json:"rounds,omitempty"`
+	Note     string  `json:"note,omitempty"`
 	// Need, for an inconclusive knob, says what would decide it: rounds and about how long.
 	Need string `json:"need,omitempty"`
 	// Traded, in a race that guards the p99, says what a value ahead on goodput but shown worse at the p99 would

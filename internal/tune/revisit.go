@@ -48,7 +48,7 @@ func (t *tuner) revisit(ctx context.Context) error {
 		}
 		o.looks++
 		allow := min(t.left()-t.finalKeep(), cost+cost/2)
-		t.status("second look "+o.rc.r.knob.Name, fmt.Sprintf("%s left undecided; about %s to decide", o.rc.row.Compared, cost.Round(time.Second)))
+		t.status("second look "+o.rc.r.knob.Name, fmt.Sprintf("%s left undecided; about %s to decide", o.rc.row.Versus(), cost.Round(time.Second)))
 		k := o.rc.r.knob
 		if t.moved(o.rc) {
 			if err := t.raceAgain(ctx, o); err != nil {
@@ -124,7 +124,7 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 		return err
 	}
 	r.row.Note = strings.TrimSpace(fmt.Sprintf("%s Raced again in a second look, once the configuration it was first raced in had changed (then: %s %s %+.1f%% [%+.1f%%, %+.1f%%] in %d rounds).",
-		r.row.Note, first.Compared, first.Verdict, first.EffectPct, first.CILowPct, first.CIHighPct, first.Rounds))
+		r.row.Note, first.Versus(), first.Verdict, first.EffectPct, first.CILowPct, first.CIHighPct, first.Rounds))
 	o.rc, o.comp = r, len(t.res.Comparisons)
 	t.res.Knobs[o.row] = r.row
 	t.res.Comparisons = append(t.res.Comparisons, r.comps...)
