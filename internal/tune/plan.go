@@ -46,7 +46,9 @@ func (t *tuner) fit() error {
 	t.lengths.cpuN = int(math.Min(math.Max(math.Round(secs*peak), minCPURequests), maxCPURequests))
 	// A CPU trial keeps the CPUs busy, no more: more connections would only queue, and every connection sends
 	// whole cycles of the mix (the same requests each trial), so they would round the trial up to more requests.
-	t.cpuConc = min(t.conc, cpuConcPerCore*t.cpus())
+	// Not the knee's: a few short sweep trials put it at 1 in one run of the demo and 8 in the next, and the CPU
+	// races' load and pools with it (poolSize caps it by memory).
+	t.cpuConc = cpuConcPerCore * t.cpus()
 	sent := evenRequests(t.lengths.cpuN, t.cpuConc, len(load.MixSequence(t.o.URLs)))
 	t.costs.guess[MetricGoodput] = t.lengths.warm + t.lengths.win + 50*time.Millisecond
 	t.costs.guess[MetricCPU] = time.Duration(float64(sent)/t.rateAt(t.cpuConc)*float64(time.Second)) + 30*time.Millisecond

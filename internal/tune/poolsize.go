@@ -97,6 +97,10 @@ func (t *tuner) poolSize() error {
 			n = ps.MemoryLimit
 			ps.Note = "memory limits the pool below the CPU knee"
 		}
+		if t.cpuConc > ps.MemoryLimit {
+			t.cpuConc = ps.MemoryLimit // the CPU trials' pools hold a worker a connection
+			t.plan.CPUConcurrency = t.cpuConc
+		}
 	}
 	if sat := t.res.Saturation; sat.OOM > 0 {
 		// The OOM killer struck at sat.OOM connections: no pool that large, whatever the figures said.
