@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -94,5 +95,35 @@ func TestTradedForTheTailLeadsTheSummary(t *testing.T) {
 	}
 	if !strings.Contains(full.String(), trade) {
 		t.Errorf("the full account's server row does not carry the trade:\n%s", full.String())
+	}
+}
+
+// TestScreenedIsNotShownInTheSummary: a knob whose every candidate the screen counted doing the same work was
+// never timed, so the summary does not list it as "shown and kept" (a statistical verdict) but on a line of its
+// own that says it was counted, not timed, and is no verdict (issue 53).
+func TestScreenedIsNotShownInTheSummary(t *testing.T) {
+	r := recordedTuneFile(t, "testdata/tune-result.json")
+	start := startValue("realpath_cache_size", r.Baseline) // kept as it was: screened knobs change nothing
+	r.Knobs = append(r.Knobs, tune.KnobRow{Name: "realpath_cache_size", Value: start, From: start,
+		Metric: tune.MetricWork, Verdict: tune.Screened,
+		Note: "screened out (realpath_cache_size=16M: instructions/request -0.1%, syscalls/request 9.0 -> 9.0): no timed trial"})
+	var sum strings.Builder
+	TuneSummary(&sum, r)
+	out := strings.Join(strings.Fields(sum.String()), " ")
+	_, kept, _, _ := sortLines(knobLines(r))
+	for _, l := range kept {
+		if strings.HasPrefix(l, "realpath_cache_size ") {
+			t.Errorf("the screened knob is listed as shown and kept: %q", l)
+		}
+	}
+	want := "Counted, not timed (screened), kept: realpath_cache_size " + knob.Shown("realpath_cache_size", start) +
+		": every candidate did the same instructions and system calls a request; no time was measured"
+	if !strings.Contains(out, want) {
+		t.Errorf("the summary does not say the knob was counted, not timed:\n%s", sum.String())
+	}
+	for _, l := range strings.Split(sum.String(), "\n") {
+		if textLen(l) > termWidth {
+			t.Errorf("a line of %d columns: %q", textLen(l), l)
+		}
 	}
 }
