@@ -44,9 +44,11 @@ type fakeArm struct {
 	stalls *stalls
 }
 
-// stalls are stalls in rate of trials that fail it and spill into the next trial run, whichever arm's.
+// stalls are stalls in rate of trials that fail it and spill into the next trial run, whichever arm's; empty
+// ones outlast both trials, which serve none of their requests.
 type stalls struct {
 	rate    float64
+	empty   bool
 	pending bool
 }
 
@@ -127,6 +129,9 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 	}
 	if a.stalls.hit(a.rng) {
 		o.Errors = max(o.Errors, min(geometric(a.rng, max(a.burstMean, 4)), n))
+		if a.stalls.empty {
+			o.Errors = n
+		}
 	}
 	if a.broken {
 		o.Errors = n

@@ -49,6 +49,9 @@ func TuneSummary(w io.Writer, r *tune.Result) {
 	if len(kept) > 0 {
 		say("  ", "    ", "Shown and kept: "+strings.Join(kept, "; ")+".")
 	}
+	if counted := screenedNames(lines); len(counted) > 0 {
+		say("  ", "    ", "Counted, not timed (screened), kept: "+strings.Join(counted, ", ")+": "+screenedSummary)
+	}
 	if len(open) > 0 {
 		say("  ", "    ", "Not decided, the starting value kept: "+strings.Join(open, "; ")+".")
 	}
@@ -92,8 +95,8 @@ const maxFileLines = 6
 
 // sortLines splits the rows: the values that change (from the start), the values shown and kept as they were, the
 // knobs raced and left undecided with what would decide them, and those the budget could not race. A knob not
-// tried (it does not apply here), or kept where a value ahead of it was not taken for its p99 (tradedLines), is in
-// none.
+// tried (it does not apply here), kept where a value ahead of it was not taken for its p99 (tradedLines), or
+// screened (screenedNames: counted, not timed), is in none.
 func sortLines(lines []knobLine) (changes []knobLine, kept, open, unraced []string) {
 	for _, l := range lines {
 		switch {
@@ -109,11 +112,25 @@ func sortLines(lines []knobLine) (changes []knobLine, kept, open, unraced []stri
 			open = append(open, l.Name+" "+l.Value+": "+why)
 		case l.Verdict == stats.Inconclusive:
 			open = append(open, l.Name+" "+l.Value+needOf(l))
-		case l.Verdict == tune.Screened:
-			kept = append(kept, l.Name+" "+l.Value+" (screened: the same work a request)")
 		}
 	}
 	return changes, kept, open, unraced
+}
+
+// screenedSummary says in one sentence what a screened knob rests on: a count, no time and no verdict. Listed
+// under "Shown and kept" it read as shown, a statistical verdict, where nothing was timed (issue 53).
+const screenedSummary = "every candidate did the same instructions and system calls a request; no time was " +
+	"measured and none of the error budget spent, so this is no verdict."
+
+// screenedNames are the knobs (with the value kept) whose every candidate the screen counted doing the same work.
+func screenedNames(lines []knobLine) []string {
+	var out []string
+	for _, l := range lines {
+		if l.Verdict == tune.Screened && l.Start == "" {
+			out = append(out, l.Name+" "+l.Value)
+		}
+	}
+	return out
 }
 
 // tradedLines are the rows' trades of goodput for the p99 that were not taken, each with its knob's name.

@@ -1,10 +1,13 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
 )
@@ -94,5 +97,84 @@ func TestTradedForTheTailLeadsTheSummary(t *testing.T) {
 	}
 	if !strings.Contains(full.String(), trade) {
 		t.Errorf("the full account's server row does not carry the trade:\n%s", full.String())
+	}
+}
+
+// TestScreenedIsNotShownInTheSummary: a knob whose every candidate the screen counted doing the same work was
+// never timed, so the summary does not list it as "shown and kept" (a statistical verdict) but on a line of its
+// own that says it was counted, not timed, and is no verdict (issue 53); report.html and result.json, rendered
+// from the same result, say "screened" too, and none of the three a no_difference.
+func TestScreenedIsNotShownInTheSummary(t *testing.T) {
+	r := recordedTuneFile(t, "testdata/tune-result.json")
+	start := startValue("realpath_cache_size", r.Baseline) // kept as it was: screened knobs change nothing
+	r.Knobs = append(r.Knobs, tune.KnobRow{Name: "realpath_cache_size", Value: start, From: start,
+		Metric: tune.MetricWork, Verdict: tune.Screened,
+		Note: "screened out (realpath_cache_size=16M: instructions/request -0.1%, syscalls/request 9.0 -> 9.0): no timed trial"})
+	var sum strings.Builder
+	TuneSummary(&sum, r)
+	out := strings.Join(strings.Fields(sum.String()), " ")
+	_, kept, _, _ := sortLines(knobLines(r))
+	for _, l := range kept {
+		if strings.HasPrefix(l, "realpath_cache_size ") {
+			t.Errorf("the screened knob is listed as shown and kept: %q", l)
+		}
+	}
+	want := "Counted, not timed (screened), kept: realpath_cache_size " + knob.Shown("realpath_cache_size", start) +
+		": every candidate did the same instructions and system calls a request; no time was measured"
+	if !strings.Contains(out, want) {
+		t.Errorf("the summary does not say the knob was counted, not timed:\n%s", sum.String())
+	}
+	for _, l := range strings.Split(sum.String(), "\n") {
+		if textLen(l) > termWidth {
+			t.Errorf("a line of %d columns: %q", textLen(l), l)
+		}
+	}
+	screenedElsewhere(t, r, "realpath_cache_size")
+}
+
+// screenedElsewhere checks that report.html's row and result.json's row and answer call knob screened.
+func screenedElsewhere(t *testing.T, r *tune.Result, knob string) {
+	t.Helper()
+	var page, js bytes.Buffer
+	if err := TuneHTML(&page, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if row := htmlKnobRows(page.String())[knob]; !strings.Contains(row, "screened") ||
+		!strings.Contains(row, "counted, not timed") || strings.Contains(row, "no_difference") {
+		t.Errorf("report.html's row of %s reads %q, want screened, counted, not timed", knob, row)
+	}
+	if err := WriteJSON(&js, RecordOf(r)); err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Knobs  []tune.KnobRow `json:"knobs"`
+		Answer struct {
+			Knobs []struct {
+				Knob, Word string
+			} `json:"knobs"`
+		} `json:"answer"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	rows, answers := 0, 0
+	for _, k := range rec.Knobs {
+		if k.Name == knob {
+			rows++
+			if k.Verdict != tune.Screened {
+				t.Errorf("result.json's row of %s: verdict %q, want screened", knob, k.Verdict)
+			}
+		}
+	}
+	for _, k := range rec.Answer.Knobs {
+		if k.Knob == knob {
+			answers++
+			if k.Word != "screened" {
+				t.Errorf("result.json's answer for %s: %q, want screened", knob, k.Word)
+			}
+		}
+	}
+	if rows != 1 || answers != 1 {
+		t.Errorf("result.json has %d rows and %d answers for %s, want one each", rows, answers, knob)
 	}
 }
