@@ -98,14 +98,6 @@ const ScreenBudget = 5 * time.Minute
 // and showing no difference within +-1% would take hundreds of rounds.
 const DefaultMinEffect = 0.03
 
-// Status is the progress line's content.
-type Status struct {
-	Elapsed, Budget time.Duration
-	Phase           string // "saturation", "knob pm", "final", ...
-	Detail          string
-	Best            string // the best configuration so far
-}
-
 // MinBudget is the least budget tune takes: the saturation sweep and the final comparison's least.
 const MinBudget = 30 * time.Second
 
@@ -235,7 +227,7 @@ func newTuner(o Options) (*tuner, error) {
 
 func (t *tuner) status(phase, detail string) {
 	if t.o.Progress != nil {
-		t.o.Progress(Status{Elapsed: t.clock.Now().Sub(t.start), Budget: t.o.Budget, Phase: phase, Detail: detail, Best: t.best.String()})
+		t.o.Progress(Status{Elapsed: t.clock.Now().Sub(t.start), Budget: t.o.Budget, Phase: phase, Detail: detail, Best: t.bestWords()})
 	}
 }
 
