@@ -216,6 +216,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	p.Env = nonEmpty([][2]string{
 		{"CPU", cpu},
 		{"memory", bytesOrEmpty(h.MemTotal)},
+		{"memory used", memoryText(a.Memory)},
 		{"kernel", h.Kernel},
 		{"transparent huge pages", h.THP},
 		{"PHP", r.Environment.PHP},
