@@ -23,6 +23,20 @@ var completionShells = map[string]struct{ example, long string }{
 		"Print PowerShell's completion script for phptune; add the example's line to your profile for every new session."},
 }
 
+// builtinsHelp describes the commands cobra adds, help and completion, as phptune's own are described (help has
+// no man page of its own: no LEARN MORE to point at one).
+func builtinsHelp(root *cobra.Command) {
+	completionHelp(root)
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Short = "Print a command's help, as COMMAND --help does"
+			c.Example = "  phptune help tune          # the same as phptune tune --help\n  phptune help export k6"
+			c.Long = "Help for a command, its flags and examples, as the command's --help prints it."
+		}
+	}
+}
+
 // completionDocs is where the completion commands' help sends a reader for more.
 const completionDocs = "docs/install.md (the Debian package, which installs bash's script)"
 
