@@ -14,7 +14,8 @@
 // decide), revisit.go (second looks at open races), runtime.go (the server race), tail.go (what a race guarded by
 // the p99 traded, in words), final.go and finalneed.go
 // (against the baselines, and the time that comparison keeps), p99.go, peak.go (the pool against an access
-// log's busiest second), result.go (the result and its JSON), sim.go (simulated runs on recorded noise).
+// log's busiest second), result.go (the result and its JSON), sim.go (simulated runs on recorded noise),
+// progress.go (the progress line: the best so far in knob words).
 package tune
 
 import (
