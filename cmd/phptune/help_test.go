@@ -21,10 +21,11 @@ func commands(root *cobra.Command) []*cobra.Command {
 	return out
 }
 
-// ours says whether c is phptune's own (cobra adds help and completion).
+// ours says whether c is phptune's own, or described as phptune's are (cobra adds help and completion; phptune
+// gives completion its help, completionHelp).
 func ours(c *cobra.Command) bool {
 	for p := c; p != nil; p = p.Parent() {
-		if p.Name() == "help" || p.Name() == "completion" || p.Hidden {
+		if p.Name() == "help" || p.Hidden {
 			return false
 		}
 	}

@@ -117,6 +117,7 @@ SIGTERM or SIGHUP (the results so far kept, marked partial).`,
 	root.AddCommand(newServeCmd(s, nil), newBenchCmd(s, nil), newCheckCmd(s, nil), newMixCmd(s, nil), newCompareCmd(s, nil),
 		newTuneCmd(s, nil), newGateCmd(s, nil), newReportCmd(s, nil), newProfileCmd(s, nil), newClientsCmd(s, nil), newWorkloadCmd(s),
 		newBuildCmd(s, nil), newExportCmd(s), newIngestCmd(s), newManCmd())
+	builtinsHelp(root)
 	// Flags are listed as registered: by group, the most used first. What parsing them says (an old name's
 	// notice, cli.DeprecatedAlias) goes to stderr: cobra would print it to the command's out, stdout, where it
 	// would end up in --json's output.

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -301,5 +303,29 @@ func TestTuneWritesReportWhenInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(w.so.String(), "report.html") {
 		t.Errorf("the summary does not name report.html:\n%s", w.so.String())
+	}
+	progressLinesRead(t, w.se.String())
+}
+
+// progressLinesRead checks tune's progress lines as a person reads them: each within 120 columns, ending with the
+// best so far in knob words (the starting configuration, before any knob is decided), never a command line.
+func progressLinesRead(t *testing.T, stderr string) {
+	t.Helper()
+	n := 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(l, "tune: ") {
+			continue
+		}
+		n++
+		if c := utf8.RuneCountInString(l); c > cli.Width {
+			t.Errorf("a progress line of %d columns: %s", c, l)
+		}
+		_, best, ok := strings.Cut(l, "  best so far: ")
+		if !ok || strings.Contains(best, "-d ") || strings.Contains(best, "=") {
+			t.Errorf("a progress line without the best so far in knob words: %s", l)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no progress line:\n%s", stderr)
 	}
 }

@@ -185,7 +185,7 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 		if s.Phase == "start" && !line.On() {
 			return // a start that fails says so in its one-line error; a line before it would be noise
 		}
-		line.Step(s.Phase, "tune: %s/%s  %s: %s  best: %s", s.Elapsed.Round(time.Second), s.Budget, s.Phase, s.Detail, s.Best)
+		line.Step(s.Phase, "%s", s.Line())
 	}
 	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
 	defer stopWatch()

@@ -26,10 +26,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
-// Width is the most columns a line of help takes.
-const Width = 120
+// Width is the most columns a line of help takes: the program's line width, as its reports and status lines.
+const Width = textline.Width
 
 // annotation keys on a command (learn) and on a flag (group).
 const (

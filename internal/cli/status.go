@@ -8,7 +8,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 	"unsafe"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // isTerminal reports whether w is a terminal (TCGETS succeeds).
@@ -54,13 +57,16 @@ func (s *StatusLine) Set(format string, a ...any) {
 	if !s.on {
 		return
 	}
-	msg := fmt.Sprintf(format, a...)
+	// Cut to the width: a line longer than the terminal wraps, and a wrapped line is not redrawn but repeated.
+	// Columns are counted in runes, as the terminal counts them ("…" is one).
+	msg := textline.Fit(fmt.Sprintf(format, a...), Width)
+	cols := utf8.RuneCountInString(msg)
 	pad := ""
-	if n := s.last - len(msg); n > 0 {
+	if n := s.last - cols; n > 0 {
 		pad = strings.Repeat(" ", n)
 	}
 	fmt.Fprintf(s.w, "\r%s%s", msg, pad)
-	s.last = len(msg)
+	s.last = cols
 }
 
 // Step shows the status on a terminal (or every update, PHPTUNE_PROGRESS=lines); elsewhere (a log, CI, nohup)

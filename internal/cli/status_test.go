@@ -3,7 +3,9 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestStatusLineLines: off a terminal the status line says nothing and tune's steps one line a phase, unless
@@ -32,5 +34,22 @@ func TestStatusLineLines(t *testing.T) {
 		if got, _ := os.ReadFile(f.Name()); string(got) != c.want {
 			t.Errorf("PHPTUNE_PROGRESS=%q: printed\n%s\nwant\n%s", c.env, got, c.want)
 		}
+	}
+}
+
+// TestStatusLineFitsTheTerminal: on a terminal a long update is cut to Width columns at a word, and a shorter one
+// after it is padded over the longer one's columns only, so that neither wraps.
+func TestStatusLineFitsTheTerminal(t *testing.T) {
+	var b strings.Builder
+	s := &StatusLine{w: &b, on: true}
+	s.Set("tune: %s", strings.Repeat("word ", 40))
+	s.Set("tune: short")
+	for _, l := range strings.Split(b.String(), "\r")[1:] {
+		if n := utf8.RuneCountInString(l); n > Width {
+			t.Errorf("%d columns drawn: %q", n, l)
+		}
+	}
+	if first := strings.Split(b.String(), "\r")[1]; !strings.HasSuffix(first, "word…") {
+		t.Errorf("not cut at a word with an ellipsis: %q", first)
 	}
 }

@@ -112,22 +112,25 @@ type VariantResult struct {
 
 // Result is the whole run.
 type Result struct {
-	Schema       string           `json:"schema"`
-	Partial      bool             `json:"partial"`
-	Source       Source           `json:"source"`
-	InstalledPHP string           `json:"installed_php,omitempty"`
-	Notes        []string         `json:"notes,omitempty"`
-	Configure    []string         `json:"configure_args"`
-	Extensions   ExtensionPlan    `json:"extensions"`
-	CacheDir     string           `json:"cache_dir"`
-	App          string           `json:"app"`
-	Train        []string         `json:"train_urls"`
-	Holdout      []string         `json:"holdout_urls"`
-	Guard        string           `json:"guard"`
-	Rounds       int              `json:"rounds"`
-	CPU          int              `json:"cpu"`
-	Variants     []*VariantResult `json:"variants"`
-	Environment  *Environment     `json:"environment,omitempty"`
+	Schema       string        `json:"schema"`
+	Partial      bool          `json:"partial"`
+	Source       Source        `json:"source"`
+	InstalledPHP string        `json:"installed_php,omitempty"`
+	Notes        []string      `json:"notes,omitempty"`
+	Configure    []string      `json:"configure_args"`
+	Extensions   ExtensionPlan `json:"extensions"`
+	CacheDir     string        `json:"cache_dir"`
+	App          string        `json:"app"`
+	Train        []string      `json:"train_urls"`
+	Holdout      []string      `json:"holdout_urls"`
+	Guard        string        `json:"guard"`
+	Rounds       int           `json:"rounds"`
+	// Alpha is the error budget every verdict of the build shares (the verification's and the throughput
+	// check's): they hold together at 1 - Alpha. 0 in results from before it was recorded.
+	Alpha       float64          `json:"alpha,omitempty"`
+	CPU         int              `json:"cpu"`
+	Variants    []*VariantResult `json:"variants"`
+	Environment *Environment     `json:"environment,omitempty"`
 }
 
 // Variant returns the named variant's result, or nil.
@@ -372,6 +375,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		tpPairs = len(arms) - 1
 	}
 	budget := experiment.NewBudget(stats.DefaultAlpha, (len(arms)-1)*len(SetNames)+tpPairs)
+	res.Alpha = budget.Total()
 	cfg := VerifyConfig{App: app, HoldoutApp: holdApp, Train: o.Train, Holdout: o.Holdout, Guard: base.Guard,
 		Rounds: o.Rounds, Repeats: o.Repeats, JIT: o.JIT, Callgrind: o.Callgrind,
 		Alpha: budget.Draw((len(arms) - 1) * len(SetNames)), RunAlpha: budget.Total()}

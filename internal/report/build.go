@@ -10,7 +10,8 @@ import (
 )
 
 // Build prints the build result: the variants, and per set the time per request, the gain against the
-// baseline with its 95% CI, the verdict and instructions per request (a cross-check, never the gain).
+// baseline with its interval, the verdict and instructions per request (a cross-check, never the gain); the level
+// the intervals hold at is said once, in words.
 func Build(w io.Writer, r *phpbuild.Result) {
 	fmt.Fprintf(w, "phptune build: PHP %s (%s), %s\n", r.Source.Version, r.Source.Origin, strings.Join(r.Configure, " "))
 	if len(r.Extensions.LeftOut) > 0 {
@@ -48,8 +49,8 @@ func Build(w io.Writer, r *phpbuild.Result) {
 	if r.Rounds == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nTime per request, php-cgi -T pinned to CPU %d, %d interleaved rounds (gain: positive = faster than baseline, 95%% CI)\n", r.CPU, r.Rounds)
-	fmt.Fprintf(w, "  %-*s %-8s %12s %26s %-14s %14s\n", nw, "variant", "set", "time/req", "gain [95% CI]", "verdict", "instr/req")
+	fmt.Fprintf(w, "\nTime per request, php-cgi -T pinned to CPU %d, %d interleaved rounds (gain: positive = faster than baseline)\n", r.CPU, r.Rounds)
+	fmt.Fprintf(w, "  %-*s %-8s %12s %26s %-14s %14s\n", nw, "variant", "set", "time/req", "gain [interval]", "verdict", "instr/req")
 	for _, v := range r.Variants {
 		if v.TimePerReqUS == nil {
 			continue
@@ -77,12 +78,15 @@ func Build(w io.Writer, r *phpbuild.Result) {
 	}
 	for _, v := range r.Variants {
 		if t := v.Throughput; t != nil {
-			fmt.Fprintf(w, "\n  %s through php-fpm (training URLs, 1 worker, %d interleaved trials): %.0f req/s vs baseline %.0f: %+.1f%% [%+.1f, %+.1f] %s",
-				v.Name, t.Trials, t.RPS, t.BaselineRPS, t.GainPct, t.GainCIPct[0], t.GainCIPct[1], t.Verdict)
+			fmt.Fprintln(w)
+			writeWrapped(w, "  ", "    ", fmt.Sprintf("%s through php-fpm (training URLs, 1 worker, %d interleaved trials): %.0f req/s "+
+				"vs baseline %.0f: %+.1f%% [%+.1f, %+.1f] %s", v.Name, t.Trials, t.RPS, t.BaselineRPS, t.GainPct, t.GainCIPct[0],
+				t.GainCIPct[1], t.Verdict), termWidth)
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "\n  Instructions per request are a cross-check, not the verdict: blind to code layout, where PGO gains most (on")
+	fmt.Fprintln(w, "  "+buildLevelSentence(r))
+	fmt.Fprintln(w, "  Instructions per request are a cross-check, not the verdict: blind to code layout, where PGO gains most (on")
 	fmt.Fprintln(w, "  CPU-bound code they understate the gain), and to time outside PHP (a database, the kernel), which PGO cannot cut.")
 	if r.Partial {
 		fmt.Fprintln(w, "  PARTIAL: interrupted; the rounds so far are above.")

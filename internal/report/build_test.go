@@ -38,9 +38,19 @@ func TestBuildTable(t *testing.T) {
 		"4.1M (-3.6%)",
 		"(reference)",
 		"(cached)",
+		"gain [interval]",
+		"All verdicts of the build hold together at 95% confidence",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "% CI") {
+		t.Errorf("a level said beside the figures, where a sentence says it once:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 120 {
+			t.Errorf("%d columns: %s", len([]rune(l)), l)
 		}
 	}
 	if strings.Contains(out, "more") {

@@ -25,6 +25,8 @@ type buildPage struct {
 	Unavailable []unavailableRow
 	Builds      []buildRow
 	Env         [][2]string
+	// Level says once, in words, at what confidence the build's verdicts hold together.
+	Level string
 }
 
 // timeRow is one variant's time per request on one set, with its gain against the baseline.
@@ -74,11 +76,11 @@ func setShort(set string) string {
 }
 
 // BuildHTML writes report.html for a build result: the verified gain of each variant against the baseline on
-// the training, held-out and guard sets with its 95% CI and verdict, the charts, throughput through php-fpm,
+// the training, held-out and guard sets with its interval and verdict (the level said once, in words), the charts, throughput through php-fpm,
 // instructions per request as a cross-check, the variants not available and why, the builds' steps, the
 // configuration and the environment. Sections whose data the result lacks (no verification) are left out.
 func BuildHTML(w io.Writer, r *phpbuild.Result) error {
-	p := buildPage{R: r, Title: "phptune build: PHP " + r.Source.Version}
+	p := buildPage{R: r, Title: "phptune build: PHP " + r.Source.Version, Level: buildLevelSentence(r)}
 	if r.App != "" {
 		p.Title += " for " + r.App
 	}
@@ -94,7 +96,7 @@ func BuildHTML(w io.Writer, r *phpbuild.Result) error {
 			}
 			ci := v.GainCIPct[set]
 			card := heroCard{Big: signedPct(g), Label: v.Name + " on the " + setLabel(set),
-				CI: fmt.Sprintf("95%% CI [%s, %s]", signedPct(ci[0]), signedPct(ci[1])), Verdict: stats.Verdict(v.Verdict[set]),
+				CI: fmt.Sprintf("interval [%s, %s]", signedPct(ci[0]), signedPct(ci[1])), Verdict: stats.Verdict(v.Verdict[set]),
 				Main: v.Name == phpbuild.PGO && set == phpbuild.SetTrain}
 			if b := r.Variant(phpbuild.Baseline); b != nil && b.TimePerReqUS[set] > 0 {
 				card.Sub = fmt.Sprintf("%s against %s per request (medians of %d interleaved rounds)", us(v.TimePerReqUS[set]), us(b.TimePerReqUS[set]), r.Rounds)
@@ -142,7 +144,7 @@ func buildLede(v *phpbuild.VariantResult) string {
 			continue
 		}
 		ci := v.GainCIPct[set]
-		span := fmt.Sprintf("95%% CI %s to %s", signedPct(ci[0]), signedPct(ci[1]))
+		span := fmt.Sprintf("interval %s to %s", signedPct(ci[0]), signedPct(ci[1]))
 		var s string
 		switch stats.Verdict(v.Verdict[set]) {
 		case stats.Better:
@@ -159,7 +161,7 @@ func buildLede(v *phpbuild.VariantResult) string {
 	return fmt.Sprintf("%s against the baseline: %s.", v.Name, strings.Join(parts, "; "))
 }
 
-// gainChart is a forest plot of each variant's gain in time per request on each set, with its 95% CI.
+// gainChart is a forest plot of each variant's gain in time per request on each set, with its interval.
 func gainChart(r *phpbuild.Result) *chart {
 	var rows []forestRow
 	for _, v := range r.Variants {
@@ -171,18 +173,18 @@ func gainChart(r *phpbuild.Result) *chart {
 			ci := v.GainCIPct[set]
 			verdict := stats.Verdict(v.Verdict[set])
 			label := v.Name + ": " + setShort(set)
-			tip := fmt.Sprintf("%s on the %s: gain %s (95%% CI %s to %s), %s; %s per request against the baseline's %s, %d rounds", v.Name, setLabel(set), signedPct(g),
+			tip := fmt.Sprintf("%s on the %s: gain %s (interval %s to %s), %s; %s per request against the baseline's %s, %d rounds", v.Name, setLabel(set), signedPct(g),
 				signedPct(ci[0]), signedPct(ci[1]), verdictText(verdict), us(v.TimePerReqUS[set]), baselineTime(r, set), r.Rounds)
 			rows = append(rows, forestRow{Label: label, S: stats.Comparison{N: r.Rounds, Estimate: g / 100, Lo: ci[0] / 100, Hi: ci[1] / 100, Verdict: verdict}, Tip: tip})
 		}
 	}
-	c := forestChart("gain", "Gain against the baseline, time per request", "gain: less time per request than the baseline (95% CI)", rows)
+	c := forestChart("gain", "Gain against the baseline, time per request", "gain: less time per request than the baseline, with its interval", rows)
 	if c != nil {
 		c.Caption = fmt.Sprintf("php-cgi -T pinned to CPU %d, %d interleaved rounds in balanced orders, stopped once every comparison was decided. "+
-			"The gain is the experiment engine's estimate of the per-round ratio of the variant's time per request to the baseline's, with the "+
-			"confidence-sequence interval its verdict was decided on (the build's 5%% error budget shared by every variant, set and throughput check). A verdict is "+
+			"The gain is the estimate of the per-round ratio of the variant's time per request to the baseline's, with the "+
+			"interval its verdict was decided on. %s A verdict is "+
 			"better or worse only when the interval excludes zero and the gain is at least %.0f%%; no difference means the interval lies within "+
-			"it; inconclusive, that the rounds ran out first.", r.CPU, r.Rounds, 100*stats.DefaultMinEffect)
+			"it; inconclusive, that the rounds ran out first.", r.CPU, r.Rounds, buildLevelSentence(r), 100*stats.DefaultMinEffect)
 	}
 	return c
 }
@@ -194,7 +196,7 @@ func baselineTime(r *phpbuild.Result, set string) string {
 	return "?"
 }
 
-// throughputChart is each variant's change in requests/s through php-fpm, with its 95% CI.
+// throughputChart is each variant's change in requests/s through php-fpm, with its interval.
 func throughputChart(r *phpbuild.Result) *chart {
 	var rows []forestRow
 	for _, v := range r.Variants {
@@ -203,15 +205,15 @@ func throughputChart(r *phpbuild.Result) *chart {
 			continue
 		}
 		verdict := stats.Verdict(t.Verdict)
-		tip := fmt.Sprintf("%s through php-fpm: %s req/s against the baseline's %s: %s (95%% CI %s to %s), %s, %d trials", v.Name, rate(t.RPS), rate(t.BaselineRPS),
+		tip := fmt.Sprintf("%s through php-fpm: %s req/s against the baseline's %s: %s (interval %s to %s), %s, %d trials", v.Name, rate(t.RPS), rate(t.BaselineRPS),
 			signedPct(t.GainPct), signedPct(t.GainCIPct[0]), signedPct(t.GainCIPct[1]), verdictText(verdict), t.Trials)
 		rows = append(rows, forestRow{Label: v.Name + ": php-fpm req/s", S: stats.Comparison{N: t.Trials, Estimate: t.GainPct / 100,
 			Lo: t.GainCIPct[0] / 100, Hi: t.GainCIPct[1] / 100, Verdict: verdict}, Tip: tip})
 	}
-	c := forestChart("throughput", "Throughput through php-fpm against the baseline", "change in requests/s (95% CI)", rows)
+	c := forestChart("throughput", "Throughput through php-fpm against the baseline", "change in requests/s, with its interval", rows)
 	if c != nil {
 		c.Caption = "Each variant's php-fpm with one worker serving the training URLs over FastCGI, in interleaved trials against the baseline's; " +
-			"each comparison judged by the experiment engine's rule (a confidence sequence on the paired trials' log ratios)."
+			"each comparison judged by the same rule as the time per request, on the same shared level."
 	}
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -80,7 +81,7 @@ func TestBuildHTMLFromRecordedRun(t *testing.T) {
 	for _, v := range r.Variants {
 		for set, g := range v.GainPct {
 			ci := v.GainCIPct[set]
-			card := fmt.Sprintf("%s</div>\n<div class=\"label\">%s on the %s</div>\n<div class=\"ci\">95%% CI [%s, %s] <span class=\"badge %s\">",
+			card := fmt.Sprintf("%s</div>\n<div class=\"label\">%s on the %s</div>\n<div class=\"ci\">interval [%s, %s] <span class=\"badge %s\">",
 				signedPct(g), v.Name, setLabel(set), signedPct(ci[0]), signedPct(ci[1]), v.Verdict[set])
 			if !strings.Contains(page, card) {
 				t.Errorf("no card for %s on %s: %q", v.Name, set, card)
@@ -97,9 +98,9 @@ func TestBuildHTMLFromRecordedRun(t *testing.T) {
 			var want string
 			switch v.Verdict[set] {
 			case "better":
-				want = fmt.Sprintf("%s: %.1f%% less time per request (95%% CI", setLabel(set), g)
+				want = fmt.Sprintf("%s: %.1f%% less time per request (interval", setLabel(set), g)
 			case "worse":
-				want = fmt.Sprintf("%s: %.1f%% more time per request (95%% CI", setLabel(set), -g)
+				want = fmt.Sprintf("%s: %.1f%% more time per request (interval", setLabel(set), -g)
 			default:
 				want = fmt.Sprintf("%s: no measurable difference (estimate %s,", setLabel(set), signedPct(g))
 			}
@@ -114,6 +115,13 @@ func TestBuildHTMLFromRecordedRun(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(page), "no gain") {
 		t.Error("the page says \"no gain\"")
+	}
+	// The level in words, once, as tune's summary says it: no "95% CI" beside each figure, no method's name.
+	if want := "All verdicts of the build hold together at 95% confidence"; !strings.Contains(page, want) {
+		t.Errorf("the page does not say %q", want)
+	}
+	if m := regexp.MustCompile(`\d+(\.\d+)?% CI|confidence.sequence|error budget`).FindString(htmlText(page)); m != "" {
+		t.Errorf("the page says %q where words say the level once", m)
 	}
 	// Throughput through php-fpm, instructions with the caveat.
 	if tp := pgo.Throughput; !strings.Contains(page, fmt.Sprintf("<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>",

@@ -216,6 +216,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	p.Env = nonEmpty([][2]string{
 		{"CPU", cpu},
 		{"memory", bytesOrEmpty(h.MemTotal)},
+		{"memory used", memoryText(a.Memory)},
 		{"kernel", h.Kernel},
 		{"transparent huge pages", h.THP},
 		{"PHP", r.Environment.PHP},
@@ -227,8 +228,7 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	if r.Plan.Method != "" {
 		p.Plan = [][2]string{
 			{"run time", fmt.Sprintf("%s of a %s budget", wholeSecs(r.ElapsedS), wholeSecs(r.BudgetS))},
-			{"decisions", fmt.Sprintf("%s; %d experiments planned%s; error budget %.2g for the whole run, minimum effect %.3g%%",
-				r.Plan.Method, r.Plan.Experiments, atConns(r.Plan.Concurrency), r.Plan.Alpha, 100*r.Plan.MinEffect)},
+			{"decisions", decisionsText(r.Plan, a)},
 			{"trials", fmt.Sprintf("%d recorded: throughput trials of %s warm-up and %s measured; CPU trials of %d requests", len(r.Trials),
 				secs(r.Plan.WarmupS), secs(r.Plan.WindowS), r.Plan.CPURequests)},
 		}
@@ -255,6 +255,18 @@ func TuneHTML(w io.Writer, r *tune.Result, files map[string]string) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// decisionsText says how the run decided, in the summary's words: the method's name (result.json's plan.method)
+// is the docs' to explain, not the page's.
+func decisionsText(p tune.Plan, a *Answer) string {
+	s := fmt.Sprintf("each knob a race of its values in interleaved rounds, until one was decided or its share of the "+
+		"budget ran out; %d experiments planned%s; a difference under %.3g%% counts as none.", p.Experiments,
+		atConns(p.Concurrency), 100*p.MinEffect)
+	if l := levelSentence(a); l != "" {
+		s += " " + l
+	}
+	return s
 }
 
 // effectsCaption says how the comparisons in the effects chart were decided and which way they read.

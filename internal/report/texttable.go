@@ -5,10 +5,12 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
-// termWidth is the widest line the terminal summaries print.
-const termWidth = 120
+// termWidth is the widest line the terminal summaries print: the program's line width.
+const termWidth = textline.Width
 
 // textTable is a table for a terminal: columns padded to their widest cell, each row's details wrapped under
 // it, no line wider than the width it is written at.

@@ -93,7 +93,7 @@ func Tune(w io.Writer, r *tune.Result) {
 	if c := r.PeakCheck; c != nil && !peakOnPoolRow(r) {
 		say("  ", "    ", peakRow(c))
 	}
-	if m := memoryUse(r); m != "" {
+	if m := memoryUse(a); m != "" {
 		say("  ", "    ", m)
 	}
 	for _, warn := range r.Warnings {

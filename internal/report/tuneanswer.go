@@ -19,6 +19,8 @@ type Answer struct {
 	Knobs    []knobLine     `json:"knobs"`
 	Headline *headlineModel `json:"headline,omitempty"`
 	Sweep    *sweepModel    `json:"sweep,omitempty"`
+	// Memory is what the run met of its memory cgroup's limit (nil outside a limited cgroup that met no kill).
+	Memory *memoryModel `json:"memory,omitempty"`
 	// Configs are the configurations measured, one figure a metric (the report's table, the headline's figures);
 	// not in result.json, whose trials they are drawn from.
 	Configs []configRow `json:"-"`
@@ -26,7 +28,8 @@ type Answer struct {
 
 // AnswerOf is r's answer.
 func AnswerOf(r *tune.Result) *Answer {
-	a := &Answer{Knobs: knobLines(r), Configs: configRows(r), Sweep: sweepOf(r.Saturation, r.Plan.SweepTrials)}
+	a := &Answer{Knobs: knobLines(r), Configs: configRows(r), Sweep: sweepOf(r.Saturation, r.Plan.SweepTrials),
+		Memory: memoryOf(r.Memory)}
 	a.Headline = headlineOf(r, a.Configs)
 	a.Start = startName(r, a.Headline)
 	a.Level, a.Joint = runLevel(r, a.Knobs, a.Headline)

@@ -64,7 +64,7 @@ func TuneSummary(w io.Writer, r *tune.Result) {
 	if n := levelSentence(a); n != "" {
 		say("  ", "    ", n)
 	}
-	if m := memoryUse(r); m != "" {
+	if m := memoryUse(a); m != "" {
 		say("  ", "    ", m)
 	}
 	if len(r.Warnings) > 0 {

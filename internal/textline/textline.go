@@ -1,5 +1,5 @@
-// Package textline holds the one helper that error messages and reports share for a program's output: its
-// first line, for a message that must stay one line long.
+// Package textline holds the helpers that error messages, reports and status lines share for a line of the
+// program's output: its first line (a message that must stay one line long) and a line cut to fit (Fit).
 package textline
 
 import "strings"

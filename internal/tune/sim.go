@@ -58,6 +58,8 @@ type SimOptions struct {
 	// same), TailSD the spread of a trial's log p99 about it (0: 0.3), drawn from the goodput replay's source.
 	Tail   func(cfg knob.Config) float64
 	TailSD float64
+	// Progress hears the run's status lines, as a real run's (Options.Progress).
+	Progress func(Status)
 }
 
 // Simulate runs the decisions of a tune run on replayed arms.
@@ -66,7 +68,7 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 		return nil, fmt.Errorf("simulate: duet races replay duet rounds' noise, and none is given (%s)", key)
 	}
 	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect,
-		Alpha: so.Alpha, Asked: so.Asked, Duet: so.Duet})
+		Alpha: so.Alpha, Asked: so.Asked, Duet: so.Duet, Progress: so.Progress})
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@
 // race), tail.go (what a race guarded by the p99 traded, in words), final.go and finalneed.go (against the
 // baselines, and the time that comparison keeps), p99.go, peak.go (the pool against an access log's busiest second),
 // result.go (the result and its JSON), versus.go (what a row was compared on), sim.go (simulated runs on recorded
-// noise).
+// noise), progress.go (the progress line: the best so far in knob words).
 package tune
 
 import (
@@ -98,14 +98,6 @@ const ScreenBudget = 5 * time.Minute
 // to 2% in throughput (where each lands in memory): a smaller effect is within what the machine itself does,
 // and showing no difference within +-1% would take hundreds of rounds.
 const DefaultMinEffect = 0.03
-
-// Status is the progress line's content.
-type Status struct {
-	Elapsed, Budget time.Duration
-	Phase           string // "saturation", "knob pm", "final", ...
-	Detail          string
-	Best            string // the best configuration so far
-}
 
 // MinBudget is the least budget tune takes: the saturation sweep and the final comparison's least.
 const MinBudget = 30 * time.Second
@@ -236,7 +228,7 @@ func newTuner(o Options) (*tuner, error) {
 
 func (t *tuner) status(phase, detail string) {
 	if t.o.Progress != nil {
-		t.o.Progress(Status{Elapsed: t.clock.Now().Sub(t.start), Budget: t.o.Budget, Phase: phase, Detail: detail, Best: t.best.String()})
+		t.o.Progress(Status{Elapsed: t.clock.Now().Sub(t.start), Budget: t.o.Budget, Phase: phase, Detail: detail, Best: t.bestWords()})
 	}
 }
 
