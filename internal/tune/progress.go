@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/textline"
@@ -19,13 +20,21 @@ type Status struct {
 	Best string
 }
 
+// minDetail is the least of a progress line kept for its phase and detail before the best so far is cut instead.
+const minDetail = 48
+
 // StartingWords is Status.Best when the best so far changes nothing.
 const StartingWords = "the starting configuration"
 
 // Line is the status as one line of at most textline.Width columns, cut at a word where it is longer.
 func (s Status) Line() string {
-	line := fmt.Sprintf("tune: %s/%s  %s: %s  best so far: %s", s.Elapsed.Round(time.Second), s.Budget, s.Phase, s.Detail, s.Best)
-	return textline.Fit(line, textline.Width)
+	line := fmt.Sprintf("tune: %s/%s  %s: %s", s.Elapsed.Round(time.Second), s.Budget, s.Phase, s.Detail)
+	best := "  best so far: " + s.Best
+	// The detail is cut first: the best so far is what the line is read for.
+	if room := textline.Width - utf8.RuneCountInString(best); utf8.RuneCountInString(line) > room && room >= minDetail {
+		line = textline.Fit(line, room)
+	}
+	return textline.Fit(line+best, textline.Width)
 }
 
 // bestWords says what the best configuration so far changes from the starting one, knob by knob, among the

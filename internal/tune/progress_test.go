@@ -60,13 +60,17 @@ func TestProgressLinesSayTheBestSoFarInKnobWords(t *testing.T) {
 	}
 }
 
-// TestProgressLineFitsAtAWord: a long detail is cut at a word's end with an ellipsis, never wrapped.
+// TestProgressLineFitsAtAWord: a long detail is cut at a word's end with an ellipsis, never wrapped, and the best so
+// far is kept whole.
 func TestProgressLineFitsAtAWord(t *testing.T) {
 	s := Status{Elapsed: 74 * time.Second, Budget: 3 * time.Minute, Phase: "second look validate_timestamps",
-		Detail: strings.Repeat("validate_timestamps=on vs off left undecided; ", 3), Best: "jit tracing, opcache.jit_buffer_size 64M"}
+		Detail: strings.Repeat("validate_timestamps on against off left undecided; ", 3), Best: "jit tracing, opcache.jit_buffer_size 64M"}
 	l := s.Line()
-	if n := utf8.RuneCountInString(l); n > textline.Width || !strings.HasSuffix(l, "…") {
-		t.Fatalf("%d columns, want at most %d cut with an ellipsis: %s", n, textline.Width, l)
+	if n := utf8.RuneCountInString(l); n > textline.Width || !strings.Contains(l, "…  best so far: ") {
+		t.Fatalf("%d columns, want at most %d, the detail cut with an ellipsis: %s", n, textline.Width, l)
+	}
+	if !strings.HasSuffix(l, "best so far: "+s.Best) {
+		t.Errorf("the best so far cut: %s", l)
 	}
 	if strings.HasSuffix(l, " …") || strings.Contains(l, "undecid…") {
 		t.Errorf("cut inside a word or before a space: %s", l)
