@@ -292,13 +292,13 @@ func metricLabel(m string) string {
 	return "requests/s"
 }
 
-// pLabel is a comparison's p-value, against the run's error budget too, with the rounds it rests on (the
-// methods are docs/engine.md's, not the report's).
+// pLabel is what a comparison rests on, in words: its rounds (or pairs), and that its interval holds with the
+// run's others (the p-values and methods are result.json's and docs/engine.md's, not the report's).
 func pLabel(c stats.Comparison) string {
 	if c.Method == "confidence-sequence" {
-		return fmt.Sprintf("p %.3g (%.3g against the run's error budget), %d rounds", c.P, c.PAdjusted, c.N)
+		return fmt.Sprintf("%d rounds", c.N)
 	}
-	return fmt.Sprintf("p %.3g (%.3g against the run's error budget), %d pairs", c.P, c.PAdjusted, c.N)
+	return fmt.Sprintf("%d pairs", c.N)
 }
 
 // forestRow is one estimate with its interval.

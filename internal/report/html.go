@@ -33,6 +33,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"num":     fnum,
 	"verdict": verdictText,
 	"metric":  metricLabel,
+	"mshort":  func(m string) string { short, _ := metricWords(m); return short },
 	"vclass":  verdictClass,
 	"secs":    secs,
 	"wsecs":   wholeSecs,
