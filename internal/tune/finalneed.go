@@ -102,10 +102,23 @@ func (t *tuner) finalNeed() (time.Duration, *openRace) {
 	if t.stacks != nil && t.stacks.warmOf(t.best) != nil {
 		cold--
 	}
-	// Its arms move to fresh stacks side by side (replicated), every finalPer rounds.
+	// Its arms move to fresh stacks side by side (replicated), every finalPer rounds once its own spread is read.
 	start, round := t.costs.start(MetricGoodput), time.Duration(arms)*t.costs.trial(MetricGoodput)
-	moves := time.Duration((n - 1) / t.finalPer(start, round))
+	moves := time.Duration(finalMoves(n, t.finalPer(start, round)))
 	return startsCost(cold, start) + moves*startsCost(arms, start) + time.Duration(n)*round, lean
+}
+
+// finalMoves is how often the final's arms move in n rounds at per rounds a stack: not before the first stacks
+// served the rounds that read the final's own spread (minDiffs differences: spread.rounds keeps the most until
+// then). Counted from the first round, a final foreseen at 8 rounds moving every round was kept 7 moves of 5 s
+// (three dynamic pools settling), some 50 s, where it moved 3 times and took 22 s: the 3-minute demo ended with 40 s
+// unused and two CPU races open that a second look would have decided (2026-11-27, quiet, demo1).
+func finalMoves(n, per int) int {
+	first := minDiffs + 1
+	if n <= first {
+		return 0
+	}
+	return (n - first + max(per, 1) - 1) / max(per, 1)
 }
 
 // finalPer is the rounds a stack will serve the final's arms, at a move's cost start and a round's: as the

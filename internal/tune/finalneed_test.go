@@ -169,3 +169,14 @@ func TestTheLookIsClaimedOnAClockThatMoves(t *testing.T) {
 		t.Errorf("want every look that fits held by the claim, at half as many turns as runs or more, and the JIT found in 4 of 5")
 	}
 }
+
+// TestTheFinalMovesOnceItsSpreadIsRead: the final's first stacks serve the rounds that read its own spread before
+// any move; counted from the first round, a final of 8 rounds moving every round was foreseen 7 moves where it
+// made 3.
+func TestTheFinalMovesOnceItsSpreadIsRead(t *testing.T) {
+	for _, c := range []struct{ n, per, want int }{{5, 1, 0}, {8, 1, 3}, {12, 8, 1}, {20, 4, 4}, {6, 0, 1}} {
+		if got := finalMoves(c.n, c.per); got != c.want {
+			t.Errorf("%d rounds at %d a stack: %d moves, want %d", c.n, c.per, got, c.want)
+		}
+	}
+}
