@@ -1,0 +1,144 @@
+// Command duetgoodput asks whether duet rounds would serve a throughput knob's race: two static pools of the demo,
+// one with the knob at -a and one at -b (the same value: an A/A), serve tune's goodput trials (a short warm-up and
+// a window of closed-loop load through nginx) one after the other, as tune's rounds alternate, and at the same time,
+// each from its own connections (a duet round); the two ways alternate round by round. It prints each way's mean
+// and spread of a round's log ratio of goodput (B over A): the spread says how many rounds a race would need, and
+// the means, whether a duet round measures the same difference (a duet shares the CPUs between the arms: where a
+// value changes how much of the machine its stack takes, the two ways' means part). bench/duetgoodput.sh runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/phptune/phptune/bench/internal/demostack"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/stats"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 30, "rounds each way")
+	name := flag.String("knob", "listen", "the knob the two pools differ in")
+	a := flag.String("a", "unix", "its value on the first pool")
+	b := flag.String("b", "unix", "its value on the second pool (the same as -a: an A/A)")
+	pool := flag.Int("pool", 4, "workers a pool (static)")
+	conc := flag.Int("c", 4, "connections a pool")
+	win := flag.Duration("d", 300*time.Millisecond, "a trial's window")
+	warm := flag.Duration("w", 100*time.Millisecond, "a trial's warm-up")
+	flag.Parse()
+	k, ok := knob.ByName(*name)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "duetgoodput: -knob %q is no knob tune races\n", *name)
+		os.Exit(2)
+	}
+	var cfgs [2]knob.Config
+	for i, v := range []string{*a, *b} {
+		cfgs[i] = knob.Debian()
+		cfgs[i].PM, cfgs[i].MaxChildren = "static", *pool
+		if err := k.Set(&cfgs[i], v); err != nil {
+			fmt.Fprintf(os.Stderr, "duetgoodput: %s=%s: %v\n", *name, v, err)
+			os.Exit(2)
+		}
+	}
+	o := load.Options{Connections: *conc, Duration: *win, Warmup: *warm, Timeout: 10 * time.Second, SkipPreflight: true, Drain: true}
+	if err := run(*rounds, cfgs, o); err != nil {
+		fmt.Fprintln(os.Stderr, "duetgoodput:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
+	ctx := context.Background()
+	mix, err := demostack.Mix()
+	if err != nil {
+		return err
+	}
+	o.Mix = mix
+	var sts [2]*stack.Stack
+	defer func() {
+		for _, st := range sts {
+			if st != nil {
+				st.Stop(context.Background())
+			}
+		}
+	}()
+	for i, cfg := range cfgs {
+		if sts[i], err = demostack.Start(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	trial := func(i int) (float64, error) {
+		tg, err := load.ParseTarget(sts[i].HTTPURL)
+		if err != nil {
+			return 0, err
+		}
+		oi := o
+		oi.Target = tg
+		r, err := load.NewRunner(oi)
+		if err != nil {
+			return 0, err
+		}
+		res, err := r.Trial(ctx, 0, 0)
+		if err != nil {
+			return 0, err
+		}
+		if res.Errors > 0 || res.Requests == 0 {
+			return 0, fmt.Errorf("%s: %d of %d requests failed", cfgs[i], res.Errors, res.Requests)
+		}
+		return float64(res.Requests) / res.DurationS, nil
+	}
+	duet := func() (float64, error) {
+		var v [2]float64
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() { defer wg.Done(); v[i], errs[i] = trial(i) }()
+		}
+		wg.Wait()
+		if err := errors.Join(errs[:]...); err != nil {
+			return 0, err
+		}
+		return math.Log(v[1] / v[0]), nil
+	}
+	for i := range 2 { // warm both
+		if _, err := trial(i); err != nil {
+			return err
+		}
+	}
+	var alt, du []float64
+	for r := range rounds {
+		first := r % 2 // which pool goes first turns each round
+		var v [2]float64
+		for _, i := range []int{first, 1 - first} {
+			if v[i], err = trial(i); err != nil {
+				return err
+			}
+		}
+		alt = append(alt, math.Log(v[1]/v[0]))
+		d, err := duet()
+		if err != nil {
+			return err
+		}
+		du = append(du, d)
+	}
+	ma, sa := stats.MeanSD(alt)
+	md, sd := stats.MeanSD(du)
+	se := func(s float64) float64 { return 100 * s / math.Sqrt(float64(rounds)) }
+	fmt.Printf("%d rounds each way: %s against %s, %d connections a pool, %s windows; a round's log ratio of goodput\n",
+		rounds, cfgs[1], cfgs[0], o.Connections, o.Duration)
+	fmt.Printf("%-12s %9s %9s %9s\n", "rounds", "mean", "+-se", "sd")
+	fmt.Printf("%-12s %8.2f%% %8.2f%% %8.2f%%\n", "alternating", 100*ma, se(sa), 100*sa)
+	fmt.Printf("%-12s %8.2f%% %8.2f%% %8.2f%%\n", "duet", 100*md, se(sd), 100*sd)
+	fmt.Printf("duet's sd %.2f x alternating's; the means differ by %.2f%% (+-%.2f%%)\n", sd/sa, 100*(md-ma),
+		math.Hypot(se(sa), se(sd)))
+	return nil
+}
