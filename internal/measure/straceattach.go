@@ -17,15 +17,16 @@ import (
 )
 
 // GroupTrace is strace attached to a whole process group: one strace on the leader, following its children,
-// and, when the leader had children before that, a second on those.
+// and, when the leader had children before that, further ones on those (one, as a rule).
 type GroupTrace struct {
 	traces []*Strace
 }
 
 // TraceGroup attaches strace -c -f to the process group led by leader (php-fpm's master and its workers) and
 // returns once every live process of the group is traced. The leader comes first, alone, so that from then on
-// what it forks is followed; the group is listed only after that, so no worker is born between the listing
-// and the attaching untraced. Workers that exited before strace reached them are let go.
+// what it forks is followed; the group is listed only after that, and again until two listings a moment apart
+// find every process traced (a fork under way as strace seized its parent makes an untraced child). Workers
+// that exited before strace reached them are let go.
 func TraceGroup(ctx context.Context, leader int) (*GroupTrace, error) {
 	lead, err := StartStrace(ctx, []int{leader})
 	if err != nil {
