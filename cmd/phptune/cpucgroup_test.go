@@ -72,8 +72,10 @@ func TestTuneInACPUCgroup(t *testing.T) {
 	if !strings.Contains(said, "1 CPU for the pool: the cgroup") || !strings.Contains(said, filepath.Base(dir)) {
 		t.Errorf("the output does not name the cgroup's CPU limit:\n%s", r.stdout)
 	}
-	if h := res.Headline; h != nil && h.RuleOfThumb != "" && !strings.Contains(h.RuleOfThumb, "max_children=2 ") {
-		t.Errorf("rule of thumb %q: want 2 children for 1 CPU", h.RuleOfThumb)
+	if h := res.Headline; h == nil {
+		t.Error("no final comparison: the rule of thumb's pool was not shown")
+	} else if !strings.Contains(h.RuleOfThumb, "max_children=2 ") {
+		t.Errorf("the rule of thumb %q: want a pool of 2 children for 1 CPU", h.RuleOfThumb)
 	}
 	// 2 connections a CPU, unless the knee's load is less (TestSizedForTheCPUQuota has a knee above it).
 	if c, n := res.Plan.CPUConcurrency, res.Plan.Concurrency; c != min(n, 2) {
