@@ -113,7 +113,7 @@ func registerRunFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.StringVar(&f.docRoot, "document-root", "", "FastCGI: `DIR` as DOCUMENT_ROOT (default: the script's directory)")
 	cli.FlagGroup(fl, "FASTCGI", "request-uri", "document-root")
 	fl.IntVar(&f.procs, "gomaxprocs", 0, "Go processors for the generator (default: 1 on machines with 2 or fewer CPUs, "+
-		"so the server keeps a core)")
+		"so the server keeps a core; within a CPU quota, its CPUs)")
 	cli.DeprecatedAlias(fl, "procs", "gomaxprocs")
 	f.engine.register(fl)
 	cli.FlagGroup(fl, "GENERATOR", "gomaxprocs", "engine", "k6", "k6-instances", "k6-host", "k6-ssh", "k6-remote")

@@ -35,6 +35,10 @@ type Limits struct {
 	MemoryUsed int64 `json:"memory_used,omitempty"`
 	// CPUQuota is the CPUs a CFS quota allows (quota / period, the tightest on the path); 0 when there is none.
 	CPUQuota float64 `json:"cpu_quota,omitempty"`
+	// CPUQuotaFile is the file that set it ("/sys/fs/cgroup/cpu/app/cpu.cfs_quota_us"), and CPUCgroup the cpu
+	// controller's cgroup path, which need not be the memory's (v1 hierarchies are separate).
+	CPUQuotaFile string `json:"cpu_quota_file,omitempty"`
+	CPUCgroup    string `json:"cpu_cgroup,omitempty"`
 	// CPUSet is the number of CPUs in the effective cpuset; 0 when unknown.
 	CPUSet int `json:"cpuset_cpus,omitempty"`
 	// The host's: processors this process may run on, MemTotal and MemAvailable.
@@ -191,7 +195,8 @@ func (s sysfs) limits(pid, named string) (Limits, error) {
 		s.readMemory(&l, memDir)
 	}
 	if cpuDir.dir != "" {
-		l.CPUQuota = s.quota(cpuDir, v)
+		l.CPUCgroup = cpuDir.cgroup
+		l.CPUQuota, l.CPUQuotaFile = s.quota(cpuDir)
 	}
 	if setDir.dir != "" {
 		l.CPUSet = s.cpuset(setDir.dir, v)
@@ -202,6 +207,7 @@ func (s sysfs) limits(pid, named string) (Limits, error) {
 // cgroupDir is a cgroup's directory and the mount it is under (the walk up for limits stops there).
 type cgroupDir struct {
 	dir, top, cgroup string
+	version          int // its hierarchy's cgroup version
 }
 
 // dirs finds the directories of the memory, cpu and cpuset controllers: v1 where the controller is mounted on
@@ -215,12 +221,16 @@ func (s sysfs) dirs(mounts []mount, paths map[string]string, named string) (memD
 	find := func(ctrl string) (cgroupDir, int) {
 		for _, m := range mounts {
 			if m.version == 1 && m.controllers[ctrl] {
-				return s.dirIn(m, paths[ctrl], named), 1
+				d := s.dirIn(m, paths[ctrl], named)
+				d.version = 1
+				return d, 1
 			}
 		}
 		for _, m := range mounts {
 			if m.version == 2 && s.v2Has(m, ctrl) {
-				return s.dirIn(m, paths[""], named), 2
+				d := s.dirIn(m, paths[""], named)
+				d.version = 2
+				return d, 2
 			}
 		}
 		return cgroupDir{}, 0
@@ -364,13 +374,16 @@ func readLimit(path string) (int64, bool) {
 	return v, true
 }
 
-// quota is the tightest CFS quota on the path, in CPUs: v1 cpu.cfs_quota_us over cpu.cfs_period_us (-1: none),
-// v2 cpu.max "QUOTA PERIOD" ("max ...": none).
-func (s sysfs) quota(d cgroupDir, version int) float64 {
-	best := 0.0
+// quota is the tightest CFS quota on the path, in CPUs, and its file: v1 cpu.cfs_quota_us over cpu.cfs_period_us
+// (-1: none), v2 cpu.max "QUOTA PERIOD" ("max ...": none). The cpu controller's own version is read, not the
+// memory's: a host may mount the two in different versions.
+func (s sysfs) quota(d cgroupDir) (float64, string) {
+	best, file := 0.0, ""
 	up(d, func(dir string) {
 		var q, p float64
-		if version == 1 {
+		name := "cpu.max"
+		if d.version == 1 {
+			name = "cpu.cfs_quota_us"
 			qs, err1 := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us"))
 			ps, err2 := os.ReadFile(filepath.Join(dir, "cpu.cfs_period_us"))
 			if err1 != nil || err2 != nil {
@@ -391,10 +404,10 @@ func (s sysfs) quota(d cgroupDir, version int) float64 {
 			p, _ = strconv.ParseFloat(f[1], 64)
 		}
 		if q > 0 && p > 0 && (best == 0 || q/p < best) {
-			best = q / p
+			best, file = q/p, filepath.Join(dir, name)
 		}
 	})
-	return best
+	return best, file
 }
 
 // cpuset counts the CPUs of the effective cpuset (v1 cpuset.effective_cpus, else cpuset.cpus; v2

@@ -13,18 +13,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // GroupTrace is strace attached to a whole process group: one strace on the leader, following its children,
-// and, when the leader had children before that, a second on those.
+// and, when the leader had children before that, further ones on those (one, as a rule).
 type GroupTrace struct {
 	traces []*Strace
 }
 
 // TraceGroup attaches strace -c -f to the process group led by leader (php-fpm's master and its workers) and
 // returns once every live process of the group is traced. The leader comes first, alone, so that from then on
-// what it forks is followed; the group is listed only after that, so no worker is born between the listing
-// and the attaching untraced. Workers that exited before strace reached them are let go.
+// what it forks is followed; the group is listed only after that, and again until two listings a moment apart
+// find every process traced (a fork under way as strace seized its parent makes an untraced child). Workers
+// that exited before strace reached them are let go.
 func TraceGroup(ctx context.Context, leader int) (*GroupTrace, error) {
 	lead, err := StartStrace(ctx, []int{leader})
 	if err != nil {
@@ -38,24 +40,68 @@ func TraceGroup(ctx context.Context, leader int) (*GroupTrace, error) {
 	return g, nil
 }
 
-// attachRest attaches a second strace to the group's processes that the first does not trace.
+// restTries bounds the further straces attachRest starts: one is the rule; another is for a worker that no
+// strace traced at the second listing (forked while its parent's strace was being attached) or one whose pid a
+// new worker took between listing and attaching.
+const restTries = 3
+
+// forkSettle is how long attachRest looks again after a listing found every process traced: a fork under way
+// when strace seized the parent was let go untraced by the kernel, and its child shows in /proc only once the
+// fork is done, which on a loaded machine can take milliseconds.
+const forkSettle = 50 * time.Millisecond
+
+// attachRest attaches further straces to the group's processes that none traces yet, until two listings a
+// moment apart find none. A strace that fails on processes that have since gone, or been traced, is no
+// failure: the next listing says.
 func (g *GroupTrace) attachRest(ctx context.Context, leader int) error {
-	rest, err := g.untraced(leader)
-	if err != nil || len(rest) == 0 {
-		return err
+	var lastErr error
+	settled := false
+	for try := 0; try < restTries; {
+		rest, err := g.untraced(leader)
+		switch {
+		case err != nil:
+			return err
+		case len(rest) == 0 && settled:
+			return nil
+		case len(rest) == 0:
+			settled = true
+			if err := sleepCtx(ctx, forkSettle); err != nil {
+				return err
+			}
+			continue
+		}
+		settled = false
+		try++
+		s, err := StartStrace(ctx, rest)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, errAllExited):
+			// they were exiting: nothing left of them to trace
+		case err != nil:
+			lastErr = err
+		default:
+			g.traces = append(g.traces, s)
+		}
 	}
-	s, err := StartStrace(ctx, rest)
-	if errors.Is(err, errAllExited) {
-		return nil // they were exiting: nothing left to trace
-	}
-	if err != nil {
-		return err
-	}
-	g.traces = append(g.traces, s)
-	if missed, err := g.untraced(leader); err != nil || len(missed) > 0 {
-		return errors.Join(err, fmt.Errorf("processes %v of group %d are traced by no strace", missed, leader))
+	missed, err := g.untraced(leader)
+	if err != nil || len(missed) > 0 {
+		return errors.Join(err, lastErr, fmt.Errorf("processes %v of group %d are traced by no strace after %d tries",
+			missed, leader, restTries))
 	}
 	return nil
+}
+
+// sleepCtx waits d, or less when ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // untraced lists the live processes of the group that none of g's straces traces. Zombies serve nothing.

@@ -50,7 +50,7 @@ func Tune(w io.Writer, r *tune.Result) {
 		say("    ", "    ", kneeText(s, r.Plan))
 	}
 	if p := r.PoolSize; p != nil {
-		for i, line := range poolSizeText(p, r.Plan.MinEffect) {
+		for i, line := range append(poolSizeText(p, r.Plan.MinEffect), cpuLines(r.Environment.Limits)...) {
 			if i == 0 {
 				say("  ", "    ", line)
 			} else {
