@@ -58,9 +58,11 @@ func (t *tuner) final(ctx context.Context) error {
 	defer stopAll(arms)
 	began := t.clock.Now()
 	sofar := &pace{began: began}
+	drawn := t.budget.Draw(experiment.Pairs(experiment.Versus, len(arms)))
+	tail := finalTailAlpha(drawn, len(arms), h.Same) // the p99's share: finaltail.go
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Second: &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
-		Alpha:  t.budget.Draw(experiment.Pairs(experiment.Versus, len(arms))), RunAlpha: t.budget.Total(), ParallelStart: true,
+		Alpha:  drawn - tail, RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {
 			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)
 		},
@@ -72,6 +74,10 @@ func (t *tuner) final(ctx context.Context) error {
 			t.status("final", fmt.Sprintf("recommendation vs %s, round %d", strings.Join(others, " vs "), p.Round))
 		}}
 	es, told := t.d.tuned(es, MetricGoodput, spec.Phase)
+	judge := t.tailJudge(tail, es)
+	if !h.Same {
+		es.Hold = judge.hold(armOf[1])
+	}
 	h.StackSD = &told
 	out, err := experiment.Run(ctx, es)
 	if out == nil {
@@ -98,6 +104,7 @@ func (t *tuner) final(ctx context.Context) error {
 	h.RuleOfThumbReqPerCPUS = medianOf(arm(2).Trials, second)
 	if !h.Same {
 		h.VsDebian, h.CapacityVsDebian = invert(arm(1).Vs), invert(arm(1).Vs2)
+		judge.record(h, out, armOf[1])
 	}
 	if !h.RuleSame {
 		h.VsRuleOfThumb, h.CapacityVsRuleOfThumb = invert(arm(2).Vs), invert(arm(2).Vs2)
