@@ -1,8 +1,12 @@
 package experiment
 
 import (
+	"context"
 	"math"
+	"math/rand"
 	"testing"
+
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // TestPairedPairsTheRoundsBothRan: rounds one arm missed, a figure not read and a round run again are left out or
@@ -28,3 +32,27 @@ func TestPairedPairsTheRoundsBothRan(t *testing.T) {
 		t.Errorf("higher is better: %v, want log 2 first", up)
 	}
 }
+
+// TestHoldKeepsADecidedArm: a Versus arm decided in a few rounds (+30% at 2% noise) leaves them at once without
+// Hold, and stays in while Hold says so, its rounds paired with the reference's all the while.
+func TestHoldKeepsADecidedArm(t *testing.T) {
+	run := func(hold func(int, ArmResult, ArmResult) bool) *Outcome {
+		f := arms(rand.New(rand.NewSource(3)), 0.02, 0, math.Log(1.3))
+		out, err := Run(context.Background(), Spec{Arms: asArms(f), Mode: Versus, HigherIsBetter: true, MinEffect: 0.03,
+			Alpha: 0.01, MaxRounds: 40, Hold: hold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	free := run(nil)
+	if free.Ended != EndDecided || free.Rounds >= 12 || free.Arms[1].Vs.Verdict != stats.Better {
+		t.Fatalf("without Hold: ended %s after %d rounds, %+v: want +30%% decided early", free.Ended, free.Rounds, free.Arms[1].Vs)
+	}
+	held := run(func(j int, ref, a ArmResult) bool { return j == 1 && len(a.Trials) < 20 })
+	if held.Rounds != 20 || held.Arms[1].Status != StatusDecided || Paired(held.Arms[0], held.Arms[1], value, true, 0, 0).N() != 20 {
+		t.Errorf("held until 20 trials: %d rounds, status %s: want 20 rounds, all paired, decided", held.Rounds, held.Arms[1].Status)
+	}
+}
+
+func value(o Observation) float64 { return o.Value }
