@@ -47,11 +47,14 @@ func TestHoldKeepsADecidedArm(t *testing.T) {
 	}
 	free := run(nil)
 	if free.Ended != EndDecided || free.Rounds >= 12 || free.Arms[1].Vs.Verdict != stats.Better {
-		t.Fatalf("without Hold: ended %s after %d rounds, %+v: want +30%% decided early", free.Ended, free.Rounds, free.Arms[1].Vs)
+		t.Fatalf("without Hold: ended %s after %d rounds, %+v: want +30%% decided early", free.Ended, free.Rounds,
+			free.Arms[1].Vs)
 	}
 	held := run(func(j int, ref, a ArmResult) bool { return j == 1 && len(a.Trials) < 20 })
-	if held.Rounds != 20 || held.Arms[1].Status != StatusDecided || Paired(held.Arms[0], held.Arms[1], value, true, 0, 0).N() != 20 {
-		t.Errorf("held until 20 trials: %d rounds, status %s: want 20 rounds, all paired, decided", held.Rounds, held.Arms[1].Status)
+	paired := Paired(held.Arms[0], held.Arms[1], value, true, 0, 0).N()
+	if held.Rounds != 20 || held.Arms[1].Status != StatusDecided || paired != 20 {
+		t.Errorf("held until 20 trials: %d rounds (%d paired), status %s: want 20 rounds, all paired, decided",
+			held.Rounds, paired, held.Arms[1].Status)
 	}
 }
 
