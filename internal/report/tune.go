@@ -87,7 +87,7 @@ func Tune(w io.Writer, r *tune.Result) {
 				headlineTable(h, f).write(w, 4, termWidth)
 			}
 			if t := h.Tail; t != nil {
-				say("    ", "      ", fmt.Sprintf("The recommendation's p99 against %s, in %d rounds: %s.", possessive(h.Baseline),
+				say("    ", "      ", fmt.Sprintf("p99, the recommendation against %s (%d rounds): %s.", h.Baseline,
 					t.Vs.Rounds, tailPart(t)))
 			}
 			say("  ", "  ", finalNote)

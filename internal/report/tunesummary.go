@@ -218,7 +218,7 @@ func headlineSentence(h *headlineModel) string {
 	}
 	if t := h.Tail; t != nil && len(parts) > 0 {
 		rounds = max(rounds, t.Vs.Rounds)
-		parts = append(parts, tailPart(t))
+		parts = append(parts, "p99 "+tailPart(t))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -37,13 +37,9 @@ func tailOf(m *headlineModel, h *tune.Headline) *tailModel {
 	return t
 }
 
-// tailPart is the p99's part of the headline's sentence ("p99 5.10ms against 5.00ms, +2.0% [-30%, +49%],
-// inconclusive"), "" without one.
+// tailPart is the p99 comparison in words ("5.10ms against 5.00ms, +2.0% [-30%, +49%], inconclusive").
 func tailPart(t *tailModel) string {
-	if t == nil {
-		return ""
-	}
-	return fmt.Sprintf("p99 %s against %s, %s %s, %s", us(t.RecUs), us(t.BaseUs), pctText(t.Vs.Change.Est),
+	return fmt.Sprintf("%s against %s, %s %s, %s", us(t.RecUs), us(t.BaseUs), pctText(t.Vs.Change.Est),
 		intervalText(&t.Vs.Change), verdictWord(t.Vs.Verdict))
 }
 
