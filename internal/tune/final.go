@@ -25,7 +25,9 @@ import (
 // configuration runs as one arm. A baseline that the time left cannot decide, while another can be, yields its
 // rounds to it (Spec.RoundsLeft): on WordPress the rule of thumb needed 394 rounds and took a third of the rounds
 // that Debian's defaults needed 22 of. Configurations that differ only in a pm.max_requests no worker could reach
-// within the run are one arm too: they serve alike until then, so a race of them is an A/A race.
+// within the run are one arm too: they serve alike until then, so a race of them is an A/A race. The
+// recommendation's p99 is judged against the starting point's on the same rounds, at a share of the same alpha
+// (finaltail.go): a tail shown worse is said first, whatever the two figures show.
 func (t *tuner) final(ctx context.Context) error {
 	rule := t.ruleOfThumb()
 	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
@@ -74,7 +76,7 @@ func (t *tuner) final(ctx context.Context) error {
 			t.status("final", fmt.Sprintf("recommendation vs %s, round %d", strings.Join(others, " vs "), p.Round))
 		}}
 	es, told := t.d.tuned(es, MetricGoodput, spec.Phase)
-	judge := t.tailJudge(tail, es)
+	judge := t.judgeTail(tail, es)
 	if !h.Same {
 		es.Hold = judge.hold(armOf[1])
 	}

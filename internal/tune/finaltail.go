@@ -36,8 +36,8 @@ type tailJudge struct {
 	sd   float64
 }
 
-// tailJudge is the final's judge of the p99 at alpha, with es's mixture and stacks' offsets.
-func (t *tuner) tailJudge(alpha float64, es experiment.Spec) tailJudge {
+// judgeTail is the final's judge of the p99 at alpha, with es's mixture and stacks' offsets.
+func (t *tuner) judgeTail(alpha float64, es experiment.Spec) tailJudge {
 	r := experiment.Rule{MinEffect: t.o.MinEffect, Alpha: alpha, RunAlpha: t.budget.Total(), Mixture: es.Mixture}
 	return tailJudge{rule: r, sd: es.StackSD}
 }
@@ -72,14 +72,15 @@ func (j tailJudge) record(h *Headline, out *experiment.Outcome, base int) {
 	if s.N() == 0 {
 		return
 	}
-	h.RecommendationP99Us, h.DebianP99Us = medianOf(read(b.Trials, p99Of), p99Of), medianOf(read(a.Trials, p99Of), p99Of)
+	h.RecommendationP99Us, h.DebianP99Us = medianOf(readOf(b.Trials, p99Of), p99Of),
+		medianOf(readOf(a.Trials, p99Of), p99Of)
 	h.P99VsDebian = j.rule.Comparison(s, false)
 }
 
 func p99Of(o experiment.Observation) float64 { return o.P99 }
 
-// read is the trials whose figure f was read (positive).
-func read(obs []experiment.Observation, f func(experiment.Observation) float64) []experiment.Observation {
+// readOf is the trials whose figure f was read (positive).
+func readOf(obs []experiment.Observation, f func(experiment.Observation) float64) []experiment.Observation {
 	var out []experiment.Observation
 	for _, o := range obs {
 		if f(o) > 0 {
