@@ -241,7 +241,7 @@ type Headline struct {
 	CapacityVsDebian         *stats.Comparison `json:"capacity_vs_debian,omitempty"`
 	CapacityVsRuleOfThumb    *stats.Comparison `json:"capacity_vs_rule_of_thumb,omitempty"`
 
-	// The p99 at the final's load (finalTail): the medians of the recommendation's and the starting point's
+	// The p99 at the final's load (finaltail.go): the medians of the recommendation's and the starting point's
 	// goodput trials' p99s, microseconds, over the rounds they shared, and the recommendation's p99 against the
 	// starting point's on those rounds (positive: the recommendation's is the higher; worse: shown higher by more
 	// than the minimum effect). Nil when the recommendation is the starting point or no trial read a p99.
