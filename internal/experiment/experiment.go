@@ -122,6 +122,10 @@ type Spec struct {
 	// (StatusYielded) to an earlier arm's that can still be decided (the arms come in the order their
 	// comparisons matter), and comes back once the others are decided.
 	RoundsLeft func(live int) int
+	// Hold, in Versus, keeps arm j in the rounds once its comparisons are decided, while it says so (nil:
+	// never), given Arms[0]'s and arm j's results so far: for a caller that judges another figure of the same
+	// rounds (Paired) and wants more of them. Where to stop is a stopping rule: it changes no error rate.
+	Hold func(j int, ref, arm ArmResult) bool
 	// Progress, when set, hears of each trial before it runs.
 	Progress func(Progress)
 	// ParallelStart starts the arms at the same time: their Start methods must be safe for that.

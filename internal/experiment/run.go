@@ -321,7 +321,7 @@ func (e *run) look() {
 	}
 	if e.s.Mode == Versus {
 		for _, j := range append([]int(nil), e.live[1:]...) {
-			if e.judge(0, j) != "" && (e.seq2 == nil || e.rule().Judge(e.seq2[0][j]) != "") {
+			if e.judge(0, j) != "" && (e.seq2 == nil || e.rule().Judge(e.seq2[0][j]) != "") && !e.hold(j) {
 				e.drop(j, StatusDecided, "")
 			}
 		}

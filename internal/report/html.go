@@ -327,6 +327,9 @@ func hero(h *headlineModel) []heroCard {
 				CI: "interval " + intervalHTML(&c.Change), Verdict: c.Verdict, Figures: []heroFigure{fig(h.Rec, f.Rec), fig(x.row, x.v)}, Sub: sub})
 		}
 	}
+	if t := h.Tail; t != nil {
+		cards = append(cards, tailCard(h, t))
+	}
 	return cards
 }
 

@@ -22,6 +22,9 @@ func Tune(w io.Writer, r *tune.Result) {
 		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
 	}
 	say("", "  ", fmt.Sprintf("phptune tune: %s, %d URL(s), %s of a %s budget", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS)))
+	if h != nil && h.Tail != nil && h.Tail.Warning != "" {
+		say("  ", "    ", h.Tail.Warning) // before the account: a worse tail is what a reader must not miss
+	}
 	if urls := urlList(r.URLs); len(urls) > 1 || (len(urls) == 1 && r.URLs[0].PeakMemory > 0) {
 		if line := "  URLs: " + strings.Join(urls, ", "); textLen(line) <= termWidth {
 			fmt.Fprintln(w, line)
@@ -82,6 +85,10 @@ func Tune(w io.Writer, r *tune.Result) {
 			say("  ", "    ", fmt.Sprintf("The final comparison, %d round%s interleaved%s:", h.Rounds, plural(h.Rounds), atConns(h.Load)))
 			for _, f := range h.Figures {
 				headlineTable(h, f).write(w, 4, termWidth)
+			}
+			if t := h.Tail; t != nil {
+				say("    ", "      ", fmt.Sprintf("p99, the recommendation against %s (%d rounds): %s.", h.Baseline,
+					t.Vs.Rounds, tailPart(t)))
 			}
 			say("  ", "  ", finalNote)
 		}

@@ -28,6 +28,8 @@ type headlineModel struct {
 	Reach   int64  `json:"-"`
 	// Figures are the metrics compared: requests/s, and any other the final measures, each with its intervals.
 	Figures []headlineFigure `json:"figures,omitempty"`
+	// Tail is the recommendation's p99 against the starting point's on the same rounds (nil: not compared).
+	Tail *tailModel `json:"p99,omitempty"`
 }
 
 // headlineFigure is one metric of the final comparison: each configuration's median over its rounds, and the
@@ -77,6 +79,7 @@ func headlineOf(r *tune.Result, rows []configRow) *headlineModel {
 		m.Figures = append(m.Figures, headlineFigure{Metric: tune.MetricCapacity, Rec: m.Rec.Capacity, Base: m.Base.Capacity,
 			Rule: m.Rule.Capacity, VsBase: versusOf(m, h.CapacityVsDebian), VsRule: versusOf(m, h.CapacityVsRuleOfThumb)})
 	}
+	m.Tail = tailOf(m, h)
 	return m
 }
 

@@ -11,12 +11,12 @@ import (
 	"github.com/phptune/phptune/internal/tune"
 )
 
-// TuneSummary writes tune's answer first, in about 30 lines: a value ahead on goodput not taken for its p99, and
-// what it traded; what to change, each from -> to with the change and interval that decided it; what was shown
-// and kept; what was not decided and what would decide it; the recommendation against the starting point in one
-// sentence; the apply command. The whole account (the sweep, the pool size's reasoning, memory, every knob's row)
-// is Tune's: tune --verbose, and report.html. Its figures come from the same answer (AnswerOf), so the two cannot
-// disagree.
+// TuneSummary writes tune's answer first, in about 30 lines: the recommendation's p99 where it is shown worse
+// than the starting point's; a value ahead on goodput not taken for its p99, and what it traded; what to change,
+// each from -> to with the change and interval that decided it; what was shown and kept; what was not decided and
+// what would decide it; the recommendation against the starting point in one sentence; the apply command. The
+// whole account (the sweep, the pool size's reasoning, memory, every knob's row) is Tune's: tune --verbose, and
+// report.html. Its figures come from the same answer (AnswerOf), so the two cannot disagree.
 func TuneSummary(w io.Writer, r *tune.Result) {
 	a := AnswerOf(r)
 	lines, h := a.Knobs, a.Headline
@@ -28,6 +28,9 @@ func TuneSummary(w io.Writer, r *tune.Result) {
 	base := a.Start
 	fmt.Fprintln(w)
 	changes, kept, open, unraced := sortLines(lines)
+	if h != nil && h.Tail != nil && h.Tail.Warning != "" {
+		say("  ", "    ", h.Tail.Warning) // first: a worse tail is what a reader must not miss
+	}
 	if traded := tradedLines(lines); len(traded) > 0 {
 		say("  ", "    ", "Not taken for its p99: "+strings.Join(traded, "; ")+".")
 	}
@@ -212,6 +215,10 @@ func headlineSentence(h *headlineModel) string {
 		}
 		rounds = max(rounds, c.Rounds)
 		parts = append(parts, fmt.Sprintf("%s %s %s, %s", words, pctText(c.Change.Est), intervalText(&c.Change), verdictWord(c.Verdict)))
+	}
+	if t := h.Tail; t != nil && len(parts) > 0 {
+		rounds = max(rounds, t.Vs.Rounds)
+		parts = append(parts, "p99 "+tailPart(t))
 	}
 	if len(parts) == 0 {
 		return ""

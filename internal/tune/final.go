@@ -25,7 +25,9 @@ import (
 // configuration runs as one arm. A baseline that the time left cannot decide, while another can be, yields its
 // rounds to it (Spec.RoundsLeft): on WordPress the rule of thumb needed 394 rounds and took a third of the rounds
 // that Debian's defaults needed 22 of. Configurations that differ only in a pm.max_requests no worker could reach
-// within the run are one arm too: they serve alike until then, so a race of them is an A/A race.
+// within the run are one arm too: they serve alike until then, so a race of them is an A/A race. The
+// recommendation's p99 is judged against the starting point's on the same rounds, at a share of the same alpha
+// (finaltail.go): a tail shown worse is said first, whatever the two figures show.
 func (t *tuner) final(ctx context.Context) error {
 	rule := t.ruleOfThumb()
 	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
@@ -58,9 +60,11 @@ func (t *tuner) final(ctx context.Context) error {
 	defer stopAll(arms)
 	began := t.clock.Now()
 	sofar := &pace{began: began}
+	drawn := t.budget.Draw(experiment.Pairs(experiment.Versus, len(arms)))
+	tail := finalTailAlpha(drawn, len(arms), h.Same) // the p99's share: finaltail.go
 	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Second: &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
-		Alpha:  t.budget.Draw(experiment.Pairs(experiment.Versus, len(arms))), RunAlpha: t.budget.Total(), ParallelStart: true,
+		Alpha:  drawn - tail, RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {
 			return t.clock.Now().Add(3 * t.costs.trial(MetricGoodput)).Before(t.end)
 		},
@@ -72,6 +76,10 @@ func (t *tuner) final(ctx context.Context) error {
 			t.status("final", fmt.Sprintf("recommendation vs %s, round %d", strings.Join(others, " vs "), p.Round))
 		}}
 	es, told := t.d.tuned(es, MetricGoodput, spec.Phase)
+	judge := t.judgeTail(tail, es)
+	if !h.Same {
+		es.Hold = judge.hold(armOf[1])
+	}
 	h.StackSD = &told
 	out, err := experiment.Run(ctx, es)
 	if out == nil {
@@ -98,6 +106,7 @@ func (t *tuner) final(ctx context.Context) error {
 	h.RuleOfThumbReqPerCPUS = medianOf(arm(2).Trials, second)
 	if !h.Same {
 		h.VsDebian, h.CapacityVsDebian = invert(arm(1).Vs), invert(arm(1).Vs2)
+		judge.record(h, out, armOf[1])
 	}
 	if !h.RuleSame {
 		h.VsRuleOfThumb, h.CapacityVsRuleOfThumb = invert(arm(2).Vs), invert(arm(2).Vs2)

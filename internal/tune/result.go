@@ -240,6 +240,14 @@ type Headline struct {
 	RuleOfThumbReqPerCPUS    float64           `json:"rule_of_thumb_req_per_cpu_s,omitempty"`
 	CapacityVsDebian         *stats.Comparison `json:"capacity_vs_debian,omitempty"`
 	CapacityVsRuleOfThumb    *stats.Comparison `json:"capacity_vs_rule_of_thumb,omitempty"`
+
+	// The p99 at the final's load (finaltail.go): the medians of the recommendation's and the starting point's
+	// goodput trials' p99s, microseconds, over the rounds they shared, and the recommendation's p99 against the
+	// starting point's on those rounds (positive: the recommendation's is the higher; worse: shown higher by more
+	// than the minimum effect). Nil when the recommendation is the starting point or no trial read a p99.
+	RecommendationP99Us float64           `json:"recommendation_p99_us,omitempty"`
+	DebianP99Us         float64           `json:"debian_p99_us,omitempty"`
+	P99VsDebian         *stats.Comparison `json:"p99_vs_debian,omitempty"`
 }
 
 // P99Check is the latency goal judged open-loop at the user's rate.
