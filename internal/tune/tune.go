@@ -12,10 +12,11 @@
 // saturation.go, poolsize.go, soak.go (memory over a long series of requests: pm.max_requests), screen.go (a
 // configuration's work per request), knobs.go (the knob races' order), decide.go (a race on the engine, its report),
 // hopeless.go (races the budget cannot decide), revisit.go (second looks at open races), runtime.go (the server
-// race), tail.go (what a race guarded by the p99 traded, in words), final.go and finalneed.go (against the
-// baselines, and the time that comparison keeps), p99.go, peak.go (the pool against an access log's busiest second),
-// result.go (the result and its JSON), versus.go (what a row was compared on), sim.go (simulated runs on recorded
-// noise), progress.go (the progress line: the best so far in knob words).
+// race), tail.go (what a race guarded by the p99 traded, in words), final.go, finaltail.go and finalneed.go (against
+// the baselines, its p99 against the starting point's, and the time that comparison keeps), p99.go, peak.go (the
+// pool against an access log's busiest second), result.go (the result and its JSON), versus.go (what a row was
+// compared on), sim.go (simulated runs on recorded noise), progress.go (the progress line: the best so far in knob
+// words).
 package tune
 
 import (
