@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -87,6 +88,9 @@ type Options struct {
 	// Duet runs the CPU races' rounds as duets: the arms' trials at the same time (experiment.Spec.Duet), where
 	// the machine's noise cancels in their ratio. Off, the trials alternate.
 	Duet bool
+	// DuetPin pins each duet arm's stack (php-fpm's and nginx's processes) to a share of the CPUs of its own, the
+	// shares rotating round by round, where there are at least as many CPUs as arms (docs/engine.md, "Duet rounds").
+	DuetPin bool
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
@@ -361,6 +365,9 @@ func (t *tuner) finish(err error) {
 	t.plan.StackSD = t.stackSD
 	if s := t.stacks; s != nil {
 		t.res.Memory = s.oom.use(s.kills0)
+		s.mu.Lock()
+		t.plan.DuetPin = maps.Clone(s.pins)
+		s.mu.Unlock()
 	}
 	t.res.Plan = t.plan
 	t.res.Facts = t.facts
