@@ -119,8 +119,8 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
 	fl.BoolVar(&f.noDuet, "no-duet", false, "run the CPU races' trials in turn, not at the same time (duet rounds, where the machine's "+
 		"noise cancels)")
-	fl.BoolVar(&f.duetPin, "duet-pin", false, "pin each duet arm's php-fpm and nginx to a share of the CPUs of its own, "+
-		"the shares swapped every round (where there are as many CPUs as arms)")
+	fl.BoolVar(&f.duetPin, "duet-pin", false, "pin each duet arm's php-fpm and nginx to a CPU share of its own, swapped "+
+		"every round, where there are as many CPUs as arms (off: on a shared machine it made rounds noisier)")
 	cli.FlagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "soak", "p99", "rate", "screen", "no-screen")
 
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")

@@ -15,7 +15,8 @@
 // race), tail.go (what a race guarded by the p99 traded, in words), final.go and finalneed.go (against the
 // baselines, and the time that comparison keeps), p99.go, peak.go (the pool against an access log's busiest second),
 // result.go (the result and its JSON), versus.go (what a row was compared on), sim.go (simulated runs on recorded
-// noise), progress.go (the progress line: the best so far in knob words).
+// noise), progress.go (the progress line: the best so far in knob words),
+// pin.go (duet arms pinned to CPU shares, rotated round by round).
 package tune
 
 import (
