@@ -88,6 +88,7 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	stopAll(arms)
 
 	if len(all) >= 3 {
+		noneLeft(t, s)
 		return
 	}
 	o.DuetPin = true
@@ -99,6 +100,17 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	stopAll(arms)
 	if n := s.pins["three"]; !strings.HasPrefix(n, "not pinned: 3 arms and 2 CPUs") {
 		t.Errorf("plan's note %q, want it to say why three arms were not pinned", n)
+	}
+	noneLeft(t, s)
+}
+
+// noneLeft fails when a stack is still running once every arm stopped.
+func noneLeft(t *testing.T, s *stacks) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.all) != 0 {
+		t.Errorf("%d stacks left running after the arms stopped, want none", len(s.all))
 	}
 }
 
