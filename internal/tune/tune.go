@@ -6,8 +6,9 @@
 //
 // Files (TestFileMap keeps this list whole): tune.go (options, the run's phases), plan.go (trial lengths and the
 // time each experiment gets), arms.go (how an arm's trials run, what starts and trials cost), stacks.go, trial.go
-// and replicas.go (warm stacks, their trials, an arm's fresh stacks), stackrounds.go (how many rounds a stack
-// serves), offsetrun.go (the stacks' offsets measured in the run), startgate.go (starts side by side within the
+// and replicas.go (warm stacks, their trials, an arm's fresh stacks), pin.go (duet arms pinned to CPU shares),
+// stackrounds.go (how many rounds a stack serves), offsetrun.go (the stacks' offsets measured in the run),
+// startgate.go (starts side by side within the
 // memory), limits.go (memory limits, the OOM killer), otherpools.go (the pools already running in the same memory),
 // saturation.go, poolsize.go, soak.go (memory over a long series of requests: pm.max_requests), screen.go (a
 // configuration's work per request), knobs.go (the knob races' order), decide.go (a race on the engine, its report),
@@ -15,8 +16,7 @@
 // race), tail.go (what a race guarded by the p99 traded, in words), final.go and finalneed.go (against the
 // baselines, and the time that comparison keeps), p99.go, peak.go (the pool against an access log's busiest second),
 // result.go (the result and its JSON), versus.go (what a row was compared on), sim.go (simulated runs on recorded
-// noise), progress.go (the progress line: the best so far in knob words),
-// pin.go (duet arms pinned to CPU shares, rotated round by round).
+// noise), progress.go (the progress line: the best so far in knob words).
 package tune
 
 import (
