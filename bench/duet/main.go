@@ -4,7 +4,8 @@
 // ways alternate round by round. It prints the spread (sd) of a round's log ratio of the two stacks' CPU per
 // request each way, their ratio and the variance ratio; the mean is the two stacks' own offset, which a duet's
 // smaller spread makes the larger part of the error. bench/duet.sh runs it (about 2 minutes, ROUNDS=n for more);
-// run it quiet and beside a busy loop (BUSY=1).
+// run it quiet and beside a busy loop (BUSY=1). With -pin it adds pinned duet rounds in the same rounds: each
+// stack's php-fpm and nginx on a CPU share of its own, the shares swapped every round (tune --duet-pin).
 package main
 
 import (
@@ -29,15 +30,23 @@ func main() {
 	conc := flag.Int("c", 4, "connections a stack")
 	n := flag.Int("n", 1500, "requests a trial")
 	starts := flag.Bool("starts", false, "also duet rounds with two fresh stacks starting beside them, as tune's next round's do")
+	pin := flag.Bool("pin", false, "also duet rounds with each stack pinned to a CPU share of its own, swapped every round")
 	flag.Parse()
-	if err := run(*rounds, *conc, *n, *starts); err != nil {
+	if err := run(*rounds, *conc, *n, *starts, *pin); err != nil {
 		fmt.Fprintln(os.Stderr, "duet:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds, conc, n int, starts bool) error {
+func run(rounds, conc, n int, starts, pin bool) error {
 	ctx := context.Background()
+	var pins *pinner
+	if pin {
+		var err error
+		if pins, err = newPinner(2); err != nil {
+			return err
+		}
+	}
 	mix, err := demostack.Mix()
 	if err != nil {
 		return err
@@ -123,7 +132,15 @@ func run(rounds, conc, n int, starts bool) error {
 		}
 		return math.Log(v[0] / v[1]), nil
 	}
-	var alt, duet, churned []float64
+	// pinnedRound is a duet round with the stacks pinned to round r's shares, and back on all CPUs after it.
+	pinnedRound := func(r int) (float64, error) {
+		if err := pins.pin(sts, r); err != nil {
+			return 0, err
+		}
+		d, err := duetRound(nil)
+		return d, errors.Join(err, pins.unpin(sts))
+	}
+	var alt, duet, churned, pinned []float64
 	for r := range rounds {
 		// Alternating: one stack, then the other, which goes first turning each round.
 		a, b := sts[r%2], sts[1-r%2]
@@ -139,12 +156,25 @@ func run(rounds, conc, n int, starts bool) error {
 			x, y = y, x
 		}
 		alt = append(alt, math.Log(x/y))
-		// Duet: both at once.
+		// Duet: both at once; the pinned duet before or after it, turning each round.
+		if pin && r%2 == 0 {
+			d, err := pinnedRound(r)
+			if err != nil {
+				return err
+			}
+			pinned = append(pinned, d)
+		}
 		d, err := duetRound(nil)
 		if err != nil {
 			return err
 		}
 		duet = append(duet, d)
+		if pin && r%2 == 1 {
+			if d, err = pinnedRound(r); err != nil {
+				return err
+			}
+			pinned = append(pinned, d)
+		}
 		if starts {
 			if d, err = duetRound(churn); err != nil {
 				return err
@@ -162,6 +192,9 @@ func run(rounds, conc, n int, starts bool) error {
 		mc, sc := stats.MeanSD(churned)
 		fmt.Printf("%-12s %9.2f%% %9.2f%%  (two fresh stacks starting beside each round)\n", "duet+starts", 100*mc, 100*sc)
 		defer fmt.Printf("duet+starts' sd %.2f x duet's alone\n", sc/sd)
+	}
+	if pin {
+		defer printPinned(pinned, sd)
 	}
 	fmt.Printf("duet's sd %.2f x alternating's (target at most 0.33); variance %.1fx lower\n", sd/sa, (sa*sa)/(sd*sd))
 	return nil

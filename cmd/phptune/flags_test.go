@@ -100,6 +100,7 @@ func TestTuneFlags(t *testing.T) {
 				f.knobs, f.skip, f.only, f.inis = []string{"opcache=on,off"}, []string{"listen", "keepalive"}, []string{"opcache", "jit"},
 					[]string{"memory_limit=256M"}
 			}},
+		{args: []string{"--duet-pin"}, edit: func(f *tuneFlags) { f.duetPin = true }},
 		{args: []string{"--soak", "off", "--no-duet", "--no-screen", "--cgroup", "/x", "--from-pool", "p.conf", "--prefix", "/usr/local"},
 			edit: func(f *tuneFlags) {
 				f.soak, f.noDuet, f.noScreen, f.cgroup, f.fromPool, f.prefix = "off", true, true, "/x", "p.conf", "/usr/local"

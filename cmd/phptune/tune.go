@@ -35,7 +35,7 @@ type tuneFlags struct {
 	mix                                                                                                                    mixFlags
 	budget, p99, timeout                                                                                                   time.Duration
 	rate, minEffect, alpha                                                                                                 float64
-	json, noScreen, screen, profile, builds, ratePeak, noDuet, verbose                                                     bool
+	json, noScreen, screen, profile, builds, ratePeak, noDuet, duetPin, verbose                                            bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
 }
@@ -119,6 +119,8 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
 	fl.BoolVar(&f.noDuet, "no-duet", false, "run the CPU races' trials in turn, not at the same time (duet rounds, where the machine's "+
 		"noise cancels)")
+	fl.BoolVar(&f.duetPin, "duet-pin", false, "pin each duet arm's php-fpm and nginx to a CPU share of its own, swapped "+
+		"every round, where there are as many CPUs as arms (off: on a shared machine it made rounds noisier)")
 	cli.FlagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "soak", "p99", "rate", "screen", "no-screen")
 
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
@@ -350,6 +352,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	}
 	o.ForceScreen = f.screen
 	o.Duet = !f.noDuet
+	o.DuetPin = f.duetPin && o.Duet
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
 	}

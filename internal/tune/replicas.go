@@ -37,10 +37,14 @@ func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	defer r.mu.Unlock()
 	g := r.groups[spec.Phase]
 	if g == nil {
-		g = &moves{s: r.stacks, most: perStack(spec), arms: map[*replicaArm]bool{}, sp: spread{second: spec.Capacity, metric: spec.Metric}}
+		g = &moves{s: r.stacks, phase: spec.Phase, most: perStack(spec), arms: map[*replicaArm]bool{},
+			sp: spread{second: spec.Capacity, metric: spec.Metric}}
 		r.groups[spec.Phase] = g
 	}
-	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.made++
+	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec, slot: g.made - 1}
 }
 
 // finalSpread is finalSpread of the experiments run so far.
@@ -131,15 +135,19 @@ const (
 
 // moves are the arms of one experiment, which move to fresh stacks together.
 type moves struct {
-	s    *stacks
-	most int // the most rounds a stack serves an arm (perStack); fewer when its trials are steady (stackRounds)
-	mu   sync.Mutex
-	arms map[*replicaArm]bool // the arms started and not stopped
-	sp   spread               // what the arms' trials and starts took, how much the trials varied, and per
+	s     *stacks
+	phase string
+	most  int // the most rounds a stack serves an arm (perStack); fewer when its trials are steady (stackRounds)
+	mu    sync.Mutex
+	arms  map[*replicaArm]bool // the arms started and not stopped
+	sp    spread               // what the arms' trials and starts took, how much the trials varied, and per
 	// ahead is closed when the fresh stacks started beside a duet round's trials are in (nil: none starting);
 	// stopAhead cancels their starts, once no arm is left to take them.
 	ahead     chan struct{}
 	stopAhead context.CancelFunc
+	// made counts the arms made for the experiment (their slots); pin is how its duet arms are pinned.
+	made int
+	pin  pinning
 }
 
 // per is the rounds a stack serves an arm now. The caller holds g.mu.
@@ -174,6 +182,10 @@ type replicaArm struct {
 	failed bool
 	// prepared: it prepared for this duet round, so the next round's stack starts for it beside the trials.
 	prepared bool
+	// slot is its place among the experiment's arms, pinRound the pinned rounds it ran: its CPU share's (pin.go).
+	// pinned is the stack it pinned, given all CPUs back once its trial is over.
+	slot, pinRound int
+	pinned         *warmStack
 }
 
 func (a *replicaArm) Name() string { return a.cfg.String() }
@@ -214,12 +226,16 @@ func (a *replicaArm) Start(ctx context.Context) error {
 }
 
 // Prepare moves to a fresh stack when this one has served its rounds: before a duet round's trials, since a start
-// beside a trial skews it.
+// beside a trial skews it; then it pins the stack to the arm's CPU share of the round, where duet arms are pinned.
 func (a *replicaArm) Prepare(ctx context.Context) error {
 	if a.w == nil {
 		return errors.New("arm not started")
 	}
+	a.unpin() // a round that ran no trial of it
 	if err := a.moveIfDue(ctx); err != nil {
+		return err
+	}
+	if err := a.pin(); err != nil {
 		return err
 	}
 	a.g.mu.Lock()
@@ -242,6 +258,7 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 	if a.w == nil {
 		return experiment.Observation{}, errors.New("arm not started")
 	}
+	defer a.unpin()
 	if err := a.moveIfDue(ctx); err != nil {
 		return experiment.Observation{}, err
 	}
@@ -261,6 +278,7 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 // Stop lets go of the arm's stacks. The last arm to stop cancels the stacks starting ahead and waits for them, so
 // that none is left running after the experiment.
 func (a *replicaArm) Stop() {
+	a.unpin()
 	a.g.mu.Lock()
 	delete(a.g.arms, a) // a stack starting ahead for it now goes back when it is in (startFor)
 	last := len(a.g.arms) == 0

@@ -116,6 +116,9 @@ type Plan struct {
 	// SecondLooks says what the time before the final went to once the races were run: the looks taken, or why
 	// none was (the time left, the final's keep, the nearest look's cost).
 	SecondLooks string `json:"second_looks,omitempty"`
+	// DuetPin says, by experiment (a race's phase), how its duet arms were pinned to CPU shares, or why they were
+	// not (fewer CPUs than arms); empty where pinning was off (Options.DuetPin) or no duet ran.
+	DuetPin map[string]string `json:"duet_pin,omitempty"`
 }
 
 // Screened is the verdict of a CPU-only knob whose every candidate the screen counted doing the same work per
@@ -279,6 +282,9 @@ type TrialRecord struct {
 	Stack int `json:"stack,omitempty"`
 	// Duet: the trial ran at the same time as its rivals' of the round (a duet round), not in turn.
 	Duet bool `json:"duet,omitempty"`
+	// CPUs is the CPU share its stack was pinned to in a pinned duet round (a kernel CPU list such as "1" or "2-3";
+	// Options.DuetPin); empty where it was not pinned.
+	CPUs string `json:"cpus,omitempty"`
 	// Fault says what made the trial no measurement, which it was measured again for (the OOM killer struck).
 	Fault string `json:"fault,omitempty"`
 	// Metric and Value are what the trial was decided on (MetricGoodput or MetricCPU).

@@ -44,6 +44,8 @@ type stacks struct {
 	kills0  int64     // the OOM killer's count before the run's first stack
 	// gate keeps starts that would not fit the memory limit together from running side by side.
 	gate startGate
+	// pins says, by phase, how each duet experiment's arms were pinned (Plan.DuetPin).
+	pins map[string]string
 }
 
 // lengths are the trials' lengths, fitted once the app's speed is known.
@@ -76,6 +78,8 @@ type warmStack struct {
 	served bool
 	// kills is the OOM killer's count when its trial began (a stack runs one trial at a time).
 	kills int64
+	// cpus is the CPU share it is pinned to for a duet round's trial ("": not pinned; pin.go).
+	cpus string
 }
 
 // died says that w is up and one of its server processes has exited.

@@ -251,7 +251,7 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 	ok := res.Requests - res.Errors
 	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Stack: w.serial, Duet: spec.Duet, Concurrency: spec.Conc, Metric: MetricCPU,
 		RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(), Requests: res.Requests,
-		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
+		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds(), CPUs: w.cpus}
 	if res.Requests > 0 && cpu > 0 {
 		rec.CPUUsPerReq = float64(cpu/time.Microsecond) / float64(res.Requests)
 		rec.ServerCPU = map[string]float64{w.st.PHP(): rec.CPUUsPerReq}

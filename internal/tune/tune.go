@@ -6,8 +6,9 @@
 //
 // Files (TestFileMap keeps this list whole): tune.go (options, the run's phases), plan.go (trial lengths and the
 // time each experiment gets), arms.go (how an arm's trials run, what starts and trials cost), stacks.go, trial.go
-// and replicas.go (warm stacks, their trials, an arm's fresh stacks), stackrounds.go (how many rounds a stack
-// serves), offsetrun.go (the stacks' offsets measured in the run), startgate.go (starts side by side within the
+// and replicas.go (warm stacks, their trials, an arm's fresh stacks), pin.go (duet arms pinned to CPU shares),
+// stackrounds.go (how many rounds a stack serves), offsetrun.go (the stacks' offsets measured in the run),
+// startgate.go (starts side by side within the
 // memory), limits.go (memory limits, the OOM killer), otherpools.go (the pools already running in the same memory),
 // saturation.go, poolsize.go, soak.go (memory over a long series of requests: pm.max_requests), screen.go (a
 // configuration's work per request), knobs.go (the knob races' order), decide.go (a race on the engine, its report),
@@ -23,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -88,6 +90,9 @@ type Options struct {
 	// Duet runs the CPU races' rounds as duets: the arms' trials at the same time (experiment.Spec.Duet), where
 	// the machine's noise cancels in their ratio. Off, the trials alternate.
 	Duet bool
+	// DuetPin pins each duet arm's stack (php-fpm's and nginx's processes) to a share of the CPUs of its own, the
+	// shares rotating round by round, where there are at least as many CPUs as arms (docs/engine.md, "Duet rounds").
+	DuetPin bool
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
@@ -362,6 +367,9 @@ func (t *tuner) finish(err error) {
 	t.plan.StackSD = t.stackSD
 	if s := t.stacks; s != nil {
 		t.res.Memory = s.oom.use(s.kills0)
+		s.mu.Lock()
+		t.plan.DuetPin = maps.Clone(s.pins)
+		s.mu.Unlock()
 	}
 	t.res.Plan = t.plan
 	t.res.Facts = t.facts

@@ -1,0 +1,65 @@
+package cpuset
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/phptune/phptune/internal/measure"
+)
+
+// PinGroup pins every thread of every process of process group pgid to s: its leader first, so that a worker it
+// forks meanwhile (php-fpm respawning one) inherits s, then the members found after. A process that exits
+// meanwhile is skipped.
+func PinGroup(pgid int, s Set) error {
+	m := s.mask()
+	if err := pinProcess(pgid, &m); err != nil {
+		return fmt.Errorf("pin process group %d to CPUs %s: %w", pgid, s, err)
+	}
+	pids, err := measure.ProcessGroup(pgid)
+	if err != nil {
+		return fmt.Errorf("pin process group %d: %w", pgid, err)
+	}
+	for _, pid := range pids {
+		if err := pinProcess(pid, &m); err != nil {
+			return fmt.Errorf("pin process %d of group %d to CPUs %s: %w", pid, pgid, s, err)
+		}
+	}
+	return nil
+}
+
+// pinProcess sets the affinity of every thread of pid (sched_setaffinity is a thread's): nginx may run thread
+// pools. A process or thread gone meanwhile is no error.
+func pinProcess(pid int, m *unix.CPUSet) error {
+	tids, err := threads(pid)
+	if err != nil {
+		return err
+	}
+	for _, tid := range tids {
+		if err := unix.SchedSetaffinity(tid, m); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}
+
+// threads lists pid's threads from /proc/PID/task; none when pid is gone.
+func threads(pid int) ([]int, error) {
+	es, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list threads of %d: %w", pid, err)
+	}
+	tids := make([]int, 0, len(es))
+	for _, e := range es {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}

@@ -1,0 +1,237 @@
+package tune
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phptune/phptune/internal/cpuset"
+	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/stack"
+)
+
+// TestPinnedDuetSwapsTheArmsCPUs (real php-fpm and nginx, at least 2 CPUs): with DuetPin a duet round pins every
+// process of each arm's stack (php-fpm's master and workers, nginx's) to a CPU share of its own, the shares swapped
+// the next round; a worker php-fpm respawns inherits its master's share; each trial's record names its share; once
+// its trial is over a stack is back on all CPUs; unpinned duet rounds leave the stacks on all CPUs; and more arms
+// than CPUs are not pinned, the plan saying why.
+func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
+	all, err := cpuset.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 2 {
+		t.Skipf("%d CPU(s): two arms cannot have one each", len(all))
+	}
+	o := Options{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
+		URLs: []load.MixItem{{URI: "/", Weight: 1}}, DuetPin: true}
+	var mu sync.Mutex
+	var recs []TrialRecord
+	s := newStacks(&o, &lengths{win: 200 * time.Millisecond, warm: 50 * time.Millisecond, cpuN: 20},
+		func(r TrialRecord) { mu.Lock(); recs = append(recs, r); mu.Unlock() }, func(w string) { t.Log(w) })
+	defer s.stopAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := knob.Debian()
+	cfg.PM, cfg.MaxChildren = "static", 2
+	shares := cpuset.Shares(all, 2)
+	arms := duetArms(ctx, t, newReplicated(s), cfg, "pinned", 2)
+	var prev [2]string
+	for r := range 3 {
+		prepare(ctx, t, arms)
+		for i, a := range arms {
+			want := shares[cpuset.Rotated(i, r, 2)].String()
+			if r > 0 && want == prev[i] {
+				t.Fatalf("round %d: arm %d expected on %s again: the rotation does not swap", r+1, i, want)
+			}
+			prev[i] = want
+			if r == 0 && i == 0 {
+				respawnWorker(t, a.(*replicaArm).w.st)
+			}
+			checkCPUs(t, a.(*replicaArm).w.st, want, "round %d, arm %d", r+1, i)
+		}
+		recs = nil
+		runTrials(ctx, t, arms)
+		for _, rec := range recs {
+			if !slices.ContainsFunc(shares, func(sh cpuset.Set) bool { return sh.String() == rec.CPUs }) {
+				t.Errorf("round %d: a trial on stack %d recorded CPUs %q, want one arm's share", r+1, rec.Stack, rec.CPUs)
+			}
+		}
+		if len(recs) != 2 || recs[0].CPUs == recs[1].CPUs {
+			t.Errorf("round %d: records %+v, want two trials on two shares", r+1, recs)
+		}
+		for i, a := range arms {
+			checkCPUs(t, a.(*replicaArm).w.st, all.String(), "round %d, arm %d, after its trial", r+1, i)
+		}
+	}
+	stopAll(arms)
+	if n := s.pins["pinned"]; !strings.HasPrefix(n, "pinned: 2 arms") {
+		t.Errorf("plan's note %q, want it pinned", n)
+	}
+
+	o.DuetPin = false
+	arms = duetArms(ctx, t, newReplicated(s), cfg, "unpinned", 2)
+	prepare(ctx, t, arms)
+	for i, a := range arms {
+		checkCPUs(t, a.(*replicaArm).w.st, all.String(), "unpinned, arm %d", i)
+	}
+	stopAll(arms)
+
+	if len(all) >= 3 {
+		noneLeft(t, s)
+		return
+	}
+	o.DuetPin = true
+	arms = duetArms(ctx, t, newReplicated(s), cfg, "three", 3)
+	prepare(ctx, t, arms)
+	for i, a := range arms {
+		checkCPUs(t, a.(*replicaArm).w.st, all.String(), "three arms on %d CPUs, arm %d", len(all), i)
+	}
+	stopAll(arms)
+	if n := s.pins["three"]; !strings.HasPrefix(n, "not pinned: 3 arms and 2 CPUs") {
+		t.Errorf("plan's note %q, want it to say why three arms were not pinned", n)
+	}
+	noneLeft(t, s)
+}
+
+// noneLeft fails when a stack is still running once every arm stopped.
+func noneLeft(t *testing.T, s *stacks) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.all) != 0 {
+		t.Errorf("%d stacks left running after the arms stopped, want none", len(s.all))
+	}
+}
+
+// duetArms starts n duet arms of cfg, a CPU race's, in phase.
+func duetArms(ctx context.Context, t *testing.T, src *replicated, cfg knob.Config, phase string, n int) []experiment.Arm {
+	t.Helper()
+	spec := TrialSpec{Phase: phase, Metric: MetricCPU, Conc: 2, Duet: true}
+	var arms []experiment.Arm
+	for range n {
+		a := src.Arm(cfg, spec)
+		if err := a.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		arms = append(arms, a)
+	}
+	return arms
+}
+
+// prepare prepares a duet round's arms, in order, as the engine does.
+func prepare(ctx context.Context, t *testing.T, arms []experiment.Arm) {
+	t.Helper()
+	for _, a := range arms {
+		if err := a.(experiment.Preparer).Prepare(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runTrials runs the arms' trials at once.
+func runTrials(ctx context.Context, t *testing.T, arms []experiment.Arm) {
+	var wg sync.WaitGroup
+	for _, a := range arms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := a.Trial(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// checkCPUs fails unless every live process of st's php-fpm and nginx groups, workers included, may run on want
+// alone (/proc/PID/status's Cpus_allowed_list).
+func checkCPUs(t *testing.T, st *stack.Stack, want, format string, args ...any) {
+	t.Helper()
+	for _, name := range []string{"php-fpm", "nginx"} {
+		pids, err := measure.ProcessGroup(st.PID(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := 0
+		for _, pid := range pids {
+			got, state := allowedList(t, pid)
+			if state == "Z" || state == "" {
+				continue
+			}
+			live++
+			if got != want {
+				t.Errorf(format+": %s process %d on CPUs %s, want %s", append(args, name, pid, got, want)...)
+			}
+		}
+		if live < 2 {
+			t.Errorf(format+": %s has %d live processes, want a master and workers", append(args, name, live)...)
+		}
+	}
+}
+
+// allowedList is pid's Cpus_allowed_list and state ("": gone).
+func allowedList(t *testing.T, pid int) (cpus, state string) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		switch k {
+		case "Cpus_allowed_list":
+			cpus = strings.TrimSpace(v)
+		case "State":
+			state, _, _ = strings.Cut(strings.TrimSpace(v), " ")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cpus, state
+}
+
+// respawnWorker ends one of st's php-fpm workers and waits until php-fpm has forked its replacement.
+func respawnWorker(t *testing.T, st *stack.Stack) {
+	t.Helper()
+	master := st.PID("php-fpm")
+	workers := func() []int {
+		pids, err := measure.ProcessGroup(master)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var live []int
+		for _, pid := range pids {
+			if _, state := allowedList(t, pid); pid != master && state != "Z" && state != "" {
+				live = append(live, pid)
+			}
+		}
+		return live
+	}
+	before := workers()
+	if len(before) == 0 {
+		t.Fatal("php-fpm has no worker")
+	}
+	if err := syscall.Kill(before[0], syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		now := workers()
+		if len(now) == len(before) && !slices.Contains(now, before[0]) {
+			return
+		}
+	}
+	t.Fatalf("php-fpm did not respawn worker %d within 10 s", before[0])
+}
