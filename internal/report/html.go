@@ -443,7 +443,7 @@ func atConns(n int) string {
 	if n <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" at %d connections", n)
+	return fmt.Sprintf(" at %d connection%s", n, plural(n))
 }
 
 func screenRows(screens []tune.Screen) []screenRow {

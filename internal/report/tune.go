@@ -307,14 +307,14 @@ func kneeText(s *sweepModel, p tune.Plan) string {
 	if s.Knee <= 0 {
 		return "the sweep stopped before throughput was seen to level off"
 	}
-	text := fmt.Sprintf("throughput levels off at %d connections (the knee: the fewest not shown below %.0f%% of the peak's), "+
-		"the peak at %d", s.Knee, 100*tune.KneeShare, s.Peak)
+	text := fmt.Sprintf("throughput levels off at %d connection%s (the knee: the fewest not shown below %.0f%% of the peak's), "+
+		"the peak at %d", s.Knee, plural(s.Knee), 100*tune.KneeShare, s.Peak)
 	n := p.Concurrency
 	switch {
 	case p.ConcurrencyNote != "":
 		text += "; the knob comparisons load " + p.ConcurrencyNote
 	case n > 0:
-		text += fmt.Sprintf("; the knob comparisons load %d connections", n)
+		text += fmt.Sprintf("; the knob comparisons load %d connection%s", n, plural(n))
 	}
 	if c := p.CPUConcurrency; n > 0 && c > 0 && c != n {
 		text += fmt.Sprintf(", CPU trials %d", c)
@@ -352,7 +352,8 @@ func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 			"within %.0f%% of the best: of the sizes not shown worse, the nearest to the starting size)", sizeList(p.Sizes),
 			p.Load, 100*minEffect)
 	}
-	out := []string{fmt.Sprintf("Pool size: throughput levels off at %d connections; %s; chosen %d %s", p.Knee, mem, p.Chosen, how)}
+	out := []string{fmt.Sprintf("Pool size: throughput levels off at %d connection%s; %s; chosen %d %s", p.Knee, plural(p.Knee), mem,
+		p.Chosen, how)}
 	if p.MemoryFrom != "" {
 		out = append(out, fmt.Sprintf("%s for the pool: %s", mib(p.Memory), p.MemoryFrom))
 	}
