@@ -160,6 +160,8 @@ type gate struct {
 	// startOne and trialOne start a version's stack and run a trial on it: start and trial, or a simulation's.
 	startOne func(ctx context.Context, v, serial int) (*live, error)
 	trialOne func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error)
+	// latencyOne runs a latency trial on l: latencyTrial, or a simulation's.
+	latencyOne func(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error)
 }
 
 func newGate(o Options) *gate {
@@ -171,15 +173,18 @@ func newGate(o Options) *gate {
 	}
 	now := time.Now()
 	g := &gate{o: o, began: now, deadline: now.Add(o.Budget), conc: o.Connections, ver: [2]Version{o.Old, o.New}}
-	g.startOne, g.trialOne = g.start, g.trial
+	g.startOne, g.trialOne, g.latencyOne = g.start, g.trial, g.latencyTrial
 	g.urls = [2][]load.MixItem{o.URLs, o.URLs}
 	return g
 }
 
-// newRace is c's race: NEW against OLD (Versus), in duet rounds, on CPU a request (lower is better), its
-// share of the error budget drawn now; Continue lets it run the rounds the gate allows it, one at a time.
+// newRace is c's race: NEW against OLD (Versus), in duet rounds, on CPU a request (lower is better) with the p99
+// at a fixed rate as its second figure (lower is better; half the pair's alpha each: one error budget), its
+// share of the error budget drawn now; Continue lets it run the rounds the gate allows it, one at a time. The
+// p99's own stack offsets are not measured: CPU's allowance stands for them, as for tune's p99 guard.
 func (g *gate) newRace(c *comparison) *experiment.Experiment {
 	spec := experiment.Spec{Name: c.Name, Mode: experiment.Versus, Duet: true, StackSD: g.o.StackSD,
+		Second:    &experiment.Figure{Name: latencyFigure, StackSD: g.o.StackSD},
 		MinEffect: g.o.MinEffect, Alpha: g.budget.Draw(1), RunAlpha: g.o.Alpha,
 		Arms:     []experiment.Arm{&arm{g: g, v: 0, c: c}, &arm{g: g, v: 1, c: c}},
 		Continue: func(l experiment.Look) bool { return l.Rounds < c.allow }}
