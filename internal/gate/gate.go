@@ -1,16 +1,18 @@
 // Package gate answers a CI job's question about a change to a PHP app: does the new version cost more CPU a
-// request than the old one? It serves both versions side by side with the same PHP and configuration (nginx +
-// php-fpm in private stacks, package stack), checks that every URL answers in both, and races them on what a
-// request costs php-fpm's CPU, per URL and for the mix, in duet rounds (both versions' trials at the same time, so
-// that what the machine does meanwhile falls on both alike) on fresh stacks every round (a stack carries an
-// offset of its own for its life, which must not read as a version's effect). One error budget covers every
-// comparison; each ends better, worse, no_difference or inconclusive, and the gate says worse, not worse, or
-// undecided.
+// request than the old one, or make its users wait longer? It serves both versions side by side with the same PHP
+// and configuration (nginx + php-fpm in private stacks, package stack), checks that every URL answers in both, and
+// races them, per URL and for the mix, in duet rounds (both versions' trials at the same time, so that what the
+// machine does meanwhile falls on both alike) on fresh stacks every round (a stack carries an offset of its own
+// for its life, which must not read as a version's effect). Each round gives two figures: what a request costs
+// php-fpm's CPU, and the p99 latency at a fixed rate (a second figure on half of each comparison's alpha, held as
+// tune holds its p99 guard). One error budget covers every comparison; each figure ends better, worse,
+// no_difference or inconclusive, and the gate says worse (on either figure), not worse, or undecided.
 //
 // Files: gate.go (the options and the run), versions.go (a version's stacks: start, check, warm-up), trial.go (a
-// CPU trial), rounds.go (the rounds across the comparisons, the moves to fresh stacks), result.go (the verdicts
-// and the outcome), format.go (the terminal summary), markdown.go, junit.go and annotations.go (what a CI reads),
-// git.go (revisions as worktrees).
+// round's trial of a version: CPU, then latency), latency.go (the latency trial and its rate), meet.go (where a
+// round's two trials meet before their latency trials), rounds.go (the rounds across the comparisons, the moves
+// to fresh stacks), result.go and latresult.go (the verdicts and the outcome), format.go and latformat.go (the
+// terminal summary), markdown.go, junit.go and annotations.go (what a CI reads), git.go (revisions as worktrees).
 package gate
 
 import (
@@ -51,8 +53,8 @@ type Options struct {
 	URLs    []load.MixItem
 	Request load.Request
 	Budget  time.Duration
-	// MinEffect is the smallest relative change of CPU a request that counts (0.03 = 3%); Alpha the run's error
-	// budget, shared by every comparison.
+	// MinEffect is the smallest relative change of CPU a request, and of the p99, that counts (0.03 = 3%); Alpha
+	// the run's error budget, shared by every comparison and, within one, by its two figures.
 	MinEffect, Alpha float64
 	Timeout          time.Duration
 	// StackSD is what the comparisons allow for a stack's offset (0: DefaultStackSD); Connections load each
@@ -145,6 +147,10 @@ type gate struct {
 	ver      [2]Version
 	// cur is each version's stack for the round: set between rounds only, read by the trials.
 	cur [2]*live
+	// calm, set between rounds only, is closed once the next pair of stacks, starting beside the round, has
+	// started (nil: none starting): the latency trials wait for it, since a start's burst of work (php-fpm's fork,
+	// every URL checked, the warm-up's load) would read as the versions' latency, which it does not fall on alike.
+	calm <-chan struct{}
 	// serial numbers the stacks started; startWall is what the last pair's start took.
 	serial    int
 	startWall time.Duration

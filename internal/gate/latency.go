@@ -20,10 +20,13 @@ const (
 	// once, as in every round) is the rate: half, so that both versions at that rate at once keep the machine
 	// about half busy, where a queue is the version's own doing and not the machine's saturation.
 	latencyShare = 0.5
-	// latencySeconds is how long a latency trial sends requests at that rate.
-	latencySeconds = 0.4
-	// latencyMinRequests is the fewest requests of a latency trial, a slow page's: its p99 is then its slowest.
-	latencyMinRequests = 20
+	// latencySeconds is how long a latency trial sends requests at that rate, at least.
+	latencySeconds = 1.0
+	// latencyMinRequests is the fewest requests of a latency trial, unless that would take latencyMaxSeconds: a
+	// p99 of fewer is a trial's slowest request, which one stall of a busy machine sets (measured here: a trial of
+	// 20 requests read p99s of 2 to 80 ms for a page of 1 ms, and 13 rounds could not tell a 20 ms sleep).
+	latencyMinRequests = 100
+	latencyMaxSeconds  = 2.5
 )
 
 // latency is one comparison's latency trials: the rate and requests fixed in its first round, and the p50 and
@@ -46,7 +49,8 @@ type latTrial struct {
 // latencyPlan is the rate and the requests of a latency trial, from the slower version's throughput in a duet.
 func latencyPlan(duetRate float64) (rate float64, n int) {
 	rate = latencyShare * duetRate
-	n = min(max(latencyMinRequests, int(math.Ceil(rate*latencySeconds))), maxTrialRequests)
+	least := min(latencyMinRequests, int(math.Ceil(rate*latencyMaxSeconds)))
+	n = min(max(least, int(math.Ceil(rate*latencySeconds))), maxTrialRequests)
 	return rate, n
 }
 

@@ -165,8 +165,10 @@ func (g *gate) rounds(ctx context.Context) error {
 			return nil
 		}
 		var next *ahead
+		g.calm = nil
 		if left >= 2*cost {
 			next = g.startAhead(ctx)
+			g.calm = next.done
 		}
 		if err := g.round(ctx, racing); err != nil {
 			if next != nil {

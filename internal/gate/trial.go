@@ -42,6 +42,9 @@ func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 	if err != nil {
 		return obs, fmt.Errorf("%s: %w", g.ver[a.v].Label, err)
 	}
+	if err := g.waitCalm(ctx); err != nil {
+		return obs, err
+	}
 	lt, err := g.latencyOne(ctx, a.v, l, c, r, n)
 	if err != nil {
 		return obs, err
@@ -49,6 +52,19 @@ func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 	c.lat.trials[a.v] = append(c.lat.trials[a.v], lt)
 	obs.Second, obs.P99 = lt.P99, lt.P99
 	return obs, nil
+}
+
+// waitCalm waits until the next pair of stacks has started (g.calm), or the context ends.
+func (g *gate) waitCalm(ctx context.Context) error {
+	if g.calm == nil {
+		return nil
+	}
+	select {
+	case <-g.calm:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // trial sends c's requests to version v's stack l and reads php-fpm's CPU time, from the scheduler's own clock,
