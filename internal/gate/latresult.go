@@ -99,7 +99,17 @@ func together(cpu, lat string) (string, []string) {
 	return Undecided, nil
 }
 
-// gates is what c's figures mean for the gate now, each and together, for deciding whether it races on.
+// settled says whether c is shown not worse on CPU and decided not worse on its p99 (better, no difference), or
+// has no p99: nothing more rounds could change for the gate.
+func (g *gate) settled(c *comparison) bool {
+	if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) != NotWorse {
+		return false
+	}
+	l := g.latencyState(c)
+	return l == nil || l.Gate == NotWorse && (l.Verdict == stats.Better || l.Verdict == stats.NoDifference)
+}
+
+// gates is what c's figures mean for the gate now, both together, for deciding whether it races on.
 func (g *gate) gates(c *comparison) string {
 	lat := ""
 	if l := g.latencyState(c); l != nil {
