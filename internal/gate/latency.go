@@ -39,11 +39,9 @@ type latency struct {
 	trials [2][]latTrial // by version: each arm appends to its own
 }
 
-// latTrial is one latency trial's figures, in milliseconds; Misses are its requests that failed or were never
-// sent, which count in its percentiles as taking the timeout.
+// latTrial is one latency trial's p50 and p99, in milliseconds.
 type latTrial struct {
 	P50, P99 float64
-	Misses   int64
 }
 
 // latencyPlan is the rate and the requests of a latency trial, from the slower version's throughput in a duet.
@@ -93,7 +91,7 @@ func (g *gate) latencyTrial(ctx context.Context, v int, l *live, c *comparison, 
 	if !(p99 > 0) {
 		return latTrial{}, g.trialError(v, l, fmt.Errorf("latency at %.0f requests/s: no request answered", rate))
 	}
-	return latTrial{P50: p50 / 1000, P99: p99 / 1000, Misses: res.Errors + res.Unsent + res.InFlightAtEnd}, nil
+	return latTrial{P50: p50 / 1000, P99: p99 / 1000}, nil
 }
 
 // latencyOptions is an open-model run of mix on l: n requests at rate, from a pool of connections twice the
