@@ -115,7 +115,7 @@ func TestTheSecondFigureLeans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return x.SecondLeans(1), out
+		return x.SecondLeans(1, 1), out
 	}
 	if got, out := leans(1.3); !got || out.Arms[1].Vs2.Verdict != "inconclusive" {
 		t.Errorf("a p99 30%% higher: leans %v, %+v; want it leaning, undecided", got, out.Arms[1].Vs2)

@@ -22,7 +22,7 @@ const LatencyMetric = "p99 (and p50) latency in milliseconds at a fixed rate, bo
 
 // Latency is NEW against OLD on the p99 at a fixed rate, for one comparison. The p99 is a guard, as tune's is: NEW
 // shown worse on it is worse whatever its CPU; undecided, it holds the gate undecided only while its estimate
-// leans against NEW by the minimum effect and a standard error (more rounds may show it worse).
+// leans against NEW by the minimum effect and two standard errors (leanSEs: more rounds may show it worse).
 type Latency struct {
 	// RatePerS is each version's rate in every round; RequestsPerTrial a latency trial's requests.
 	RatePerS         float64 `json:"rate_per_s"`
@@ -46,6 +46,13 @@ type Latency struct {
 	OnErrors     bool    `json:"on_errors,omitempty"`
 }
 
+// leanSEs is how many standard errors an undecided p99's estimate must lean against NEW, besides the minimum
+// effect, to hold the gate undecided: two, where tune's guard asks one. A guard's lean keeps an incumbent while
+// its race goes on; the gate's holds a CI job at the end of its budget, over every comparison: at one, a version
+// against itself would lean by chance in some 16% of comparisons, so that most runs of five would end undecided;
+// at two, some 2%.
+const leanSEs = 2
+
 // latencyState is c's latency figure as it stands (nil before its first round).
 func (g *gate) latencyState(c *comparison) *Latency {
 	if c.out == nil || c.lat.n == 0 {
@@ -61,7 +68,7 @@ func (g *gate) latencyState(c *comparison) *Latency {
 	}
 	l.Verdict, l.Change, l.Lo, l.Hi, l.Level = vs.Verdict, vs.Estimate, vs.Lo, vs.Hi, vs.Conf
 	l.RoundsNeeded, l.OnErrors = vs.RoundsNeeded, vs.OnErrors
-	l.LeansWorse = c.x.SecondLeans(1)
+	l.LeansWorse = c.x.SecondLeans(1, leanSEs)
 	l.Gate = latencyGate(vs, l.LeansWorse)
 	return l
 }
