@@ -28,7 +28,7 @@ type gateFlags struct {
 	mix                                                                                          mixFlags
 	budget, timeout                                                                              time.Duration
 	minEffect, alpha                                                                             float64
-	json, annotations                                                                            bool
+	json, annotations, noLatency                                                                 bool
 }
 
 func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
@@ -88,7 +88,8 @@ docs/urls.md (URL files)`)
 		"latency, that counts, in `PERCENT`")
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
-	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout")
+	fl.BoolVar(&f.noLatency, "no-latency", false, "race CPU a request alone, no p99 at a fixed rate (some three times the rounds)")
+	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout", "no-latency")
 
 	fl.StringVar(&f.out, "out", "", "run `DIR` for result.json (default ./phptune-results/gate-TIMESTAMP)")
 	fl.StringVar(&f.markdown, "markdown", "", "write the summary as Markdown to `FILE` ($GITHUB_STEP_SUMMARY: appended)")
@@ -151,7 +152,7 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 // goes to notes.
 func (f gateFlags) options(notes io.Writer) (gate.Options, error) {
 	o := gate.Options{Budget: f.budget, MinEffect: f.minEffect / 100, Alpha: f.alpha, Timeout: f.timeout,
-		Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
+		NoLatency: f.noLatency, Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
 	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
 	for _, w := range f.writable {
 		if filepath.IsAbs(w) || !filepath.IsLocal(w) {

@@ -61,6 +61,9 @@ type Options struct {
 	// version (0: DefaultConnections).
 	StackSD     float64
 	Connections int
+	// NoLatency races CPU a request alone: no latency trials, each round a turn of CPU trials only (some three
+	// times as many rounds in a budget), and the pair's alpha all CPU's.
+	NoLatency bool
 	// LogIn, when set, logs in on a version's first stack (base: http://HOST:PORT/) and returns the mix with that
 	// session's cookies, in the order of URLs: each version is raced with a session of its own (a URL file's
 	// login). The session outlives the stack: it is in the app's store, which its fresh stacks share.
@@ -190,10 +193,12 @@ func newGate(o Options) *gate {
 // p99's own stack offsets are not measured: CPU's allowance stands for them, as for tune's p99 guard.
 func (g *gate) newRace(c *comparison) *experiment.Experiment {
 	spec := experiment.Spec{Name: c.Name, Mode: experiment.Versus, Duet: true, StackSD: g.o.StackSD,
-		Second:    &experiment.Figure{Name: latencyFigure, StackSD: g.o.StackSD},
 		MinEffect: g.o.MinEffect, Alpha: g.budget.Draw(1), RunAlpha: g.o.Alpha,
 		Arms:     []experiment.Arm{&arm{g: g, v: 0, c: c}, &arm{g: g, v: 1, c: c}},
 		Continue: func(l experiment.Look) bool { return l.Rounds < c.allow }}
+	if !g.o.NoLatency {
+		spec.Second = &experiment.Figure{Name: latencyFigure, StackSD: g.o.StackSD}
+	}
 	x, err := experiment.New(spec)
 	if err != nil {
 		panic(err) // two arms, always

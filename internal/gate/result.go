@@ -27,7 +27,7 @@ type Result struct {
 	// Metric is what was raced: php-fpm's CPU time a request served, in microseconds; LatencyMetric the second
 	// figure, each comparison's Latency.
 	Metric        string       `json:"metric"`
-	LatencyMetric string       `json:"latency_metric"`
+	LatencyMetric string       `json:"latency_metric,omitempty"`
 	Comparisons   []Comparison `json:"comparisons"`
 	MinEffect     float64      `json:"min_effect"`
 	Alpha         float64      `json:"alpha"`
@@ -83,10 +83,12 @@ type Comparison struct {
 // result states the run as it stands.
 func (g *gate) result() *Result {
 	r := &Result{Schema: Schema, Old: g.ver[0], New: g.ver[1], Metric: "php-fpm CPU microseconds a request",
-		LatencyMetric: LatencyMetric,
-		MinEffect:     g.o.MinEffect, Alpha: g.o.Alpha, StackSD: g.o.StackSD, Connections: g.conc,
+		MinEffect: g.o.MinEffect, Alpha: g.o.Alpha, StackSD: g.o.StackSD, Connections: g.conc,
 		BudgetS: g.o.Budget.Seconds(), ElapsedS: time.Since(g.began).Seconds(), Rounds: g.roundsRun, Stacks: g.serial,
 		Warnings: g.warnings}
+	if !g.o.NoLatency {
+		r.LatencyMetric = LatencyMetric
+	}
 	for _, c := range g.comps {
 		r.Comparisons = append(r.Comparisons, g.state(c))
 	}

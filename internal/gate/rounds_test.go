@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +144,31 @@ func TestRoundsCallAWorseP99Worse(t *testing.T) {
 	}
 	if r.Outcome != Worse {
 		t.Errorf("outcome %s, want worse", r.Outcome)
+	}
+}
+
+// NoLatency races CPU a request alone: no latency trials, no second figure, nothing worse on a p99 planted.
+func TestRoundsWithoutLatencyRaceCPUAlone(t *testing.T) {
+	g := simulated(t, 900*time.Millisecond, map[string]float64{"GET /a": 0.25}, map[string]float64{"": 0.02},
+		map[string]float64{"GET /b": 1.5}, 2*time.Millisecond)
+	g.o.NoLatency = true
+	g.setUp()
+	for _, c := range g.comps {
+		c.n, c.wall = 100, 2*time.Millisecond
+	}
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := g.result()
+	if r.LatencyMetric != "" {
+		t.Errorf("latency metric %q without latency", r.LatencyMetric)
+	}
+	for i, c := range r.Comparisons {
+		if c.Latency != nil || g.comps[i].out.Arms[1].Vs2 != nil || c.Name == "GET /b" && c.Gate == Worse {
+			t.Errorf("%s: %s on %v, latency %+v; want CPU alone", c.Name, c.Gate, c.WorseOn, c.Latency)
+		}
+		if c.Name == "GET /a" && (c.Gate != Worse || strings.Join(c.WorseOn, ",") != FigureCPU) {
+			t.Errorf("GET /a: %s on %v, want worse on cpu", c.Gate, c.WorseOn)
+		}
 	}
 }

@@ -30,6 +30,9 @@ func (a *arm) Stop()                       {}
 func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 	g, c, l := a.g, a.c, a.g.cur[a.v]
 	obs, err := g.trialOne(ctx, a.v, l, c)
+	if g.o.NoLatency {
+		return obs, err
+	}
 	rate := obs.Rate
 	if err != nil {
 		rate = 0
@@ -156,8 +159,12 @@ func (g *gate) calibrate(ctx context.Context) error {
 		c.n = min(max(per, int(rate*trialSeconds)), maxTrialRequests)
 		// A turn, foreseen: both versions' trials at once take about twice one alone; then the latency trials,
 		// at a rate set from a version's throughput in a duet, about half its rate alone.
-		lr, ln := latencyPlan(rate / 2)
-		c.wall = time.Duration((2*float64(c.n)/rate + float64(ln)/lr) * float64(time.Second))
+		secs := 2 * float64(c.n) / rate
+		if !g.o.NoLatency {
+			lr, ln := latencyPlan(rate / 2)
+			secs += float64(ln) / lr
+		}
+		c.wall = time.Duration(secs * float64(time.Second))
 	}
 	return nil
 }
