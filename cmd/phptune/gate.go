@@ -88,7 +88,7 @@ docs/urls.md (URL files)`)
 		"latency, that counts, in `PERCENT`")
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
-	fl.BoolVar(&f.noLatency, "no-latency", false, "race CPU a request alone, no p99 at a fixed rate (some three times the rounds)")
+	fl.BoolVar(&f.noLatency, "no-latency", false, "race CPU a request alone, no p99 at a fixed rate (two to four times the rounds)")
 	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout", "no-latency")
 
 	fl.StringVar(&f.out, "out", "", "run `DIR` for result.json (default ./phptune-results/gate-TIMESTAMP)")
