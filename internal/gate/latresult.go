@@ -50,7 +50,7 @@ type Latency struct {
 // effect, to hold the gate undecided: two, where tune's guard asks one. A guard's lean keeps an incumbent while
 // its race goes on; the gate's holds a CI job at the end of its budget, over every comparison: at one, a version
 // against itself would lean by chance in some 16% of comparisons, so that most runs of five would end undecided;
-// at two, some 2%.
+// at two, some 2% of normal noise (a busy machine's tail leaned more often: 1 of 10 A/A comparisons, docs/ci.md).
 const leanSEs = 2
 
 // latencyState is c's latency figure as it stands (nil before its first round).
