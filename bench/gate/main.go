@@ -203,6 +203,8 @@ type result struct {
 		Lo      float64 `json:"lo"`
 		Hi      float64 `json:"hi"`
 		Rounds  int     `json:"rounds"`
+		// WorseOn names the figures a worse comparison is worse on: cpu, latency (the p99 at a fixed rate).
+		WorseOn []string `json:"worse_on"`
 	} `json:"comparisons"`
 }
 
@@ -271,7 +273,11 @@ func (t *tally) add(r *result, err error, route string) string {
 		} else if c.Gate == "worse" {
 			other = true
 		}
-		fmt.Fprintf(&b, " %s %+.1f%% [%+.1f, %+.1f] %s;", c.Name, 100*c.Change, 100*c.Lo, 100*c.Hi, c.Gate)
+		fmt.Fprintf(&b, " %s %+.1f%% [%+.1f, %+.1f] %s", c.Name, 100*c.Change, 100*c.Lo, 100*c.Hi, c.Gate)
+		if len(c.WorseOn) > 0 {
+			fmt.Fprintf(&b, " on %s", strings.Join(c.WorseOn, " and "))
+		}
+		b.WriteString(";")
 	}
 	if other {
 		t.otherWorse++

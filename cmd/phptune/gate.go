@@ -28,7 +28,7 @@ type gateFlags struct {
 	mix                                                                                          mixFlags
 	budget, timeout                                                                              time.Duration
 	minEffect, alpha                                                                             float64
-	json, annotations                                                                            bool
+	json, annotations, noLatency                                                                 bool
 }
 
 func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
@@ -38,21 +38,23 @@ func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
 	var f gateFlags
 	cmd := &cobra.Command{
 		Use:   "gate OLD NEW",
-		Short: "Did a change make the app slower? Two versions raced on CPU a request, with a verdict for CI",
+		Short: "Did a change make the app slower? Two versions raced on CPU a request and p99 latency, a verdict for CI",
 		Example: `  phptune gate ./old ./new --url / --url /blog/=3            # two docroots
   phptune gate main HEAD --git . --docroot public --url-file urls.yaml   # two revisions of this checkout
   phptune gate ./old ./new --url / --markdown "$GITHUB_STEP_SUMMARY" --junit gate.xml --annotations
   phptune gate ./old ./new --from-access-log access.log --budget 5m --min-effect 5`,
 		Long: `Serves OLD and NEW (two docroots, or with --git two revisions checked out as worktrees) side by side with the
 same PHP and configuration in private nginx + php-fpm stacks, checks that every URL answers in both (2xx, and
---expect-body's marker), then races them on php-fpm's CPU time a request, for the mix and each URL, in duet
-rounds on fresh stacks (both versions loaded at once: a noisy runner slows both alike) until each is decided or
---budget ends. One error budget (--alpha) covers every verdict.
+--expect-body's marker), then races them, for the mix and each URL, in duet rounds on fresh stacks (both
+versions loaded at once: a noisy runner slows both alike) until each is decided or --budget ends. Each round
+gives two figures: php-fpm's CPU time a request, and the p99 latency at a fixed rate (half the slower version's
+throughput in the first round, both versions at once). One error budget (--alpha) covers every verdict.
 
 EXIT CODES
-0 NEW shown not worse (by more than --min-effect) on the mix and every URL; 3 NEW shown worse on one of them; 4
-undecided in the budget (the job chooses); 1 a page fails in either version, or the run failed; 2 bad usage
-(nothing started); 130 interrupted (the results so far kept).
+0 NEW shown not worse (by more than --min-effect) on the mix and every URL: its CPU shown not worse, its p99
+neither shown worse nor leaning worse; 3 NEW shown worse on one of them, on either figure; 4 undecided in the
+budget (the job chooses); 1 a page fails in either version, or the run failed; 2 bad usage (nothing started);
+130 interrupted (the results so far kept).
 
 FILES WRITTEN
 result.json in --out; --markdown FILE (appended to $GITHUB_STEP_SUMMARY), --junit FILE (a test case per
@@ -81,11 +83,13 @@ docs/urls.md (URL files)`)
 	fl.StringVar(&f.user, "user", "", "`USER` for the workers when run as root (default www-data)")
 	cli.FlagGroup(fl, "THE VERSIONS", "git", "docroot", "writable", "php-fpm", "nginx", "user")
 
-	fl.DurationVar(&f.budget, "budget", 2*time.Minute, "bound on the whole run")
-	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
+	fl.DurationVar(&f.budget, "budget", 2*time.Minute, "bound on the whole run, the CPU and the latency trials")
+	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, "smallest change of CPU a request, and of the p99 "+
+		"latency, that counts, in `PERCENT`")
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
-	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout")
+	fl.BoolVar(&f.noLatency, "no-latency", false, "race CPU a request alone, no p99 at a fixed rate (two to four times the rounds)")
+	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout", "no-latency")
 
 	fl.StringVar(&f.out, "out", "", "run `DIR` for result.json (default ./phptune-results/gate-TIMESTAMP)")
 	fl.StringVar(&f.markdown, "markdown", "", "write the summary as Markdown to `FILE` ($GITHUB_STEP_SUMMARY: appended)")
@@ -148,7 +152,7 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 // goes to notes.
 func (f gateFlags) options(notes io.Writer) (gate.Options, error) {
 	o := gate.Options{Budget: f.budget, MinEffect: f.minEffect / 100, Alpha: f.alpha, Timeout: f.timeout,
-		Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
+		NoLatency: f.noLatency, Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
 	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
 	for _, w := range f.writable {
 		if filepath.IsAbs(w) || !filepath.IsLocal(w) {

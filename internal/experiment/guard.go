@@ -41,9 +41,25 @@ func (e *run) guardLeans(j int) bool {
 	if !e.guarded() {
 		return false
 	}
-	s := e.seq2[0][j]
+	return e.leans(e.seq2[0][j], 1)
+}
+
+// leans says whether s, undecided, leans against its second arm by the minimum effect and by ses standard errors.
+func (e *run) leans(s *Sequence, ses float64) bool {
 	if s.N() == 0 || e.rule().Judge(s) != "" {
 		return false
 	}
-	return s.Mean() <= -max(math.Log1p(e.s.MinEffect), s.SD()/math.Sqrt(float64(s.N())))
+	return s.Mean() <= -max(math.Log1p(e.s.MinEffect), ses*s.SD()/math.Sqrt(float64(s.N())))
+}
+
+// SecondLeans says whether arm j's comparison with Arms[0] on the second figure, undecided, leans against j by
+// the minimum effect and by ses standard errors (1: the lean that keeps a guarded race's challenger out): for a
+// caller that holds a second figure as a guard outside a race (gate's latency), which more rounds may yet show
+// worse.
+func (x *Experiment) SecondLeans(j int, ses float64) bool {
+	e := x.e
+	if e.seq2 == nil || j <= 0 || j >= len(e.s.Arms) {
+		return false
+	}
+	return e.leans(e.seq2[0][j], ses)
 }

@@ -14,12 +14,20 @@ func (r *Result) WriteAnnotations(w io.Writer) error {
 		if c.Gate != Worse {
 			continue
 		}
-		msg := fmt.Sprintf("NEW costs %s CPU a request against OLD, %s (%s us -> %s us, %d rounds)", pct(c.Change),
-			c.Interval(), micros(c.OldUs), micros(c.NewUs), c.Rounds)
-		if c.OnErrors {
-			msg = "NEW fails requests that OLD serves; " + msg
+		if c.cpuGate() == Worse {
+			msg := fmt.Sprintf("NEW costs %s CPU a request against OLD, %s (%s us -> %s us, %d rounds)", pct(c.Change),
+				c.Interval(), micros(c.OldUs), micros(c.NewUs), c.Rounds)
+			if c.OnErrors {
+				msg = "NEW fails requests that OLD serves; " + msg
+			}
+			fmt.Fprintf(&b, "::error title=%s::%s\n", ghProperty("phptune gate: "+c.Name+" is slower"), ghData(msg))
 		}
-		fmt.Fprintf(&b, "::error title=%s::%s\n", ghProperty("phptune gate: "+c.Name+" is slower"), ghData(msg))
+		if l := c.Latency; l != nil && l.Gate == Worse {
+			msg := fmt.Sprintf("NEW's p99 latency at %s requests/s is %s against OLD's, %s (%s ms -> %s ms, %d rounds)",
+				perSecond(l.RatePerS), pct(l.Change), l.interval(c.Rounds), millis(l.OldP99Ms), millis(l.NewP99Ms), c.Rounds)
+			fmt.Fprintf(&b, "::error title=%s::%s\n", ghProperty("phptune gate: "+c.Name+" is slower (p99 latency)"),
+				ghData(msg))
+		}
 	}
 	if r.Outcome == Undecided {
 		fmt.Fprintf(&b, "::warning title=%s::%s\n", ghProperty("phptune gate: undecided"), ghData(r.Headline()+

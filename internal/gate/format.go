@@ -20,7 +20,7 @@ func (r *Result) Headline() string {
 		var names []string
 		for _, c := range r.Comparisons {
 			if c.Gate == Worse {
-				names = append(names, fmt.Sprintf("%s (%s)", c.Name, pct(c.Change)))
+				names = append(names, fmt.Sprintf("%s (%s)", c.Name, c.worseBy()))
 			}
 		}
 		return "NEW is worse than OLD: " + strings.Join(names, ", ")
@@ -30,9 +30,29 @@ func (r *Result) Headline() string {
 	return "undecided: NEW was neither shown worse than OLD nor shown not worse in the budget"
 }
 
-// Says is what c means, in words: its verdict for the gate.
+// worseBy says by how much NEW is worse on each figure it is shown worse on.
+func (c Comparison) worseBy() string {
+	var parts []string
+	if c.cpuGate() == Worse {
+		parts = append(parts, pct(c.Change)+" CPU")
+	}
+	if c.Latency != nil && c.Latency.Gate == Worse {
+		parts = append(parts, pct(c.Latency.Change)+" p99")
+	}
+	return strings.Join(parts, " and ")
+}
+
+// cpuGate is what c's CPU figure means for the gate (a result without CPUGate: its Gate).
+func (c Comparison) cpuGate() string {
+	if c.CPUGate == "" {
+		return c.Gate
+	}
+	return c.CPUGate
+}
+
+// Says is what c's CPU figure means, in words: its verdict for the gate.
 func (c Comparison) Says(minEffect float64) string {
-	switch c.Gate {
+	switch c.cpuGate() {
 	case Worse:
 		if c.OnErrors {
 			return "worse (it fails requests)"
@@ -60,11 +80,14 @@ func (c Comparison) Says(minEffect float64) string {
 }
 
 // Interval is c's interval of the change, in percent.
-func (c Comparison) Interval() string {
-	if c.Rounds < 2 || c.Hi >= math.Expm1(experiment.Unbounded) {
+func (c Comparison) Interval() string { return interval(c.Rounds, c.Lo, c.Hi) }
+
+// interval is [lo, hi] in percent, after rounds.
+func interval(rounds int, lo, hi float64) string {
+	if rounds < 2 || hi >= math.Expm1(experiment.Unbounded) {
 		return "(too few rounds)"
 	}
-	return fmt.Sprintf("[%s, %s]", pct(c.Lo), pct(c.Hi))
+	return fmt.Sprintf("[%s, %s]", pct(lo), pct(hi))
 }
 
 // pct is a relative change in percent with its sign: whole percents from 10% on.
@@ -94,6 +117,11 @@ func (r *Result) method() string {
 		"each on fresh stacks; %s of a %s budget. A change counts from %s; the intervals hold together at %.0f%% (one "+
 		"error budget over %d comparisons).", where(r.New), where(r.Old), r.Rounds, elapsed, budget, share(r.MinEffect),
 		100*(1-r.Alpha), len(r.Comparisons))
+	if r.hasLatency() {
+		s += " Each round also sent both versions at once a fixed rate of requests (half the slower version's throughput " +
+			"in the comparison's first round) and compared their p99 latency on its own interval, half of each " +
+			"comparison's share: NEW is worse when either figure is shown worse."
+	}
 	if r.Partial {
 		s += " Interrupted: the results so far."
 	}
@@ -129,6 +157,10 @@ func (r *Result) WriteText(w io.Writer) error {
 			c.Says(r.MinEffect), c.Rounds)
 	}
 	tw.Flush()
+	if r.hasLatency() {
+		b.WriteString("\n")
+		r.latencyTable(&b)
+	}
 	b.WriteString("\n")
 	b.WriteString(wrap(r.method(), "  ", 116))
 	_, err := io.WriteString(w, b.String())

@@ -29,7 +29,7 @@ func TestMarkdownShowsEveryComparison(t *testing.T) {
 	}
 	md := b.String()
 	for _, want := range []string{
-		"### phptune gate: NEW is worse than OLD: mix (+21%), GET /slow.php?a=1\\|b,c:d (+98%)",
+		"### phptune gate: NEW is worse than OLD: mix (+21% CPU), GET /slow.php?a=1\\|b,c:d (+98% CPU)",
 		"| **`GET /slow.php?a=1\\|b,c:d`** | 1000 | 1980 | **+98%** | [+90%, +105%] | **worse** | 5 |",
 		"| `GET /` | 500 | 502 | +0.4% | [-1.2%, +2.0%] | no difference | 12 |",
 		"undecided (about 28 more rounds)",
@@ -129,7 +129,7 @@ func TestTheTextFitsATerminal(t *testing.T) {
 			t.Errorf("a line of %d columns: %q", len(l), l)
 		}
 	}
-	if !strings.HasPrefix(b.String(), "phptune gate: NEW is worse than OLD: mix (+21%)") {
+	if !strings.HasPrefix(b.String(), "phptune gate: NEW is worse than OLD: mix (+21% CPU)") {
 		t.Errorf("the summary starts %q", strings.SplitN(b.String(), "\n", 2)[0])
 	}
 }
@@ -196,5 +196,101 @@ func TestTheMixIsRacedWhenThereAreTwoURLs(t *testing.T) {
 	}
 	if got := strings.Join(names("/", "/a", "/a"), ";"); got != "mix;GET /;GET /a;GET /a (2)" {
 		t.Errorf("three URLs: %s", got)
+	}
+}
+
+// withLatency is sample() with the latency figure: NEW worse on GET /' p99 at the same CPU, and on the mix's.
+func withLatency() *Result {
+	r := sample()
+	lat := func(gate string, v stats.Verdict, change, p99 float64) *Latency {
+		return &Latency{RatePerS: 45, RequestsPerTrial: 20, Verdict: v, Gate: gate, Change: change, Lo: change / 2,
+			Hi: change * 2, Level: 0.99375, OldP50Ms: 2.1, NewP50Ms: 2.2, OldP99Ms: 5, NewP99Ms: p99}
+	}
+	r.Comparisons[0].Latency = lat(Worse, stats.Worse, 3.2, 21)
+	r.Comparisons[0].WorseOn = []string{FigureCPU, FigureLatency}
+	r.Comparisons[1].Latency = lat(NotWorse, stats.Inconclusive, 0.01, 5.05)
+	r.Comparisons[2].Latency = lat(Worse, stats.Worse, 4.1, 25.5)
+	r.Comparisons[2].CPUGate, r.Comparisons[2].Gate, r.Comparisons[2].WorseOn = NotWorse, Worse, []string{FigureLatency}
+	r.Comparisons[3].Latency = lat(Undecided, stats.Inconclusive, 0.2, 6)
+	r.Comparisons[3].Latency.LeansWorse = true
+	r.LatencyMetric = LatencyMetric
+	return r
+}
+
+// Every writer says which figure made a comparison worse: GET / is worse on its p99 alone, its CPU no different.
+func TestTheWritersNameTheFigureThatGotWorse(t *testing.T) {
+	r := withLatency()
+	var text, md, junit, ann strings.Builder
+	for _, err := range []error{r.WriteText(&text), r.WriteMarkdown(&md), r.WriteJUnit(&junit), r.WriteAnnotations(&ann)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ what, got, want string }{
+		{"text", text.String(), "NEW is worse than OLD: mix (+21% CPU and +320% p99), GET /slow.php?a=1|b,c:d (+98% CPU), GET / (+410% p99)"},
+		{"text", text.String(), "  GET /                    45     2.1         2.2  5.0         25.5  +410%"},
+		{"text", text.String(), "undecided (leans worse)"},
+		{"markdown", md.String(), "| **`GET /`** | 45 | 2.1 | 2.2 | 5.0 | 25.5 | **+410%** | [+205%, +820%] | **worse** |"},
+		{"markdown", md.String(), "| `GET /` | 500 | 502 | +0.4% | [-1.2%, +2.0%] | no difference | 12 |"},
+		{"junit", junit.String(), `<failure message="NEW&#39;s p99 at 45 requests/s is +410% [+205%, +820%]: worse" type="worse">`},
+		{"annotations", ann.String(), "::error title=phptune gate%3A GET / is slower (p99 latency)::NEW's p99 latency at 45 requests/s is +410%"},
+	} {
+		if !strings.Contains(c.got, c.want) {
+			t.Errorf("the %s has no %q:\n%s", c.what, c.want, c.got)
+		}
+	}
+	if strings.Contains(ann.String(), "GET / is slower::") {
+		t.Errorf("an annotation calls GET /'s CPU worse:\n%s", ann.String())
+	}
+	for _, l := range strings.Split(text.String(), "\n") {
+		if len(l) > 120 {
+			t.Errorf("a line of %d columns: %q", len(l), l)
+		}
+	}
+	bars := func(l string) int { return strings.Count(l, "|") - strings.Count(l, `\|`) }
+	for _, table := range strings.Split(md.String(), "\n\n") {
+		rows := strings.Split(strings.TrimSpace(table), "\n")
+		if !strings.HasPrefix(rows[0], "|") {
+			continue
+		}
+		for _, l := range rows[1:] {
+			if bars(l) != bars(rows[0]) {
+				t.Errorf("row %q has %d cells' bars, its header %d", l, bars(l), bars(rows[0]))
+			}
+		}
+	}
+}
+
+// The latency figure is a guard: worse when shown worse, not worse when neither worse nor leaning worse; and a
+// comparison is worse when either figure is, not worse when both are.
+func TestWhatTheLatencyMeansForTheGate(t *testing.T) {
+	vs := func(v stats.Verdict) *stats.Comparison { return &stats.Comparison{Verdict: v, N: 6} }
+	for _, c := range []struct {
+		vs    *stats.Comparison
+		leans bool
+		want  string
+	}{
+		{nil, false, Undecided},
+		{vs(stats.Worse), false, Worse},
+		{vs(stats.Inconclusive), false, NotWorse},
+		{vs(stats.Inconclusive), true, Undecided},
+		{vs(stats.Better), false, NotWorse},
+		{&stats.Comparison{Verdict: stats.Inconclusive, N: 1}, false, Undecided},
+	} {
+		if got := latencyGate(c.vs, c.leans); got != c.want {
+			t.Errorf("%+v, leans %v: %s, want %s", c.vs, c.leans, got, c.want)
+		}
+	}
+	for _, c := range []struct{ cpu, lat, want, on string }{
+		{NotWorse, Worse, Worse, "latency"},
+		{Worse, Undecided, Worse, "cpu"},
+		{Worse, Worse, Worse, "cpu,latency"},
+		{NotWorse, Undecided, Undecided, ""},
+		{NotWorse, NotWorse, NotWorse, ""},
+		{NotWorse, "", NotWorse, ""},
+	} {
+		if got, on := together(c.cpu, c.lat); got != c.want || strings.Join(on, ",") != c.on {
+			t.Errorf("CPU %s, latency %s: %s on %v, want %s on %s", c.cpu, c.lat, got, on, c.want, c.on)
+		}
 	}
 }

@@ -1,16 +1,18 @@
 // Package gate answers a CI job's question about a change to a PHP app: does the new version cost more CPU a
-// request than the old one? It serves both versions side by side with the same PHP and configuration (nginx +
-// php-fpm in private stacks, package stack), checks that every URL answers in both, and races them on what a
-// request costs php-fpm's CPU, per URL and for the mix, in duet rounds (both versions' trials at the same time, so
-// that what the machine does meanwhile falls on both alike) on fresh stacks every round (a stack carries an
-// offset of its own for its life, which must not read as a version's effect). One error budget covers every
-// comparison; each ends better, worse, no_difference or inconclusive, and the gate says worse, not worse, or
-// undecided.
+// request than the old one, or make its users wait longer? It serves both versions side by side with the same PHP
+// and configuration (nginx + php-fpm in private stacks, package stack), checks that every URL answers in both, and
+// races them, per URL and for the mix, in duet rounds (both versions' trials at the same time, so that what the
+// machine does meanwhile falls on both alike) on fresh stacks every round (a stack carries an offset of its own
+// for its life, which must not read as a version's effect). Each round gives two figures: what a request costs
+// php-fpm's CPU, and the p99 latency at a fixed rate (a second figure on half of each comparison's alpha, held as
+// tune holds its p99 guard). One error budget covers every comparison; each figure ends better, worse,
+// no_difference or inconclusive, and the gate says worse (on either figure), not worse, or undecided.
 //
 // Files: gate.go (the options and the run), versions.go (a version's stacks: start, check, warm-up), trial.go (a
-// CPU trial), rounds.go (the rounds across the comparisons, the moves to fresh stacks), result.go (the verdicts
-// and the outcome), format.go (the terminal summary), markdown.go, junit.go and annotations.go (what a CI reads),
-// git.go (revisions as worktrees).
+// round's trial of a version: CPU, then latency), latency.go (the latency trial and its rate), meet.go (where a
+// round's two trials meet before their latency trials), rounds.go (the rounds across the comparisons, the moves
+// to fresh stacks), result.go and latresult.go (the verdicts and the outcome), format.go and latformat.go (the
+// terminal summary), markdown.go, junit.go and annotations.go (what a CI reads), git.go (revisions as worktrees).
 package gate
 
 import (
@@ -51,14 +53,17 @@ type Options struct {
 	URLs    []load.MixItem
 	Request load.Request
 	Budget  time.Duration
-	// MinEffect is the smallest relative change of CPU a request that counts (0.03 = 3%); Alpha the run's error
-	// budget, shared by every comparison.
+	// MinEffect is the smallest relative change of CPU a request, and of the p99, that counts (0.03 = 3%); Alpha
+	// the run's error budget, shared by every comparison and, within one, by its two figures.
 	MinEffect, Alpha float64
 	Timeout          time.Duration
 	// StackSD is what the comparisons allow for a stack's offset (0: DefaultStackSD); Connections load each
 	// version (0: DefaultConnections).
 	StackSD     float64
 	Connections int
+	// NoLatency races CPU a request alone: no latency trials, each round a turn of CPU trials only (two to four
+	// times as many rounds in a budget on the demo), and the pair's alpha all CPU's.
+	NoLatency bool
 	// LogIn, when set, logs in on a version's first stack (base: http://HOST:PORT/) and returns the mix with that
 	// session's cookies, in the order of URLs: each version is raced with a session of its own (a URL file's
 	// login). The session outlives the stack: it is in the app's store, which its fresh stacks share.
@@ -145,6 +150,10 @@ type gate struct {
 	ver      [2]Version
 	// cur is each version's stack for the round: set between rounds only, read by the trials.
 	cur [2]*live
+	// calm, set between rounds only, is closed once the next pair of stacks, starting beside the round, has
+	// started (nil: none starting): the latency trials wait for it, since a start's burst of work (php-fpm's fork,
+	// every URL checked, the warm-up's load) would read as the versions' latency, which it does not fall on alike.
+	calm <-chan struct{}
 	// serial numbers the stacks started; startWall is what the last pair's start took.
 	serial    int
 	startWall time.Duration
@@ -160,6 +169,8 @@ type gate struct {
 	// startOne and trialOne start a version's stack and run a trial on it: start and trial, or a simulation's.
 	startOne func(ctx context.Context, v, serial int) (*live, error)
 	trialOne func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error)
+	// latencyOne runs a latency trial on l: latencyTrial, or a simulation's.
+	latencyOne func(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error)
 }
 
 func newGate(o Options) *gate {
@@ -171,18 +182,23 @@ func newGate(o Options) *gate {
 	}
 	now := time.Now()
 	g := &gate{o: o, began: now, deadline: now.Add(o.Budget), conc: o.Connections, ver: [2]Version{o.Old, o.New}}
-	g.startOne, g.trialOne = g.start, g.trial
+	g.startOne, g.trialOne, g.latencyOne = g.start, g.trial, g.latencyTrial
 	g.urls = [2][]load.MixItem{o.URLs, o.URLs}
 	return g
 }
 
-// newRace is c's race: NEW against OLD (Versus), in duet rounds, on CPU a request (lower is better), its
-// share of the error budget drawn now; Continue lets it run the rounds the gate allows it, one at a time.
+// newRace is c's race: NEW against OLD (Versus), in duet rounds, on CPU a request (lower is better) with the p99
+// at a fixed rate as its second figure (lower is better; half the pair's alpha each: one error budget), its
+// share of the error budget drawn now; Continue lets it run the rounds the gate allows it, one at a time. The
+// p99's own stack offsets are not measured: CPU's allowance stands for them, as for tune's p99 guard.
 func (g *gate) newRace(c *comparison) *experiment.Experiment {
 	spec := experiment.Spec{Name: c.Name, Mode: experiment.Versus, Duet: true, StackSD: g.o.StackSD,
 		MinEffect: g.o.MinEffect, Alpha: g.budget.Draw(1), RunAlpha: g.o.Alpha,
 		Arms:     []experiment.Arm{&arm{g: g, v: 0, c: c}, &arm{g: g, v: 1, c: c}},
 		Continue: func(l experiment.Look) bool { return l.Rounds < c.allow }}
+	if !g.o.NoLatency {
+		spec.Second = &experiment.Figure{Name: latencyFigure, StackSD: g.o.StackSD}
+	}
 	x, err := experiment.New(spec)
 	if err != nil {
 		panic(err) // two arms, always

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // The JUnit XML that CI systems read (GitLab's test reports, Jenkins, GitHub's test-report actions): one test
@@ -62,10 +63,14 @@ func (r *Result) WriteJUnit(w io.Writer) error {
 		tc := junitCase{Name: c.Name, Classname: junitName, Time: fmt.Sprintf("%.3f", c.Seconds)}
 		detail := fmt.Sprintf("CPU a request: OLD %s us, NEW %s us; change %s %s at %.2f%%, %d rounds; %s", micros(c.OldUs),
 			micros(c.NewUs), pct(c.Change), c.Interval(), 100*c.Level, c.Rounds, c.Says(r.MinEffect))
+		if l := c.Latency; l != nil {
+			detail += fmt.Sprintf("\np99 at %s requests/s: OLD %s ms, NEW %s ms (p50 %s, %s); change %s %s at %.2f%%; %s",
+				perSecond(l.RatePerS), millis(l.OldP99Ms), millis(l.NewP99Ms), millis(l.OldP50Ms), millis(l.NewP50Ms),
+				pct(l.Change), l.interval(c.Rounds), 100*l.Level, l.Says())
+		}
 		switch c.Gate {
 		case Worse:
-			tc.Failure = &junitMessage{Message: fmt.Sprintf("NEW costs %s CPU a request %s: worse", pct(c.Change), c.Interval()),
-				Type: Worse, Text: detail}
+			tc.Failure = &junitMessage{Message: c.worseMessage(), Type: Worse, Text: detail}
 			s.Failures++
 		case Undecided:
 			tc.Skipped = &junitMessage{Message: c.Says(r.MinEffect), Text: detail}
@@ -88,4 +93,17 @@ func (r *Result) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// worseMessage is a worse comparison's failure message: each figure NEW is shown worse on, by how much.
+func (c Comparison) worseMessage() string {
+	var parts []string
+	if c.cpuGate() == Worse {
+		parts = append(parts, fmt.Sprintf("NEW costs %s CPU a request %s", pct(c.Change), c.Interval()))
+	}
+	if l := c.Latency; l != nil && l.Gate == Worse {
+		parts = append(parts, fmt.Sprintf("NEW's p99 at %s requests/s is %s %s", perSecond(l.RatePerS), pct(l.Change),
+			l.interval(c.Rounds)))
+	}
+	return strings.Join(parts, "; ") + ": worse"
 }

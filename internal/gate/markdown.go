@@ -15,11 +15,14 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	b.WriteString("|---|--:|--:|--:|---|---|--:|\n")
 	for _, c := range r.Comparisons {
 		name, change, says := "`"+mdCode(c.Name)+"`", pct(c.Change), c.Says(r.MinEffect)
-		if c.Gate == Worse {
+		if c.cpuGate() == Worse {
 			name, change, says = "**"+name+"**", "**"+change+"**", "**"+says+"**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", name, micros(c.OldUs), micros(c.NewUs), change,
 			c.Interval(), says, c.Rounds)
+	}
+	if r.hasLatency() {
+		r.latencyMarkdown(&b)
 	}
 	fmt.Fprintf(&b, "\n%s\n", mdText(r.method()))
 	_, err := io.WriteString(w, b.String())
@@ -34,4 +37,22 @@ func mdCode(s string) string {
 // mdText is s as plain text of a Markdown line: what would format it is escaped.
 func mdText(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "|", `\|`, "<", "&lt;", "[", `\[`).Replace(s)
+}
+
+// latencyMarkdown writes the latency figure's table.
+func (r *Result) latencyMarkdown(b *strings.Builder) {
+	b.WriteString("\n| p99 at a fixed rate | req/s | p50 ms, OLD | NEW | p99 ms, OLD | NEW | change | interval | verdict |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|---|---|\n")
+	for _, c := range r.Comparisons {
+		l := c.Latency
+		if l == nil {
+			continue
+		}
+		name, change, says := "`"+mdCode(c.Name)+"`", pct(l.Change), l.Says()
+		if l.Gate == Worse {
+			name, change, says = "**"+name+"**", "**"+change+"**", "**"+says+"**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, perSecond(l.RatePerS), millis(l.OldP50Ms),
+			millis(l.NewP50Ms), millis(l.OldP99Ms), millis(l.NewP99Ms), change, l.interval(c.Rounds), says)
+	}
 }

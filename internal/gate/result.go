@@ -24,11 +24,13 @@ type Result struct {
 	Old     Version `json:"old"`
 	New     Version `json:"new"`
 	Outcome string  `json:"outcome"`
-	// Metric is what was raced: php-fpm's CPU time a request served, in microseconds.
-	Metric      string       `json:"metric"`
-	Comparisons []Comparison `json:"comparisons"`
-	MinEffect   float64      `json:"min_effect"`
-	Alpha       float64      `json:"alpha"`
+	// Metric is what was raced: php-fpm's CPU time a request served, in microseconds; LatencyMetric the second
+	// figure, each comparison's Latency.
+	Metric        string       `json:"metric"`
+	LatencyMetric string       `json:"latency_metric,omitempty"`
+	Comparisons   []Comparison `json:"comparisons"`
+	MinEffect     float64      `json:"min_effect"`
+	Alpha         float64      `json:"alpha"`
 	// StackSD is the spread of a stack's offset the comparisons allow for.
 	StackSD     float64 `json:"stack_sd"`
 	Connections int     `json:"connections"` // each version's, in a trial
@@ -45,11 +47,14 @@ type Result struct {
 // Comparison is NEW against OLD on one URL, or on the mix.
 type Comparison struct {
 	Name string `json:"name"` // "GET /path", or "mix"
-	// Verdict is the engine's (better, worse, no_difference, inconclusive, error); Gate what it means for the
-	// gate (worse, not_worse, undecided): an inconclusive comparison whose interval lies below the minimum
-	// effect is shown not worse.
+	// Verdict is the engine's on CPU a request (better, worse, no_difference, inconclusive, error); CPUGate what
+	// it means for the gate (worse, not_worse, undecided): an inconclusive comparison whose interval lies below
+	// the minimum effect is shown not worse. Gate is the comparison's, both figures together: worse when either
+	// is (WorseOn names which: cpu, latency), not worse when both are.
 	Verdict stats.Verdict `json:"verdict"`
+	CPUGate string        `json:"cpu_gate"`
 	Gate    string        `json:"gate"`
+	WorseOn []string      `json:"worse_on,omitempty"`
 	// Change is the relative change of CPU a request, NEW against OLD (+0.05: NEW costs 5% more), with its
 	// interval [Lo, Hi] at Level, which holds with every other comparison's at the run's 1 - alpha.
 	Change float64 `json:"change"`
@@ -67,8 +72,10 @@ type Comparison struct {
 	RoundsNeeded int `json:"rounds_needed,omitempty"`
 	// OnErrors: decided on failed requests, whatever the CPU.
 	OnErrors bool `json:"on_errors,omitempty"`
-	// Ended says why it stopped racing: decided, shown not worse, budget, interrupted.
+	// Ended says why it stopped racing: decided, shown worse, shown not worse, budget, interrupted.
 	Ended string `json:"ended"`
+	// Latency is the second figure: the p99 at a fixed rate (nil before the first round).
+	Latency *Latency `json:"latency,omitempty"`
 	// Engine is the experiment: every trial, its stack, and the engine's own account.
 	Engine *experiment.Outcome `json:"engine,omitempty"`
 }
@@ -79,6 +86,9 @@ func (g *gate) result() *Result {
 		MinEffect: g.o.MinEffect, Alpha: g.o.Alpha, StackSD: g.o.StackSD, Connections: g.conc,
 		BudgetS: g.o.Budget.Seconds(), ElapsedS: time.Since(g.began).Seconds(), Rounds: g.roundsRun, Stacks: g.serial,
 		Warnings: g.warnings}
+	if !g.o.NoLatency {
+		r.LatencyMetric = LatencyMetric
+	}
 	for _, c := range g.comps {
 		r.Comparisons = append(r.Comparisons, g.state(c))
 	}
@@ -88,7 +98,8 @@ func (g *gate) result() *Result {
 
 // state is c as it stands.
 func (g *gate) state(c *comparison) Comparison {
-	s := Comparison{Name: c.Name, Verdict: stats.Inconclusive, Gate: Undecided, RequestsPerTrial: c.n, Ended: c.ended,
+	s := Comparison{Name: c.Name, Verdict: stats.Inconclusive, CPUGate: Undecided, Gate: Undecided, RequestsPerTrial: c.n,
+		Ended:   c.ended,
 		Seconds: c.spent.Seconds(),
 		Engine:  c.out, Lo: -1, Hi: math.Expm1(experiment.Unbounded)}
 	if c.out == nil {
@@ -106,7 +117,12 @@ func (g *gate) state(c *comparison) Comparison {
 	}
 	s.Verdict, s.Change, s.Lo, s.Hi, s.Level = vs.Verdict, vs.Estimate, vs.Lo, vs.Hi, vs.Conf
 	s.RoundsNeeded, s.OnErrors = vs.RoundsNeeded, vs.OnErrors
-	s.Gate = gateOf(vs, g.o.MinEffect)
+	s.CPUGate = gateOf(vs, g.o.MinEffect)
+	lat := ""
+	if s.Latency = g.latencyState(c); s.Latency != nil {
+		lat = s.Latency.Gate
+	}
+	s.Gate, s.WorseOn = together(s.CPUGate, lat)
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,14 +15,15 @@ import (
 
 // simulated is a gate whose stacks start at once and whose trials draw CPU a request: NEW costs effect[name] more
 // than OLD on each comparison, with noise of sd[name] a trial (sd[""] where not given), and each trial takes pace.
-func simulated(t *testing.T, budget time.Duration, effect, sd map[string]float64, pace time.Duration) *gate {
+// Its latency trials draw a p99 of 10 ms, NEW's lat[name] more, with noise of 0.1 a trial.
+func simulated(t *testing.T, budget time.Duration, effect, sd, lat map[string]float64, pace time.Duration) *gate {
 	t.Helper()
 	o := Options{URLs: []load.MixItem{{URI: "/a", Weight: 1}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 1}},
 		Budget: budget, MinEffect: 0.03, Alpha: 0.05, Timeout: time.Second, Old: Version{Label: "OLD"}, New: Version{Label: "NEW"}}
 	g := newGate(o)
 	g.setUp()
 	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(51, 1))
+	rng, latRng := rand.New(rand.NewPCG(51, 1)), rand.New(rand.NewPCG(51, 2))
 	g.startOne = func(ctx context.Context, v, serial int) (*live, error) { return &live{serial: serial}, nil }
 	g.trialOne = func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error) {
 		mu.Lock()
@@ -38,7 +40,16 @@ func simulated(t *testing.T, budget time.Duration, effect, sd map[string]float64
 		if ctx.Err() != nil {
 			return experiment.Observation{}, ctx.Err()
 		}
-		return experiment.Observation{Value: x, Requests: 100, Stack: l.serial}, nil
+		return experiment.Observation{Value: x, Requests: 100, Rate: 100, Stack: l.serial}, nil
+	}
+	g.latencyOne = func(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error) {
+		mu.Lock()
+		p99 := 10 * math.Exp(0.1*latRng.NormFloat64())
+		mu.Unlock()
+		if v == 1 {
+			p99 *= 1 + lat[c.Name]
+		}
+		return latTrial{P50: p99 / 2, P99: p99}, nil
 	}
 	for _, c := range g.comps {
 		c.n, c.wall = 100, pace
@@ -56,7 +67,7 @@ func simulated(t *testing.T, budget time.Duration, effect, sd map[string]float64
 func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 	// GET /c's trials are too noisy for the budget to decide.
 	effect := map[string]float64{"mix": 0.10, "GET /a": 0.25, "GET /b": 0, "GET /c": 0}
-	g := simulated(t, 600*time.Millisecond, effect, map[string]float64{"": 0.02, "GET /c": 0.15}, 2*time.Millisecond)
+	g := simulated(t, 1500*time.Millisecond, effect, map[string]float64{"": 0.02, "GET /c": 0.15}, nil, 2*time.Millisecond)
 	if err := g.rounds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +100,7 @@ func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 
 // Interrupted, the comparisons keep what they had, marked interrupted.
 func TestRoundsStopWhenInterrupted(t *testing.T) {
-	g := simulated(t, time.Minute, map[string]float64{}, map[string]float64{"": 0.05}, 5*time.Millisecond)
+	g := simulated(t, time.Minute, map[string]float64{}, map[string]float64{"": 0.05}, nil, 5*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	err := g.rounds(ctx)
@@ -103,6 +114,61 @@ func TestRoundsStopWhenInterrupted(t *testing.T) {
 	for _, c := range r.Comparisons {
 		if c.Gate == Worse {
 			t.Errorf("%s: worse on an interruption", c.Name)
+		}
+	}
+}
+
+// A comparison whose p99 NEW makes worse at the same CPU is worse on latency, and says so (it stops racing then,
+// its CPU perhaps undecided); the others are worse on neither figure (a p99 that leans worse by chance keeps one
+// undecided).
+func TestRoundsCallAWorseP99Worse(t *testing.T) {
+	g := simulated(t, 1500*time.Millisecond, map[string]float64{}, map[string]float64{"": 0.02},
+		map[string]float64{"mix": 0.5, "GET /b": 1.5}, 2*time.Millisecond)
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := g.result()
+	for _, c := range r.Comparisons {
+		wantLat := map[string]string{"mix": Worse, "GET /b": Worse}[c.Name]
+		if c.Latency == nil || (c.Latency.Gate == Worse) != (wantLat == Worse) || c.CPUGate == Worse {
+			t.Errorf("%s: CPU %s, latency %+v; want CPU not worse, latency worse: %v", c.Name, c.CPUGate, c.Latency,
+				wantLat == Worse)
+			continue
+		}
+		if wantLat == Worse && (c.Gate != Worse || len(c.WorseOn) != 1 || c.WorseOn[0] != FigureLatency) {
+			t.Errorf("%s: %s on %v, want worse on latency", c.Name, c.Gate, c.WorseOn)
+		}
+		if c.Latency.RatePerS != latencyShare*100 || c.Latency.NewP99Ms <= c.Latency.OldP99Ms && wantLat == Worse {
+			t.Errorf("%s: latency %+v, want the rate half the trials' 100/s and NEW's p99 the higher", c.Name, c.Latency)
+		}
+	}
+	if r.Outcome != Worse {
+		t.Errorf("outcome %s, want worse", r.Outcome)
+	}
+}
+
+// NoLatency races CPU a request alone: no latency trials, no second figure, nothing worse on a p99 planted.
+func TestRoundsWithoutLatencyRaceCPUAlone(t *testing.T) {
+	g := simulated(t, 900*time.Millisecond, map[string]float64{"GET /a": 0.25}, map[string]float64{"": 0.02},
+		map[string]float64{"GET /b": 1.5}, 2*time.Millisecond)
+	g.o.NoLatency = true
+	g.setUp()
+	for _, c := range g.comps {
+		c.n, c.wall = 100, 2*time.Millisecond
+	}
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := g.result()
+	if r.LatencyMetric != "" {
+		t.Errorf("latency metric %q without latency", r.LatencyMetric)
+	}
+	for i, c := range r.Comparisons {
+		if c.Latency != nil || g.comps[i].out.Arms[1].Vs2 != nil || c.Name == "GET /b" && c.Gate == Worse {
+			t.Errorf("%s: %s on %v, latency %+v; want CPU alone", c.Name, c.Gate, c.WorseOn, c.Latency)
+		}
+		if c.Name == "GET /a" && (c.Gate != Worse || strings.Join(c.WorseOn, ",") != FigureCPU) {
+			t.Errorf("GET /a: %s on %v, want worse on cpu", c.Gate, c.WorseOn)
 		}
 	}
 }

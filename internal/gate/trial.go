@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,8 +25,49 @@ func (a *arm) Name() string                { return a.g.ver[a.v].Label }
 func (a *arm) Start(context.Context) error { return nil }
 func (a *arm) Stop()                       {}
 
+// Trial is a round's CPU trial, then, once the other version's has ended too, its latency trial beside the
+// other's: the CPU figure is the observation's Value, the p99 at the comparison's rate its Second.
 func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
-	return a.g.trialOne(ctx, a.v, a.g.cur[a.v], a.c)
+	g, c, l := a.g, a.c, a.g.cur[a.v]
+	obs, err := g.trialOne(ctx, a.v, l, c)
+	if g.o.NoLatency {
+		return obs, err
+	}
+	rate := obs.Rate
+	if err != nil {
+		rate = 0
+	}
+	rates, merr := c.meet.meet(ctx, a.v, rate)
+	if err := cmp.Or(err, merr); err != nil {
+		return obs, err
+	}
+	r, n, err := c.lat.plan(rates)
+	if err != nil {
+		return obs, fmt.Errorf("%s: %w", g.ver[a.v].Label, err)
+	}
+	if err := g.waitCalm(ctx); err != nil {
+		return obs, err
+	}
+	lt, err := g.latencyOne(ctx, a.v, l, c, r, n)
+	if err != nil {
+		return obs, err
+	}
+	c.lat.trials[a.v] = append(c.lat.trials[a.v], lt)
+	obs.Second, obs.P99 = lt.P99, lt.P99
+	return obs, nil
+}
+
+// waitCalm waits until the next pair of stacks has started (g.calm), or the context ends.
+func (g *gate) waitCalm(ctx context.Context) error {
+	if g.calm == nil {
+		return nil
+	}
+	select {
+	case <-g.calm:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // trial sends c's requests to version v's stack l and reads php-fpm's CPU time, from the scheduler's own clock,
@@ -115,8 +157,14 @@ func (g *gate) calibrate(ctx context.Context) error {
 			rate = min(rate, float64(res.Requests)/time.Since(began).Seconds())
 		}
 		c.n = min(max(per, int(rate*trialSeconds)), maxTrialRequests)
-		// A turn, foreseen: both versions' trials at once take about twice one alone.
-		c.wall = time.Duration(2 * float64(c.n) / rate * float64(time.Second))
+		// A turn, foreseen: both versions' trials at once take about twice one alone; then the latency trials,
+		// at a rate set from a version's throughput in a duet, about half its rate alone.
+		secs := 2 * float64(c.n) / rate
+		if !g.o.NoLatency {
+			lr, ln := latencyPlan(rate / 2)
+			secs += float64(ln) / lr
+		}
+		c.wall = time.Duration(secs * float64(time.Second))
 	}
 	return nil
 }

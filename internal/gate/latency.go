@@ -1,0 +1,111 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/phptune/phptune/internal/load"
+)
+
+// The latency trials: each round, after both versions' CPU trials, both versions are sent the same fixed rate of
+// requests at once (an open model: a request's latency runs from its scheduled send, so a version that falls
+// behind cannot hide its queue), and the p99 of each is the round's second figure (the p50 is stated beside
+// it). A fixed rate is what a server's users send: where CPU a request says what a version costs, the latency
+// at a rate says what its users wait, a sleep or a remote call included, which costs no CPU.
+const (
+	// latencyShare of the slower version's throughput in the comparison's first round (both versions loaded at
+	// once, as in every round) is the rate: half, so that both versions at that rate at once keep the machine
+	// about half busy, where a queue is the version's own doing and not the machine's saturation.
+	latencyShare = 0.5
+	// latencySeconds is how long a latency trial sends requests at that rate, at least.
+	latencySeconds = 1.0
+	// latencyMinRequests is the fewest requests of a latency trial, unless that would take latencyMaxSeconds: a
+	// p99 of fewer is a trial's slowest request, which one stall of a busy machine sets (measured here: a trial of
+	// 20 requests read p99s of 2 to 80 ms for a page of 1 ms, and 13 rounds could not tell a 20 ms sleep).
+	latencyMinRequests = 100
+	latencyMaxSeconds  = 2.5
+)
+
+// latency is one comparison's latency trials: the rate and requests fixed in its first round, and the p50 and
+// p99 of each version's trials.
+type latency struct {
+	once   sync.Once
+	rate   float64 // requests a second, each version
+	n      int     // requests a trial
+	err    error
+	trials [2][]latTrial // by version: each arm appends to its own
+}
+
+// latTrial is one latency trial's p50 and p99, in milliseconds.
+type latTrial struct {
+	P50, P99 float64
+}
+
+// latencyPlan is the rate and the requests of a latency trial, from the slower version's throughput in a duet.
+func latencyPlan(duetRate float64) (rate float64, n int) {
+	rate = latencyShare * duetRate
+	least := min(latencyMinRequests, int(math.Ceil(rate*latencyMaxSeconds)))
+	n = min(max(least, int(math.Ceil(rate*latencySeconds))), maxTrialRequests)
+	return rate, n
+}
+
+// plan fixes the comparison's rate from its first round's CPU trials (rates, requests a second each: 0 for one
+// that failed) and returns it with the requests a trial, the same in every round.
+func (l *latency) plan(rates [2]float64) (float64, int, error) {
+	l.once.Do(func() {
+		slower := math.Inf(1)
+		for _, r := range rates {
+			if r > 0 {
+				slower = min(slower, r)
+			}
+		}
+		if math.IsInf(slower, 1) {
+			l.err = errors.New("latency: no CPU trial served a request to set the rate from")
+			return
+		}
+		l.rate, l.n = latencyPlan(slower)
+	})
+	return l.rate, l.n, l.err
+}
+
+// latencyTrial sends c's requests to version v's stack l at the rate, n of them, and reads their p50 and p99.
+func (g *gate) latencyTrial(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error) {
+	r, err := load.NewRunner(g.latencyOptions(l, c.mixes[v], rate, n))
+	if err != nil {
+		return latTrial{}, err
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if ctx.Err() != nil {
+		return latTrial{}, ctx.Err()
+	}
+	if res == nil || err != nil && !errors.Is(err, load.ErrNoRequests) {
+		return latTrial{}, g.trialError(v, l, fmt.Errorf("latency at %.0f requests/s: %v", rate, err))
+	}
+	if derr := l.st.Died(); derr != nil {
+		return latTrial{}, g.trialError(v, l, derr)
+	}
+	p50, p99 := tail(res)
+	if !(p99 > 0) {
+		return latTrial{}, g.trialError(v, l, fmt.Errorf("latency at %.0f requests/s: no request answered", rate))
+	}
+	return latTrial{P50: p50 / 1000, P99: p99 / 1000}, nil
+}
+
+// latencyOptions is an open-model run of mix on l: n requests at rate, from a pool of connections twice the
+// workers, so that a request that finds every worker busy waits in php-fpm's queue, as a user's would.
+func (g *gate) latencyOptions(l *live, mix []load.MixItem, rate float64, n int) load.Options {
+	return load.Options{Target: l.target, Request: g.o.Request, Connections: 2 * g.conc, MaxInflight: 2 * g.conc,
+		Rate: rate, Requests: int64(n), Timeout: g.o.Timeout, Mix: mix, SkipPreflight: true, ExpectStatus: ok2xx}
+}
+
+// tail is a run's p50 and p99 in microseconds: of every request it meant to make when some failed or were never
+// sent (each counted as taking the timeout: a version that fails is not a fast one), else of those answered.
+func tail(res *load.Result) (p50, p99 float64) {
+	if len(res.LatencyAll) == 3 {
+		return res.LatencyAll[0].Value, res.LatencyAll[2].Value
+	}
+	return res.Latency.P50, res.Latency.P99
+}
