@@ -5,11 +5,5 @@
 # -pin adds pinned duet rounds: each stack on a CPU share of its own, swapped every round (tune --duet-pin).
 set -eu
 cd "$(dirname "$0")/.."
-GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
-"$GO" build -o /tmp/phptune-bench-duet ./bench/duet
-if [ "${BUSY:-0}" = 1 ]; then
-	taskset -c 0 sh -c 'while :; do :; done' &
-	busy=$!
-	trap 'kill $busy' EXIT
-fi
-/tmp/phptune-bench-duet -rounds "${ROUNDS:-30}" "$@"
+. bench/internal/busyrun.sh
+busyrun duet -rounds "${ROUNDS:-30}" "$@"

@@ -4,13 +4,5 @@
 # beside it; -sizes and -c choose the sizes and the load.
 set -eu
 cd "$(dirname "$0")/.."
-GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
-dir=$(mktemp -d)
-busy=
-trap 'rm -rf "$dir"; [ -z "$busy" ] || kill $busy' EXIT
-"$GO" build -o "$dir/poolmodel" ./bench/poolmodel
-if [ "${BUSY:-0}" = 1 ]; then
-	taskset -c 0 sh -c 'while :; do :; done' &
-	busy=$!
-fi
-"$dir/poolmodel" -rounds "${ROUNDS:-15}" "$@"
+. bench/internal/busyrun.sh
+busyrun poolmodel -rounds "${ROUNDS:-15}" "$@"
