@@ -47,8 +47,9 @@ const restTries = 3
 
 // forkSettle is how long attachRest looks again after a listing found every process traced: a fork under way
 // when strace seized the parent was let go untraced by the kernel, and its child shows in /proc only once the
-// fork is done, which on a loaded machine can take milliseconds.
-const forkSettle = 50 * time.Millisecond
+// fork is done, which on a loaded machine can take milliseconds (at 50 ms, beside a busy loop, a test found a
+// child of the old worker untraced once in about 40 traces).
+const forkSettle = 200 * time.Millisecond
 
 // attachRest attaches further straces to the group's processes that none traces yet, until two listings a
 // moment apart find none. A strace that fails on processes that have since gone, or been traced, is no

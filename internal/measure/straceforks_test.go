@@ -37,7 +37,7 @@ func TestTraceGroupCatchesAnOldChildsForks(t *testing.T) {
 		if err != nil {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
-		missed, err := tr.untraced(churn.Process.Pid)
+		missed, err := stillUntraced(tr, churn.Process.Pid)
 		if err != nil || len(missed) > 0 {
 			t.Errorf("attempt %d: untraced %v (%v)", i, missed, err)
 		}
