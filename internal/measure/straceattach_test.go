@@ -87,21 +87,8 @@ func TestTraceGroupWhileItForks(t *testing.T) {
 	if _, err := FindStrace(); err != nil {
 		t.Fatalf("%v (apt-get install strace)", err)
 	}
-	// bash forks (dash vforks, which meets strace 6.1's detach deadlock). The long sleep is a worker older than
-	// any strace: a second strace must take it.
-	churn := exec.Command("bash", "-c", "sleep 60 & while :; do sleep 0.005 & a=$!; sleep 0.005 & wait $a $!; done")
-	churn.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := churn.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { syscall.Kill(-churn.Process.Pid, syscall.SIGKILL); churn.Wait() }()
-	// The old child must exist before the first trace, or the first strace sees its fork (a busy machine once
-	// ran the first trace before bash had forked it).
-	for end := time.Now().Add(30 * time.Second); !hasSleep60(churn.Process.Pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("bash did not fork its sleep 60 in 30 s")
-		}
-	}
+	// The long sleep is a worker older than any strace: a second strace must take it.
+	churn := startChurn(t, "sleep 60 & while :; do sleep 0.005 & a=$!; sleep 0.005 & wait $a $!; done")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	second := 0
@@ -124,6 +111,26 @@ func TestTraceGroupWhileItForks(t *testing.T) {
 	if second != 10 {
 		t.Errorf("%d of 10 traces took the old child with a second strace", second)
 	}
+}
+
+// startChurn starts bash running script in a process group of its own, killed with the test, and waits until its
+// sleep 60 (a child older than any strace) is there: a busy machine once ran the first trace before bash had
+// forked it, and the first strace then followed its fork. bash forks; dash vforks, which meets strace 6.1's detach
+// deadlock.
+func startChurn(t *testing.T, script string) *exec.Cmd {
+	t.Helper()
+	churn := exec.Command("bash", "-c", script)
+	churn.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := churn.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-churn.Process.Pid, syscall.SIGKILL); churn.Wait() })
+	for end := time.Now().Add(30 * time.Second); !hasSleep60(churn.Process.Pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("bash did not fork its sleep 60 in 30 s")
+		}
+	}
+	return churn
 }
 
 // stillUntraced is what g leaves untraced in group pgid and still does a moment later: a child of the churn caught

@@ -3,8 +3,6 @@ package measure
 import (
 	"context"
 	"errors"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -17,18 +15,8 @@ func TestTraceGroupCatchesAnOldChildsForks(t *testing.T) {
 	if _, err := FindStrace(); err != nil {
 		t.Fatalf("%v (apt-get install strace)", err)
 	}
-	// bash forks (dash vforks, which meets strace 6.1's detach deadlock); the subshell is the old child.
-	churn := exec.Command("bash", "-c", "(while :; do sleep 0.5 & sleep 0.002; done) & sleep 60 & wait")
-	churn.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := churn.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { syscall.Kill(-churn.Process.Pid, syscall.SIGKILL); churn.Wait() }()
-	for end := time.Now().Add(30 * time.Second); !hasSleep60(churn.Process.Pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("bash did not fork its children in 30 s")
-		}
-	}
+	// The subshell is the old child.
+	churn := startChurn(t, "(while :; do sleep 0.5 & sleep 0.002; done) & sleep 60 & wait")
 	time.Sleep(600 * time.Millisecond) // the old child's children come and go
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
