@@ -237,44 +237,80 @@ func (t *tuner) keepStartingSize(limit, floor int, why string) {
 	t.release(k.Name)
 }
 
-// raceSizes runs the sizes' experiment and records its row, its comparisons and the pool's range.
+// raceSizes runs the sizes' experiment and records its row, its comparisons and the pool's range; undecided,
+// it is kept for a second look (sizesLook).
 func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allow, stretch time.Duration) error {
+	rc, out, err := t.runSizes(ctx, t.best, sizes, spec, t.sizesGoOn(allow, stretch, len(sizes), spec.Metric))
+	if out == nil {
+		return err
+	}
+	pick, row, comps := t.sizesRow(sizes, rc.spec, out)
+	rc.row, rc.comps = row, comps
+	t.open = append(t.open, &openRace{rc: rc, row: len(t.res.Knobs), comp: len(t.res.Comparisons), sizes: sizes})
+	t.res.Knobs = append(t.res.Knobs, row)
+	t.res.Comparisons = append(t.res.Comparisons, comps...)
+	cfg := rc.cfgs[out.Winner].Clone()
+	cfg.MaxChildren = pick
+	t.sizesPicked(rc, cfg)
+	return err
+}
+
+// runSizes makes the sizes' arms from from and runs their experiment until cont stops it; its arms are left
+// running for sizesPicked, which holds the pick's stack first. A nil outcome: the arms could not be made.
+func (t *tuner) runSizes(ctx context.Context, from knob.Config, sizes []int, spec TrialSpec,
+	cont func(experiment.Look) bool) (*raced, *experiment.Outcome, error) {
 	k := knob.MaxChildren()
 	var values []string
 	for _, n := range sizes[1:] {
 		values = append(values, strconv.Itoa(n))
 	}
-	from := t.best.Clone()
+	from = from.Clone()
 	from.MaxChildren = sizes[0]
 	rc, err := t.d.arms(race{knob: k, from: from, values: values, spec: spec})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	n := len(rc.arms)
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Smallest, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Alpha: t.budget.Draw(experiment.Pairs(experiment.Smallest, n)), RunAlpha: t.budget.Total(), ParallelStart: true,
-		Continue: t.sizesGoOn(allow, stretch, n, spec.Metric),
+		Continue: cont,
 		Progress: func(p experiment.Progress) {
 			t.status("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d sizes in the race)", p.Round, k.Name, p.Arm, p.Live))
 		}}
-	es, _ = t.d.tuned(es, spec.Metric, spec.Phase)
-	out, err := experiment.Run(ctx, es)
-	if out != nil && errors.Is(err, ErrOOM) && ctx.Err() == nil {
-		t.warn(fmt.Sprintf("the pool sizes' race ended after %s: %v", plural(out.Rounds, "round", "rounds"), err))
-		err = nil // memory, not a size's figure: the race ends undecided, and the run goes on
+	es, rc.offset = t.d.tuned(es, spec.Metric, spec.Phase)
+	if rc.x, err = experiment.New(es); err != nil {
+		stopAll(rc.arms)
+		return nil, nil, err
 	}
-	if out != nil {
-		cfg := rc.cfgs[out.Winner].Clone()
-		cfg.MaxChildren = t.sizesDone(sizes, rc.spec, out)
-		t.setBest(cfg) // held before the arms stop: the pick's warm stack, if it was raced, stays for what follows
+	out, err := rc.x.Run(ctx)
+	return rc, out, t.sizesErr(ctx, rc, out, err)
+}
+
+// sizesErr is the run's error from a sizes' race that ended with err: none where memory ended it (the OOM
+// killer met a size, not the run: the race ends undecided and the run goes on). Without an outcome, the arms
+// are stopped.
+func (t *tuner) sizesErr(ctx context.Context, rc *raced, out *experiment.Outcome, err error) error {
+	rc.stopped = err
+	if out == nil {
 		stopAll(rc.arms)
-		if t.res.PoolSize.Decided {
-			t.loadThePool(cfg.MaxChildren)
-		}
-	} else {
-		stopAll(rc.arms)
+		return err
+	}
+	if errors.Is(err, ErrOOM) && ctx.Err() == nil {
+		t.warn(fmt.Sprintf("the pool sizes' race ended after %s: %v", plural(out.Rounds, "round", "rounds"), err))
+		return nil
 	}
 	return err
+}
+
+// sizesPicked sets the pick in the best configuration (held before the arms stop: the pick's warm stack, if it
+// was raced, stays for what follows) and, decided, loads the comparisons after it with the pool it decided.
+func (t *tuner) sizesPicked(rc *raced, cfg knob.Config) {
+	rc.best = cfg
+	t.setBest(cfg)
+	stopAll(rc.arms)
+	if t.res.PoolSize.Decided {
+		t.loadThePool(cfg.MaxChildren)
+	}
 }
 
 // sizesGoOn is the sizes' race's Continue: its allowance, as any race's, less the rounds that cannot decide it.
@@ -302,14 +338,23 @@ func (t *tuner) sizesGoOn(allow, stretch time.Duration, n int, metric string) fu
 // Versus races' hopeless comparisons wait (experiment's yieldAfter).
 const sizesLeast = 4
 
-// sizesDone records the sizes' race and returns the size chosen: the row (the pick against the best), each
+// sizesDone records the sizes' race (sizesRow) and returns the size chosen.
+func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) int {
+	pick, row, comps := t.sizesRow(sizes, spec, out)
+	t.res.Knobs = append(t.res.Knobs, row)
+	t.res.Comparisons = append(t.res.Comparisons, comps...)
+	return pick
+}
+
+// sizesRow is what the sizes' race shows: the size chosen, the row (the pick against the best), each
 // size's comparison with the best and the range of sizes that serve within the margin, shown or not yet excluded.
 // Decided, the pick is the smallest size shown within the margin. Open, it is the starting configuration's size,
 // or the size not shown worse nearest it (openPick): every other knob keeps its
 // incumbent until something is shown better, and the race's own pick when open is a noisy estimate after a few
 // rounds (six demo runs picked 8, 8, 32, 4, 4 and 8; every range held 5).
-func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) int {
+func (t *tuner) sizesRow(sizes []int, spec TrialSpec, out *experiment.Outcome) (int, KnobRow, []Comparison) {
 	k := knob.MaxChildren()
+	var comps []Comparison
 	ps := t.res.PoolSize
 	if ps == nil {
 		ps = &PoolSize{}
@@ -337,7 +382,7 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 			continue
 		}
 		a := out.Arms[i]
-		t.res.Comparisons = append(t.res.Comparisons, Comparison{Knob: k.Name, A: best, B: strconv.Itoa(sr.Size),
+		comps = append(comps, Comparison{Knob: k.Name, A: best, B: strconv.Itoa(sr.Size),
 			Config: "max_children=" + strconv.Itoa(sr.Size), Metric: spec.Metric, Stats: *sr.VsBest,
 			ValueA: medianOf(out.Arms[out.Best].Trials, value), ValueB: medianOf(a.Trials, value), RPSA: medianOf(out.Arms[out.Best].Trials, rate),
 			RPSB: sr.RPS, ErrorsA: out.Arms[out.Best].Errors, ErrorsB: a.Errors, Rounds: sr.Rounds, Status: sr.Status,
@@ -352,8 +397,7 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 	}
 	if picked < 0 {
 		// A size between the raced ones: nothing measured it, so the row has no change of its own.
-		t.res.Knobs = append(t.res.Knobs, row)
-		return pick
+		return pick, row, comps
 	}
 	// The row states the pick against the best; when the pick is the best, against the size nearest it.
 	c, other := out.Arms[picked].Vs, best
@@ -366,8 +410,7 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 		row.EffectPct, row.CILowPct, row.CIHighPct = 100*c.Estimate, 100*c.Lo, 100*c.Hi
 		row.setVersus(k.Name, strconv.Itoa(pick), other)
 	}
-	t.res.Knobs = append(t.res.Knobs, row)
-	return pick
+	return pick, row, comps
 }
 
 // setRange sets the range of the sizes not shown worse than the best: the winner, the within and the open ones.

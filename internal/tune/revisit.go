@@ -17,6 +17,10 @@ type openRace struct {
 	row   int // its index in res.Knobs
 	comp  int // its first comparison's index in res.Comparisons
 	looks int
+	// sizes are the pool's sizes, smallest first, when it is the sizes' race (sizesLook takes its second look).
+	sizes []int
+	// again says what the sizes' race showed before it was raced again (sizesLook).
+	again string
 }
 
 // maxLooks bounds the second looks at one race: each is given time for the rounds its estimate needs, and one
@@ -50,6 +54,12 @@ func (t *tuner) revisit(ctx context.Context) error {
 		allow := min(t.left()-t.finalKeep(), cost+cost/2)
 		t.status("second look "+o.rc.r.knob.Name, fmt.Sprintf("%s left undecided; about %s to decide", o.rc.row.Versus(), cost.Round(time.Second)))
 		k := o.rc.r.knob
+		if o.sizes != nil {
+			if err := t.sizesLook(ctx, o, allow); err != nil {
+				return err
+			}
+			continue
+		}
 		if t.moved(o.rc) {
 			if err := t.raceAgain(ctx, o); err != nil {
 				return err

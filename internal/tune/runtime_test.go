@@ -84,8 +84,12 @@ func TestSimulatedServerRace(t *testing.T) {
 		}
 	}
 	rt := res.Runtimes
-	if rt == nil || len(rt.List) != 3 || rt.Target != res.Recommendation.MaxChildren {
-		t.Fatalf("runtimes: %+v; want three at the pool's size, %d", rt, res.Recommendation.MaxChildren)
+	if rt == nil || len(rt.List) != 3 {
+		t.Fatalf("runtimes: %+v; want three", rt)
+	}
+	// At the pool's size as it stood, which a second look at the sizes' race may change after them.
+	if r := rows["max_children"]; rt.Target != res.Recommendation.MaxChildren && !secondLooked(r) {
+		t.Errorf("runtimes raced at %d workers; want the pool's size, %d", rt.Target, res.Recommendation.MaxChildren)
 	}
 	for _, r := range rt.List {
 		if r.Size != rt.Target {

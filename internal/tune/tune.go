@@ -1,23 +1,22 @@
-// Package tune is the experiment: it serves the app in one warm stack per configuration, measures the
-// saturation curve, sizes the pool from the CPU knee and memory, decides each knob by a race of its values
-// against the best so far (greedy coordinate ascent), and compares the recommendation with Debian's defaults
-// and the "static, 2 x cores" rule of thumb. Every comparison is decided by package experiment: sequential,
-// interleaved, within one error budget for the run.
+// Package tune is the experiment: it serves the app in one warm stack per configuration, measures the saturation
+// curve, sizes the pool from the CPU knee and memory, decides each knob by a race of its values against the best so
+// far (greedy coordinate ascent), and compares the recommendation with Debian's defaults and the "static, 2 x cores"
+// rule of thumb. Every comparison is decided by package experiment: sequential, interleaved, within one error budget
+// for the run.
 //
 // Files (TestFileMap keeps this list whole): tune.go (options, the run's phases), plan.go (trial lengths and the
 // time each experiment gets), arms.go (how an arm's trials run, what starts and trials cost), stacks.go, trial.go
 // and replicas.go (warm stacks, their trials, an arm's fresh stacks), pin.go (duet arms pinned to CPU shares),
 // stackrounds.go (how many rounds a stack serves), offsetrun.go (the stacks' offsets measured in the run),
-// startgate.go (starts side by side within the
-// memory), limits.go (memory limits, the OOM killer), otherpools.go (the pools already running in the same memory),
-// saturation.go, poolsize.go, soak.go (memory over a long series of requests: pm.max_requests), screen.go (a
-// configuration's work per request), knobs.go (the knob races' order), decide.go (a race on the engine, its report),
-// hopeless.go (races the budget cannot decide), revisit.go (second looks at open races), runtime.go (the server
-// race), tail.go (what a race guarded by the p99 traded, in words), final.go, finaltail.go and finalneed.go (against
-// the baselines, its p99 against the starting point's, and the time that comparison keeps), p99.go, peak.go (the
-// pool against an access log's busiest second), result.go (the result and its JSON), versus.go (what a row was
-// compared on), sim.go (simulated runs on recorded noise), progress.go (the progress line: the best so far in knob
-// words).
+// startgate.go (starts side by side within the memory), limits.go (memory limits, the OOM killer), otherpools.go
+// (the pools already running in the same memory), saturation.go, poolsize.go, soak.go (memory over a long series of
+// requests: pm.max_requests), screen.go (a configuration's work per request), knobs.go (the knob races' order),
+// decide.go (a race on the engine, its report), hopeless.go (races the budget cannot decide), revisit.go (second
+// looks at open races), sizeslook.go (the pool sizes' second look), runtime.go (the server race), tail.go (what a
+// race guarded by the p99 traded, in words), final.go, finaltail.go and finalneed.go (against the baselines, its p99
+// against the starting point's, and the time that comparison keeps), p99.go, peak.go (the pool against an access
+// log's busiest second), result.go (the result and its JSON), versus.go (what a row was compared on), sim.go
+// (simulated runs on recorded noise), progress.go (the progress line: the best so far in knob words).
 package tune
 
 import (
