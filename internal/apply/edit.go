@@ -2,6 +2,7 @@ package apply
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -51,7 +52,7 @@ func keyOf(line string) (key, value string, commented, ok bool) {
 func (c *conf) find(keys []string, commented bool) (int, string) {
 	for i := c.lo; i < c.hi; i++ {
 		k, _, com, ok := keyOf(c.lines[i])
-		if ok && com == commented && contains(keys, k) {
+		if ok && com == commented && slices.Contains(keys, k) {
 			return i, k
 		}
 	}
@@ -93,7 +94,7 @@ func (c *conf) set(key, value string, alts ...string) bool {
 // unset comments out every line that sets one of keys.
 func (c *conf) unset(keys ...string) {
 	for i := c.lo; i < c.hi; i++ {
-		if k, _, com, ok := keyOf(c.lines[i]); ok && !com && contains(keys, k) {
+		if k, _, com, ok := keyOf(c.lines[i]); ok && !com && slices.Contains(keys, k) {
 			c.lines[i] = ";" + c.lines[i]
 		}
 	}
@@ -119,15 +120,6 @@ func (c *conf) value(keys ...string) string {
 		return strings.Trim(v, `"`)
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // phpKeys are the ways a pool file sets PHP's setting name.

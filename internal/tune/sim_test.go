@@ -81,7 +81,7 @@ func TestSimulatedDemoDecidesItsLargeEffects(t *testing.T) {
 		if (k.Verdict == stats.Better || k.Verdict == stats.Worse) && k.Name != "opcache" && k.Name != "jit" {
 			t.Errorf("%s: %s on a knob with no effect", k.Name, k.Verdict)
 		}
-		if k.Verdict == "" && k.Note != "pinned" && len(k.Note) > 0 && k.Note[:9] == "not tried" && contains(k.Note, "budget") {
+		if k.Verdict == "" && k.Note != "pinned" && strings.HasPrefix(k.Note, "not tried") && strings.Contains(k.Note, "budget") {
 			t.Errorf("%s not tried for the budget: %s", k.Name, k.Note)
 		}
 	}
@@ -91,15 +91,6 @@ func TestSimulatedDemoDecidesItsLargeEffects(t *testing.T) {
 	if h := res.Headline; h == nil || h.VsDebian == nil || h.VsDebian.Estimate < 0.1 {
 		t.Errorf("headline %+v: the JIT's gain should show against Debian's defaults", h)
 	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // TestSimulatedErrorRates: over many simulated demo runs with Gaussian noise, knobs without an effect get a
