@@ -243,24 +243,6 @@ func lastLine(s string) string {
 	return s
 }
 
-// CopyApp writes an fs.FS (the embedded demo) into dir.
-func CopyApp(app fs.FS, dir string) error {
-	return fs.WalkDir(app, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := fs.ReadFile(app, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-}
-
 // CGITrainer trains an instrumented build with php-cgi -T over the app's URLs, each with its own CGI
 // environment, opcache on (and the JIT as it will run).
 type CGITrainer struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/workloads"
 )
 
@@ -142,7 +143,7 @@ func debianCGI(t *testing.T) (cgi string, ini []string) {
 func demoApp(t *testing.T) App {
 	t.Helper()
 	dir := t.TempDir()
-	if err := CopyApp(workloads.Demo(), dir); err != nil {
+	if err := stack.CopyFS(workloads.Demo(), dir); err != nil {
 		t.Fatal(err)
 	}
 	return App{Docroot: dir, Front: "index.php"}

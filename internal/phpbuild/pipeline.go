@@ -181,7 +181,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return res, fmt.Errorf("copy the app %s: %w", o.AppDir, err)
 		}
 		o.App = os.DirFS(app.Docroot)
-	} else if err := CopyApp(o.App, app.Docroot); err != nil {
+	} else if err := stack.CopyFS(o.App, app.Docroot); err != nil {
 		return res, err
 	} else if err := stack.DateBack(app.Docroot); err != nil {
 		return res, err
@@ -265,7 +265,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	holdApp := App{}
 	if o.HoldoutApp != nil {
-		if err := CopyApp(o.HoldoutApp, filepath.Join(appDir, "holdout")); err != nil {
+		if err := stack.CopyFS(o.HoldoutApp, filepath.Join(appDir, "holdout")); err != nil {
 			return res, err
 		}
 		if err := stack.DateBack(filepath.Join(appDir, "holdout")); err != nil {

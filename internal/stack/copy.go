@@ -30,8 +30,8 @@ func DateBack(dir string) error {
 	})
 }
 
-// copyFS copies an fs.FS (the embedded demo) into dir, world-readable.
-func copyFS(src fs.FS, dir string) error {
+// CopyFS copies an fs.FS (the embedded demo) into dir, world-readable: directories 0755, files 0644.
+func CopyFS(src fs.FS, dir string) error {
 	return fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

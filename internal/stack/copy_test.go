@@ -1,9 +1,11 @@
 package stack
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 )
 
 // TestCopyKeep: a packaged app's tree is copied through its symlinks, without what keep refuses (paths
@@ -40,6 +42,36 @@ func TestCopyKeep(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dst, filepath.FromSlash(rel)))
 		if got := err == nil; got != want {
 			t.Errorf("%s copied: %v, want %v", rel, got, want)
+		}
+	}
+}
+
+// TestCopyFS: an fs.FS (the embedded demo) is written out at every depth, empty directories included.
+func TestCopyFS(t *testing.T) {
+	src := fstest.MapFS{
+		"index.php":        {Data: []byte("<?php echo 1;")},
+		"lib/a/b/deep.php": {Data: []byte("<?php // deep")},
+		"public/style.css": {Data: []byte("body{}")},
+		"empty":            {Mode: fs.ModeDir | 0o700},
+	}
+	dst := filepath.Join(t.TempDir(), "doc")
+	if err := CopyFS(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range src {
+		path := filepath.Join(dst, filepath.FromSlash(name))
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Mode.IsDir() {
+			if !st.IsDir() {
+				t.Errorf("%s: %v, want a directory", name, st.Mode())
+			}
+			continue
+		}
+		if b, _ := os.ReadFile(path); string(b) != string(f.Data) || !st.Mode().IsRegular() {
+			t.Errorf("%s: %q %v, want the file %q", name, b, st.Mode(), f.Data)
 		}
 	}
 }

@@ -343,7 +343,7 @@ func newPrivate(cfg Config, w workers) (*Stack, error) {
 	if cfg.App != "" {
 		err = copyDir(cfg.App, s.Docroot, cfg.LinkFiles, cfg.Writable)
 	} else {
-		err = copyFS(cfg.AppFS, s.Docroot)
+		err = CopyFS(cfg.AppFS, s.Docroot)
 	}
 	if err != nil {
 		return s, fmt.Errorf("copy app: %w", err)
