@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -150,10 +149,8 @@ func (f *benchFlags) options(ctx context.Context, rawTarget string, stderr io.Wr
 			return o, err
 		}
 	}
-	if f.expectBody != "" {
-		if o.ExpectBody, err = regexp.Compile(f.expectBody); err != nil {
-			return o, exitcode.UsageErrorf("--expect-body: %v", err)
-		}
+	if o.ExpectBody, err = expectBody(f.expectBody); err != nil {
+		return o, err
 	}
 	if o.Mix, err = f.mixOf(ctx, o, stderr); err != nil {
 		return o, err

@@ -186,6 +186,7 @@ func TestTuneOptions(t *testing.T) {
 		"--rate peak":             "give --from-access-log",
 		"--knob max_children=1,2": "give one value to pin it",
 		"--skip nosuch":           "--skip nosuch: no such knob",
+		"--url / --expect-body (": "--expect-body: error parsing regexp",
 	} {
 		f, _, err := parse(t, newTuneCmd, append([]string{app}, strings.Fields(args)...)...)
 		if err == nil {
@@ -256,6 +257,7 @@ func TestBenchOptions(t *testing.T) {
 		"fcgi://127.0.0.1:9000/srv/index.php --engine k6":         "k6 speaks HTTP",
 		"http://127.0.0.1:1/ --engine wrk":                        `--engine "wrk"`,
 		"http://127.0.0.1:1/ --url blog":                          "give a path starting with /",
+		"http://127.0.0.1:1/ --expect-body (":                     "--expect-body: error parsing regexp",
 		"http://127.0.0.1:1/ --engine k6 --k6-instances 0 -c 2":   "want at least 1",
 		"http://127.0.0.1:1/ --engine k6 --k6-host h --k6-ssh ''": "--k6-ssh: want the ssh command",
 	} {

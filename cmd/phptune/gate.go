@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -159,12 +158,9 @@ func (f gateFlags) options(notes io.Writer) (gate.Options, error) {
 			return o, exitcode.UsageErrorf("--writable %s: give a path inside the docroot, relative to it (cache, public/uploads)", w)
 		}
 	}
-	var check *regexp.Regexp
-	var err error
-	if f.expectBody != "" {
-		if check, err = regexp.Compile(f.expectBody); err != nil {
-			return o, exitcode.UsageErrorf("--expect-body: %v", err)
-		}
+	check, err := expectBody(f.expectBody)
+	if err != nil {
+		return o, err
 	}
 	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
 		return o, err

@@ -34,6 +34,18 @@ type logMemo struct {
 	mix *accesslog.Mix
 }
 
+// expectBody compiles --expect-body's REGEX: nil when not given, a usage error when it does not compile.
+func expectBody(pattern string) (*regexp.Regexp, error) {
+	if pattern == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, exitcode.UsageErrorf("--expect-body: %v", err)
+	}
+	return re, nil
+}
+
 func (m *mixFlags) register(fl *pflag.FlagSet, urlHelp string) {
 	if urlHelp != "" {
 		fl.StringArrayVar(&m.urls, "url", nil, urlHelp)

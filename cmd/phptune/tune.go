@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -388,12 +387,9 @@ func (f tuneFlags) limits(o *tune.Options) error {
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
 // login), else /.
 func (f tuneFlags) load(o *tune.Options, app *workload.App, notes io.Writer) error {
-	var check *regexp.Regexp
-	var err error
-	if f.expectBody != "" {
-		if check, err = regexp.Compile(f.expectBody); err != nil {
-			return exitcode.UsageErrorf("--expect-body: %v", err)
-		}
+	check, err := expectBody(f.expectBody)
+	if err != nil {
+		return err
 	}
 	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
 		return err
