@@ -20,6 +20,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/procgroup"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Targets phptune can start.
@@ -222,5 +223,5 @@ func version(bin string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	return strings.TrimSpace(textline.First(string(out)))
 }

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // DefaultCacheDir is $XDG_CACHE_HOME/phptune/builds, or ~/.cache/phptune/builds.
@@ -64,8 +66,7 @@ func CompilerVersion(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", cc, err)
 	}
-	line, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(line), nil
+	return strings.TrimSpace(textline.First(string(out))), nil
 }
 
 // ManifestName is the file in each installed prefix that describes it. A prefix appears whole, by rename, with

@@ -24,6 +24,7 @@ import (
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/phpini"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Schema is the JSON schema of a Result.
@@ -683,10 +684,7 @@ func phpSays(stderr []byte) string {
 	if s == "" {
 		return ""
 	}
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return " (PHP says: " + s + ")"
+	return " (PHP says: " + textline.First(s) + ")"
 }
 
 // Diff is one row of a side-by-side table: a name and each variant's value.
