@@ -17,6 +17,7 @@ import (
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/loopback"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/procgroup"
 	"github.com/phptune/phptune/internal/stack"
 )
 
@@ -167,11 +168,11 @@ func runFPM(t *testing.T, prefix string, port int) {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		procgroup.Signal(cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			procgroup.Kill(cmd.Process.Pid)
 			<-exited
 		}
 		log.Close()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/procgroup"
 	"github.com/phptune/phptune/internal/stack"
 )
 
@@ -106,10 +107,10 @@ func (r *faultRun) leftovers() []string {
 	var out []string
 	for pg := range r.groups {
 		// Stop waits for every process of a group; a moment's grace for the kernel to reap the last.
-		for i := 0; i < 20 && syscall.Kill(-pg, 0) != syscall.ESRCH; i++ {
+		for i := 0; i < 20 && procgroup.Signal(pg, 0) != syscall.ESRCH; i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if syscall.Kill(-pg, 0) != syscall.ESRCH {
+		if procgroup.Signal(pg, 0) != syscall.ESRCH {
 			out = append(out, fmt.Sprintf("process group %d: %s", pg, groupMembers(pg)))
 		}
 	}

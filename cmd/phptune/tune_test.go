@@ -16,6 +16,7 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/procgroup"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
 	"github.com/phptune/phptune/internal/tune"
@@ -332,7 +333,7 @@ func TestTuneInterruptLeavesNothing(t *testing.T) {
 		t.Errorf("partial %v with %d trials: want the trials so far, marked partial", res.Partial, len(res.Trials))
 	}
 	for pg := range groups {
-		if err := syscall.Kill(-pg, 0); err != syscall.ESRCH {
+		if err := procgroup.Signal(pg, 0); err != syscall.ESRCH {
 			t.Errorf("process group %d (a stack tune started) still has processes after SIGINT: %s", pg, groupMembers(pg))
 		}
 	}

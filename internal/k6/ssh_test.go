@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // sshdRoot is where make k6 unpacks Debian's openssh-server (not installed: no service, no host keys).
@@ -91,7 +92,7 @@ KbdInteractiveAuthentication no
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Kill(cmd.Process.Pid)
 		cmd.Wait()
 	})
 	waitListening(t, port, &log)

@@ -17,6 +17,7 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/fcgi"
 	"github.com/phptune/phptune/internal/phpini"
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 func TestParseStraceSummary(t *testing.T) {
@@ -113,7 +114,7 @@ func TestStraceVforkDeadlock(t *testing.T) {
 	if err := storm.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { syscall.Kill(-storm.Process.Pid, syscall.SIGKILL); storm.Wait() }()
+	defer func() { procgroup.Kill(storm.Process.Pid); storm.Wait() }()
 	hung := 0
 	for i := 0; i < 25; i++ {
 		tr, err := StartStrace(context.Background(), []int{storm.Process.Pid})

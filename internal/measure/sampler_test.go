@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 // TestHelperProcess is not a test: the group tests run this binary as workers.
@@ -118,7 +120,7 @@ func endGroup(t *testing.T, cmd *exec.Cmd, pgid int) {
 	select {
 	case <-exited:
 	case <-time.After(5 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		procgroup.Kill(pgid)
 		<-exited
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/phptune/phptune/internal/procgroup"
 )
 
 func TestParseAttachLine(t *testing.T) {
@@ -124,7 +126,7 @@ func startChurn(t *testing.T, script string) *exec.Cmd {
 	if err := churn.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-churn.Process.Pid, syscall.SIGKILL); churn.Wait() })
+	t.Cleanup(func() { procgroup.Kill(churn.Process.Pid); churn.Wait() })
 	for end := time.Now().Add(30 * time.Second); !hasSleep60(churn.Process.Pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatal("bash did not fork its sleep 60 in 30 s")

@@ -11,8 +11,12 @@ import (
 	"time"
 )
 
-// Kill sends SIGKILL to every process in group pgid (a child started with Setpgid: its pid).
-func Kill(pgid int) error { return syscall.Kill(-pgid, syscall.SIGKILL) }
+// Signal sends sig to every process in group pgid (a child started with Setpgid: its pid); sig 0 only checks
+// that one is left (syscall.ESRCH: none).
+func Signal(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }
+
+// Kill sends SIGKILL to every process in group pgid.
+func Kill(pgid int) error { return Signal(pgid, syscall.SIGKILL) }
 
 // KillOnCancel makes the end of cmd's context (exec.CommandContext) kill cmd's whole group: the default kills
 // the leader alone, which leaves a make's compilers running. Wait then returns at most delay later, even while a
@@ -33,7 +37,7 @@ func Wait(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
 		return err
 	case <-ctx.Done():
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	_ = Signal(cmd.Process.Pid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -68,7 +72,7 @@ func Stop(ctx context.Context, pgid int, sig syscall.Signal, exited <-chan struc
 func WaitGone(pgid int, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		if err := Signal(pgid, 0); errors.Is(err, syscall.ESRCH) {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -83,6 +83,19 @@ func TestKillAndWaitGone(t *testing.T) {
 	bothGone(t, cmd.Process.Pid, child)
 }
 
+// TestSignal: signal 0 finds a running group, and a signal reaches both the leader and its child.
+func TestSignal(t *testing.T) {
+	cmd, child := group(t, context.Background(), plain)
+	if err := Signal(cmd.Process.Pid, 0); err != nil {
+		t.Fatalf("Signal 0 to a running group: %v", err)
+	}
+	if err := Signal(cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	bothGone(t, cmd.Process.Pid, child) // signal 0 still finds the child's zombie until init reaps it: see WaitGone
+}
+
 func TestWaitStopsTheGroupWhenCancelled(t *testing.T) {
 	for _, c := range []struct {
 		name, script string
