@@ -46,3 +46,29 @@ func TestErrorKeepsItsCause(t *testing.T) {
 		t.Error("UsageErrorf drops its %w cause")
 	}
 }
+
+// TestCodesAreTheDesigns: scripts and CI jobs test these numbers; they do not change.
+func TestCodesAreTheDesigns(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{{"OK", OK, 0}, {"Failed", Failed, 1}, {"Usage", Usage, 2}, {"Threshold", Threshold, 3}, {"Undecided", Undecided, 4},
+		{"Interrupted", Interrupted, 130}} {
+		if c.got != c.want {
+			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestErrorAsThroughWrapping: a caller finds the coded error, its code and its cause through fmt.Errorf's %w.
+func TestErrorAsThroughWrapping(t *testing.T) {
+	cause := errors.New("p99 412ms over 200ms")
+	err := fmt.Errorf("tune: %w", fmt.Errorf("final: %w", ThresholdErrorf("goal missed: %w", cause)))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != Threshold {
+		t.Fatalf("errors.As(%v) = %v, %+v; want the *Error with code %d", err, errors.As(err, &e), e, Threshold)
+	}
+	if !errors.Is(err, cause) || err.Error() != "tune: final: goal missed: p99 412ms over 200ms" {
+		t.Errorf("%q: Is(cause) %v; want the whole message and the cause in the chain", err, errors.Is(err, cause))
+	}
+}
