@@ -14,6 +14,7 @@ import (
 
 	"github.com/phptune/phptune/internal/procgroup"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // A fault run: phptune started as a user would, watched from outside for what it leaves behind. The process
@@ -122,12 +123,6 @@ func (r *faultRun) leftovers() []string {
 		}
 	}
 	return out
-}
-
-// lastLine is the last non-empty line of s.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // faultCase is one way a run can fail, and what the user must get.
@@ -266,7 +261,7 @@ func runFault(t *testing.T, c faultCase, row *faultRow) {
 		c.inject(t, r)
 	}
 	code := r.wait(t, 120*time.Second)
-	line := lastLine(r.se.String())
+	line := textline.Last(r.se.String())
 	left := r.leftovers()
 	*row = faultRow{name: c.name, line: line, code: code, want: c.code, left: strconv.Itoa(len(left)), partial: "-"}
 	if code == 0 && c.orWarned != "" {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // gateApp is an app whose pages burn a fixed number of loop iterations: index.php fast ones, slow.php slowLoops.
@@ -92,8 +94,8 @@ func TestGateCallsASlowerRouteWorse(t *testing.T) {
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(lastLine(r.stderr), "NEW is worse than OLD: ") || !strings.Contains(lastLine(r.stderr), "GET /slow.php (+") {
-		t.Errorf("the error line %q does not name GET /slow.php", lastLine(r.stderr))
+	if !strings.Contains(textline.Last(r.stderr), "NEW is worse than OLD: ") || !strings.Contains(textline.Last(r.stderr), "GET /slow.php (+") {
+		t.Errorf("the error line %q does not name GET /slow.php", textline.Last(r.stderr))
 	}
 	if !strings.Contains(r.stdout, "\n::error title=phptune gate%3A GET /slow.php is slower::NEW costs +") {
 		t.Errorf("no annotation for GET /slow.php; stdout:\n%s", r.stdout)
@@ -143,8 +145,8 @@ func TestGateABrokenPageIsAnError(t *testing.T) {
 	before := privDirs()
 	r := phptune(t, "gate", "HEAD~1", "HEAD", "--git", repo, "--docroot", "public", "--url", "/", "--url", "/slow.php",
 		"--budget", "20s", "--out", filepath.Join(t.TempDir(), "out"))
-	if r.code != 1 || !strings.Contains(lastLine(r.stderr), "GET /slow.php fails in NEW") {
-		t.Fatalf("exit %d, last line %q; want exit 1 naming GET /slow.php in NEW; stderr:\n%s", r.code, lastLine(r.stderr), r.stderr)
+	if r.code != 1 || !strings.Contains(textline.Last(r.stderr), "GET /slow.php fails in NEW") {
+		t.Fatalf("exit %d, last line %q; want exit 1 naming GET /slow.php in NEW; stderr:\n%s", r.code, textline.Last(r.stderr), r.stderr)
 	}
 	list, _ := exec.Command("git", "-C", repo, "worktree", "list").Output()
 	if n := strings.Count(strings.TrimSpace(string(list)), "\n"); n != 0 {
@@ -264,7 +266,7 @@ func TestGateLogsInToEachVersion(t *testing.T) {
 		t.Errorf("comparisons %s, want the mix and the URL file's three", got)
 	}
 	if r := phptune(t, "gate", old, cp, "--url-file", writeURLFile(t, "wrong"), "--budget", "15s", "--out", out+"2"); r.code != 2 ||
-		!strings.Contains(lastLine(r.stderr), "login POST /login") {
-		t.Errorf("a wrong password: exit %d, %q; want 2 and the failed login", r.code, lastLine(r.stderr))
+		!strings.Contains(textline.Last(r.stderr), "login POST /login") {
+		t.Errorf("a wrong password: exit %d, %q; want 2 and the failed login", r.code, textline.Last(r.stderr))
 	}
 }

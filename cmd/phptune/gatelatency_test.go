@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // sleepApp is an app whose route wait.php burns some 3 ms of CPU, then sleeps sleepMs. A sleeping worker costs no
@@ -94,8 +96,8 @@ func wantWorseOnLatency(t *testing.T, r runOut, c gateFigureComp, junit string, 
 		t.Fatalf("exit %d; GET /wait.php %s on %v, p99 %.1f -> %.1f ms; want exit 3, worse on latency alone, by %.0f ms "+
 			"or more\nstdout:\n%s\nstderr:\n%s", r.code, c.Gate, c.WorseOn, l.OldP99Ms, l.NewP99Ms, byMs, r.stdout, r.stderr)
 	}
-	if !strings.Contains(lastLine(r.stderr), "GET /wait.php (+") || !strings.Contains(lastLine(r.stderr), "% p99)") {
-		t.Errorf("the error line %q does not name GET /wait.php's p99", lastLine(r.stderr))
+	if !strings.Contains(textline.Last(r.stderr), "GET /wait.php (+") || !strings.Contains(textline.Last(r.stderr), "% p99)") {
+		t.Errorf("the error line %q does not name GET /wait.php's p99", textline.Last(r.stderr))
 	}
 	if !strings.Contains(r.stdout, "::error title=phptune gate%3A GET /wait.php is slower (p99 latency)::NEW's p99") ||
 		strings.Contains(r.stdout, "GET /wait.php is slower::") {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // The slow part of the fault suite (bench/faults.sh): faults that need whole runs, and a soak.
@@ -98,7 +100,7 @@ func TestFaultsWorkersDie(t *testing.T) {
 		}
 	}
 	code := r.wait(t, 2*time.Minute)
-	t.Logf("killed %d workers; exit %d; %s", killed, code, lastLine(r.se.String()))
+	t.Logf("killed %d workers; exit %d; %s", killed, code, textline.Last(r.se.String()))
 	if killed == 0 {
 		t.Error("no worker was killed")
 	}

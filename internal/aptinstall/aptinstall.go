@@ -17,6 +17,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/procgroup"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 //go:embed install.sh
@@ -80,9 +81,5 @@ func (t *tail) Write(p []byte) (int, error) {
 }
 
 func (t *tail) line() string {
-	s := strings.TrimSpace(string(t.buf))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return s
+	return textline.Last(string(t.buf))
 }

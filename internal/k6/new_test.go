@@ -37,3 +37,18 @@ func TestNew(t *testing.T) {
 		}
 	}
 }
+
+// TestTailLastLine: a failed k6's error names the last line it wrote, trimmed, or nothing when it wrote none.
+func TestTailLastLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"\n \n", ""},
+		{"running\n  ERRO[0001] script exception  \n\n", ": ERRO[0001] script exception"},
+	} {
+		var tb tailBuffer
+		tb.Write([]byte(c.in))
+		if got := tb.lastLine(); got != c.want {
+			t.Errorf("lastLine after %q = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

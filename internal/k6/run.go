@@ -1,7 +1,6 @@
 package k6
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Engine runs each trial as one k6 test, split into Instances by execution segments, each instance run here or
@@ -276,9 +276,8 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) lastLine() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	lines := bytes.Split(bytes.TrimSpace(t.b), []byte("\n"))
-	if l := bytes.TrimSpace(lines[len(lines)-1]); len(l) > 0 {
-		return ": " + string(l)
+	if l := strings.TrimSpace(textline.Last(string(t.b))); l != "" {
+		return ": " + l
 	}
 	return ""
 }

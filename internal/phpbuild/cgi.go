@@ -235,14 +235,6 @@ func phpError(stderr string) string {
 	return ""
 }
 
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
 // CGITrainer trains an instrumented build with php-cgi -T over the app's URLs, each with its own CGI
 // environment, opcache on (and the JIT as it will run).
 type CGITrainer struct {

@@ -1,5 +1,6 @@
 // Package textline holds the helpers that error messages, reports and status lines share for a line of the
-// program's output: its first line (a message that must stay one line long) and a line cut to fit (Fit).
+// program's output: its first line (a message that must stay one line long), the last (what a failed tool said
+// at the end) and a line cut to fit (Fit).
 package textline
 
 import "strings"
@@ -9,4 +10,10 @@ import "strings"
 func First(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// Last is the last line of s once blank space around s is trimmed: the last non-blank line, "" for a blank s.
+func Last(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }

@@ -16,3 +16,18 @@ func TestFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestLast(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{" \n\t\n", ""},
+		{"one", "one"},
+		{"one\ntwo\n\n", "two"},
+		{"one\n  indented  \n", "  indented"},
+		{"E: Unable to locate package x\n", "E: Unable to locate package x"},
+	} {
+		if got := Last(c.in); got != c.want {
+			t.Errorf("Last(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
