@@ -81,7 +81,7 @@ func TestSimulatedDemoDecidesItsLargeEffects(t *testing.T) {
 		if (k.Verdict == stats.Better || k.Verdict == stats.Worse) && k.Name != "opcache" && k.Name != "jit" {
 			t.Errorf("%s: %s on a knob with no effect", k.Name, k.Verdict)
 		}
-		if k.Verdict == "" && k.Note != "pinned" && len(k.Note) > 0 && k.Note[:9] == "not tried" && contains(k.Note, "budget") {
+		if k.State == StateNotTried && contains(k.Reason, "budget") {
 			t.Errorf("%s not tried for the budget: %s", k.Name, k.Note)
 		}
 	}
