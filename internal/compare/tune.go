@@ -54,15 +54,25 @@ type KnobAgreement struct {
 	// written before it, where Row reads Compared instead.
 	Vs    []*tune.Versus `json:"vs,omitempty"`
 	Notes []string       `json:"notes"`
-	Agree bool           `json:"agree"`
+	// States are the rows' states per run (tune.KnobRow.StateOf); absent from a compare.json written before
+	// them, where Row's StateOf reads Notes instead.
+	States []tune.RowState `json:"states,omitempty"`
+	Agree  bool            `json:"agree"`
 }
 
-// Row is run i's row of the knob, as far as the comparison keeps it: its value, verdict and what it was
-// compared on (from Vs, or from an older compare.json's Compared through tune.KnobRow.Versus).
+// Row is run i's row of the knob, as far as the comparison keeps it: its value, verdict, note, state and what it
+// was compared on (from Vs, or from an older compare.json's Compared through tune.KnobRow.Versus; its state
+// likewise from Notes through tune.KnobRow.StateOf).
 func (k KnobAgreement) Row(i int) tune.KnobRow {
 	row := tune.KnobRow{Name: k.Name, Value: k.Values[i], Compared: k.Compared[i], Verdict: k.Verdicts[i]}
 	if i < len(k.Vs) {
 		row.Vs = k.Vs[i]
+	}
+	if i < len(k.Notes) {
+		row.Note = k.Notes[i]
+	}
+	if i < len(k.States) {
+		row.State = k.States[i]
 	}
 	return row
 }
@@ -109,12 +119,13 @@ func Tunes(results []*tune.Result, names []string, minEffect float64) (*TuneRepo
 				n := len(results)
 				rep.Knobs = append(rep.Knobs, KnobAgreement{Name: k.Name, Values: make([]string, n), Verdicts: make([]stats.Verdict, n),
 					Present: make([]bool, n), Decided: make([]bool, n), Compared: make([]string, n), Vs: make([]*tune.Versus, n),
-					Notes: make([]string, n)})
+					Notes: make([]string, n), States: make([]tune.RowState, n)})
 			}
 			ka := &rep.Knobs[i]
 			ka.Values[ri], ka.Verdicts[ri], ka.Present[ri] = k.Value, k.Verdict, true
 			ka.Vs[ri] = k.Versus()
 			ka.Decided[ri], ka.Compared[ri], ka.Notes[ri] = ka.Vs[ri] != nil, ka.Vs[ri].String(), k.Note
+			ka.States[ri] = k.StateOf()
 			if !ka.Decided[ri] {
 				ka.Verdicts[ri] = ""
 			}

@@ -8,7 +8,6 @@ import (
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
-	"github.com/phptune/phptune/internal/tune"
 )
 
 // CompareTunes writes a comparison of tune runs: each run's recommendation, the knobs side by side with
@@ -103,13 +102,7 @@ func agreeWord(r *compare.TuneReport, k compare.KnobAgreement) string {
 // runCell is one run's word on a knob, about the value it kept: "better than off", or why it was not compared.
 func runCell(k compare.KnobAgreement, i int) string {
 	if !k.Decided[i] {
-		switch n := k.Notes[i]; {
-		case strings.HasPrefix(n, "not tried"), n == "pinned":
-			return strings.SplitN(n, ":", 2)[0]
-		case strings.HasPrefix(n, "screened out"):
-			return string(tune.Screened) // counted, not raced: no comparison to word
-		}
-		return "not compared"
+		return stateWord(k.Row(i).StateOf())
 	}
 	against, v := runVerdict(k, i)
 	if against == "" {

@@ -31,7 +31,7 @@ type knobLine struct {
 	// Verdict is the kept value's against Against: better means the kept value was shown the better.
 	Verdict stats.Verdict `json:"verdict,omitempty"`
 	// Word is the verdict in the table's words, the same in every renderer: the verdict when compared, else
-	// why not ("not tried", "pinned", "not compared", "others failed").
+	// why not, from the row's state ("not tried", "pinned", "from the soak", "not compared", "others failed").
 	Word   string `json:"word"`
 	Metric string `json:"metric,omitempty"`
 	// Rounds are those the change's interval rests on: the decisive comparison's, as the effects chart counts them.
@@ -84,15 +84,16 @@ func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
 		// An old result's words that name no values (Versus could not read them): shown as they were written.
 		l.Details = append(l.Details, "compared: "+k.Compared)
 	}
-	l.Word = keptWord(l.Verdict, k.Note, l.Change != nil)
+	state := k.StateOf()
+	l.Word = keptWord(l.Verdict, state, l.Change != nil)
 	note := k.Note
-	if strings.HasPrefix(note, "not tried: ") && l.Change == nil {
-		note = strings.TrimPrefix(note, "not tried: ")
+	switch {
+	case state == tune.StatePinned:
+		note = "" // the word says it
+	case (state == tune.StateNotTried || state == tune.StateSoak) && l.Change == nil:
+		note = k.ReasonOf() // the word says the rest
 	}
-	if strings.HasPrefix(note, tune.SoakNote) && l.Change == nil {
-		note = strings.TrimPrefix(note, tune.SoakNote)
-	}
-	if note != "" && note != "pinned" {
+	if note != "" {
 		l.Details = append(l.Details, note)
 	}
 	if k.Need != "" {
@@ -209,18 +210,27 @@ func statLevel(c stats.Comparison) float64 {
 
 // keptWord is a row's verdict in words. A race whose candidates all failed keeps the incumbent: "others
 // failed", never a red "error" on the value kept.
-func keptWord(v stats.Verdict, note string, compared bool) string {
+func keptWord(v stats.Verdict, s tune.RowState, compared bool) string {
 	switch {
 	case v == stats.Error && !compared:
 		return "others failed"
 	case v != "":
 		return string(v)
-	case note == "pinned":
+	}
+	return stateWord(s)
+}
+
+// stateWord is the word of a row kept without a comparison, by its state, the same in every renderer.
+func stateWord(s tune.RowState) string {
+	switch s {
+	case tune.StatePinned:
 		return "pinned"
-	case strings.HasPrefix(note, "not tried"):
+	case tune.StateNotTried:
 		return "not tried"
-	case strings.HasPrefix(note, tune.SoakNote):
+	case tune.StateSoak:
 		return "from the soak" // memory growth, not a race (tune/soak.go)
+	case tune.StateScreened:
+		return string(tune.Screened)
 	}
 	return "not compared"
 }

@@ -284,12 +284,14 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		}
 		if errors.Is(a.Err, ErrNotInEffect) {
 			c.Stats = stats.Comparison{}
-			c.Note = "not tried: " + a.Note
+			c.Note, c.NotTried = notTriedWords+a.Note, true
 		}
 		res.comps = append(res.comps, c)
 	}
-	row := KnobRow{Name: k.Name, Value: k.Get(res.best), From: from, Metric: spec.Metric, Rounds: out.Rounds, StackSD: &rc.offset}
+	row := KnobRow{Name: k.Name, Value: k.Get(res.best), From: from, Metric: spec.Metric, Rounds: out.Rounds, StackSD: &rc.offset,
+		State: StateRaced}
 	var notes []string
+	why := "" // a race that compared nothing: why, when none of its candidates got a round
 	if spec.Tail {
 		var note string
 		row.Traded, note = tailNotes(from, row.Value, out.Winner != 0, res.comps, d.minEffect)
@@ -297,7 +299,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 	}
 	idx, dec := out.Decisive()
 	for _, c := range res.comps {
-		if strings.HasPrefix(c.Note, "not tried: ") {
+		if c.NotTried {
 			notes = append(notes, fmt.Sprintf("%s=%s %s", k.Name, orUnset(c.B), c.Note))
 		}
 	}
@@ -314,8 +316,12 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		}
 		if failed > 0 {
 			row.Verdict = stats.Error
-		} else if len(notes) == 0 {
-			notes = append(notes, "not tried: "+endedBefore(out, rc.stopped))
+			break
+		}
+		row.State = StateNotTried
+		if len(notes) == 0 {
+			why = endedBefore(out, rc.stopped)
+			notes = append(notes, notTriedWords+why)
 		}
 	default:
 		c := res.comps[idx-1]
@@ -361,6 +367,12 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		notes = append(notes, endedAfter(out, rc.stopped))
 	}
 	row.Note = strings.Join(notes, "; ")
+	if row.State == StateNotTried {
+		row.Reason = row.Note // the candidates not in effect, each with its why
+		if why != "" {
+			row.Reason = strings.Join(append([]string{why}, notes[1:]...), "; ")
+		}
+	}
 	res.row = row
 }
 

@@ -48,7 +48,7 @@ func (t *tuner) resolves(n int, metric string) float64 {
 }
 
 // hopeless says why the race of name, given rounds rounds, cannot decide a change it plausibly makes ("" when
-// it can): its rounds resolve no change of up to the plausible one.
+// it can): its rounds resolve no change of up to the plausible one. It is the row's Reason (StateNotRaced).
 func (t *tuner) hopeless(name string, rounds int) string {
 	p, ok := t.plans[name]
 	if !ok || p.spec.Metric != MetricGoodput {
@@ -64,9 +64,9 @@ func (t *tuner) hopeless(name string, rounds int) string {
 	need := fmt.Sprintf("it needs about %d rounds (%s) to show %s: a larger --budget races it", n,
 		(time.Duration(n) * round).Round(time.Second), pctWide(plausible))
 	if rounds < 2 {
-		return fmt.Sprintf("not raced: the time left buys it at most a round, too few to decide anything; %s", need)
+		return fmt.Sprintf("the time left buys it at most a round, too few to decide anything; %s", need)
 	}
-	return fmt.Sprintf("not raced: the budget leaves it about %d rounds, which could tell apart only changes larger than %s in "+
+	return fmt.Sprintf("the budget leaves it about %d rounds, which could tell apart only changes larger than %s in "+
 		"requests/s (a round varies about %.0f%%), more than a knob like it makes; %s", rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), need)
 }
 
@@ -172,8 +172,8 @@ func (t *tuner) noteTurn(name string, allow time.Duration) {
 		AllowS: allow.Seconds(), KeepS: keep.Seconds(), LookS: look.Seconds(), ClaimS: claimOf(keep, look, left).Seconds()})
 }
 
-// atTurnNote is the note of a race that cannot decide at its turn, given rounds ("" when it can, or it is not
-// held to the final's claim: atTurn).
+// atTurnNote is why a race cannot decide at its turn, given rounds, its row's Reason ("" when it can, or it is
+// not held to the final's claim: atTurn).
 func (t *tuner) atTurnNote(name string, rounds int) string {
 	if !t.atTurn(name) {
 		return ""

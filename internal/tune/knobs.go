@@ -55,15 +55,16 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		least := t.d.cost(spec, arms, cold)
 		t.noteTurn(k.Name, allow)
 		if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, arms, cold, spec)); why != "" {
-			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
+			row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}
+			t.res.Knobs = append(t.res.Knobs, row.because(StateNotRaced, notRacedWords, why))
 			t.release(k.Name)
 			continue
 		}
 		allow = t.atTurnAllow(k.Name, allow, least)
 		if allow < least {
 			if t.left()-t.finalLeast() < least {
-				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
-					Note: "not tried: the budget ran out (" + least.Round(time.Second).String() + " would have been needed at the least)"})
+				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotTried,
+					notTriedWords, "the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least)"))
 				t.release(k.Name)
 				continue
 			}
@@ -98,7 +99,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 	row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}
 	if _, pinned := t.o.Pins[k.Name]; pinned {
-		row.Note = "pinned"
+		row.State, row.Note = StatePinned, pinnedWords
 		return row, true
 	}
 	if r, ok := t.decided[k.Name]; ok {
@@ -109,18 +110,17 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 		why = k.Skip(t.facts, t.best) // an earlier decision may have made it moot
 	}
 	if why != "" {
-		row.Note = "not tried: " + why
-		return row, true
+		return row.because(StateNotTried, notTriedWords, why), true
 	}
 	if len(t.candidates(k, t.best)) > 0 {
 		return row, false
 	}
 	if notes := t.screenNotes(k.Name); len(notes) > 0 {
 		// Every candidate was screened out: the counts say there is nothing to gain, and no time was measured.
-		row.Metric, row.Verdict, row.Note = MetricWork, Screened, strings.Join(notes, " ")
-		return row, true
+		row.Metric, row.Verdict = MetricWork, Screened
+		return row.because(StateScreened, "", strings.Join(notes, " ")), true
 	}
-	row.Note = "no alternative to try"
+	row.State, row.Note = StateNoAlternative, noAlternative
 	return row, true
 }
 

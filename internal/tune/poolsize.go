@@ -175,7 +175,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	k := knob.MaxChildren()
 	sizes := poolCandidates(t.res.Saturation, t.best.MaxChildren, limit, floor)
 	if len(sizes) < 2 {
-		row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: "no other size fits"}
+		row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: noOtherSize, State: StateNoAlternative}
 		if len(sizes) == 1 {
 			t.best.MaxChildren = sizes[0]
 			row.Value = k.Get(t.best)
@@ -201,8 +201,8 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	allow = t.atTurnAllow(k.Name, allow, least)
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
-			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base),
-				Note: "not re-measured: the budget ran out (" + least.Round(time.Second).String() + " would have been needed at the least); the knee's size is kept"})
+			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
+				notRemeasured, "the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least); the knee's size is kept"))
 			if ps := t.res.PoolSize; ps != nil {
 				ps.Note = NotRemeasured
 			}
@@ -233,7 +233,8 @@ func (t *tuner) keepStartingSize(limit, floor int, why string) {
 	if ps := t.res.PoolSize; ps != nil {
 		ps.Note = NotRaced
 	}
-	t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why})
+	t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
+		notRacedWords, why))
 	t.release(k.Name)
 }
 
@@ -388,7 +389,7 @@ func (t *tuner) sizesRow(sizes []int, spec TrialSpec, out *experiment.Outcome) (
 			RPSB: sr.RPS, ErrorsA: out.Arms[out.Best].Errors, ErrorsB: a.Errors, Rounds: sr.Rounds, Status: sr.Status,
 			Accepted: i == picked, Note: sr.Note})
 	}
-	row := KnobRow{Name: k.Name, Value: strconv.Itoa(pick), From: k.Get(t.o.Base), Metric: spec.Metric, Rounds: out.Rounds,
+	row := KnobRow{Name: k.Name, Value: strconv.Itoa(pick), From: k.Get(t.o.Base), Metric: spec.Metric, Rounds: out.Rounds, State: StateRaced,
 		Note: ps.rangeNote(t.o.MinEffect), Verdict: stats.Inconclusive}
 	if ps.Decided {
 		row.Verdict = NonInferior

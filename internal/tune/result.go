@@ -155,7 +155,11 @@ type KnobRow struct {
 	EffectPct float64       `json:"effect_pct"`
 	CILowPct  float64       `json:"ci_low_pct"`
 	CIHighPct float64       `json:"ci_high_pct"`
-	Verdict   stats.Verdict `json:"verdict"` // "" when the knob was not tried (Note says why)
+	Verdict   stats.Verdict `json:"verdict"` // "" when the knob was not raced (State says why not)
+	// State is how the row came by its value (raced, pinned, not tried, ...) and Reason why, without the state's
+	// words; Note says both for a person. Code reads StateOf and ReasonOf, which read an older row's Note.
+	State  RowState `json:"state"`
+	Reason string   `json:"reason,omitempty"`
 	// Vs is the comparison the effect is from: the value it is of against the value it was compared with.
 	// Compared says the same in words ("NAME=B vs A"), for a person reading result.json; code reads
 	// Versus(), which falls back to Compared only for a result written before rows carried Vs.
@@ -204,6 +208,8 @@ type Comparison struct {
 	Status   string  `json:"status"` // the candidate's end in the race: winner, dropped, open, error
 	Accepted bool    `json:"accepted"`
 	Note     string  `json:"note,omitempty"`
+	// NotTried: the candidate's setting was not in effect in its stack, so it has no statistics (Note says why).
+	NotTried bool `json:"not_tried,omitempty"`
 	// P99, in a race that guards the p99 (the runtime's, pm's), is the candidate's p99 against the incumbent's from
 	// the same rounds: its relative change, interval and verdict (worse: a higher p99).
 	P99 *stats.Comparison `json:"p99,omitempty"`

@@ -29,7 +29,7 @@ const maxLooks = 2
 
 // raceDone records what a race decided and keeps it for a second look.
 func (t *tuner) raceDone(rc *raced) {
-	rc.row.Note = strings.TrimSpace(strings.Join(append(t.screenNotes(rc.r.knob.Name), rc.row.Note), " "))
+	rc.row.screenFirst(t.screenNotes(rc.r.knob.Name))
 	t.open = append(t.open, &openRace{rc: rc, row: len(t.res.Knobs), comp: len(t.res.Comparisons)})
 	t.res.Knobs = append(t.res.Knobs, rc.row)
 	t.res.Comparisons = append(t.res.Comparisons, rc.comps...)
@@ -74,7 +74,7 @@ func (t *tuner) revisit(ctx context.Context) error {
 				}
 			}
 		})
-		o.rc.row.Note = strings.TrimSpace(strings.Join(append(t.screenNotes(k.Name), o.rc.row.Note), " "))
+		o.rc.row.screenFirst(t.screenNotes(k.Name))
 		t.res.Knobs[o.row] = o.rc.row
 		copy(t.res.Comparisons[o.comp:], o.rc.comps)
 		if err != nil {
@@ -133,8 +133,12 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 	if r == nil {
 		return err
 	}
-	r.row.Note = strings.TrimSpace(fmt.Sprintf("%s Raced again in a second look, once the configuration it was first raced in had changed (then: %s %s %+.1f%% [%+.1f%%, %+.1f%%] in %d rounds).",
-		r.row.Note, first.Versus(), first.Verdict, first.EffectPct, first.CILowPct, first.CIHighPct, first.Rounds))
+	again := fmt.Sprintf("Raced again in a second look, once the configuration it was first raced in had changed (then: %s %s %+.1f%% [%+.1f%%, %+.1f%%] in %d rounds).",
+		first.Versus(), first.Verdict, first.EffectPct, first.CILowPct, first.CIHighPct, first.Rounds)
+	r.row.Note = strings.TrimSpace(r.row.Note + " " + again)
+	if r.row.Reason != "" {
+		r.row.Reason += " " + again // a race again that compared nothing: its reason is what a reader is shown
+	}
 	o.rc, o.comp = r, len(t.res.Comparisons)
 	t.res.Knobs[o.row] = r.row
 	t.res.Comparisons = append(t.res.Comparisons, r.comps...)

@@ -81,7 +81,7 @@ func TestSimulatedDemoDecidesItsLargeEffects(t *testing.T) {
 		if (k.Verdict == stats.Better || k.Verdict == stats.Worse) && k.Name != "opcache" && k.Name != "jit" {
 			t.Errorf("%s: %s on a knob with no effect", k.Name, k.Verdict)
 		}
-		if k.Verdict == "" && k.Note != "pinned" && strings.HasPrefix(k.Note, "not tried") && strings.Contains(k.Note, "budget") {
+		if k.State == StateNotTried && strings.Contains(k.Reason, "budget") {
 			t.Errorf("%s not tried for the budget: %s", k.Name, k.Note)
 		}
 	}

@@ -124,7 +124,7 @@ func (t *tuner) soakTime() time.Duration {
 func (t *tuner) soak(ctx context.Context) error {
 	d := t.soakTime()
 	if d <= 0 || t.stacks == nil {
-		t.soakRow(nil, "not measured: --soak off; the starting value is kept")
+		t.soakRow(nil, "--soak off; the starting value is kept")
 		return nil
 	}
 	sk := &Soak{}
@@ -558,20 +558,22 @@ func (t *tuner) boundWithGrowth(ps *PoolSize, sk *Soak) {
 	ps.Note = "memory, counting each worker at what it grows to by max_requests, limits the pool below the CPU knee"
 }
 
-// soakRow sets the max_requests row from the soak (why, when sk is nil: the soak did not run), and the
-// recommendation's value, unless the knob is pinned, raced on values the user named, or not decided in this run.
+// soakRow sets the max_requests row from the soak (why it was not measured, when sk is nil: the soak did not
+// run), and the recommendation's value, unless the knob is pinned, raced on values the user named, or not decided
+// in this run.
 func (t *tuner) soakRow(sk *Soak, why string) {
 	k, ok := t.soakKnob()
 	if !ok {
 		return
 	}
-	row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: why}
+	row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotMeasured, notMeasured, why)
 	if sk != nil {
 		if sk.Growth.Shown && sk.MaxRequests > 0 {
 			t.best.MaxRequests = sk.MaxRequests
 			row.Value = k.Get(t.best)
 		}
-		row.Note = soakNote(sk)
+		state, why := soakWhy(sk)
+		row = row.because(state, soakWords(state), why)
 	}
 	if t.decided == nil {
 		t.decided = map[string]KnobRow{}
@@ -597,22 +599,37 @@ const SoakNote = "soak: "
 // soakNote is the max_requests row's note: the growth with its interval, the requests a worker may serve and
 // the pages that leak.
 func soakNote(sk *Soak) string {
+	state, why := soakWhy(sk)
+	return soakWords(state) + why
+}
+
+// soakWords are the words a soak row's note opens with for its state.
+func soakWords(s RowState) string {
+	if s == StateSoak {
+		return SoakNote
+	}
+	return notMeasured
+}
+
+// soakWhy is the max_requests row's state and reason: the growth with its interval, the requests a worker may
+// serve and the pages that leak; or why the soak could not tell.
+func soakWhy(sk *Soak) (RowState, string) {
 	g := sk.Growth
 	if !g.Known() {
-		return "not measured: " + cmp.Or(sk.Stopped, "no worker served enough requests to tell") + "; the starting value is kept"
+		return StateNotMeasured, cmp.Or(sk.Stopped, "no worker served enough requests to tell") + "; the starting value is kept"
 	}
 	over := fmt.Sprintf("%s a request (%s, %s)", g.String(), plural(g.Workers, "worker", "workers"),
 		plural(int(g.Requests), "request", "requests"))
 	if !g.Shown {
-		return SoakNote + "no growth shown, " + over + "; the starting value is kept"
+		return StateSoak, "no growth shown, " + over + "; the starting value is kept"
 	}
-	s := fmt.Sprintf(SoakNote+"a worker grows %s; %d requests keep it within %s", over, sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))
+	s := fmt.Sprintf("a worker grows %s; %d requests keep it within %s", over, sk.MaxRequests, bytesize.Format(float64(max(sk.GrownBytes, sk.SizedBytes))))
 	if leaks := LeakNames(sk.URLs); leaks != "" {
 		s += "; " + leaks
 	} else if len(sk.URLs) > 1 {
 		s += "; no page shown to grow it on its own"
 	}
-	return s
+	return StateSoak, s
 }
 
 // LeakNames names the pages shown to grow a worker, the most first: "/leak.php grows a worker by 1.0 MiB a

@@ -144,8 +144,9 @@ func TestARowSaysTheRunStopped(t *testing.T) {
 		stopped: errors.New("GET / did not answer")}
 	out := &experiment.Outcome{Ended: experiment.EndError, Arms: []experiment.ArmResult{{Status: experiment.StatusError}, {Status: experiment.StatusOpen}}}
 	d.report(rc, out)
-	if want := "not tried: the run stopped before its first round: GET / did not answer"; rc.row.Note != want {
-		t.Errorf("row note %q, want %q", rc.row.Note, want)
+	if want := "not tried: the run stopped before its first round: GET / did not answer"; rc.row.Note != want ||
+		rc.row.State != StateNotTried || rc.row.Reason != want[len(notTriedWords):] {
+		t.Errorf("row %+v, want not tried, the note %q", rc.row, want)
 	}
 	rc.stopped = context.Canceled
 	out.Ended, out.Rounds = experiment.EndInterrupted, 3
