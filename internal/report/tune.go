@@ -332,13 +332,11 @@ func poolSizeText(p *tune.PoolSize, minEffect float64) []string {
 	}
 	how := "from that load"
 	switch {
-	case p.Note == "pinned":
+	case p.StateOf() == tune.StatePinned:
 		how = "(pinned)"
-	case p.Note == tune.NotRemeasured:
+	case p.StateOf() == tune.StateNotRaced && p.Chosen == p.Initial:
 		how = "from that load (" + p.Note + ")"
-	case p.Note == tune.NotRaced && p.Chosen == p.Initial:
-		how = "from that load (" + p.Note + ")"
-	case p.Note == tune.NotRaced:
+	case p.StateOf() == tune.StateNotRaced:
 		how = "(the starting size kept: the budget could not decide the sizes' race)"
 	case len(p.Sizes) == 0 && p.Note != "":
 		how = "(" + p.Note + ")"

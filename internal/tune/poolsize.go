@@ -33,6 +33,9 @@ type PoolSize struct {
 	Initial    int         `json:"initial"`
 	Chosen     int         `json:"chosen"`
 	Note       string      `json:"note,omitempty"`
+	// State is how the size was come by where no race chose it: pinned, or not_raced (the budget could not
+	// decide the sizes' race, or left no time to re-measure); "" when raced. Readers use StateOf.
+	State RowState `json:"state,omitempty"`
 	// P99Checks are the open-loop checks of the latency goal that sized the pool, when there is a goal.
 	P99Checks []P99Check `json:"p99_checks,omitempty"`
 	// Sizes are the sizes raced, smallest first, each against the best of them; Load is the connections every
@@ -120,7 +123,7 @@ func (t *tuner) poolSize() error {
 	t.best.MaxChildren = n
 	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; pinned {
 		t.best.MaxChildren = t.o.Base.MaxChildren
-		ps.Chosen, ps.Note = t.best.MaxChildren, "pinned"
+		ps.Chosen, ps.Note, ps.State = t.best.MaxChildren, pinnedWords, StatePinned
 	}
 	ps.Chosen = t.best.MaxChildren
 	if t.stacks != nil && ps.PerWorkerBytes > 0 {
@@ -204,7 +207,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
 				notRemeasured, "the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least); the knee's size is kept"))
 			if ps := t.res.PoolSize; ps != nil {
-				ps.Note = NotRemeasured
+				ps.Note, ps.State = NotRemeasured, StateNotRaced
 			}
 			t.release(k.Name)
 			return nil
@@ -214,6 +217,20 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	t.release(k.Name)
 	t.budget.Plan(experiment.Pairs(experiment.Smallest, arms))
 	return t.raceSizes(ctx, sizes, spec, allow, t.stretch(k.Name, names(later)))
+}
+
+// StateOf is how the size was come by where no race chose it (PoolSize.State); a result.json written before
+// pool sizes carried a state has it from the note, read here and only here.
+func (ps *PoolSize) StateOf() RowState {
+	switch {
+	case ps.State != "":
+		return ps.State
+	case ps.Note == pinnedWords:
+		return StatePinned
+	case ps.Note == NotRemeasured || ps.Note == NotRaced:
+		return StateNotRaced
+	}
+	return ""
 }
 
 // NotRaced is the pool size's note when its race was deferred for good: the budget could not decide it.
@@ -231,7 +248,7 @@ func (t *tuner) keepStartingSize(limit, floor int, why string) {
 		why += "; the knee's size is kept (the starting one does not fit)"
 	}
 	if ps := t.res.PoolSize; ps != nil {
-		ps.Note = NotRaced
+		ps.Note, ps.State = NotRaced, StateNotRaced
 	}
 	t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
 		notRacedWords, why))

@@ -196,3 +196,23 @@ func TestAnOldRowsStateIsReadFromItsNote(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolSizeStateOf: a pool size says how it was come by where no race chose it; one from a result.json
+// written before it carried a state reads it from the note.
+func TestPoolSizeStateOf(t *testing.T) {
+	for _, c := range []struct {
+		ps   PoolSize
+		want RowState
+	}{
+		{PoolSize{State: StatePinned, Note: "anything"}, StatePinned},
+		{PoolSize{Note: "pinned"}, StatePinned},
+		{PoolSize{Note: NotRemeasured}, StateNotRaced},
+		{PoolSize{Note: NotRaced}, StateNotRaced},
+		{PoolSize{Note: "no other size fits"}, ""},
+		{PoolSize{Decided: true}, ""},
+	} {
+		if got := c.ps.StateOf(); got != c.want {
+			t.Errorf("%+v: state %q, want %q", c.ps, got, c.want)
+		}
+	}
+}
