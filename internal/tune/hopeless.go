@@ -95,7 +95,7 @@ func (t *tuner) plausible(name string) float64 {
 		return plausibleLog
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range poolCandidates(t.res.Saturation, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0) {
+	for _, s := range poolCandidates(t.res.Saturation, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0, t.o.MinEffect) {
 		for _, p := range t.res.Saturation.Points {
 			if p.Concurrency == s && p.Median > 0 {
 				lo, hi = min(lo, math.Log(p.Median)), max(hi, math.Log(p.Median))

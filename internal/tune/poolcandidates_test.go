@@ -33,10 +33,13 @@ func TestPoolCandidates(t *testing.T) {
 		{"floor", sweep(8, 100, 250, 350, 400, 395, 398), 0, 8, []int{8, 16, 32}},
 		// At most five: the smallest four and the largest, so that a sweep whose noisy peak lies far out still
 		// races the small sizes (a 3-minute demo's: 135 to 365 req/s from 1 to 128 connections).
-		{"many", sweep(64, 200, 250, 280, 290, 300, 305, 310, 300), 0, 0, []int{1, 2, 4, 8, 64}},
+		{"many", sweep(128, 100, 150, 200, 250, 280, 300, 320, 350), 0, 0, []int{4, 8, 16, 32, 128}},
+		// The top is the first point within the margin (3%) of the peak: past it, sizes could only be within too.
+		{"many, flat top", sweep(64, 200, 250, 280, 290, 300, 305, 310, 300), 0, 0, []int{1, 2, 4, 8, 32}},
+		{"demo, 2% from 16 to 32", sweep(32, 231, 350, 452, 498, 532, 544), 0, 0, []int{2, 4, 8, 16}},
 		{"demo, peak far out", sweep(128, 135, 189, 252, 262, 296, 352, 307, 365), 0, 0, []int{2, 4, 8, 16, 128}},
 	} {
-		if got := poolCandidates(c.sat, 0, c.limit, c.floor); !slices.Equal(got, c.want) {
+		if got := poolCandidates(c.sat, 0, c.limit, c.floor, 0.03); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

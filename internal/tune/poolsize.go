@@ -176,7 +176,7 @@ func (t *tuner) loadThePool(size int) {
 // Its row comes after the CPU knobs' (cpuFirst).
 func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	k := knob.MaxChildren()
-	sizes := poolCandidates(t.res.Saturation, t.best.MaxChildren, limit, floor)
+	sizes := poolCandidates(t.res.Saturation, t.best.MaxChildren, limit, floor, t.o.MinEffect)
 	if len(sizes) < 2 {
 		row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: noOtherSize, State: StateNoAlternative}
 		if len(sizes) == 1 {
@@ -557,12 +557,15 @@ const maxSizes = 5
 const minSizes = 3
 
 // poolCandidates are the pool sizes to race, smallest first: the sweep's concurrencies from the first that
-// reached half the peak's throughput up to the peak's (a pool of n under a load that fills it queues what it
-// cannot serve, so it serves at least what n connections did on the sweep's large pool: sizes below half the
-// peak would only be dropped), within memory (the largest that fits when the peak does not) and not below floor;
-// of more than maxSizes, the smallest four and the largest.
+// reached half the peak's throughput up to the first within minEffect of the peak (a pool of n under a load that
+// fills it queues what it cannot serve, so it serves at least what n connections did on the sweep's large pool:
+// sizes below half the peak would only be dropped, and sizes past the top's first point only be shown within the
+// margin too), within memory (the largest that fits when the top does not) and not below floor; of more than
+// maxSizes, the smallest four and the largest. The demo's sweep rose by 2% from 16 connections to 32, its peak,
+// and the pool sizes' race of 2 to 32 then ran 31 rounds of five trials for 4 to 32 within 4% of each other
+// (2026-11-27): a size more is a trial more a round and more pairs to share the race's alpha.
 // Without a sweep (simulations), the ladder's neighbours of cur.
-func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
+func poolCandidates(sat *Saturation, cur, limit, floor int, minEffect float64) []int {
 	var sizes []int
 	fits := func(n int) bool { return (limit == 0 || n <= limit) && n >= floor }
 	if sat == nil || len(sat.Points) == 0 {
@@ -578,14 +581,21 @@ func poolCandidates(sat *Saturation, cur, limit, floor int) []int {
 	for _, p := range sat.Points {
 		peak = max(peak, p.Median)
 	}
+	top := sat.Peak
+	for _, p := range sat.Points {
+		if p.Median >= peak/(1+minEffect) {
+			top = min(top, p.Concurrency)
+			break
+		}
+	}
 	started := false
 	for _, p := range sat.Points {
 		if p.Median >= peak/2 {
 			started = true
 		}
-		// Past the peak only while fewer than three sizes are in: the sweep's points after it were within 5% of
+		// Past the top only while fewer than three sizes are in: the sweep's points after it were within 5% of
 		// it, and on a busy machine a flat curve can peak at 1 connection by chance (a pool of 1 on two CPUs).
-		if p.Concurrency > sat.Peak && len(sizes) >= minSizes {
+		if p.Concurrency > top && len(sizes) >= minSizes {
 			break
 		}
 		if started && fits(p.Concurrency) {
