@@ -146,6 +146,12 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 	return err
 }
 
+// lookable says whether o may have another look: undecided for want of time, and not yet looked at maxLooks
+// times.
+func (o *openRace) lookable() bool {
+	return o.looks < maxLooks && o.rc.row.Verdict == stats.Inconclusive && o.rc.x.Resumable()
+}
+
 // nextLook is the undecided race whose decision is expected to cost the least and fits in the time left
 // before the final comparison, with that cost. When none fits, the time left goes to the nearest one that can
 // run at least minRounds more rounds in it, even one whose estimate says a thousand rounds (the estimate is
@@ -158,7 +164,7 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 	nearPromising := false
 	for _, o := range t.open {
 		rc := o.rc
-		if o.looks >= maxLooks || rc.row.Verdict != stats.Inconclusive || !rc.x.Resumable() {
+		if !o.lookable() {
 			continue
 		}
 		l := rc.x.Look()
@@ -200,7 +206,7 @@ func (t *tuner) looksNote(looks int) string {
 	var near *openRace
 	var nearCost time.Duration
 	for _, o := range t.open {
-		if o.rc.row.Verdict != stats.Inconclusive || !o.rc.x.Resumable() || o.looks >= maxLooks {
+		if !o.lookable() {
 			continue
 		}
 		l := o.rc.x.Look()
