@@ -2,13 +2,34 @@ package tune
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/phptune/phptune/internal/apply"
+	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stack"
 )
+
+// ReadRecommendation reads the recommendation of a tune run's result.json at path (serve --recommendation): its
+// runtime, pool, ini settings and master's settings. Anything else is a usage error.
+func ReadRecommendation(path string) (*knob.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, exitcode.UsageErrorf("--recommendation: %v", err)
+	}
+	var res struct {
+		Schema         string       `json:"schema"`
+		Recommendation *knob.Config `json:"recommendation"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil || res.Schema != Schema || res.Recommendation == nil {
+		return nil, exitcode.UsageErrorf("--recommendation %s: not a tune result (schema %s with a recommendation): give tune's result.json", path, Schema)
+	}
+	return res.Recommendation, nil
+}
 
 // WriteFiles writes r's recommendation as files for a Debian server (apply.Write) into dir, for the stack sc it
 // was measured on, starting from the user's files from; steps writes apply.txt. It sets r.Apply and r.Files.

@@ -1,13 +1,17 @@
 package tune
 
 import (
+	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/phptune/phptune/internal/apply"
+	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
@@ -48,5 +52,26 @@ func TestApplyRequest(t *testing.T) {
 	res.Environment.Limits = &measure.Limits{HostCPUs: 8, CPUQuota: 1.5}
 	if r := res.applyRequest(stack.Config{}, apply.From{}, nil); r.Target.Workers != 2 || r.Target.Docroot != "" {
 		t.Errorf("under a 1.5 CPU quota without an app: target %+v, want 2 workers and no docroot", r.Target)
+	}
+}
+
+// TestReadRecommendation: serve --recommendation reads a tune result's recommendation; a file that is not one,
+// or none, is a usage error that says what to give.
+func TestReadRecommendation(t *testing.T) {
+	dir := t.TempDir()
+	good, other, empty := filepath.Join(dir, "result.json"), filepath.Join(dir, "bench.json"), filepath.Join(dir, "norec.json")
+	data, _ := json.Marshal(map[string]any{"schema": Schema, "recommendation": knob.Config{INI: map[string]string{"opcache.jit": "tracing"}}})
+	os.WriteFile(good, data, 0o644)
+	os.WriteFile(other, []byte(`{"schema": "phptune/bench/v1"}`), 0o644)
+	os.WriteFile(empty, []byte(`{"schema": "`+Schema+`"}`), 0o644)
+	rec, err := ReadRecommendation(good)
+	if err != nil || rec.INI["opcache.jit"] != "tracing" {
+		t.Errorf("a tune result: %+v, %v; want its recommendation", rec, err)
+	}
+	for path, want := range map[string]string{other: "not a tune result", empty: "not a tune result",
+		filepath.Join(dir, "missing.json"): "--recommendation: "} {
+		if rec, err := ReadRecommendation(path); rec != nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, %v; want a usage error with %q", filepath.Base(path), rec, err, want)
+		}
 	}
 }
