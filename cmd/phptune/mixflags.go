@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -105,37 +104,28 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 	if err != nil {
 		return nil, nil, err
 	}
-	var login loginFunc
+	var file *urlfile.Mix
 	if m.urlFile != "" {
 		f, err := urlfile.Load(m.urlFile)
 		if err != nil {
 			return nil, nil, exitcode.UsageErrorf("--url-file: %v", err)
 		}
-		fm, err := f.Mix(base, check)
-		if err != nil {
+		if file, err = f.Mix(base, check); err != nil {
 			return nil, nil, exitcode.UsageErrorf("--url-file: %v", err)
 		}
-		before := slices.Clone(items)
-		items = append(items, fm.Items...)
-		if in := fm.Session(); in != nil {
-			login = func(ctx context.Context, url string) ([]load.MixItem, error) {
-				logged, err := in(ctx, url)
-				if err != nil {
-					return nil, err
-				}
-				// items, by then, ends with the access logs' URLs, which are sent as logged (no cookies).
-				return append(append(slices.Clone(before), logged...), items[len(before)+len(logged):]...), nil
-			}
-		}
 	}
+	var logged []load.MixItem
 	if len(m.accessLogs) > 0 {
 		mix, err := m.readLogs(report)
 		if err != nil {
 			return nil, nil, err
 		}
-		items = append(items, mix.Items(base, check)...)
+		logged = mix.Items(base, check)
 	}
-	return items, login, nil
+	if file == nil {
+		return append(items, logged...), nil, nil
+	}
+	return append(append(items, file.Items...), logged...), file.SessionAmid(items, logged), nil
 }
 
 // readLogs reads the access logs and prints the mix they give (once for the same flags).
