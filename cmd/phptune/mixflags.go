@@ -85,6 +85,14 @@ func (m *mixFlags) checkLogFlags() error {
 	return nil
 }
 
+// logLoad is the load of the access logs read, nil when none was.
+func (m *mixFlags) logLoad() *accesslog.Load {
+	if m.read == nil || m.read.mix == nil || len(m.accessLogs) == 0 {
+		return nil
+	}
+	return m.read.mix.Load
+}
+
 // given says whether any URL was given.
 func (m *mixFlags) given() bool {
 	return len(m.urls) > 0 || m.urlFile != "" || len(m.accessLogs) > 0

@@ -317,7 +317,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	if err := f.load(&o, app, notes); err != nil {
 		return o, err
 	}
-	if err := f.logLoad(&o); err != nil {
+	if err := o.UseLogLoad(f.mix.logLoad(), f.ratePeak); err != nil {
 		return o, err
 	}
 	// The starting point and the knobs.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
@@ -86,6 +87,28 @@ func TestUseScreener(t *testing.T) {
 		}
 		if o.Screen != nil && (o.Screen.Instructions == nil || o.Screen.Syscalls == nil) {
 			t.Errorf("screener %+v: not profile's counters", o.Screen)
+		}
+	}
+}
+
+// TestUseLogLoad: the access log's load goes to the options; --rate peak takes the rate from its busiest second,
+// and is a usage error without a log, or with a log that gives no rate (saying why).
+func TestUseLogLoad(t *testing.T) {
+	l := &accesslog.Load{PeakRPS: 420}
+	o := Options{Rate: 100}
+	if err := o.UseLogLoad(l, false); err != nil || o.LogLoad != l || o.Rate != 100 {
+		t.Errorf("without peak: %v, load %v, rate %g; want the load and --rate's 100", err, o.LogLoad, o.Rate)
+	}
+	if err := o.UseLogLoad(l, true); err != nil || o.Rate != 420 {
+		t.Errorf("--rate peak: %v, rate %g; want the busiest second's 420", err, o.Rate)
+	}
+	for _, c := range []struct {
+		l    *accesslog.Load
+		want string
+	}{{nil, "give --from-access-log, or --rate N"}, {&accesslog.Load{Note: "no time stamps"}, "gives no rate (no time stamps)"}} {
+		var o Options
+		if err := o.UseLogLoad(c.l, true); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), c.want) || o.Rate != 0 {
+			t.Errorf("--rate peak with %+v: %v, rate %g; want a usage error with %q", c.l, err, o.Rate, c.want)
 		}
 	}
 }
