@@ -17,7 +17,6 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/phpbuild"
-	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
@@ -187,16 +186,7 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 	}
 	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
 	defer stopWatch()
-	if login := o.LogIn; login != nil {
-		// The session is kept for --profile, which speaks FastCGI and cannot log in itself.
-		o.LogIn = func(ctx context.Context, base string) ([]load.MixItem, error) {
-			urls, err := login(ctx, base)
-			if err == nil {
-				o.URLs = urls
-			}
-			return urls, err
-		}
-	}
+	o.KeepLogin() // the session, for --profile
 	res, runErr := tune.Run(runCtx, o)
 	line.Clear()
 	if err := serviceDied(); err != nil {
@@ -216,7 +206,8 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 		}
 	}
 	if runErr == nil && f.profile {
-		runErr = profileAfter(ctx, o, res, line)
+		runErr = tune.ProfileAfter(ctx, o, res, func(variant, step string) { line.Set("tune --profile: %s: %s", variant, step) })
+		line.Clear()
 	}
 	for _, where := range report.Finite(res) {
 		res.Warnings = append(res.Warnings, "internal: a figure was not a number and is saved as 0: "+where)
@@ -242,27 +233,6 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 		c := res.P99Check
 		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not shown to be met: p99 %.1f ms [%.1f, %.1f] (%s)",
 			f.p99, c.Rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
-	}
-	return nil
-}
-
-// profileAfter profiles the starting point beside the recommendation, per request (tune --profile): why the
-// recommendation is faster, after the budget and kept out of the verdicts. It returns ctx's error when
-// interrupted (what there is is kept); other failures are a warning.
-func profileAfter(ctx context.Context, o tune.Options, res *tune.Result, line *cli.StatusLine) error {
-	po := profile.Options{Stack: o.Stack, AppName: o.AppName, URLs: o.URLs, Request: o.Request,
-		Variants: []profile.Variant{{Name: "starting point", Config: res.Baseline}, {Name: "recommendation", Config: res.Recommendation}}}
-	po.Progress = func(variant, step string) { line.Set("tune --profile: %s: %s", variant, step) }
-	pr, err := profile.Run(ctx, po)
-	line.Clear()
-	if pr != nil {
-		res.Profile = pr
-	}
-	if err != nil && ctx.Err() != nil {
-		return err
-	}
-	if err != nil {
-		res.Warnings = append(res.Warnings, "tune --profile: "+err.Error())
 	}
 	return nil
 }

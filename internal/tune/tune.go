@@ -16,9 +16,10 @@
 // sizes' second look), runtime.go (the server race), tail.go (what a race guarded by the p99 traded, in words),
 // final.go, finaltail.go and finalneed.go (against the baselines, its p99 against the starting point's, and the
 // time that comparison keeps), p99.go, peak.go (the pool against an access log's busiest second), result.go (the
-// result and its JSON), applyfiles.go (its files for a Debian server, and read back), versus.go (what a row was
-// compared on), rowstate.go (how a row came by its value: raced, pinned, not tried, ...), sim.go (simulated runs
-// on recorded noise), progress.go (the progress line: the best so far in knob words).
+// result and its JSON), applyfiles.go (its files for a Debian server, and read back), after.go (tune --profile,
+// after the run), versus.go (what a row was compared on), rowstate.go (how a row came by its value: raced,
+// pinned, not tried, ...), sim.go (simulated runs on recorded noise), progress.go (the progress line: the best so
+// far in knob words).
 package tune
 
 import (
