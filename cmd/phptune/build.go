@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -193,20 +192,8 @@ func (f buildFlags) options(args []string, stderr io.Writer) (o phpbuild.Options
 		SmokeApp: workloads.Demo(), Train: f.urls, Holdout: f.holdout, ThroughputTrial: f.throughputTrial,
 		TrainMode: f.trainMode, TrainDuration: f.trainDuration, HugeCodePages: !f.noHuge,
 	}
-	for _, v := range f.variants {
-		if !slices.Contains(phpbuild.Variants(), v) {
-			return o, nil, exitcode.UsageErrorf("--variants %s: want baseline, pgo, pgo+lto or pgo+bolt", v)
-		}
-	}
-	// The baseline is what the variants are measured against; without verification it is built only when asked.
-	if !slices.Contains(f.variants, phpbuild.Baseline) && !f.noVerify {
-		o.Variants = append([]string{phpbuild.Baseline}, o.Variants...)
-	}
-	if f.trainMode != "cgi" && f.trainMode != "live" {
-		return o, nil, exitcode.UsageErrorf("--train-mode %s: want cgi or live", f.trainMode)
-	}
-	if f.rounds < 6 && !f.noVerify {
-		return o, nil, exitcode.UsageErrorf("--rounds %d: at least 6 rounds are needed for a verdict", f.rounds)
+	if err := o.CheckAsked(); err != nil {
+		return o, nil, err
 	}
 	if f.configureArgs != "" {
 		o.ConfigureArgs = strings.Fields(f.configureArgs)

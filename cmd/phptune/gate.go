@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -108,7 +106,7 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 	}
 	var trees *gate.Trees
 	if f.git != "" {
-		if trees, err = f.checkOut(ctx, &o, args); err != nil {
+		if trees, err = o.CheckOutVersions(ctx, f.git, f.docroot, [2]string{args[0], args[1]}); err != nil {
 			return err
 		}
 		defer trees.Remove()
@@ -144,7 +142,7 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 	if runErr != nil {
 		return runErr
 	}
-	return gateExit(res)
+	return res.Exit()
 }
 
 // options are gate's options from the flags, every one checked but the versions; what reading the URLs says
@@ -194,36 +192,11 @@ func (f gateFlags) options(notes io.Writer) (gate.Options, error) {
 	return o, err
 }
 
-// checkOut resolves OLD and NEW as revisions of --git's repository, checks that each has the docroot's front
-// controller, and only then checks them out.
-func (f gateFlags) checkOut(ctx context.Context, o *gate.Options, args []string) (*gate.Trees, error) {
-	repo, err := gate.OpenRepo(ctx, f.git)
-	if err != nil {
-		return nil, err
-	}
-	var commits [2]string
-	for i, rev := range args {
-		if commits[i], err = repo.Resolve(ctx, rev); err != nil {
-			return nil, err
-		}
-		if err := repo.HasFront(ctx, commits[i], f.docroot, o.Stack.Front); err != nil {
-			return nil, err
-		}
-	}
-	trees, err := repo.CheckOut(ctx, commits[0], commits[1])
-	if err != nil {
-		return nil, err
-	}
-	o.Old.Dir, o.Old.Rev = filepath.Join(trees.Paths[0], f.docroot), commits[0]
-	o.New.Dir, o.New.Rev = filepath.Join(trees.Paths[1], f.docroot), commits[1]
-	return trees, nil
-}
-
 // write writes result.json into out, the Markdown, the JUnit XML, then the summary (or the JSON) and the
 // annotations on s.out.
 func (f gateFlags) write(s *streams, out string, res *gate.Result) error {
 	if f.markdown != "" {
-		if err := writeOrAppend(f.markdown, res.WriteMarkdown); err != nil {
+		if err := res.SaveMarkdown(f.markdown); err != nil {
 			return err
 		}
 	}
@@ -246,34 +219,6 @@ func (f gateFlags) write(s *streams, out string, res *gate.Result) error {
 			w = s.err // stdout is the JSON
 		}
 		return res.WriteAnnotations(w)
-	}
-	return nil
-}
-
-// writeOrAppend writes a file whole, or appends to GitHub's job summary, which other steps' output shares.
-func writeOrAppend(path string, write func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := write(&b); err != nil {
-		return err
-	}
-	if sum := os.Getenv("GITHUB_STEP_SUMMARY"); sum == "" || filepath.Clean(sum) != filepath.Clean(path) {
-		return atomicfile.Save(path, b.Bytes())
-	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("--markdown: %w", err)
-	}
-	_, err = fh.Write(b.Bytes())
-	return errors.Join(err, fh.Close())
-}
-
-// gateExit is the run's exit: 3 when NEW is shown worse, 4 when undecided, 0 when shown not worse.
-func gateExit(res *gate.Result) error {
-	switch res.Outcome {
-	case gate.Worse:
-		return exitcode.ThresholdErrorf("%s", res.Headline())
-	case gate.Undecided:
-		return exitcode.WithCode(exitcode.Undecided, errors.New(res.Headline()+": a longer --budget decides more"))
 	}
 	return nil
 }

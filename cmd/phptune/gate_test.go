@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,27 +205,6 @@ func TestGateInterruptedKeepsWhatItMeasured(t *testing.T) {
 	}
 	for _, d := range leftBehind(before) {
 		t.Errorf("private dir %s left behind", d)
-	}
-}
-
-// --markdown appends to GitHub's job summary, which other steps write too, and replaces any other file whole.
-func TestGateMarkdownAppendsToTheJobSummary(t *testing.T) {
-	dir := t.TempDir()
-	summary, other := filepath.Join(dir, "summary.md"), filepath.Join(dir, "gate.md")
-	t.Setenv("GITHUB_STEP_SUMMARY", summary)
-	for _, p := range []string{summary, other} {
-		os.WriteFile(p, []byte("before\n"), 0o644)
-		for range 2 {
-			if err := writeOrAppend(p, func(w io.Writer) error { _, err := io.WriteString(w, "gate\n"); return err }); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if got, _ := os.ReadFile(summary); string(got) != "before\ngate\ngate\n" {
-		t.Errorf("the job summary holds %q, want what was there and both summaries", got)
-	}
-	if got, _ := os.ReadFile(other); string(got) != "gate\n" {
-		t.Errorf("another file holds %q, want the last summary alone", got)
 	}
 }
 

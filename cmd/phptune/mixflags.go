@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -86,6 +85,14 @@ func (m *mixFlags) checkLogFlags() error {
 	return nil
 }
 
+// logLoad is the load of the access logs read, nil when none was.
+func (m *mixFlags) logLoad() *accesslog.Load {
+	if m.read == nil || m.read.mix == nil || len(m.accessLogs) == 0 {
+		return nil
+	}
+	return m.read.mix.Load
+}
+
 // given says whether any URL was given.
 func (m *mixFlags) given() bool {
 	return len(m.urls) > 0 || m.urlFile != "" || len(m.accessLogs) > 0
@@ -105,37 +112,28 @@ func (m *mixFlags) build(base load.Request, check *regexp.Regexp, report io.Writ
 	if err != nil {
 		return nil, nil, err
 	}
-	var login loginFunc
+	var file *urlfile.Mix
 	if m.urlFile != "" {
 		f, err := urlfile.Load(m.urlFile)
 		if err != nil {
 			return nil, nil, exitcode.UsageErrorf("--url-file: %v", err)
 		}
-		fm, err := f.Mix(base, check)
-		if err != nil {
+		if file, err = f.Mix(base, check); err != nil {
 			return nil, nil, exitcode.UsageErrorf("--url-file: %v", err)
 		}
-		before := slices.Clone(items)
-		items = append(items, fm.Items...)
-		if in := fm.Session(); in != nil {
-			login = func(ctx context.Context, url string) ([]load.MixItem, error) {
-				logged, err := in(ctx, url)
-				if err != nil {
-					return nil, err
-				}
-				// items, by then, ends with the access logs' URLs, which are sent as logged (no cookies).
-				return append(append(slices.Clone(before), logged...), items[len(before)+len(logged):]...), nil
-			}
-		}
 	}
+	var logged []load.MixItem
 	if len(m.accessLogs) > 0 {
 		mix, err := m.readLogs(report)
 		if err != nil {
 			return nil, nil, err
 		}
-		items = append(items, mix.Items(base, check)...)
+		logged = mix.Items(base, check)
 	}
-	return items, login, nil
+	if file == nil {
+		return append(items, logged...), nil, nil
+	}
+	return append(append(items, file.Items...), logged...), file.SessionAmid(items, logged), nil
 }
 
 // readLogs reads the access logs and prints the mix they give (once for the same flags).

@@ -101,15 +101,8 @@ func (s *streams) runProfile(ctx context.Context, f profileFlags, args []string)
 	if f.requests < 1 || f.warmup < 1 || f.instrWarmup < 1 || f.instrN < 1 || f.functions < 0 {
 		return exitcode.UsageErrorf("--requests, --warmup-rounds, --instr-warmup and --instr-n must be at least 1, --functions not negative")
 	}
-	for _, part := range f.skip {
-		switch part {
-		case "syscalls":
-			o.NoSyscalls = true
-		case "instructions":
-			o.NoInstructions = true
-		default:
-			return exitcode.UsageErrorf("--without %s: want syscalls or instructions", part)
-		}
+	if err := o.Without(f.skip); err != nil {
+		return err
 	}
 	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, false); err != nil {
 		return err
@@ -137,18 +130,8 @@ func (s *streams) runProfile(ctx context.Context, f profileFlags, args []string)
 	if err != nil {
 		return err
 	}
-	for _, kv := range f.knobs {
-		if err := knob.SetNamed(&base, known, "--knob", kv); err != nil {
-			return err
-		}
-	}
-	o.Variants = []profile.Variant{{Name: "baseline", Config: base}}
-	for _, kv := range f.compares {
-		c := base.Clone()
-		if err := knob.SetNamed(&c, known, "--compare", kv); err != nil {
-			return err
-		}
-		o.Variants = append(o.Variants, profile.Variant{Name: kv, Config: c})
+	if o.Variants, err = profile.Variants(base, known, f.knobs, f.compares); err != nil {
+		return err
 	}
 	release, err := cli.OpenOut(f.out)
 	if err != nil {

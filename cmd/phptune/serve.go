@@ -12,6 +12,7 @@ import (
 	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/tune"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -76,9 +77,11 @@ func (s *streams) runServe(ctx context.Context, f serveFlags, args []string) err
 		cfg.Front = f.front
 	}
 	if f.recommendation != "" {
-		if err := serveRecommendation(&cfg, f.recommendation); err != nil {
+		rec, err := tune.ReadRecommendation(f.recommendation)
+		if err != nil {
 			return err
 		}
+		rec.Apply(&cfg, "tuned") // its runtime, pool, ini settings and master's settings (nginx's keep-alive and buffers too)
 	} else {
 		cfg.Pools = stack.ServePools(f.pm, f.maxChildren)
 	}

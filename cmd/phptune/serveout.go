@@ -1,19 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/atomicfile"
-	"github.com/phptune/phptune/internal/exitcode"
-	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
-	"github.com/phptune/phptune/internal/tune"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -31,24 +26,6 @@ func serveEnv(s *stack.Stack, path string) error {
 		shellQuote(s.HTTPURL), shellQuote(target(tcp)), shellQuote(target(unix)), shellQuote(s.Docroot), shellQuote(script),
 		shellQuote(s.RunDir))
 	return atomicfile.Save(path, []byte(env))
-}
-
-// serveRecommendation sets cfg to serve a tune run's recommendation, read from its result.json: its runtime,
-// pool, ini settings and master's settings (nginx's keep-alive and buffers too).
-func serveRecommendation(cfg *stack.Config, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return exitcode.UsageErrorf("--recommendation: %v", err)
-	}
-	var res struct {
-		Schema         string       `json:"schema"`
-		Recommendation *knob.Config `json:"recommendation"`
-	}
-	if err := json.Unmarshal(data, &res); err != nil || res.Schema != tune.Schema || res.Recommendation == nil {
-		return exitcode.UsageErrorf("--recommendation %s: not a tune result (schema %s with a recommendation): give tune's result.json", path, tune.Schema)
-	}
-	res.Recommendation.Apply(cfg, "tuned")
-	return nil
 }
 
 // serveJSON prints the endpoints as schema phptune/serve/v1: a pool's keys only when the stack has it.

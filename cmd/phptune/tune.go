@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,14 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/phptune/phptune/internal/apply"
-	"github.com/phptune/phptune/internal/bytesize"
 	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
-	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/phpbuild"
-	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
@@ -64,7 +60,7 @@ installed; it, pm, keepalive and backlog refuse values whose p99 is shown worse.
 compared with Debian's defaults and "2 x cores".
 
 KNOBS, IN THE ORDER TRIED
-` + tuneKnobOrder() + ` A knob that cannot matter here is not tried, with the reason.
+` + tune.OrderText() + ` A knob that cannot matter here is not tried, with the reason.
 
 FILES WRITTEN
 php-fpm-pool.conf (php-fpm-NAME.conf: other files of the pool), php.ini and nginx-upstream.conf: the starting
@@ -190,16 +186,7 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 	}
 	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
 	defer stopWatch()
-	if login := o.LogIn; login != nil {
-		// The session is kept for --profile, which speaks FastCGI and cannot log in itself.
-		o.LogIn = func(ctx context.Context, base string) ([]load.MixItem, error) {
-			urls, err := login(ctx, base)
-			if err == nil {
-				o.URLs = urls
-			}
-			return urls, err
-		}
-	}
+	o.KeepLogin() // the session, for --profile
 	res, runErr := tune.Run(runCtx, o)
 	line.Clear()
 	if err := serviceDied(); err != nil {
@@ -213,12 +200,14 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 	}
 	res.CommandLine, res.Builds = s.argv, builds
 	if runErr == nil {
-		if err := writeTuneFiles(ctx, out, res, o.Stack, apply.From{Pool: f.fromPool, Prefix: f.prefix, INI: f.fromINI, Site: f.fromSite, Docroot: o.Stack.App}); err != nil {
+		from := apply.From{Pool: f.fromPool, Prefix: f.prefix, INI: f.fromINI, Site: f.fromSite, Docroot: o.Stack.App}
+		if err := res.WriteFiles(ctx, out, o.Stack, from, report.ApplyText); err != nil {
 			return err
 		}
 	}
 	if runErr == nil && f.profile {
-		runErr = profileAfter(ctx, o, res, line)
+		runErr = tune.ProfileAfter(ctx, o, res, func(variant, step string) { line.Set("tune --profile: %s: %s", variant, step) })
+		line.Clear()
 	}
 	for _, where := range report.Finite(res) {
 		res.Warnings = append(res.Warnings, "internal: a figure was not a number and is saved as 0: "+where)
@@ -248,36 +237,13 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 	return nil
 }
 
-// profileAfter profiles the starting point beside the recommendation, per request (tune --profile): why the
-// recommendation is faster, after the budget and kept out of the verdicts. It returns ctx's error when
-// interrupted (what there is is kept); other failures are a warning.
-func profileAfter(ctx context.Context, o tune.Options, res *tune.Result, line *cli.StatusLine) error {
-	po := profile.Options{Stack: o.Stack, AppName: o.AppName, URLs: o.URLs, Request: o.Request,
-		Variants: []profile.Variant{{Name: "starting point", Config: res.Baseline}, {Name: "recommendation", Config: res.Recommendation}}}
-	po.Progress = func(variant, step string) { line.Set("tune --profile: %s: %s", variant, step) }
-	pr, err := profile.Run(ctx, po)
-	line.Clear()
-	if pr != nil {
-		res.Profile = pr
-	}
-	if err != nil && ctx.Err() != nil {
-		return err
-	}
-	if err != nil {
-		res.Warnings = append(res.Warnings, "tune --profile: "+err.Error())
-	}
-	return nil
-}
-
-// screening gives o its screener (profile's counters, unless --no-screen), counting with urls() as they are when
-// it counts: after a URL file's login, with its session. A missing program is noted on stderr only where screening
-// would run (--screen, or a budget of tune.ScreenBudget or more); the caller has checked the input first.
+// screening gives o its screener (tune.Options.UseScreener), unless --no-screen; a missing program is noted on
+// stderr where screening would run. The caller has checked the input first.
 func (f tuneFlags) screening(o *tune.Options, urls func() []load.MixItem, stderr io.Writer) {
 	if f.noScreen {
 		return
 	}
-	var missing string
-	if o.Screen, missing = profile.NewCounters(o.Stack, urls, o.Request); o.Screen == nil && (f.screen || o.Budget >= tune.ScreenBudget) {
+	if missing := o.UseScreener(urls); missing != "" {
 		fmt.Fprintf(stderr, "phptune tune: %s is missing, so CPU-only knobs get timed trials without screening (apt-get install %s)\n",
 			missing, missing)
 	}
@@ -321,7 +287,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	if err := f.load(&o, app, notes); err != nil {
 		return o, err
 	}
-	if err := f.logLoad(&o); err != nil {
+	if err := o.UseLogLoad(f.mix.logLoad(), f.ratePeak); err != nil {
 		return o, err
 	}
 	// The starting point and the knobs.
@@ -346,7 +312,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	}
 	o.BaseName = knob.StartName(f.fromPool != "" || f.fromINI != "" || f.fromApache != "", o.Base)
 	o.Knobs = knob.UnderServer(o.Knobs)
-	if o.Soak, err = parseSoak(f.soak); err != nil {
+	if o.Soak, err = tune.ParseSoak(f.soak); err != nil {
 		return o, err
 	}
 	o.ForceScreen = f.screen
@@ -355,7 +321,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
 	}
-	if err := f.limits(&o); err != nil {
+	if err := o.SizeForPlace(f.cgroup, f.memory); err != nil {
 		return o, err
 	}
 	// Prerequisites before anything starts.
@@ -366,22 +332,6 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 		return o, err
 	}
 	return o, knob.NeedsApache(o.Base, o.Stack, f.knobs)
-}
-
-// limits reads the place the pool is sized for (--cgroup, or the cgroup phptune runs in) and sizes the run for
-// it (tune.Options.SizeFor); --memory wins over its memory.
-func (f tuneFlags) limits(o *tune.Options) error {
-	lim, err := measure.ReadPlace(f.cgroup)
-	if err != nil {
-		return exitcode.UsageErrorf("--cgroup: %v", err)
-	}
-	var memory int64
-	if f.memory != "" {
-		if memory, err = parseMemory(f.memory); err != nil {
-			return err
-		}
-	}
-	return o.SizeFor(lim, memory, "--memory "+f.memory)
 }
 
 // load fills o's request and URL mix: the flags' (URLs, a URL file, access logs), else the preset's (with its
@@ -401,61 +351,4 @@ func (f tuneFlags) load(o *tune.Options, app *workload.App, notes io.Writer) err
 		o.URLs, o.LogIn, err = app.Mix(o.Request, check)
 	}
 	return err
-}
-
-// tuneKnobOrder is the help's list of the knobs in the order tune decides them, from the code that orders them.
-func tuneKnobOrder() string {
-	const ini = "ini directives given with --knob"
-	ks := append(knob.WithServer(knob.All("preload.php", []string{"a", "b"}), ""), knob.INI(ini))
-	order := tune.Order(ks)
-	var cpu, rest []string
-	for i, n := range order {
-		if n == knob.MaxChildren().Name {
-			cpu, rest = order[:i], order[i+1:]
-			break
-		}
-	}
-	return fmt.Sprintf("On CPU per request: %s; then the pool size, max_children; then on requests/s served: %s; max_requests from "+
-		"workers' memory growth per request (--soak).", strings.Join(cpu, ", "), strings.Join(rest, ", "))
-}
-
-// writeTuneFiles writes the recommendation as files for a Debian server (apply.Write) into out.
-func writeTuneFiles(ctx context.Context, out string, res *tune.Result, sc stack.Config, from apply.From) (err error) {
-	t := apply.Target{Workers: res.Environment.Host.CPUs, Front: sc.Front}
-	if l := res.Environment.Limits; l != nil {
-		t.Workers = l.WholeCPUs()
-	}
-	if sc.App != "" {
-		t.Docroot, _ = filepath.Abs(sc.App)
-	}
-	header := []string{
-		fmt.Sprintf("phptune tune recommendation for %s, measured on %s (%d CPUs) on %s.", res.App, res.Environment.Host.CPUModel,
-			res.Environment.Host.CPUs, res.Started.Format("2006-01-02")),
-		"Valid for this host and this load; measure again before applying it elsewhere.",
-	}
-	res.Apply, res.Files, err = apply.Write(ctx, out, apply.Request{Rec: res.Recommendation, From: from, Target: t, Header: header,
-		Servers: apply.Servers{PHPFPM: sc.PHPFPM, Nginx: sc.Nginx, Apache: sc.Apache}, Banner: res.Environment.PHP, Steps: report.ApplyText})
-	return err
-}
-
-// parseMemory reads --memory: a size such as 4GiB, 512MiB or 512M.
-func parseMemory(s string) (int64, error) {
-	if v, err := bytesize.Parse(s); err == nil && v > 0 {
-		return v, nil
-	}
-	return 0, exitcode.UsageErrorf("--memory %q: want a size such as 4GiB or 512MiB", s)
-}
-
-// parseSoak reads --soak: a duration, or off (-1); "" is 0, a tenth of the budget.
-func parseSoak(s string) (time.Duration, error) {
-	switch s {
-	case "":
-		return 0, nil
-	case "off":
-		return -1, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d, nil
-	}
-	return 0, exitcode.UsageErrorf("--soak %q: want a duration such as 2m, or off", s)
 }

@@ -52,20 +52,7 @@ func newWorkloadListCmd(s *streams, runF runFunc[workloadFlags]) *cobra.Command 
 }
 
 func (s *streams) runList(_ context.Context, f workloadFlags, _ []string) error {
-	type row struct {
-		Name     string         `json:"name"`
-		Summary  string         `json:"summary"`
-		Packages []string       `json:"packages"`
-		Services []string       `json:"services"`
-		Prepared bool           `json:"prepared"`
-		Where    string         `json:"where"`
-		URLs     []workload.URL `json:"urls"`
-	}
-	var rows []row
-	for _, p := range workload.Presets() {
-		ok, where := p.Status("")
-		rows = append(rows, row{p.Name, p.Summary, p.Packages, p.Services, ok, where, p.URLs})
-	}
+	rows := workload.List()
 	if f.json {
 		report.WriteJSON(s.out, map[string]any{"schema": "phptune/workloads/v1", "presets": rows})
 		return nil

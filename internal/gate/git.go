@@ -55,6 +55,32 @@ func (r *Repo) HasFront(ctx context.Context, commit, docroot, front string) erro
 	return nil
 }
 
+// CheckOutVersions checks out revs (OLD and NEW) of the repository in repoDir (--git) as o's versions, their
+// docroot the subdirectory docroot: each revision is resolved and checked for the front controller before
+// anything is checked out. The caller removes the trees.
+func (o *Options) CheckOutVersions(ctx context.Context, repoDir, docroot string, revs [2]string) (*Trees, error) {
+	repo, err := OpenRepo(ctx, repoDir)
+	if err != nil {
+		return nil, err
+	}
+	var commits [2]string
+	for i, rev := range revs {
+		if commits[i], err = repo.Resolve(ctx, rev); err != nil {
+			return nil, err
+		}
+		if err := repo.HasFront(ctx, commits[i], docroot, o.Stack.Front); err != nil {
+			return nil, err
+		}
+	}
+	trees, err := repo.CheckOut(ctx, commits[0], commits[1])
+	if err != nil {
+		return nil, err
+	}
+	o.Old.Dir, o.Old.Rev = filepath.Join(trees.Paths[0], docroot), commits[0]
+	o.New.Dir, o.New.Rev = filepath.Join(trees.Paths[1], docroot), commits[1]
+	return trees, nil
+}
+
 // Trees are commits checked out as worktrees of a repository in a private directory, removed by Remove.
 type Trees struct {
 	repo  *Repo

@@ -1,10 +1,37 @@
 package gate
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/phptune/phptune/internal/atomicfile"
 )
+
+// SaveMarkdown writes the Markdown (WriteMarkdown) to path (--markdown): whole, or appended when path is GitHub's
+// job summary ($GITHUB_STEP_SUMMARY), which other steps' output shares.
+func (r *Result) SaveMarkdown(path string) error { return writeOrAppend(path, r.WriteMarkdown) }
+
+// writeOrAppend writes a file whole, or appends to GitHub's job summary.
+func writeOrAppend(path string, write func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	if sum := os.Getenv("GITHUB_STEP_SUMMARY"); sum == "" || filepath.Clean(sum) != filepath.Clean(path) {
+		return atomicfile.Save(path, b.Bytes())
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("--markdown: %w", err)
+	}
+	_, err = fh.Write(b.Bytes())
+	return errors.Join(err, fh.Close())
+}
 
 // WriteMarkdown writes the summary as GitHub-flavoured Markdown, for a CI job's summary ($GITHUB_STEP_SUMMARY) or
 // a merge request's comment: the answer, a table of every comparison, and how sure it is.

@@ -1,9 +1,11 @@
 package gate
 
 import (
+	"errors"
 	"math"
 	"time"
 
+	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -174,4 +176,15 @@ func medianValue(a experiment.ArmResult) float64 {
 		x[i] = t.Value
 	}
 	return stats.Median(x)
+}
+
+// Exit is the run's exit: 3 when NEW is shown worse, 4 when undecided, nil (0) when shown not worse.
+func (r *Result) Exit() error {
+	switch r.Outcome {
+	case Worse:
+		return exitcode.ThresholdErrorf("%s", r.Headline())
+	case Undecided:
+		return exitcode.WithCode(exitcode.Undecided, errors.New(r.Headline()+": a longer --budget decides more"))
+	}
+	return nil
 }

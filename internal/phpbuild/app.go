@@ -5,11 +5,32 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/workload"
 	"github.com/phptune/phptune/workloads"
 )
+
+// CheckAsked checks the variants (--variants), training mode (--train-mode) and rounds (--rounds) o asks for,
+// and adds the baseline the variants are measured against when they are verified and it is not asked for.
+func (o *Options) CheckAsked() error {
+	for _, v := range o.Variants {
+		if !slices.Contains(Variants(), v) {
+			return exitcode.UsageErrorf("--variants %s: want baseline, pgo, pgo+lto or pgo+bolt", v)
+		}
+	}
+	if !slices.Contains(o.Variants, Baseline) && o.Verify {
+		o.Variants = append([]string{Baseline}, o.Variants...)
+	}
+	if o.TrainMode != "cgi" && o.TrainMode != "live" {
+		return exitcode.UsageErrorf("--train-mode %s: want cgi or live", o.TrainMode)
+	}
+	if o.Rounds < 6 && o.Verify {
+		return exitcode.UsageErrorf("--rounds %d: at least 6 rounds are needed for a verdict", o.Rounds)
+	}
+	return nil
+}
 
 // ForApp sets what o builds against: the app to train on, app (nil: the demo app) as named appArg, and the app
 // whose requests are held out, holdoutApp (--holdout: a docroot, or demo; "": the defaults). o.Train and

@@ -67,6 +67,41 @@ type Variant struct {
 	Config knob.Config
 }
 
+// Variants are the configurations to profile: the baseline, base with each of knobs (--knob NAME=VALUE) set, and
+// beside it, for each of compares (--compare NAME=VALUE), the baseline with that one set too, named by it. known
+// are the knobs a name may be (knob.SetNamed).
+func Variants(base knob.Config, known []knob.Knob, knobs, compares []string) ([]Variant, error) {
+	for _, kv := range knobs {
+		if err := knob.SetNamed(&base, known, "--knob", kv); err != nil {
+			return nil, err
+		}
+	}
+	vs := []Variant{{Name: "baseline", Config: base}}
+	for _, kv := range compares {
+		c := base.Clone()
+		if err := knob.SetNamed(&c, known, "--compare", kv); err != nil {
+			return nil, err
+		}
+		vs = append(vs, Variant{Name: kv, Config: c})
+	}
+	return vs, nil
+}
+
+// Without skips the parts named by --without: syscalls, instructions.
+func (o *Options) Without(parts []string) error {
+	for _, part := range parts {
+		switch part {
+		case "syscalls":
+			o.NoSyscalls = true
+		case "instructions":
+			o.NoInstructions = true
+		default:
+			return exitcode.UsageErrorf("--without %s: want syscalls or instructions", part)
+		}
+	}
+	return nil
+}
+
 // Result is a profile run: schema phptune/profile/v1.
 type Result struct {
 	Schema      string          `json:"schema"`

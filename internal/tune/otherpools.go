@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/phptune/phptune/internal/bytesize"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/measure"
 )
@@ -75,6 +76,23 @@ func Reserve(others []OtherPool) (int64, string) {
 		return 0, ""
 	}
 	return sum, "other php-fpm pools here: " + strings.Join(names, ", ")
+}
+
+// SizeForPlace sizes the run (SizeFor) for the place cgroup names (--cgroup: a path as /proc/PID/cgroup shows it,
+// or its directory under /sys/fs/cgroup; "": the one phptune runs in), read by measure.ReadPlace; memory (--memory,
+// a size such as 4GiB) wins over its memory when given.
+func (o *Options) SizeForPlace(cgroup, memory string) error {
+	lim, err := measure.ReadPlace(cgroup)
+	if err != nil {
+		return exitcode.UsageErrorf("--cgroup: %v", err)
+	}
+	var bytes int64
+	if memory != "" {
+		if bytes, err = bytesize.Parse(memory); err != nil || bytes <= 0 {
+			return exitcode.UsageErrorf("--memory %q: want a size such as 4GiB or 512MiB", memory)
+		}
+	}
+	return o.SizeFor(lim, bytes, "--memory "+memory)
 }
 
 // SizeFor sizes the run for the place lim (measure.ReadPlace): its CPUs set nginx's workers (unless set), and

@@ -4,8 +4,29 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/stats"
 )
+
+// UseLogLoad hands o the access log's load l (nil: no log read) and, for --rate peak (peak), takes the rate from
+// it: the busiest second, not the 99th percentile second, as the pool must hold the peak the log shows ("server
+// reached pm.max_children" is what the busiest seconds bring), and a goal met at it is met at every second of the
+// log.
+func (o *Options) UseLogLoad(l *accesslog.Load, peak bool) error {
+	o.LogLoad = l
+	if !peak {
+		return nil
+	}
+	switch {
+	case l == nil:
+		return exitcode.UsageErrorf("--rate peak takes the rate from the access log's busiest second: give --from-access-log, or --rate N")
+	case !l.HasRate():
+		return exitcode.UsageErrorf("--rate peak: the access log gives no rate (%s): give --rate N", l.Note)
+	}
+	o.Rate = l.PeakRPS
+	return nil
+}
 
 // PeakCheck is the recommendation against the access log's busiest second (Options.LogLoad): the workers the
 // peak keeps busy at the app's service time here, and the requests a second the recommended pool was measured

@@ -9,12 +9,23 @@ import (
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
+	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/profile"
 )
 
 // Screener counts the work a configuration makes PHP do per request, each count on its own: system calls are
 // counted only for candidates whose instructions did not already differ (profile.NewCounters makes one).
 type Screener = profile.Counters
+
+// UseScreener gives o its screener, profile's counters, counting with urls() as they are when it counts: after a
+// URL file's login, with its session. It returns the program that is missing when there is no screener where
+// screening would run (ForceScreen, or a Budget of ScreenBudget or more), else "".
+func (o *Options) UseScreener(urls func() []load.MixItem) (missing string) {
+	if o.Screen, missing = profile.NewCounters(o.Stack, urls, o.Request); o.Screen == nil && (o.ForceScreen || o.Budget >= ScreenBudget) {
+		return missing
+	}
+	return ""
+}
 
 // Work is what a request costs PHP, counted rather than timed: repeatable, so equal counts mean a CPU-only
 // knob has nothing to give.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/bytesize"
+	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
@@ -22,6 +23,20 @@ import (
 // request, with its interval, from measure.EstimateGrowth. When the mix grows, each URL is sent alone to a pool
 // of one worker, to name the page that leaks. pm.max_requests is then the requests after which a worker reaches
 // the memory the pool was sized with, and the pool's memory bound counts a worker at what it grows to by then.
+
+// ParseSoak reads --soak into Options.Soak: a duration, or off (-1); "" is 0, a tenth of the budget.
+func ParseSoak(s string) (time.Duration, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, exitcode.UsageErrorf("--soak %q: want a duration such as 2m, or off", s)
+}
 
 // Soak is what the soak measured and what it recommends.
 type Soak struct {

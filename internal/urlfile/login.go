@@ -35,6 +35,22 @@ func (m *Mix) Session() func(ctx context.Context, base string) ([]load.MixItem, 
 	}
 }
 
+// SessionAmid is Session for a command's whole mix, the file's URLs between before (--url entries) and after
+// (an access log's, sent as logged, without cookies): that mix, the file's URLs logged in. Nil without a login.
+func (m *Mix) SessionAmid(before, after []load.MixItem) func(ctx context.Context, base string) ([]load.MixItem, error) {
+	in := m.Session()
+	if in == nil {
+		return nil
+	}
+	return func(ctx context.Context, base string) ([]load.MixItem, error) {
+		logged, err := in(ctx, base)
+		if err != nil {
+			return nil, err
+		}
+		return append(append(slices.Clone(before), logged...), after...), nil
+	}
+}
+
 // LogIn sends the login to base (http://HOST:PORT, the served app) and returns the mix with its cookies on every
 // URL that takes them; without a login, the mix as it is. Once per run: sessions live in the app's store (its
 // database, PHP's session files), not in the server processes that a tune restarts.

@@ -152,6 +152,35 @@ func TestLoginCookiesGoWithTheSessionsURLs(t *testing.T) {
 	}
 }
 
+// SessionAmid: the command's whole mix logged in, the file's URLs in place between the --url entries and the
+// access log's, only the session's URLs with the cookie; nil without a login.
+func TestSessionAmidKeepsTheWholeMix(t *testing.T) {
+	srv := fakeLogin(t)
+	m, err := load1(t, wp).Mix(load.Request{Method: "GET"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := []load.MixItem{{URI: "/first", Weight: 2}}, []load.MixItem{{URI: "/logged", Weight: 5}}
+	items, err := m.SessionAmid(before, after)(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 2+len(m.Items) || items[0].URI != "/first" || items[len(items)-1].URI != "/logged" ||
+		items[1].URI != m.Items[0].URI {
+		t.Fatalf("mix %+v: want /first, the file's %d URLs, then /logged", items, len(m.Items))
+	}
+	if got := header(items[2].Request, "Cookie"); got != "wordpress_logged_in_abc=admin|123" {
+		t.Errorf("the file's /wp-admin/ Cookie %q, want the session's", got)
+	}
+	if items[0].Request != nil || items[len(items)-1].Request != nil {
+		t.Error("the URLs around the file's were given a request of their own")
+	}
+	noLogin, _ := load1(t, "urls:\n  - path: /\n").Mix(load.Request{}, nil)
+	if noLogin.SessionAmid(before, after) != nil {
+		t.Error("a file without a login has a session")
+	}
+}
+
 func TestAFailedLoginIsAnError(t *testing.T) {
 	srv := fakeLogin(t)
 	f := load1(t, strings.Replace(wp, "pwd: secret", "pwd: wrong", 1))

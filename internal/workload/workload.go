@@ -234,6 +234,27 @@ func (p *Preset) manifest() Manifest {
 		URLs: p.URLs, Login: p.Login, Writable: p.Writable, Packages: p.Packages, Services: p.Services}
 }
 
+// Listing is a preset as workload list shows it (schema phptune/workloads/v1's presets).
+type Listing struct {
+	Name     string   `json:"name"`
+	Summary  string   `json:"summary"`
+	Packages []string `json:"packages"`
+	Services []string `json:"services"`
+	Prepared bool     `json:"prepared"`
+	Where    string   `json:"where"`
+	URLs     []URL    `json:"urls"`
+}
+
+// List lists the presets, each with whether it is prepared in its default place and where.
+func List() []Listing {
+	var rows []Listing
+	for _, p := range Presets() {
+		ok, where := p.Status("")
+		rows = append(rows, Listing{p.Name, p.Summary, p.Packages, p.Services, ok, where, p.URLs})
+	}
+	return rows
+}
+
 // Status says whether the preset is prepared in dir ("" = the default directory).
 func (p *Preset) Status(dir string) (prepared bool, where string) {
 	if p.Embedded != nil {

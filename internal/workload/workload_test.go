@@ -119,3 +119,21 @@ func TestPrepareNeverReplacesAnotherPreset(t *testing.T) {
 		t.Fatalf("the prepared workload was replaced: %v %v", m, err)
 	}
 }
+
+// TestList: workload list's rows are the presets in order, each with what it needs and its URLs, and whether it
+// is prepared as Status says.
+func TestList(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // nothing prepared
+	rows, presets := List(), Presets()
+	if len(rows) != len(presets) {
+		t.Fatalf("%d rows for %d presets", len(rows), len(presets))
+	}
+	for i, r := range rows {
+		p := presets[i]
+		ok, where := p.Status("")
+		if r.Name != p.Name || r.Summary != p.Summary || len(r.URLs) != len(p.URLs) || r.Prepared != ok || r.Where != where ||
+			strings.Join(r.Packages, ",") != strings.Join(p.Packages, ",") || strings.Join(r.Services, ",") != strings.Join(p.Services, ",") {
+			t.Errorf("row %+v does not show preset %s", r, p.Name)
+		}
+	}
+}
