@@ -57,17 +57,18 @@ func TestSizeForPlace(t *testing.T) {
 	}
 }
 
-// TestOrderText: the help's order is Order's: the CPU knobs (the ini directives given with --knob among them)
-// before the pool size, the rest after it, and max_requests (decided by the soak, not raced) named last alone.
+// TestOrderText: the help's order is Order's: the CPU knobs (the ini directives given with --knob among them),
+// the server before the pool size, the rest after it, and max_requests (decided by the soak, not raced) named last
+// alone.
 func TestOrderText(t *testing.T) {
 	s := OrderText()
-	cpu, rest, ok := strings.Cut(s, "; then the pool size, max_children; then on requests/s served: ")
+	cpu, rest, ok := strings.Cut(s, "; then on requests/s served, the server; then the pool size, max_children; then on requests/s served: ")
 	if !ok || !strings.HasPrefix(cpu, "On CPU per request: ") || !strings.HasSuffix(s, "max_requests from workers' memory growth per request (--soak).") {
 		t.Fatalf("order text %q", s)
 	}
 	if !strings.Contains(cpu, "opcache, ") || !strings.Contains(cpu, "ini directives given with --knob") ||
-		!strings.HasPrefix(rest, "server, pm, ") || strings.Contains(cpu+rest, "max_children") || strings.Count(s, "max_requests") != 1 {
-		t.Errorf("order text %q: want opcache and the ini directives among the CPU knobs, server and pm after the pool size, "+
+		!strings.HasPrefix(rest, "pm, ") || strings.Contains(cpu+rest, "max_children") || strings.Contains(cpu+rest, "server") || strings.Count(s, "max_requests") != 1 {
+		t.Errorf("order text %q: want opcache and the ini directives among the CPU knobs, the server before the pool size, pm after it, "+
 			"max_requests once", s)
 	}
 }
