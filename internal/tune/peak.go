@@ -118,7 +118,7 @@ func (c *PeakCheck) sentence() string {
 // mostServed is the most goodput any pool size was measured to serve: the sweep's medians and the sizes' race.
 func (t *tuner) mostServed() float64 {
 	var most float64
-	if sat := t.res.Saturation; sat != nil {
+	if sat := t.sat; sat != nil {
 		for _, p := range sat.Points {
 			most = max(most, p.Median)
 		}
@@ -141,7 +141,7 @@ func ms(us float64) string {
 // serviceTime is a request's time on the app here, alone, in seconds: the inverse of one connection's goodput
 // in the sweep (the mix's mean), 0 without that point.
 func (t *tuner) serviceTime() float64 {
-	if sat := t.res.Saturation; sat != nil {
+	if sat := t.sat; sat != nil {
 		for _, p := range sat.Points {
 			if p.Concurrency == 1 && p.Median > 0 {
 				return 1 / p.Median
@@ -181,7 +181,7 @@ func (t *tuner) capacity() (float64, string) {
 		return stats.Median(trials), fmt.Sprintf("the median of its %d trials", len(trials))
 	}
 	var best Point
-	if sat := t.res.Saturation; sat != nil {
+	if sat := t.sat; sat != nil {
 		for _, p := range sat.Points {
 			if p.Concurrency <= t.best.MaxChildren && p.Concurrency > best.Concurrency {
 				best = p

@@ -12,8 +12,8 @@ import (
 // comparison that the recommendation serves 150 req/s, memory holds 10 children.
 func peakTuner(peak float64, children int) *tuner {
 	t := &tuner{o: Options{LogLoad: &accesslog.Load{PeakRPS: peak, MeanRPS: 1}}, best: knob.Config{MaxChildren: children}, conc: 8,
-		res: &Result{Saturation: &Saturation{Points: []Point{{Concurrency: 1, Median: 1 / 0.066}, {Concurrency: 8, Median: 140}}},
-			Headline: &Headline{RecommendationRPS: 150}, PoolSize: &PoolSize{MemoryLimit: 10}}}
+		sat: &Saturation{Points: []Point{{Concurrency: 1, Median: 1 / 0.066}, {Concurrency: 8, Median: 140}}},
+		res: &Result{Headline: &Headline{RecommendationRPS: 150}, PoolSize: &PoolSize{MemoryLimit: 10}}}
 	return t
 }
 
@@ -70,7 +70,7 @@ func TestCheckPeak(t *testing.T) {
 	// Without the sweep's one-connection point, the log's own concurrency: 20.5 in flight, 21 workers.
 	tr = peakTuner(212, 24)
 	tr.o.LogLoad.PeakConcurrency = 20.5
-	tr.res.Saturation.Points = tr.res.Saturation.Points[1:]
+	tr.sat.Points = tr.sat.Points[1:]
 	tr.checkPeak()
 	if c := tr.res.PeakCheck; c.Workers != 21 || c.ServiceUs != 0 || c.Holds || !strings.Contains(c.Note, "in flight by the log's times) needs about 21 workers;") ||
 		!strings.HasSuffix(c.Note, "no pool size measured here could: the most any served was 150 req/s (the peak needs about 1.4 hosts like this one, or cheaper requests)") {

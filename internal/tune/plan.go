@@ -95,7 +95,7 @@ func evenRequests(n, conc, cycle int) int {
 // rateAt is the sweep's median throughput at conc connections (the nearest point below it), or the peak's.
 func (t *tuner) rateAt(conc int) float64 {
 	rate := t.peakRPS
-	if s := t.res.Saturation; s != nil {
+	if s := t.sat; s != nil {
 		for _, p := range s.Points {
 			if p.Concurrency <= conc && p.Median > 0 {
 				rate = p.Median
@@ -131,7 +131,7 @@ func (t *tuner) planExperiments() {
 	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; !pinned {
 		n := 3 // the sizes as the sweep leaves them (the latency goal may narrow them later)
 		if t.res.PoolSize != nil {
-			n = max(2, len(poolCandidates(t.res.Saturation, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0, t.o.MinEffect)))
+			n = max(2, len(poolCandidates(t.sat, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0, t.o.MinEffect)))
 		}
 		t.plans[knob.MaxChildren().Name] = planned{arms: n, spec: TrialSpec{Metric: MetricGoodput, Steady: true}}
 		pairs += experiment.Pairs(experiment.Smallest, n)

@@ -71,41 +71,69 @@ type SizeResult struct {
 }
 
 // poolSize sizes pm.max_children from the knee, capped by memory (shared memory plus children x peak private
-// memory per worker), before any knob: the CPU knobs' arms run at that size. poolRace then raises it to meet a
-// latency goal and races the pick against its neighbours (the knee of a few short trials is a noisy pick).
+// memory per worker), before any knob: the CPU knobs' arms run at that size (sizeFromSweep). poolRace then raises
+// it to meet a latency goal and races the pick against its neighbours (the knee of a few short trials is a noisy
+// pick).
 func (t *tuner) poolSize() error {
-	ps := &PoolSize{Knee: t.res.Saturation.Knee, Memory: t.o.Memory}
-	t.res.PoolSize = ps
-	// Memory per worker from the sweep's largest load: private memory high-water, and the shared part once.
-	for _, tr := range t.res.Trials {
+	ps, cpuConc, err := sizeFromSweep(t.sat, sweepMemoryOf(t.res.Trials), t.o, t.cpuConc)
+	t.res.PoolSize = ps // the result's as far as it got, an error's too
+	if err != nil {
+		return err
+	}
+	if cpuConc != t.cpuConc {
+		t.cpuConc, t.plan.CPUConcurrency = cpuConc, cpuConc
+	}
+	t.best.MaxChildren = ps.Chosen
+	if t.stacks != nil && ps.PerWorkerBytes > 0 {
+		t.stacks.gate.limit(t.o.Memory, func(c knob.Config) int64 { return ps.SharedBytes + int64(c.MaxChildren)*ps.PerWorkerBytes })
+	}
+	return nil
+}
+
+// sweepMemory is a worker's memory as the sweep's trials saw it at their largest: private memory's high-water,
+// the shared part (counted once for the pool) and PHP's own peak for a request.
+type sweepMemory struct {
+	peakUSS, shared, peakRequest int64
+}
+
+// sweepMemoryOf is the saturation sweep's trials' sweepMemory.
+func sweepMemoryOf(trials []TrialRecord) sweepMemory {
+	var m sweepMemory
+	for _, tr := range trials {
 		if tr.Phase == "saturation" {
-			ps.PeakUSSBytes = max(ps.PeakUSSBytes, tr.WorkerUSS)
-			ps.SharedBytes = max(ps.SharedBytes, tr.WorkerShared)
+			m.peakUSS = max(m.peakUSS, tr.WorkerUSS)
+			m.shared = max(m.shared, tr.WorkerShared)
 			if tr.FPM != nil {
-				ps.PeakRequestBytes = max(ps.PeakRequestBytes, tr.FPM.PeakRequestMemory)
+				m.peakRequest = max(m.peakRequest, tr.FPM.PeakRequestMemory)
 			}
 		}
 	}
+	return m
+}
+
+// sizeFromSweep is the pool's size before any race: the sweep's knee, at most the workers o.Memory holds (the
+// shared part once, each worker at the larger of its private high-water and PHP's peak for a request) and
+// below the concurrency the OOM killer struck at; a pinned size is the starting configuration's. cpuConc, the
+// CPU trials' load, comes back capped by the memory too: their pools hold a worker a connection. A --memory
+// that holds no worker is a usage error, returned with the size as far as it got.
+func sizeFromSweep(sat *Saturation, mem sweepMemory, o Options, cpuConc int) (*PoolSize, int, error) {
+	ps := &PoolSize{Knee: sat.Knee, Memory: o.Memory, PeakUSSBytes: mem.peakUSS, SharedBytes: mem.shared,
+		PeakRequestBytes: mem.peakRequest, MemoryFrom: o.MemoryFrom, OtherPools: o.OtherPools}
 	n := max(ps.Knee, 1)
-	ps.MemoryFrom, ps.OtherPools = t.o.MemoryFrom, t.o.OtherPools
-	// A worker counts at the larger of its private memory's high-water and PHP's own peak for a request.
 	ps.PerWorkerBytes = max(ps.PeakUSSBytes, ps.PeakRequestBytes)
-	if t.o.Memory > 0 && ps.PerWorkerBytes > 0 {
-		ps.MemoryLimit = int((t.o.Memory - ps.SharedBytes) / ps.PerWorkerBytes)
+	if o.Memory > 0 && ps.PerWorkerBytes > 0 {
+		ps.MemoryLimit = int((o.Memory - ps.SharedBytes) / ps.PerWorkerBytes)
 		if ps.MemoryLimit < 1 {
-			return exitcode.UsageErrorf("--memory %d MiB does not hold one worker (%d MiB private at peak, %d MiB shared)",
-				t.o.Memory>>20, ps.PerWorkerBytes>>20, ps.SharedBytes>>20)
+			return ps, cpuConc, exitcode.UsageErrorf("--memory %d MiB does not hold one worker (%d MiB private at peak, %d MiB shared)",
+				o.Memory>>20, ps.PerWorkerBytes>>20, ps.SharedBytes>>20)
 		}
 		if n > ps.MemoryLimit {
 			n = ps.MemoryLimit
 			ps.Note = "memory limits the pool below the CPU knee"
 		}
-		if t.cpuConc > ps.MemoryLimit {
-			t.cpuConc = ps.MemoryLimit // the CPU trials' pools hold a worker a connection
-			t.plan.CPUConcurrency = t.cpuConc
-		}
+		cpuConc = min(cpuConc, ps.MemoryLimit)
 	}
-	if sat := t.res.Saturation; sat.OOM > 0 {
+	if sat.OOM > 0 {
 		// The OOM killer struck at sat.OOM connections: no pool that large, whatever the figures said.
 		below := 1
 		for _, p := range sat.Points {
@@ -119,17 +147,11 @@ func (t *tuner) poolSize() error {
 		n = min(n, below)
 		ps.Note = fmt.Sprintf("the OOM killer struck at %d connections in the sweep: at most %d children", sat.OOM, below)
 	}
-	ps.Initial = n
-	t.best.MaxChildren = n
-	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; pinned {
-		t.best.MaxChildren = t.o.Base.MaxChildren
-		ps.Chosen, ps.Note, ps.State = t.best.MaxChildren, pinnedWords, StatePinned
+	ps.Initial, ps.Chosen = n, n
+	if _, pinned := o.Pins[knob.MaxChildren().Name]; pinned {
+		ps.Chosen, ps.Note, ps.State = o.Base.MaxChildren, pinnedWords, StatePinned
 	}
-	ps.Chosen = t.best.MaxChildren
-	if t.stacks != nil && ps.PerWorkerBytes > 0 {
-		t.stacks.gate.limit(t.o.Memory, func(c knob.Config) int64 { return ps.SharedBytes + int64(c.MaxChildren)*ps.PerWorkerBytes })
-	}
-	return nil
+	return ps, cpuConc, nil
 }
 
 // NotRemeasured is the pool size's note when the budget left no time to race it against its neighbours.

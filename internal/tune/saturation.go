@@ -70,30 +70,125 @@ const KneeShare = 0.85
 // Settle): 32 workers are warm in a few seconds even for WordPress, 128 in tens of seconds.
 const firstSweepPool = 32
 
-// saturation sweeps concurrency 1, 2, 4, ... on a static pool that cannot cap it, until throughput stops
-// rising; the knee and the comparisons' load come from it. The pool grows from firstSweepPool to the largest
-// the memory allows (128) only when the curve is still rising at its size.
+// saturation is the sweep's phase: it runs the sweep and keeps the curve saturationOf makes of it (t.sat, and
+// the result's, the same pointer: sizePool still reads the result's). The comparisons load the knee: the server
+// is as busy there as at the peak (within the sweep's noise), and more connections would only queue.
 func (t *tuner) saturation(ctx context.Context) error {
+	sw, err := t.sweep(ctx)
+	sat := sw.partial()
+	if err == nil {
+		sat = saturationOf(sw.pool, sw.points, sw.oom)
+	}
+	t.sat, t.res.Saturation = sat, sat
+	if err != nil {
+		return err
+	}
+	t.conc = max(sat.Knee, 2)
+	t.peakRPS = sat.peakRPS()
+	return nil
+}
+
+// swept is what a sweep measured: each point's trials, the pool at its last point, and the concurrency at which
+// the OOM killer struck (0: it did not).
+type swept struct {
+	pool   int
+	points []sweptPoint
+	oom    int
+}
+
+// partial is the curve of a sweep cut short by an error: its points, without a knee or peak.
+func (s swept) partial() *Saturation {
+	sat := &Saturation{Pool: s.pool}
+	for _, sp := range s.points {
+		p, _ := sp.point()
+		sat.Points = append(sat.Points, p)
+	}
+	return sat
+}
+
+// sweptPoint is one concurrency of the sweep as measured: its trials.
+type sweptPoint struct {
+	conc   int
+	trials []sweepTrial
+}
+
+// sweepTrial is what one trial of the sweep measured.
+type sweepTrial struct {
+	rate   float64 // goodput
+	value  float64 // the engine's observation: the noise is that of its log
+	p99    float64
+	errors int64
+}
+
+// point is the curve's point of p's trials, and their log observations.
+func (p sweptPoint) point() (Point, []float64) {
+	var good, p99, logs []float64
+	var errs int64
+	for _, tr := range p.trials {
+		good = append(good, tr.rate)
+		p99 = append(p99, tr.p99)
+		logs = append(logs, math.Log(tr.value))
+		errs += tr.errors
+	}
+	m, lo, hi := stats.MeanCI95(good)
+	sort.Float64s(p99)
+	return Point{Concurrency: p.conc, RPS: m, Median: stats.Median(good), Lo: lo, Hi: hi, P99Us: p99[len(p99)/2], Errors: errs}, logs
+}
+
+// saturationOf is the saturation curve of a sweep's points on a pool of pool workers, the OOM killer having
+// struck at oom connections (0: not): its peak, its knee (curve.knee) and the noise of a trial.
+func saturationOf(pool int, points []sweptPoint, oom int) *Saturation {
+	sat := &Saturation{Pool: pool, OOM: oom}
+	var cv curve
+	var resid []float64
+	for _, sp := range points {
+		p, logs := sp.point()
+		sat.Points = append(sat.Points, p)
+		resid = append(resid, centred(logs)...)
+		cv.add(p, logs)
+	}
+	if len(cv.points) == 0 {
+		return sat
+	}
+	sat.Peak = cv.points[cv.peak].Concurrency
+	sat.NoiseSD = rms(resid) * math.Sqrt(float64(sweepTrials)/float64(sweepTrials-1))
+	sat.Knee = cv.knee()
+	return sat
+}
+
+// peakRPS is the mean goodput at the curve's peak (0: no point).
+func (s *Saturation) peakRPS() float64 {
+	for _, p := range s.Points {
+		if p.Concurrency == s.Peak {
+			return p.RPS
+		}
+	}
+	return 0
+}
+
+// sweep sweeps concurrency 1, 2, 4, ... on a static pool that cannot cap it, until throughput stops rising
+// (curve.add). The pool grows from firstSweepPool to the largest the memory allows (128) only when the curve is
+// still rising at its size. On an error it returns the points so far.
+func (t *tuner) sweep(ctx context.Context) (swept, error) {
 	limit := sweepPool(t.o.Memory, urlPeak(t.res.URLs))
 	cfg := t.best.Clone()
 	cfg.PM, cfg.MaxChildren = "static", min(limit, firstSweepPool)
-	sat := &Saturation{Pool: cfg.MaxChildren}
-	t.res.Saturation = sat
+	sw := swept{pool: cfg.MaxChildren}
 	t.plan.SweepTrials = sweepTrials
 	var cv curve
+	var points []Point
 	rps := 1 / t.checkLatency()
-	var resid []float64
 	// One arm holds the pool for the whole sweep; each point's arm shares it.
 	keep := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
 	if err := keep.Start(ctx); err != nil {
-		return err
+		return sw, err
 	}
 	defer func() { keep.Stop() }()
 	// Concurrency never above the pool: the pool must not cap the curve. The sweep stops at a sixth of the
 	// budget (after three points): a slow app's points are seconds each, and the knob races need the time.
 	began := t.clock.Now()
-	for c, last := 1, 0; c <= limit; c, last = nextConc(c, limit, sat.Points), c {
-		if len(sat.Points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/6 {
+	for c, last := 1, 0; c <= limit; c, last = nextConc(c, limit, points), c {
+		if len(points) >= 3 && t.clock.Now().Sub(began) > t.o.Budget/6 {
 			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections, a sixth of the budget: a larger --budget sweeps further", last))
 			break
 		}
@@ -103,10 +198,10 @@ func (t *tuner) saturation(ctx context.Context) error {
 		if c > cfg.MaxChildren {
 			// Still rising at the pool's size: the sweep goes on with the largest pool.
 			keep.Stop()
-			cfg.MaxChildren, sat.Pool = limit, limit
+			cfg.MaxChildren, sw.pool = limit, limit
 			keep = t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
 			if err := keep.Start(ctx); err != nil {
-				return err
+				return sw, err
 			}
 		}
 		t.status("saturation", plural(c, "connection", "connections"))
@@ -116,52 +211,38 @@ func (t *tuner) saturation(ctx context.Context) error {
 		t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
 		a := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: c, Detail: true})
 		if err := a.Start(ctx); err != nil {
-			return err
+			return sw, err
 		}
-		var good, p99, logs []float64
-		var errs int64
+		sp := sweptPoint{conc: c}
 		var oom error
 		for i := 0; i < sweepTrials; i++ {
 			o, err := a.Trial(ctx)
-			if errors.Is(err, ErrOOM) && len(sat.Points) > 0 && ctx.Err() == nil {
+			if errors.Is(err, ErrOOM) && len(points) > 0 && ctx.Err() == nil {
 				oom = err
 				break
 			}
 			if err != nil {
 				a.Stop()
-				return err
+				return sw, err
 			}
 			rec := t.res.Trials[len(t.res.Trials)-1]
-			good = append(good, o.Rate)
-			p99 = append(p99, rec.Latency.P99)
-			logs = append(logs, math.Log(o.Value))
-			errs += rec.Errors
+			sp.trials = append(sp.trials, sweepTrial{rate: o.Rate, value: o.Value, p99: rec.Latency.P99, errors: rec.Errors})
 		}
 		a.Stop() // the pool stays warm while the next point's arm holds it
 		if oom != nil {
 			// The memory ran out at this load: no point here, and no pool this large.
-			sat.OOM = c
+			sw.oom = c
 			t.warn(fmt.Sprintf("the saturation sweep stopped at %d connections: %v", c, oom))
 			break
 		}
-		m, lo, hi := stats.MeanCI95(good)
-		sort.Float64s(p99)
-		p := Point{Concurrency: c, RPS: m, Median: stats.Median(good), Lo: lo, Hi: hi, P99Us: p99[len(p99)/2], Errors: errs}
-		sat.Points = append(sat.Points, p)
-		resid = append(resid, centred(logs)...)
-		rps = max(m, rps)
+		p, logs := sp.point()
+		sw.points, points = append(sw.points, sp), append(points, p)
+		rps = max(p.RPS, rps)
 		if cv.add(p, logs) {
 			break
 		}
 	}
-	sat.Peak = cv.points[cv.peak].Concurrency
-	sat.NoiseSD = rms(resid) * math.Sqrt(float64(sweepTrials)/float64(sweepTrials-1))
-	sat.Knee = cv.knee()
-	// The comparisons load the knee: the server is as busy there as at the peak (within the sweep's noise), and
-	// more connections would only queue.
-	t.conc = max(sat.Knee, 2)
-	t.peakRPS = cv.points[cv.peak].RPS
-	return nil
+	return sw, nil
 }
 
 // curve is what the sweep's points so far say: the best of them, and whether the throughput still rises.

@@ -167,7 +167,7 @@ func (t *tuner) screenLeft() int {
 // noopRace estimates what racing a candidate that changes nothing would take: the rounds until the interval
 // fits inside the minimum effect, at the noise the saturation sweep saw, at a typical share of the budget.
 func (t *tuner) noopRace() time.Duration {
-	sd := math.Sqrt2 * t.res.Saturation.NoiseSD
+	sd := math.Sqrt2 * t.sat.NoiseSD
 	if sd <= 0 || t.o.MinEffect <= 0 {
 		return time.Hour
 	}

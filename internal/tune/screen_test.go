@@ -19,7 +19,7 @@ func TestTheScreenGivesUpACountThatCannotPay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tu.res.Saturation = &Saturation{NoiseSD: 0.1}
+		tu.sat = &Saturation{NoiseSD: 0.1}
 		counts := 0
 		count := func(ctx context.Context, _ knob.Config) (float64, error) {
 			counts++
@@ -53,7 +53,7 @@ func TestScreenedRowIsNoStatisticalVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tu.res.Saturation = &Saturation{NoiseSD: 0.1}
+	tu.sat = &Saturation{NoiseSD: 0.1}
 	same := func(context.Context, knob.Config) (float64, error) { return 1000, nil }
 	tu.o.Screen = &Screener{Instructions: same, Syscalls: same}
 	if err := tu.screen(context.Background()); err != nil {

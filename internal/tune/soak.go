@@ -443,29 +443,20 @@ func soleWorker(w *warmStack) (pid int, uss int64, err error) {
 // than minMaxRequests) and bounds the pool's memory with what a worker grows to by then.
 func (t *tuner) soakSizing(sk *Soak) {
 	ps := t.res.PoolSize
+	var sized int64
 	if ps != nil {
-		sk.SizedBytes = ps.PerWorkerBytes
+		sized = ps.PerWorkerBytes
 	}
+	var logRate float64
+	if l := t.o.LogLoad; l != nil {
+		logRate = l.MeanRPS
+	}
+	n := soakAdvice(sk, sized, logRate)
 	g := sk.Growth
-	sk.StartBytes = startBytes(sk.Series, g.PerRequest)
 	if !g.Shown {
-		// No growth shown: a day's worth is not projected from an interval that holds none.
 		t.soakRow(sk, "")
 		return
 	}
-	// The access log's rate, when tune is given one, goes first: it is the load the pool serves (its mean, as a
-	// day is mostly not its peak).
-	if l := t.o.LogLoad; l != nil {
-		if d, ok := sk.dayAt(l.MeanRPS, "the access log's mean rate"); ok {
-			sk.Day = append(sk.Day, d)
-		}
-	}
-	if d, ok := sk.dayAt(sk.RPS, "measured"); ok {
-		sk.Day = append(sk.Day, d)
-	}
-	// A worker may grow to the memory the pool was sized with, and at least by measure.GrowthRoom: the pool's
-	// bound then counts it at what it grows to (boundWithGrowth).
-	n := maxRequestsFor(max(sk.SizedBytes-sk.StartBytes, measure.GrowthRoom(sk.StartBytes)), g.Hi)
 	advice := fmt.Sprintf("%d would keep it within %s", n, bytesize.Format(float64(max(sk.SizedBytes, sk.grownAt(n)))))
 	_, decides := t.soakKnob()
 	v, pinned := t.o.Pins[knob.MaxRequests().Name]
@@ -491,6 +482,29 @@ func (t *tuner) soakSizing(sk *Soak) {
 		t.boundWithGrowth(ps, sk)
 	}
 	t.soakRow(sk, "")
+}
+
+// soakAdvice is what the soak's growth makes of a worker the pool was sized at sized bytes for: it sets sk's
+// SizedBytes, StartBytes and Day (a day at the access log's mean rate, logRate, 0 without a log, and at the
+// soak's), and returns the max_requests that keeps a worker within sized, or lets it grow by
+// measure.GrowthRoom when that is more, at the growth's upper bound (0: no growth shown).
+func soakAdvice(sk *Soak, sized int64, logRate float64) int {
+	sk.SizedBytes = sized
+	g := sk.Growth
+	sk.StartBytes = startBytes(sk.Series, g.PerRequest)
+	if !g.Shown {
+		return 0 // a day's worth is not projected from an interval that holds no growth
+	}
+	// The access log's rate goes first: it is the load the pool serves (its mean, as a day is mostly not its
+	// peak).
+	if d, ok := sk.dayAt(logRate, "the access log's mean rate"); ok {
+		sk.Day = append(sk.Day, d)
+	}
+	if d, ok := sk.dayAt(sk.RPS, "measured"); ok {
+		sk.Day = append(sk.Day, d)
+	}
+	// The pool's bound then counts a worker at what it grows to (boundWithGrowth).
+	return maxRequestsFor(max(sk.SizedBytes-sk.StartBytes, measure.GrowthRoom(sk.StartBytes)), g.Hi)
 }
 
 // grownAt is a fresh worker's private memory after n requests, at the growth's upper end.

@@ -232,3 +232,39 @@ func TestSoakTime(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakAdvice: the soak's growth, without a tuner, makes the max_requests that keeps a worker within the
+// memory the pool was sized with (or lets it grow by measure.GrowthRoom, and never fewer than minMaxRequests),
+// and a day's worth at the log's rate and the soak's; no growth shown projects nothing.
+func TestSoakAdvice(t *testing.T) {
+	const mib = 1 << 20
+	fresh := []measure.WorkerSeries{{Points: []measure.MemPoint{{Requests: 100, USS: 20*mib + 100*1000}}}}
+	cases := []struct {
+		name    string
+		growth  measure.Growth
+		sized   int64
+		logRate float64
+		want    int
+		days    []float64 // the days' rates
+	}{
+		{"no growth shown", measure.Growth{PerRequest: 1000, Hi: 3000}, 64 * mib, 2, 0, nil},
+		{"within the sized memory", measure.Growth{PerRequest: 1000, Hi: 100 << 10, Shown: true}, 64 * mib, 2, 450, []float64{2, 10}},
+		{"no pool size: the growth room", measure.Growth{PerRequest: 1000, Hi: 100 << 10, Shown: true}, 0, 0, 160, []float64{10}},
+		{"fast growth: the fewest", measure.Growth{PerRequest: 1000, Hi: mib, Shown: true}, 64 * mib, 0, minMaxRequests, []float64{10}},
+	}
+	for _, c := range cases {
+		sk := &Soak{Workers: 4, RPS: 10, Growth: c.growth, Series: fresh}
+		n := soakAdvice(sk, c.sized, c.logRate)
+		var days []float64
+		for _, d := range sk.Day {
+			days = append(days, d.Rate)
+		}
+		if n != c.want || sk.StartBytes != 20*mib || sk.SizedBytes != c.sized || !slices.Equal(days, c.days) {
+			t.Errorf("%s: max_requests %d, start %d, sized %d, days at %v; want %d, %d, %d, %v", c.name, n, sk.StartBytes,
+				sk.SizedBytes, days, c.want, 20*mib, c.sized, c.days)
+		}
+		if len(sk.Day) > 0 && sk.Day[len(sk.Day)-1].Requests != 10*86400/4 {
+			t.Errorf("%s: a day at the soak's rate is %d requests a worker, want %d", c.name, sk.Day[len(sk.Day)-1].Requests, 10*86400/4)
+		}
+	}
+}

@@ -184,6 +184,8 @@ type tuner struct {
 	// (nil: roundSD's estimates).
 	roundSDs map[string]float64
 	peakRPS  float64
+	// sat is the saturation phase's curve (nil in simulations): the result's Saturation is the same pointer.
+	sat *Saturation
 	// mixture and minRounds are the decider's (0: the defaults): a simulation may try others. stackSD is the
 	// spread of stacks' offsets the engine allows for, by metric (DefaultStackSD in real runs).
 	mixture   float64
