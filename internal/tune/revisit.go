@@ -70,6 +70,7 @@ func (t *tuner) revisit(ctx context.Context) error {
 			if v := k.Get(winner); v != k.Get(t.best) {
 				next := t.best.Clone()
 				if k.Set(&next, v) == nil {
+					next.MaxChildren = t.sizeKept(k.Name, v, next.MaxChildren)
 					t.setBest(next) // kept warm when it is the winner's own configuration
 				}
 			}
@@ -81,6 +82,23 @@ func (t *tuner) revisit(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// sizeKept is the pool's size once a second look sets the server v, which set size: the server's race gives each
+// runtime its size (sizeRuntimes), but the pool sizes' race came after it, and its size is a later knob's choice,
+// kept (within the runtime's memory). A 3-minute demo's look adopted mod_php at the 4 workers it was raced at,
+// where the sizes' race had kept 5: the row said 5, the files 4 (2026-11-27).
+func (t *tuner) sizeKept(name, v string, size int) int {
+	if name != knob.ServerName || t.runtimes == nil {
+		return size
+	}
+	n := t.best.MaxChildren
+	for _, r := range t.runtimes.table.List {
+		if r.Server == v && r.MemoryLimit > 0 {
+			n = min(n, r.MemoryLimit)
+		}
+	}
+	return n
 }
 
 // moved says whether what rc's race measured has changed since: a knob adopted after it, which its arms would
