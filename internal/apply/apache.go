@@ -61,8 +61,8 @@ func (p *Plan) apache(rec knob.Config, t Target, header []string) {
 	var files []Out
 	for _, f := range p.Files {
 		switch {
-		case f.Name == NginxName, f.Name == PoolName && modPHP:
-			continue
+		case f.Name == NginxName, f.Name == NginxSiteName, f.Name == PoolName && modPHP:
+			continue // Apache serves the app: nginx's files stay as they are, and mod_php has no pool
 		case f.Name == ININame && modPHP && f.From == "":
 			f.Dest = "/etc/php/" + t.Version + "/apache2/conf.d/99-phptune.ini"
 			f.What = "the settings mod_php reads as Apache starts (what php-fpm's master reads otherwise)"
@@ -72,6 +72,9 @@ func (p *Plan) apache(rec knob.Config, t Target, header []string) {
 	}
 	p.Files = append(files, p.apacheSite(rec, t, header), apacheMPM(rec, header))
 	p.Site, p.SiteFile, p.Upstream = nil, SiteDest, ""
+	if modPHP {
+		p.Changes = nil // the pool's directives: under mod_php, the site's php_admin_value lines and the MPM's say it
+	}
 	mods := "a2dismod -q mpm_prefork php" + t.Version + " && a2enmod -q mpm_event proxy_fcgi"
 	check := []string{"php-fpm" + t.Version + " -t"}
 	if modPHP {

@@ -26,7 +26,9 @@ func TestApacheRuntimeFiles(t *testing.T) {
 		rec.Server, rec.PM, rec.MaxChildren = server, "static", 4
 		rec.SetINI("memory_limit", "256M")
 		rec.SetSetting("opcache.jit_buffer_size", "64M")
-		p, err := Make(rec, Start{}, Target{Version: version, Docroot: "/srv/app"}, []string{"a header"})
+		// nginx's default site, which has no PHP location: under Apache, nginx's files stay as they are.
+		debian := File{Path: DebianSite, Text: "server {\n\tlisten 80;\n\troot /var/www/html;\n\tlocation / {\n\t\ttry_files $uri $uri/ =404;\n\t}\n}\n"}
+		p, err := Make(rec, Start{Site: debian}, Target{Version: version, Docroot: "/srv/app"}, []string{"a header"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,6 +44,9 @@ func TestApacheRuntimeFiles(t *testing.T) {
 		}
 		if strings.Join(names, " ") != want {
 			t.Errorf("%s: files %v, want %s", server, names, want)
+		}
+		if server == knob.ApacheModPHP && len(p.Changes) > 0 {
+			t.Errorf("mod_php: the pool's changes %v, where no pool runs", p.Effective())
 		}
 		site, mpm, ini := files[SiteName], files[MPMName], files[ININame]
 		if err := stack.CheckApacheSite(context.Background(), bin, server == knob.ApacheModPHP, site.Text, mpm.Text); err != nil {
