@@ -198,7 +198,7 @@ func (t *tuner) loadThePool(size int) {
 // Its row comes after the CPU knobs' (cpuFirst).
 func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	k := knob.MaxChildren()
-	sizes := poolCandidates(t.res.Saturation, t.best.MaxChildren, limit, floor, t.o.MinEffect)
+	sizes := poolCandidates(t.sat, t.best.MaxChildren, limit, floor, t.o.MinEffect)
 	if len(sizes) < 2 {
 		row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: noOtherSize, State: StateNoAlternative}
 		if len(sizes) == 1 {
