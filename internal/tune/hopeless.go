@@ -91,11 +91,11 @@ func pctWide(hw float64) string {
 // plausible is the largest change, as a log ratio, that the race of name is taken to be able to show: for the
 // pool size the spread of the sweep's medians over the sizes to race where that is wider, else plausibleLog.
 func (t *tuner) plausible(name string) float64 {
-	if name != knob.MaxChildren().Name || t.sat == nil || t.res.PoolSize == nil {
+	if name != knob.MaxChildren().Name || t.sat == nil || t.pool == nil {
 		return plausibleLog
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range poolCandidates(t.sat, t.best.MaxChildren, t.res.PoolSize.MemoryLimit, 0, t.o.MinEffect) {
+	for _, s := range poolCandidates(t.sat, t.best.MaxChildren, t.pool.MemoryLimit, 0, t.o.MinEffect) {
 		for _, p := range t.sat.Points {
 			if p.Concurrency == s && p.Median > 0 {
 				lo, hi = min(lo, math.Log(p.Median)), max(hi, math.Log(p.Median))

@@ -70,7 +70,7 @@ func (t *tuner) checkPeak() {
 		c.Workers = int(math.Ceil(l.PeakConcurrency - 1e-9))
 	}
 	c.CapacityRPS, c.CapacityFrom = t.capacity()
-	if ps := t.res.PoolSize; ps != nil && ps.MemoryLimit > 0 && ps.MemoryLimit < c.Workers && c.MaxChildren < c.Workers {
+	if ps := t.pool; ps != nil && ps.MemoryLimit > 0 && ps.MemoryLimit < c.Workers && c.MaxChildren < c.Workers {
 		c.MemoryLimit = ps.MemoryLimit
 	}
 	if most := max(t.mostServed(), c.CapacityRPS); most > 0 && most < c.PeakRPS {
@@ -123,7 +123,7 @@ func (t *tuner) mostServed() float64 {
 			most = max(most, p.Median)
 		}
 	}
-	if ps := t.res.PoolSize; ps != nil {
+	if ps := t.pool; ps != nil {
 		for _, sr := range ps.Sizes {
 			most = max(most, sr.RPS)
 		}
@@ -160,7 +160,7 @@ func (t *tuner) capacity() (float64, string) {
 	if h := t.res.Headline; h != nil && h.RecommendationRPS > 0 {
 		rps, from = h.RecommendationRPS, fmt.Sprintf("the final comparison's median at %d connections", t.conc)
 	}
-	if ps := t.res.PoolSize; ps != nil {
+	if ps := t.pool; ps != nil {
 		for _, sr := range ps.Sizes {
 			if sr.Size == t.best.MaxChildren && sr.RPS > rps {
 				rps, from = sr.RPS, fmt.Sprintf("the pool sizes' race at %d connections", ps.Load)

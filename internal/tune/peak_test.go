@@ -13,7 +13,7 @@ import (
 func peakTuner(peak float64, children int) *tuner {
 	t := &tuner{o: Options{LogLoad: &accesslog.Load{PeakRPS: peak, MeanRPS: 1}}, best: knob.Config{MaxChildren: children}, conc: 8,
 		sat: &Saturation{Points: []Point{{Concurrency: 1, Median: 1 / 0.066}, {Concurrency: 8, Median: 140}}},
-		res: &Result{Headline: &Headline{RecommendationRPS: 150}, PoolSize: &PoolSize{MemoryLimit: 10}}}
+		res: &Result{Headline: &Headline{RecommendationRPS: 150}}, pool: &PoolSize{MemoryLimit: 10}}
 	return t
 }
 
@@ -48,14 +48,14 @@ func TestCheckPeak(t *testing.T) {
 	}
 	// The same, where the sizes' race saw a size serve 200: the pool, not the host, falls short.
 	tr = peakTuner(180, 16)
-	tr.res.PoolSize.Sizes = []SizeResult{{Size: 32, RPS: 200}}
+	tr.pool.Sizes = []SizeResult{{Size: 32, RPS: 200}}
 	tr.checkPeak()
 	if c := tr.res.PeakCheck; c.Holds || c.MostRPS != 0 || !strings.HasSuffix(c.Note, ": it cannot hold the peak; the workers suffice, the host is short") {
 		t.Errorf("check %+v", c)
 	}
 	// The sizes' race served more at the pool's size, under a load that fills it: that figure.
 	tr = peakTuner(212, 8)
-	tr.res.PoolSize.Sizes, tr.res.PoolSize.Load = []SizeResult{{Size: 4, RPS: 120}, {Size: 8, RPS: 160}, {Size: 16, RPS: 170}}, 16
+	tr.pool.Sizes, tr.pool.Load = []SizeResult{{Size: 4, RPS: 120}, {Size: 8, RPS: 160}, {Size: 16, RPS: 170}}, 16
 	tr.checkPeak()
 	if c := tr.res.PeakCheck; c.CapacityRPS != 160 || c.CapacityFrom != "the pool sizes' race at 16 connections" {
 		t.Errorf("check %+v", c)

@@ -76,7 +76,7 @@ type SizeResult struct {
 // pick).
 func (t *tuner) poolSize() error {
 	ps, cpuConc, err := sizeFromSweep(t.sat, sweepMemoryOf(t.res.Trials), t.o, t.cpuConc)
-	t.res.PoolSize = ps // the result's as far as it got, an error's too
+	t.pool = ps // as far as it got, an error's too
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ const NotRemeasured = "not re-measured: the budget ran out"
 // poolRace raises the pool to meet the latency goal, when there is one, and races its size against its
 // neighbours (unless pinned).
 func (t *tuner) poolRace(ctx context.Context) error {
-	ps := t.res.PoolSize
+	ps := t.pool
 	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; pinned {
 		return nil
 	}
@@ -198,7 +198,7 @@ func (t *tuner) loadThePool(size int) {
 // Its row comes after the CPU knobs' (cpuFirst).
 func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	k := knob.MaxChildren()
-	sizes := poolCandidates(t.res.Saturation, t.best.MaxChildren, limit, floor, t.o.MinEffect)
+	sizes := poolCandidates(t.sat, t.best.MaxChildren, limit, floor, t.o.MinEffect)
 	if len(sizes) < 2 {
 		row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: noOtherSize, State: StateNoAlternative}
 		if len(sizes) == 1 {
@@ -206,7 +206,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 			row.Value = k.Get(t.best)
 			row.Note = "the only size the sweep, memory and the latency goal leave"
 		}
-		if ps := t.res.PoolSize; ps != nil {
+		if ps := t.pool; ps != nil {
 			ps.Note = row.Note
 		}
 		t.res.Knobs = append(t.res.Knobs, row)
@@ -228,7 +228,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 		if t.left()-t.finalLeast() < least {
 			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
 				notRemeasured, "the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least); the knee's size is kept"))
-			if ps := t.res.PoolSize; ps != nil {
+			if ps := t.pool; ps != nil {
 				ps.Note, ps.State = NotRemeasured, StateNotRaced
 			}
 			t.release(k.Name)
@@ -269,7 +269,7 @@ func (t *tuner) keepStartingSize(limit, floor int, why string) {
 	} else {
 		why += "; the knee's size is kept (the starting one does not fit)"
 	}
-	if ps := t.res.PoolSize; ps != nil {
+	if ps := t.pool; ps != nil {
 		ps.Note, ps.State = NotRaced, StateNotRaced
 	}
 	t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
@@ -348,7 +348,7 @@ func (t *tuner) sizesPicked(rc *raced, cfg knob.Config) {
 	rc.best = cfg
 	t.setBest(cfg)
 	stopAll(rc.arms)
-	if t.res.PoolSize.Decided {
+	if t.pool.Decided {
 		t.loadThePool(cfg.MaxChildren)
 	}
 }
@@ -395,10 +395,10 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 func (t *tuner) sizesRow(sizes []int, spec TrialSpec, out *experiment.Outcome) (int, KnobRow, []Comparison) {
 	k := knob.MaxChildren()
 	var comps []Comparison
-	ps := t.res.PoolSize
-	if ps == nil {
+	ps := t.pool
+	if ps == nil { // a simulation's race, with no poolSize before it
 		ps = &PoolSize{}
-		t.res.PoolSize = ps
+		t.pool = ps
 	}
 	ps.Load, ps.Sizes = spec.Conc, nil
 	for i, a := range out.Arms {

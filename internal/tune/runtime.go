@@ -81,7 +81,7 @@ func (t *tuner) sizeRuntimes(ctx context.Context, k knob.Knob, spec TrialSpec, v
 	t.runtimes = rr
 	sizes := map[string]int{k.Get(t.best): t.best.MaxChildren}
 	inc := Runtime{Server: k.Get(t.best), Size: t.best.MaxChildren, SizedFrom: "the pool's size"}
-	if ps := t.res.PoolSize; ps != nil {
+	if ps := t.pool; ps != nil {
 		inc.MemoryLimit, inc.SizedFrom = ps.MemoryLimit, "the pool's size, from the saturation sweep"
 	}
 	rr.table.List = append(rr.table.List, inc)
@@ -126,7 +126,7 @@ func (t *tuner) runtimeTarget() int {
 	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; pinned {
 		return n
 	}
-	if ps := t.res.PoolSize; ps != nil && ps.MemoryLimit > 0 && n >= ps.MemoryLimit && ps.Knee > n {
+	if ps := t.pool; ps != nil && ps.MemoryLimit > 0 && n >= ps.MemoryLimit && ps.Knee > n {
 		return ps.Knee
 	}
 	return n
@@ -187,7 +187,7 @@ func (t *tuner) memoryOf(phase, config string) workerMemory {
 // any trial's (php-fpm's status page).
 func (t *tuner) phpPeak() int64 {
 	var peak int64
-	if ps := t.res.PoolSize; ps != nil {
+	if ps := t.pool; ps != nil {
 		peak = ps.PeakRequestBytes
 	}
 	for _, u := range t.res.URLs {

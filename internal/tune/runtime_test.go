@@ -48,17 +48,17 @@ func TestRuntimeSizeRule(t *testing.T) {
 
 // TestRuntimeTarget: the target is the pool's size as decided, or the knee when memory capped the pool.
 func TestRuntimeTarget(t *testing.T) {
-	tu := &tuner{o: Options{Pins: map[string]string{}}, res: &Result{PoolSize: &PoolSize{Knee: 16, MemoryLimit: 6}}}
+	tu := &tuner{o: Options{Pins: map[string]string{}}, res: &Result{}, pool: &PoolSize{Knee: 16, MemoryLimit: 6}}
 	tu.best.MaxChildren = 6
 	if n := tu.runtimeTarget(); n != 16 {
 		t.Errorf("memory-capped pool of 6 under a knee of 16: target %d, want 16", n)
 	}
-	tu.res.PoolSize.MemoryLimit = 100
+	tu.pool.MemoryLimit = 100
 	if n := tu.runtimeTarget(); n != 6 {
 		t.Errorf("pool of 6 within memory: target %d, want 6", n)
 	}
 	tu.o.Pins["max_children"] = "6"
-	tu.res.PoolSize.MemoryLimit = 6
+	tu.pool.MemoryLimit = 6
 	if n := tu.runtimeTarget(); n != 6 {
 		t.Errorf("pinned pool of 6: target %d, want 6", n)
 	}

@@ -70,16 +70,16 @@ const KneeShare = 0.85
 // Settle): 32 workers are warm in a few seconds even for WordPress, 128 in tens of seconds.
 const firstSweepPool = 32
 
-// saturation is the sweep's phase: it runs the sweep and keeps the curve saturationOf makes of it (t.sat, and
-// the result's, the same pointer: sizePool still reads the result's). The comparisons load the knee: the server
-// is as busy there as at the peak (within the sweep's noise), and more connections would only queue.
+// saturation is the sweep's phase: it runs the sweep and keeps the curve saturationOf makes of it (t.sat, the
+// result's when it is put together: finish). The comparisons load the knee: the server is as busy there as at
+// the peak (within the sweep's noise), and more connections would only queue.
 func (t *tuner) saturation(ctx context.Context) error {
 	sw, err := t.sweep(ctx)
 	sat := sw.partial()
 	if err == nil {
 		sat = saturationOf(sw.pool, sw.points, sw.oom)
 	}
-	t.sat, t.res.Saturation = sat, sat
+	t.sat = sat // as far as it got, an error's too
 	if err != nil {
 		return err
 	}

@@ -442,7 +442,7 @@ func soleWorker(w *warmStack) (pid int, uss int64, err error) {
 // pool was sized with, or grows by measure.GrowthRoom when that is more, at the growth's upper bound, never fewer
 // than minMaxRequests) and bounds the pool's memory with what a worker grows to by then.
 func (t *tuner) soakSizing(sk *Soak) {
-	ps := t.res.PoolSize
+	ps := t.pool
 	var sized int64
 	if ps != nil {
 		sized = ps.PerWorkerBytes

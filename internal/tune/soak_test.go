@@ -18,7 +18,7 @@ func soakTuner(t *testing.T, knobs []knob.Knob, pins map[string]string, memory, 
 		t.Fatal(err)
 	}
 	tu.best.MaxChildren = 8
-	tu.res.PoolSize = &PoolSize{Knee: 8, Memory: memory, SharedBytes: 20 << 20, PerWorkerBytes: sized, Initial: 8, Chosen: 8}
+	tu.pool = &PoolSize{Knee: 8, Memory: memory, SharedBytes: 20 << 20, PerWorkerBytes: sized, Initial: 8, Chosen: 8}
 	return tu
 }
 
@@ -44,8 +44,8 @@ func TestSoakSizesMaxRequests(t *testing.T) {
 	if n < minMaxRequests || sk.StartBytes != 2<<20 || sk.StartBytes+int64(n)*(53<<10) > 25<<20 || n < 400 {
 		t.Errorf("max_requests %d from 2 MiB at +53 KiB a request: want the most that stays within 25 MiB (at least 400)", n)
 	}
-	if tu.best.MaxRequests != n || tu.res.PoolSize.GrownPerWorkerBytes != 0 {
-		t.Errorf("recommendation %s, pool %+v", tu.best, tu.res.PoolSize)
+	if tu.best.MaxRequests != n || tu.pool.GrownPerWorkerBytes != 0 {
+		t.Errorf("recommendation %s, pool %+v", tu.best, tu.pool)
 	}
 	row := tu.decided["max_requests"]
 	if row.Value != knob.MaxRequests().Get(tu.best) || !strings.Contains(row.Note, "+51.0 KiB [49.0, 53.0] a request") ||
@@ -79,7 +79,7 @@ func TestSoakSmallGrowthRecyclesRarely(t *testing.T) {
 	if n := sk.MaxRequests; n < 200000 || sk.StartBytes+int64(n)*70 > sk.StartBytes+room || tu.best.MaxRequests != n {
 		t.Errorf("max_requests %d at +70 B a request from %d bytes: want the most within %d bytes of growth", n, sk.StartBytes, room)
 	}
-	if g := tu.res.PoolSize.GrownPerWorkerBytes; g != sk.GrownBytes || g <= 2<<20+100*52 {
+	if g := tu.pool.GrownPerWorkerBytes; g != sk.GrownBytes || g <= 2<<20+100*52 {
 		t.Errorf("the pool counts a worker at %d bytes, the soak's grown figure %d", g, sk.GrownBytes)
 	}
 }
@@ -91,7 +91,7 @@ func TestSoakBoundsThePool(t *testing.T) {
 	tu := soakTuner(t, knob.All("", nil), nil, 600<<20, 14<<20)
 	sk := soakOf(measure.Growth{PerRequest: 1 << 20, Lo: 1000 << 10, Hi: 1048 << 10, Workers: 8, Requests: 3000, Shown: true})
 	tu.soakSizing(sk)
-	ps := tu.res.PoolSize
+	ps := tu.pool
 	if sk.MaxRequests != minMaxRequests || ps.GrownPerWorkerBytes != sk.GrownBytes || sk.GrownBytes < 100<<20 {
 		t.Fatalf("soak %+v, pool %+v", sk, ps)
 	}
@@ -102,7 +102,7 @@ func TestSoakBoundsThePool(t *testing.T) {
 	tu = soakTuner(t, knob.All("", nil), nil, 64<<20, 14<<20)
 	sk = soakOf(measure.Growth{PerRequest: 1 << 20, Lo: 1000 << 10, Hi: 1 << 20, Workers: 8, Requests: 3000, Shown: true})
 	tu.soakSizing(sk)
-	if ps := tu.res.PoolSize; sk.MaxRequests >= minMaxRequests || tu.best.MaxChildren != 1 || ps.SharedBytes+sk.GrownBytes > 64<<20 ||
+	if ps := tu.pool; sk.MaxRequests >= minMaxRequests || tu.best.MaxChildren != 1 || ps.SharedBytes+sk.GrownBytes > 64<<20 ||
 		len(tu.res.Warnings) != 1 {
 		t.Errorf("64 MiB: soak %+v, pool %+v, warnings %q", sk, ps, tu.res.Warnings)
 	}
@@ -110,9 +110,9 @@ func TestSoakBoundsThePool(t *testing.T) {
 	// A tighter bound (the OOM killer's in the sweep) holds; a pinned size is kept, with a warning.
 	g := measure.Growth{PerRequest: 1 << 20, Lo: 1000 << 10, Hi: 1048 << 10, Workers: 8, Requests: 3000, Shown: true}
 	tu = soakTuner(t, knob.All("", nil), nil, 600<<20, 14<<20)
-	tu.res.PoolSize.MemoryLimit = 2
+	tu.pool.MemoryLimit = 2
 	tu.soakSizing(soakOf(g))
-	if ps := tu.res.PoolSize; ps.MemoryLimit != 2 {
+	if ps := tu.pool; ps.MemoryLimit != 2 {
 		t.Errorf("the sweep's OOM bound of 2 became %d", ps.MemoryLimit)
 	}
 	tu = soakTuner(t, knob.All("", nil), map[string]string{"max_children": "8"}, 600<<20, 14<<20)
@@ -140,7 +140,7 @@ func TestSoakLeavesUsersValuesAlone(t *testing.T) {
 	tu = soakTuner(t, []knob.Knob{fixed}, nil, 0, 14<<20)
 	sk = soakOf(g)
 	tu.soakSizing(sk)
-	if _, ok := tu.decided["max_requests"]; ok || tu.best.MaxRequests != 0 || tu.res.PoolSize.GrownPerWorkerBytes != 0 ||
+	if _, ok := tu.decided["max_requests"]; ok || tu.best.MaxRequests != 0 || tu.pool.GrownPerWorkerBytes != 0 ||
 		len(tu.res.Warnings) != 1 || !strings.Contains(sk.Note, "100 would keep it within 102 MiB") {
 		t.Errorf("raced on the user's values: decided %v, best %s, soak %+v, warnings %q", tu.decided, tu.best, sk, tu.res.Warnings)
 	}

@@ -35,7 +35,7 @@ func realSoakTuner(t *testing.T, app string, urls []load.MixItem, d time.Duratio
 	tu.stacks = newStacks(&tu.o, &tu.lengths, tu.record, tu.warn)
 	t.Cleanup(tu.stacks.stopAll)
 	tu.best.MaxChildren, tu.conc = 2, 2
-	tu.res.PoolSize = &PoolSize{Knee: 2, SharedBytes: 20 << 20, PerWorkerBytes: 64 << 20, Initial: 2, Chosen: 2}
+	tu.pool = &PoolSize{Knee: 2, SharedBytes: 20 << 20, PerWorkerBytes: 64 << 20, Initial: 2, Chosen: 2}
 	return tu
 }
 
@@ -84,7 +84,7 @@ func TestSoakFindsARealLeak(t *testing.T) {
 		!strings.Contains(row.Note, "/leak.php grows a worker by 1.0 MiB a request") {
 		t.Errorf("the max_requests row %+v: want it from the soak, naming the page", row)
 	}
-	if ps := tu.res.PoolSize; n == 0 || n != sk.MaxRequests || sk.StartBytes+int64(float64(n)*sk.Growth.Hi) > max(ps.PerWorkerBytes, ps.GrownPerWorkerBytes) {
+	if ps := tu.pool; n == 0 || n != sk.MaxRequests || sk.StartBytes+int64(float64(n)*sk.Growth.Hi) > max(ps.PerWorkerBytes, ps.GrownPerWorkerBytes) {
 		t.Errorf("max_requests %d (soak %d) from %d bytes at %.0f a request: beyond the %d bytes a worker is counted at",
 			n, sk.MaxRequests, sk.StartBytes, sk.Growth.Hi, max(ps.PerWorkerBytes, ps.GrownPerWorkerBytes))
 	}

@@ -184,8 +184,10 @@ type tuner struct {
 	// (nil: roundSD's estimates).
 	roundSDs map[string]float64
 	peakRPS  float64
-	// sat is the saturation phase's curve (nil in simulations): the result's Saturation is the same pointer.
+	// sat is the saturation phase's curve (nil in simulations), the result's Saturation (finish).
 	sat *Saturation
+	// pool is the pool's sizing (poolSize; sizesRow's in simulations), the result's PoolSize (finish).
+	pool *PoolSize
 	// mixture and minRounds are the decider's (0: the defaults): a simulation may try others. stackSD is the
 	// spread of stacks' offsets the engine allows for, by metric (DefaultStackSD in real runs).
 	mixture   float64
@@ -376,6 +378,7 @@ func (t *tuner) finish(err error) {
 		s.mu.Unlock()
 	}
 	t.res.Plan = t.plan
+	t.res.Saturation, t.res.PoolSize = t.sat, t.pool
 	t.res.Facts = t.facts
 	t.res.Recommendation = t.best
 	t.res.Runtimes = t.runtimesTable()
