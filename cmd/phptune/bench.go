@@ -185,14 +185,13 @@ func (s *streams) runBench(ctx context.Context, f benchFlags, args []string) err
 	if err != nil {
 		return err
 	}
-	t := o.Target
 	if f.repeat < 1 {
 		return exitcode.UsageErrorf("--repeat %d: want at least 1", f.repeat)
 	}
 	// The status page, when asked for: where to read it.
 	var st *load.StatusSource
 	if f.status != "" {
-		if st, err = load.ParseStatusSource(f.status, t); err != nil {
+		if st, err = load.ParseStatusSource(f.status, o.Target); err != nil {
 			return err
 		}
 	}
@@ -204,12 +203,8 @@ func (s *streams) runBench(ctx context.Context, f benchFlags, args []string) err
 	defer load.SetProcs(f.procs)()
 	var before *measure.FPMStatus
 	if st != nil {
-		if before, err = st.Read(ctx); err != nil {
-			return exitcode.WithCode(exitcode.Usage, err)
-		}
-		// A kept FastCGI connection holds a worker: at a rate, the bounded pool is the pool's own size.
-		if t.Protocol == load.FastCGI && o.Rate > 0 && o.MaxInflight == 0 && before.PM == "static" {
-			o.MaxInflight = before.Workers()
+		if before, err = st.Before(ctx, &o); err != nil {
+			return err
 		}
 	}
 
@@ -235,14 +230,7 @@ func (s *streams) runBench(ctx context.Context, f benchFlags, args []string) err
 		return runErr
 	}
 	if st != nil && ctx.Err() == nil {
-		after, err := st.Read(ctx)
-		if err != nil {
-			res.Warnings = append(res.Warnings, "php-fpm status after the run: "+err.Error())
-		} else {
-			d := measure.Delta(before, after)
-			res.FPMStatus = d
-			res.Warnings = append(res.Warnings, load.FPMWarnings(d, before, t, f.connections)...)
-		}
+		st.After(ctx, res, before, o)
 	}
 	if res.Requests > 0 && res.Errors == res.Requests && runErr == nil {
 		runErr = exitcode.WithCode(exitcode.Failed, errors.New("every request failed"))

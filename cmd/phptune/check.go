@@ -82,12 +82,6 @@ func (s *streams) runCheck(ctx context.Context, f checkFlags, args []string) err
 	if f.interval > f.forDur {
 		return exitcode.UsageErrorf("--interval %s is longer than --for %s: give a window of several intervals", f.interval, f.forDur)
 	}
-	if f.statusPath == "" {
-		f.statusPath = check.DefaultStatusPath
-	}
-	if !strings.HasPrefix(f.statusPath, "/") {
-		return exitcode.UsageErrorf("--fpm-status %q: want a path starting with /, as pm.status_path is written", f.statusPath)
-	}
 	targets, skipped, err := check.Resolve(args, check.Given{StatusPath: f.statusPath, StatusSet: f.statusSet, Prefix: f.prefix})
 	if err != nil {
 		return err

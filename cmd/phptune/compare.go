@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/compare"
 	"github.com/phptune/phptune/internal/exitcode"
@@ -148,7 +146,7 @@ func (s *streams) runCompare(ctx context.Context, f compareFlags, args []string)
 		// Each arm's own result too, which bench and compare read again.
 		end.holds = "compare.json, " + strings.Join(names, ".json, ") + ".json"
 		for i, r := range results {
-			if err := saveResult(filepath.Join(f.out, names[i]+".json"), r); err != nil {
+			if err := report.SaveBench(filepath.Join(f.out, names[i]+".json"), r); err != nil {
 				return err
 			}
 		}
@@ -185,17 +183,6 @@ func armOptions(ctx context.Context, base benchFlags, spec string, stderr io.Wri
 	}
 	f.durationSet = f.durationSet || fs.Changed("duration")
 	return f.options(ctx, fs.Arg(0), stderr)
-}
-
-func saveResult(path string, r *load.Result) error {
-	if err := r.Encode(); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := report.WriteJSON(&buf, r); err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	return atomicfile.Save(path, buf.Bytes())
 }
 
 // runCompareTunes compares tune runs: knob by knob, and the recommendations' throughput.

@@ -115,12 +115,7 @@ func (s *streams) runProfile(ctx context.Context, f profileFlags, args []string)
 		return exitcode.UsageErrorf("--url-file: profile speaks FastCGI to php-fpm and sends no login: give the session cookie in the file's cookies, or profile logged-in pages with tune --profile")
 	}
 	if len(o.URLs) == 0 {
-		for _, u := range app.URLs {
-			o.URLs = append(o.URLs, load.MixItem{URI: u.URI, Weight: u.Weight})
-		}
-		if len(o.URLs) == 0 {
-			o.URLs = []load.MixItem{{URI: "/", Weight: 1}}
-		}
+		o.URLs = app.Paths()
 	}
 	known := knob.All(knob.PreloadScript(sc), nil)
 	if err := knob.CheckNames(ctx, sc.PHPFPM, known, map[string][]string{"--knob": f.knobs, "--compare": f.compares}, f.inis); err != nil {

@@ -98,7 +98,7 @@ func (s *streams) runServe(ctx context.Context, f serveFlags, args []string) err
 	defer st.Stop(context.Background())
 
 	if f.envFile != "" {
-		if err := serveEnv(st, f.envFile); err != nil {
+		if err := st.WriteEnv(f.envFile); err != nil {
 			return err
 		}
 		defer os.Remove(f.envFile)

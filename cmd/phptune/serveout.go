@@ -6,27 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/workload"
 )
-
-// serveEnv writes the endpoints as shell variables (a pool's empty when the stack has none).
-func serveEnv(s *stack.Stack, path string) error {
-	script := s.Script()
-	tcp, unix := s.Endpoints()
-	target := func(ep stack.Endpoint) string {
-		if ep.Address == "" {
-			return ""
-		}
-		return ep.URL(script)
-	}
-	env := fmt.Sprintf("PHPTUNE_HTTP=%s\nPHPTUNE_FCGI=%s\nPHPTUNE_UNIX=%s\nPHPTUNE_DOCROOT=%s\nPHPTUNE_SCRIPT=%s\nPHPTUNE_RUNDIR=%s\n",
-		shellQuote(s.HTTPURL), shellQuote(target(tcp)), shellQuote(target(unix)), shellQuote(s.Docroot), shellQuote(script),
-		shellQuote(s.RunDir))
-	return atomicfile.Save(path, []byte(env))
-}
 
 // serveJSON prints the endpoints as schema phptune/serve/v1: a pool's keys only when the stack has it.
 func serveJSON(w io.Writer, s *stack.Stack, app *workload.App, name string, services []string) {

@@ -174,7 +174,7 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 		if builds, err = buildForTune(ctx, args, o, f.build, out, line, s.err); err != nil {
 			return err
 		}
-		if err := raceBuilds(&o, builds); err != nil {
+		if err := o.RaceBuilds(builds); err != nil {
 			return err
 		}
 	}

@@ -11,11 +11,8 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/cli"
-	"github.com/phptune/phptune/internal/exitcode"
-	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/phpbuild"
-	"github.com/phptune/phptune/internal/textline"
 	"github.com/phptune/phptune/internal/tune"
 )
 
@@ -44,27 +41,5 @@ func buildForTune(ctx context.Context, args []string, o tune.Options, variants [
 	if err != nil {
 		return nil, fmt.Errorf("tune --build: %w (log %s)", err, logf.Name())
 	}
-	var builds []tune.Build
-	for _, name := range variants {
-		v := res.Variant(name)
-		if v == nil || !v.Available || v.PHPFPM == "" {
-			why := "not built"
-			if v != nil && v.Reason != "" {
-				why = textline.First(v.Reason)
-			}
-			return nil, exitcode.WithCode(exitcode.Failed, fmt.Errorf("tune --build %s: %s (log %s)", name, why, logf.Name()))
-		}
-		builds = append(builds, tune.Build{Variant: name, PHPFPM: v.PHPFPM, Cached: v.Cached, Seconds: time.Since(start).Seconds()})
-	}
-	return builds, nil
-}
-
-// raceBuilds adds the builds to the knob php's values (knob.WithBinaries).
-func raceBuilds(o *tune.Options, builds []tune.Build) (err error) {
-	var bins []string
-	for _, b := range builds {
-		bins = append(bins, b.PHPFPM)
-	}
-	o.Knobs, err = knob.WithBinaries(o.Knobs, &o.Base, o.Stack.PHPFPM, bins)
-	return err
+	return res.TuneBuilds(variants, time.Since(start).Seconds(), logf.Name())
 }

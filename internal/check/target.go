@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,7 +46,7 @@ func (t Target) String() string {
 
 // Given is what the command line says of the pools beside the targets.
 type Given struct {
-	StatusPath string // of sockets and addresses
+	StatusPath string // of sockets and addresses ("": DefaultStatusPath); a path, as pm.status_path is written
 	StatusSet  bool   // --fpm-status was given: it overrides the pools' own
 	Prefix     string // php-fpm's -p, for relative include= lines ("": guessed, measure.FPMPrefixes)
 }
@@ -56,8 +57,12 @@ type Given struct {
 // path of sockets and addresses (a running pool's own when it has one), and overrides the files' when
 // g.StatusSet. No args: every pool running on the host (found by measure.RunningPools) except phptune's own. A
 // pool that cannot be sampled (no pm.status_path) is returned in skipped with what to add; bad input is an
-// error (exit 2).
+// error (exit 2), g.StatusPath that is not a path too.
 func Resolve(args []string, g Given) (targets []Target, skipped []Skipped, err error) {
+	g.StatusPath = cmp.Or(g.StatusPath, DefaultStatusPath)
+	if !strings.HasPrefix(g.StatusPath, "/") {
+		return nil, nil, exitcode.UsageErrorf("--fpm-status %q: want a path starting with /, as pm.status_path is written", g.StatusPath)
+	}
 	running, runErr := measure.RunningPools(g.Prefix)
 	if len(args) == 0 {
 		if runErr != nil {

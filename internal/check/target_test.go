@@ -39,6 +39,14 @@ func TestResolveTargets(t *testing.T) {
 			t.Errorf("%s: %+v %v", arg, ts, err)
 		}
 	}
+	// No --fpm-status: DefaultStatusPath; one that is not a path is refused before anything is read.
+	if ts, _, err := Resolve([]string{"unix:/run/php/x.sock"}, Given{}); err != nil || len(ts) != 1 || ts[0].StatusPath != DefaultStatusPath {
+		t.Errorf("no status path given: %+v %v, want %s", ts, err, DefaultStatusPath)
+	}
+	if _, _, err := Resolve([]string{"unix:/run/php/x.sock"}, Given{StatusPath: "status", StatusSet: true}); exitcode.Of(err) != exitcode.Usage ||
+		err.Error() != `--fpm-status "status": want a path starting with /, as pm.status_path is written` {
+		t.Errorf("--fpm-status status: %v, want a usage error asking for /", err)
+	}
 	for _, arg := range []string{"tcp:nonsense", filepath.Join(dir, "missing.conf"), dir, "no-such-pool-name-here"} {
 		if _, _, err := Resolve([]string{arg}, Given{StatusPath: "/status"}); exitcode.Of(err) != exitcode.Usage {
 			t.Errorf("%s: %v, want a usage error", arg, err)

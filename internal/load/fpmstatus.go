@@ -59,3 +59,40 @@ func FPMWarnings(d measure.FPMDelta, before *measure.FPMStatus, t Target, conns 
 	}
 	return w
 }
+
+// Before reads the status page before a run of o (an error is a usage error: the page named is not there) and
+// bounds o's pool by it (BoundByPool).
+func (s *StatusSource) Before(ctx context.Context, o *Options) (*measure.FPMStatus, error) {
+	before, err := s.Read(ctx)
+	if err != nil {
+		return nil, exitcode.WithCode(exitcode.Usage, err)
+	}
+	BoundByPool(o, before)
+	return before, nil
+}
+
+// BoundByPool bounds a FastCGI run at a rate, without --max-inflight, at a static pool's size: a kept FastCGI
+// connection holds a worker.
+func BoundByPool(o *Options, before *measure.FPMStatus) {
+	if o.Target.Protocol == FastCGI && o.Rate > 0 && o.MaxInflight == 0 && before.PM == "static" {
+		o.MaxInflight = before.Workers()
+	}
+}
+
+// After reads the status page after a run of o and notes in res what the pool did since before, or why it
+// could not be read.
+func (s *StatusSource) After(ctx context.Context, res *Result, before *measure.FPMStatus, o Options) {
+	after, err := s.Read(ctx)
+	if err != nil {
+		res.Warnings = append(res.Warnings, "php-fpm status after the run: "+err.Error())
+		return
+	}
+	res.noteFPM(before, after, o)
+}
+
+// noteFPM sets r's FPMStatus to the pool's delta over the run and adds FPMWarnings.
+func (r *Result) noteFPM(before, after *measure.FPMStatus, o Options) {
+	d := measure.Delta(before, after)
+	r.FPMStatus = d
+	r.Warnings = append(r.Warnings, FPMWarnings(d, before, o.Target, o.Connections)...)
+}

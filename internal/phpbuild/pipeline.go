@@ -17,6 +17,8 @@ import (
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/textline"
+	"github.com/phptune/phptune/internal/tune"
 )
 
 // Schema of the build result.
@@ -141,6 +143,24 @@ func (r *Result) Variant(name string) *VariantResult {
 		}
 	}
 	return nil
+}
+
+// TuneBuilds are the variants built for tune --build, in variants' order, each taking seconds (the build step's
+// wall time); a variant not built is an error that says why and names the build's log.
+func (r *Result) TuneBuilds(variants []string, seconds float64, log string) ([]tune.Build, error) {
+	var builds []tune.Build
+	for _, name := range variants {
+		v := r.Variant(name)
+		if v == nil || !v.Available || v.PHPFPM == "" {
+			why := "not built"
+			if v != nil && v.Reason != "" {
+				why = textline.First(v.Reason)
+			}
+			return nil, exitcode.WithCode(exitcode.Failed, fmt.Errorf("tune --build %s: %s (log %s)", name, why, log))
+		}
+		builds = append(builds, tune.Build{Variant: name, PHPFPM: v.PHPFPM, Cached: v.Cached, Seconds: seconds})
+	}
+	return builds, nil
 }
 
 // Run fetches the source, builds the variants, smoke-tests them and verifies the gain. On cancellation it

@@ -2,6 +2,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -20,6 +22,19 @@ func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// SaveBench writes a bench result, its histogram encoded, whole to path (WriteJSON): a file bench and compare
+// read again.
+func SaveBench(path string, r *load.Result) error {
+	if err := r.Encode(); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return atomicfile.Save(path, buf.Bytes())
 }
 
 // Bench writes the human summary of a bench result, laid out so that ab and wrk users read it at a glance.

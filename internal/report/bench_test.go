@@ -2,8 +2,11 @@ package report
 
 import (
 	"bytes"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/phptune/phptune/internal/load"
 )
@@ -44,5 +47,33 @@ func TestBenchSummary(t *testing.T) {
 	// Classes are listed most frequent first.
 	if strings.Index(out, "    php_stderr") > strings.Index(out, "    timeout ") {
 		t.Errorf("classes not sorted by count:\n%s", out)
+	}
+}
+
+// TestSaveBench: a saved bench result reads back whole, its histogram with it, a figure that is not a number as 0.
+func TestSaveBench(t *testing.T) {
+	o := load.Options{Timeout: time.Second}
+	rec := load.NewRecorder(&o, time.Now())
+	for _, lat := range []time.Duration{time.Millisecond, 2 * time.Millisecond, 40 * time.Millisecond} {
+		rec.Response(200, 100, lat)
+	}
+	r := rec.Result(time.Second, 0)
+	r.RPS = math.NaN()
+	path := filepath.Join(t.TempDir(), "a.json")
+	if err := SaveBench(path, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := load.ReadResult(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Requests != 3 || back.RPS != 0 || back.HistogramEncoded == "" {
+		t.Fatalf("read back %d requests, rps %v, histogram %q; want 3, 0 and the histogram", back.Requests, back.RPS, back.HistogramEncoded)
+	}
+	if h := back.Histogram(); h == nil || h.TotalCount() != 3 || h.Max() < 39000 {
+		t.Errorf("histogram read back: %v, want the 3 latencies up to 40ms", h)
+	}
+	if err := SaveBench(filepath.Join(t.TempDir(), "no", "such", "dir.json"), r); err == nil {
+		t.Error("saved into a directory that is not there")
 	}
 }

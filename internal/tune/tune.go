@@ -152,6 +152,17 @@ func (o Options) Check() error {
 	return nil
 }
 
+// RaceBuilds adds the builds of tune --build to the knob php's values (knob.WithBinaries): the run starts from
+// the first of them.
+func (o *Options) RaceBuilds(builds []Build) (err error) {
+	var bins []string
+	for _, b := range builds {
+		bins = append(bins, b.PHPFPM)
+	}
+	o.Knobs, err = knob.WithBinaries(o.Knobs, &o.Base, o.Stack.PHPFPM, bins)
+	return err
+}
+
 type tuner struct {
 	warnMu sync.Mutex // warn is called from a race's arms starting side by side
 	recMu  sync.Mutex // record is called from a duet round's trials at once

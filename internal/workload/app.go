@@ -148,6 +148,18 @@ func (a *App) Mix(req load.Request, check *regexp.Regexp) ([]load.MixItem, func(
 	return []load.MixItem{{URI: "/", Weight: 1, ExpectBody: check}}, nil, nil
 }
 
+// Paths is the app's URLs without their markers (profile's default mix: it checks no body), else / alone.
+func (a *App) Paths() []load.MixItem {
+	var items []load.MixItem
+	for _, u := range a.URLs {
+		items = append(items, load.MixItem{URI: u.URI, Weight: u.Weight})
+	}
+	if len(items) == 0 {
+		return []load.MixItem{{URI: "/", Weight: 1}}
+	}
+	return items
+}
+
 // FirstURL is the app's first URL and its marker (the path "/" and no marker for a plain docroot).
 func (a *App) FirstURL() (string, *regexp.Regexp) {
 	if len(a.URLs) == 0 {
