@@ -7,13 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/tune"
 	"github.com/phptune/phptune/internal/workload"
+	"github.com/spf13/cobra"
 )
 
 type serveFlags struct {
@@ -152,5 +151,3 @@ func serveURLs(app *workload.App) []map[string]any {
 	}
 	return out
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/phptune/phptune/internal/report"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/textline"
 	"github.com/phptune/phptune/internal/workload"
 )
 
@@ -51,19 +52,19 @@ func servePrint(w io.Writer, s *stack.Stack, app *workload.App, name string, ser
 	path, marker := app.FirstURL()
 	check, reqURI := "", ""
 	if marker != nil {
-		check = " --expect-body " + shellQuote(marker.String())
+		check = " --expect-body " + textline.Quote(marker.String())
 	}
 	if path != "/" {
-		reqURI = " --request-uri " + shellQuote(path)
+		reqURI = " --request-uri " + textline.Quote(path)
 	}
-	fmt.Fprintf(w, "\n  phptune bench %s -c 8 -d 10s%s\n", shellQuote(strings.TrimSuffix(s.HTTPURL, "/")+path), check)
+	fmt.Fprintf(w, "\n  phptune bench %s -c 8 -d 10s%s\n", textline.Quote(strings.TrimSuffix(s.HTTPURL, "/")+path), check)
 	// Real apps read the Host header (HTTP_HOST), which only a web server sends unasked.
-	host := " -H " + shellQuote("Host: "+strings.TrimSuffix(strings.TrimPrefix(s.HTTPURL, "http://"), "/"))
+	host := " -H " + textline.Quote("Host: "+strings.TrimSuffix(strings.TrimPrefix(s.HTTPURL, "http://"), "/"))
 	if tcp.Address != "" {
-		fmt.Fprintf(w, "  phptune bench %s -c 4 -d 10s --fpm-status %s%s%s%s\n", shellQuote(fcgiTarget(tcp.URL(script), path)), tcp.StatusPath, reqURI, host, check)
+		fmt.Fprintf(w, "  phptune bench %s -c 4 -d 10s --fpm-status %s%s%s%s\n", textline.Quote(fcgiTarget(tcp.URL(script), path)), tcp.StatusPath, reqURI, host, check)
 	}
 	if unix.Address != "" {
-		fmt.Fprintf(w, "  phptune bench %s -c 4 -d 10s%s%s%s\n", shellQuote(fcgiTarget(unix.URL(script), path)), reqURI, host, check)
+		fmt.Fprintf(w, "  phptune bench %s -c 4 -d 10s%s%s%s\n", textline.Quote(fcgiTarget(unix.URL(script), path)), reqURI, host, check)
 	}
 	fmt.Fprintln(w)
 	if forDur > 0 {

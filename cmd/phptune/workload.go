@@ -6,11 +6,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/report"
+	"github.com/phptune/phptune/internal/textline"
 	"github.com/phptune/phptune/internal/workload"
+	"github.com/spf13/cobra"
 )
 
 func newWorkloadCmd(s *streams) *cobra.Command {
@@ -139,7 +139,7 @@ func (s *streams) runPrepare(ctx context.Context, f workloadFlags, args []string
 	}
 	ref := p.Name
 	if def, err := p.DefaultDir(); w.Dir != "" && (err != nil || def != w.Dir) {
-		ref = shellQuote(w.Dir) // not where the name finds it: the directory names it
+		ref = textline.Quote(w.Dir) // not where the name finds it: the directory names it
 	}
 	fmt.Fprintf(s.out, "\n  phptune serve %s\n  phptune tune %s\n", ref, ref)
 	return nil

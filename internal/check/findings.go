@@ -9,6 +9,7 @@ import (
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/measure"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // Finding ids.
@@ -418,7 +419,7 @@ func tuneLine(p *Pool, t Target) tuneCmd {
 		parts = append(parts, "--from-pool", p.PoolFile)
 	}
 	for _, u := range p.App.URLs {
-		parts = append(parts, "--url", shellQuote(u))
+		parts = append(parts, "--url", textline.QuoteIfNeeded(u))
 	}
 	if len(p.App.URLs) == 0 {
 		// The mix users send is in the web server's log; Debian's nginx writes it here.
@@ -427,12 +428,4 @@ func tuneLine(p *Pool, t Target) tuneCmd {
 		}
 	}
 	return tuneCmd{base: strings.Join(parts, " "), budget: p.Memory.Budget, bound: p.Memory.LimitSource}
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-=,:") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

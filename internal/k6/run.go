@@ -226,7 +226,7 @@ func segmentSequence(n int) string {
 func shellQuote(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		q[i] = textline.Quote(a)
 	}
 	return strings.Join(q, " ")
 }

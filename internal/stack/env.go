@@ -2,9 +2,9 @@ package stack
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/phptune/phptune/internal/atomicfile"
+	"github.com/phptune/phptune/internal/textline"
 )
 
 // WriteEnv writes the stack's endpoints to path as shell variables, for serve --env-file: PHPTUNE_HTTP,
@@ -20,10 +20,7 @@ func (s *Stack) WriteEnv(path string) error {
 		return ep.URL(script)
 	}
 	env := fmt.Sprintf("PHPTUNE_HTTP=%s\nPHPTUNE_FCGI=%s\nPHPTUNE_UNIX=%s\nPHPTUNE_DOCROOT=%s\nPHPTUNE_SCRIPT=%s\nPHPTUNE_RUNDIR=%s\n",
-		shellQuote(s.HTTPURL), shellQuote(target(tcp)), shellQuote(target(unix)), shellQuote(s.Docroot), shellQuote(script),
-		shellQuote(s.RunDir))
+		textline.Quote(s.HTTPURL), textline.Quote(target(tcp)), textline.Quote(target(unix)), textline.Quote(s.Docroot), textline.Quote(script),
+		textline.Quote(s.RunDir))
 	return atomicfile.Save(path, []byte(env))
 }
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
