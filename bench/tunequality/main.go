@@ -342,7 +342,7 @@ func agreement(ctx context.Context, bin, work string, budget time.Duration) (str
 			if k.Versus() != nil {
 				v.shown += fmt.Sprintf(" %+.1f%% [%+.1f, %+.1f]", k.EffectPct, k.CILowPct, k.CIHighPct)
 			}
-			if strings.Contains(k.Note, "budget") {
+			if k.StateOf() == tune.StateNotRaced || k.Verdict == stats.Inconclusive { // left undecided for the budget
 				v.shown += " (" + k.Note + ")"
 				undecided = append(undecided, fmt.Sprintf("%s in run %d", k.Name, run))
 			}
