@@ -10,8 +10,8 @@ import (
 )
 
 // sizesLook is a second look at the sizes' race, as at any race (revisit): it runs on with the same sizes, or
-// from the best configuration as it now stands where a knob decided after it changed what its sizes run (the
-// server, the listen backlog...). The 10-minute demo's sizes race stopped itself after 4 or 5 rounds, its
+// from the best configuration as it now stands where a knob decided after it changed what its sizes run
+// (keep-alive, the listen socket...). The 10-minute demo's sizes race stopped itself after 4 or 5 rounds, its
 // estimate needing more than its share, and the runs then ended a minute or two early with the size open
 // (2026-11-26). Decided, the pick is set in the best configuration and the final loads it.
 func (t *tuner) sizesLook(ctx context.Context, o *openRace, allow time.Duration) error {
