@@ -41,6 +41,11 @@ type Figure struct {
 	HigherIsBetter bool
 	// StackSD is Spec.StackSD for this figure.
 	StackSD float64
+	// Sparse lets a round's trials leave the figure out (Observation.Second 0 in every trial of the round): the
+	// round counts for Value alone, and the figure is judged on the rounds that gave it (a caller that measures
+	// it in some rounds only, to buy more rounds of Value: gate's latency). A round where some trials give it and
+	// others do not is left out of it as well.
+	Sparse bool
 	// Guard, in a race, makes the figure a condition rather than a goal: a challenger shown worse on it than
 	// Arms[0] leaves the race whatever its Value, and one whose estimate on it leans against it by MinEffect or
 	// more, undecided, does not take Arms[0]'s place while rounds remain (guard.go). Elsewhere it is judged as

@@ -29,6 +29,8 @@ type fakeArm struct {
 	requests             int64
 	// second, when set, gives a second figure of effect second[0] and noise second[1] (log scale).
 	second []float64
+	// secondEvery gives the second figure in every secondEvery-th trial only, from the first (0: every trial).
+	secondEvery int
 	// stackSD is the spread of its stacks' offsets, a fresh stack every trials (0: one for its life).
 	stackSD float64
 	every   int
@@ -109,7 +111,7 @@ func (a *fakeArm) Trial(ctx context.Context) (Observation, error) {
 		n = 500
 	}
 	o := Observation{Value: 1000 * math.Exp(x), Requests: n, Stack: stack}
-	if a.second != nil {
+	if a.second != nil && (a.secondEvery == 0 || (a.trials-1)%a.secondEvery == 0) {
 		o.Second = 50 * math.Exp(a.second[0]+a.second[1]*a.rng.NormFloat64())
 	}
 	if a.errorsAt > 0 && a.trials >= a.errorsAt && (a.errorsFor == 0 || a.trials < a.errorsAt+a.errorsFor) {

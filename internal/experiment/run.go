@@ -136,7 +136,7 @@ func (e *run) round(ctx context.Context) error {
 		for _, j := range e.live[x+1:] {
 			a, b := obs[i], obs[j]
 			addRound(e.seq[i][j], a.first(), b.first(), e.s.HigherIsBetter)
-			if e.seq2 != nil {
+			if e.seq2 != nil && a.Second > 0 && b.Second > 0 {
 				addRound(e.seq2[i][j], a.second(), b.second(), e.s.Second.HigherIsBetter)
 			}
 			e.fails[i][j].add(a, b, i == spilled || j == spilled)
@@ -230,7 +230,7 @@ func (e *run) check(o Observation) error {
 	if bad(o.Value) {
 		return fmt.Errorf("trial value %v: values must be positive and finite", o.Value)
 	}
-	if e.s.Second != nil && bad(o.Second) {
+	if e.s.Second != nil && bad(o.Second) && !(e.s.Second.Sparse && o.Second == 0) {
 		return fmt.Errorf("trial's %s %v: values must be positive and finite", e.s.Second.Name, o.Second)
 	}
 	return nil
@@ -524,9 +524,18 @@ func (e *run) pairNeeded(j int) int {
 		need = e.rule().roundsNeeded(e.seq[0][j])
 	}
 	if e.seq2 != nil && e.rule().Judge(e.seq2[0][j]) == "" {
-		need = min(need, e.rule().roundsNeeded(e.seq2[0][j]))
+		need = min(need, e.inRounds(e.rule().roundsNeeded(e.seq2[0][j]), e.seq2[0][j].N()))
 	}
 	return need
+}
+
+// inRounds is need of the second figure's rounds as rounds in all, at the pace it has been given so far (n of
+// the rounds run): a sparse figure's rounds are some of them.
+func (e *run) inRounds(need, n int) int {
+	if n == 0 || n >= e.out.Rounds {
+		return need
+	}
+	return min(MaxRoundsNeeded, int(math.Ceil(float64(need)*float64(e.out.Rounds)/float64(n))))
 }
 
 // needed is the fewest rounds in all after which a live challenger's comparison with the incumbent would be
@@ -694,7 +703,7 @@ func (e *run) finish() {
 		}
 		if e.seq[0][i].N() > 0 {
 			r.Vs = e.comparison(i)
-			if e.seq2 != nil {
+			if e.seq2 != nil && e.seq2[0][i].N() > 0 {
 				r.Vs2 = e.onFailures(i, e.rule().Comparison(e.seq2[0][i], e.s.Second.HigherIsBetter))
 			}
 		}

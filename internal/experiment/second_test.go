@@ -167,3 +167,32 @@ func aaVerdicts(out *Outcome) (wrong, yielded int) {
 	}
 	return wrong, yielded
 }
+
+// TestASparseFigure: gate's latency, measured in every third round only. The rounds without it count for the
+// first figure and not for the second (a third of them), a second figure 30% worse is still shown so on its own
+// rounds, and the race runs until both are decided; without Sparse, a round that leaves it out is an error.
+func TestASparseFigure(t *testing.T) {
+	run := func(sparse bool) (*Outcome, error) {
+		f := arms(rand.New(rand.NewSource(3)), 0.02, 0, 0)
+		for _, a := range f {
+			a.second, a.secondEvery = []float64{0, 0.05}, 3
+		}
+		f[1].second[0] = math.Log(1.3)
+		return Run(context.Background(), Spec{Arms: asArms(f), Mode: Versus, MinEffect: 0.03, Alpha: 0.05,
+			MaxRounds: 30, Second: &Figure{Name: "p99", Sparse: sparse}})
+	}
+	out, err := run(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, vs2 := out.Arms[1].Vs, out.Arms[1].Vs2
+	if vs == nil || vs2 == nil || vs2.N != (vs.N+2)/3 {
+		t.Fatalf("comparisons %+v and %+v: want a third of the rounds on the second figure", vs, vs2)
+	}
+	if vs.Verdict != stats.NoDifference || vs2.Verdict != stats.Worse {
+		t.Errorf("verdicts %s and %s after %d rounds, want no_difference and worse", vs.Verdict, vs2.Verdict, vs.N)
+	}
+	if _, err := run(false); err == nil {
+		t.Error("a round without the second figure, not sparse: no error")
+	}
+}

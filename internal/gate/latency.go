@@ -8,13 +8,14 @@ import (
 	"sync"
 
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stats"
 )
 
-// The latency trials: each round, after both versions' CPU trials, both versions are sent the same fixed rate of
-// requests at once (an open model: a request's latency runs from its scheduled send, so a version that falls
-// behind cannot hide its queue), and the p99 of each is the round's second figure (the p50 is stated beside
-// it). A fixed rate is what a server's users send: where CPU a request says what a version costs, the latency
-// at a rate says what its users wait, a sleep or a remote call included, which costs no CPU.
+// The latency trials: in some rounds (latencyDue), after both versions' CPU trials, both versions are sent the
+// same fixed rate of requests at once (an open model: a request's latency runs from its scheduled send, so a
+// version that falls behind cannot hide its queue), and the p99 of each is the round's second figure (the p50 is
+// stated beside it). A fixed rate is what a server's users send: where CPU a request says what a version costs,
+// the latency at a rate says what its users wait, a sleep or a remote call included, which costs no CPU.
 const (
 	// latencyShare of the slower version's throughput in the comparison's first round (both versions loaded at
 	// once, as in every round) is the rate: half, so that both versions at that rate at once keep the machine
@@ -53,7 +54,7 @@ func latencyPlan(duetRate float64) (rate float64, n int) {
 }
 
 // plan fixes the comparison's rate from its first round's CPU trials (rates, requests a second each: 0 for one
-// that failed) and returns it with the requests a trial, the same in every round.
+// that failed) and returns it with the requests a trial, the same in every latency trial.
 func (l *latency) plan(rates [2]float64) (float64, int, error) {
 	l.once.Do(func() {
 		slower := math.Inf(1)
@@ -108,4 +109,31 @@ func tail(res *load.Result) (p50, p99 float64) {
 		return res.LatencyAll[0].Value, res.LatencyAll[2].Value
 	}
 	return res.Latency.P50, res.Latency.P99
+}
+
+// latencyTimeShare is the most of a comparison's time its latency trials take while its CPU figure is open: a
+// latency trial (1 to 2.5 seconds) is longer than a round's CPU trials (about 0.8 seconds on the demo), and
+// run every round it took two thirds of the time, leaving a 5% change of CPU undecided in 2 minutes (11 to 13
+// rounds where 16 to 20 were needed, docs/ci.md). A third leaves the CPU trials twice the rounds.
+const latencyTimeShare = 1.0 / 3
+
+// latencyDue says whether c's next turn runs latency trials: never with --no-latency or once the p99 is decided
+// (a confidence sequence's verdict holds at any stopping time: more trials would change nothing for the gate);
+// every turn once CPU is shown not worse, when the p99 is all that is left to race, or while the p99 leans worse
+// (as the gate reads a lean), when it is the figure that may end the race; else while the latency trials have
+// taken at most latencyTimeShare of the comparison's time (so the first turn's, which sets the rate).
+func (g *gate) latencyDue(c *comparison) bool {
+	if g.o.NoLatency {
+		return false
+	}
+	if c.out != nil {
+		vs := c.out.Arms[1].Vs2
+		if vs != nil && vs.Verdict != stats.Inconclusive {
+			return false
+		}
+		if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) == NotWorse || c.x.SecondLeans(1, leanSEs) {
+			return true
+		}
+	}
+	return float64(c.latSpent) <= latencyTimeShare*float64(c.spent)
 }

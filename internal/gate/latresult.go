@@ -17,16 +17,18 @@ const (
 )
 
 // LatencyMetric says what the latency figure is, in result.json.
-const LatencyMetric = "p99 (and p50) latency in milliseconds at a fixed rate, both versions at once, each round: " +
+const LatencyMetric = "p99 (and p50) latency in milliseconds at a fixed rate, both versions at once, in some rounds: " +
 	"half the slower version's throughput in the comparison's first round"
 
 // Latency is NEW against OLD on the p99 at a fixed rate, for one comparison. The p99 is a guard, as tune's is: NEW
 // shown worse on it is worse whatever its CPU; undecided, it holds the gate undecided only while its estimate
 // leans against NEW by the minimum effect and two standard errors (leanSEs: more rounds may show it worse).
 type Latency struct {
-	// RatePerS is each version's rate in every round; RequestsPerTrial a latency trial's requests.
+	// RatePerS is each version's rate in every latency trial; RequestsPerTrial a latency trial's requests; Trials
+	// the rounds that ran latency trials (some of the comparison's rounds, latencyDue).
 	RatePerS         float64 `json:"rate_per_s"`
 	RequestsPerTrial int     `json:"requests_per_trial"`
+	Trials           int     `json:"trials"`
 	// Verdict is the engine's on the p99; Gate what it means for the gate; LeansWorse that it leans against NEW.
 	Verdict    stats.Verdict `json:"verdict"`
 	Gate       string        `json:"gate"`
@@ -38,12 +40,13 @@ type Latency struct {
 	Hi     float64 `json:"hi"`
 	Level  float64 `json:"level"`
 	// The medians of each version's latency trials' p50 and p99, milliseconds.
-	OldP50Ms     float64 `json:"old_p50_ms"`
-	NewP50Ms     float64 `json:"new_p50_ms"`
-	OldP99Ms     float64 `json:"old_p99_ms"`
-	NewP99Ms     float64 `json:"new_p99_ms"`
-	RoundsNeeded int     `json:"rounds_needed,omitempty"`
-	OnErrors     bool    `json:"on_errors,omitempty"`
+	OldP50Ms float64 `json:"old_p50_ms"`
+	NewP50Ms float64 `json:"new_p50_ms"`
+	OldP99Ms float64 `json:"old_p99_ms"`
+	NewP99Ms float64 `json:"new_p99_ms"`
+	// RoundsNeeded estimates, undecided, the rounds with latency trials in all that would decide the p99.
+	RoundsNeeded int  `json:"rounds_needed,omitempty"`
+	OnErrors     bool `json:"on_errors,omitempty"`
 }
 
 // leanSEs is how many standard errors an undecided p99's estimate must lean against NEW, besides the minimum
@@ -60,6 +63,7 @@ func (g *gate) latencyState(c *comparison) *Latency {
 	}
 	l := &Latency{RatePerS: c.lat.rate, RequestsPerTrial: c.lat.n, Verdict: stats.Inconclusive, Gate: Undecided,
 		Lo: -1, Hi: math.Expm1(experiment.Unbounded)}
+	l.Trials = len(c.lat.trials[0])
 	l.OldP50Ms, l.OldP99Ms = medians(c.lat.trials[0])
 	l.NewP50Ms, l.NewP99Ms = medians(c.lat.trials[1])
 	vs := c.out.Arms[1].Vs2

@@ -27,8 +27,14 @@ type comparison struct {
 	out   *experiment.Outcome
 	// ended says why it stopped racing ("" while it races).
 	ended string
-	// wall is what its last turn took (before the first, what calibrate foresees); spent what all took.
-	wall, spent time.Duration
+	// cost is what calibrate foresees of a turn's CPU trials and of its latency trials; spent what all its turns
+	// took, latSpent the latency trials' part of it (timed from their meeting), over turns and latRuns of them.
+	cost           [2]time.Duration
+	spent, latWall time.Duration
+	latSpent       time.Duration
+	turns, latRuns int
+	// latNow says that this turn runs latency trials (latencyDue).
+	latNow bool
 }
 
 // The reasons a comparison stops racing before the budget ends.
@@ -210,6 +216,7 @@ func (g *gate) round(ctx context.Context, racing []*comparison) error {
 func (g *gate) turn(ctx context.Context, c *comparison) error {
 	began := time.Now()
 	c.allow++
+	c.latNow, c.latWall = g.latencyDue(c), 0
 	var err error
 	if !c.ran {
 		c.ran = true
@@ -217,8 +224,12 @@ func (g *gate) turn(ctx context.Context, c *comparison) error {
 	} else {
 		c.out, err = c.x.Resume(ctx, func(l experiment.Look) bool { return l.Rounds < c.allow })
 	}
-	c.wall = time.Since(began)
-	c.spent += c.wall
+	c.turns++
+	c.spent += time.Since(began)
+	if c.latWall > 0 {
+		c.latRuns++
+		c.latSpent += c.latWall
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name, err)
 	}
@@ -249,16 +260,28 @@ func (g *gate) racing() []*comparison {
 	return out
 }
 
-// roundCost foresees a round of racing: the comparisons' last turns (before any, what calibrate foresaw, else
-// twice a trial's length), and at least a start of the next pair beside it.
+// roundCost foresees a round of racing: each comparison's next turn, and at least a start of the next pair
+// beside it.
 func (g *gate) roundCost(racing []*comparison) time.Duration {
 	var d time.Duration
 	for _, c := range racing {
-		if c.wall > 0 {
-			d += c.wall
-		} else {
-			d += 2 * time.Duration(trialSeconds*float64(time.Second))
-		}
+		d += g.turnCost(c)
 	}
 	return max(d, g.startWall)
+}
+
+// turnCost foresees c's next turn: its CPU trials and, when due, its latency trials, each as long as they have
+// taken on average so far (before any, what calibrate foresaw).
+func (g *gate) turnCost(c *comparison) time.Duration {
+	cpu, lat := c.cost[0], c.cost[1]
+	if n := c.turns; n > 0 {
+		cpu = (c.spent - c.latSpent) / time.Duration(n)
+	}
+	if n := c.latRuns; n > 0 {
+		lat = c.latSpent / time.Duration(n)
+	}
+	if !g.latencyDue(c) {
+		lat = 0
+	}
+	return cpu + lat
 }

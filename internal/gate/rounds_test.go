@@ -11,6 +11,7 @@ import (
 
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/stats"
 )
 
 // simulated is a gate whose stacks start at once and whose trials draw CPU a request: NEW costs effect[name] more
@@ -52,7 +53,7 @@ func simulated(t *testing.T, budget time.Duration, effect, sd, lat map[string]fl
 		return latTrial{P50: p99 / 2, P99: p99}, nil
 	}
 	for _, c := range g.comps {
-		c.n, c.wall = 100, pace
+		c.n, c.cost = 100, [2]time.Duration{pace, 0}
 	}
 	pair, wall, err := g.startPair(context.Background(), g.nextSerials())
 	if err != nil {
@@ -154,7 +155,7 @@ func TestRoundsWithoutLatencyRaceCPUAlone(t *testing.T) {
 	g.o.NoLatency = true
 	g.setUp()
 	for _, c := range g.comps {
-		c.n, c.wall = 100, 2*time.Millisecond
+		c.n, c.cost = 100, [2]time.Duration{2 * time.Millisecond, 0}
 	}
 	if err := g.rounds(context.Background()); err != nil {
 		t.Fatal(err)
@@ -169,6 +170,85 @@ func TestRoundsWithoutLatencyRaceCPUAlone(t *testing.T) {
 		}
 		if c.Name == "GET /a" && (c.Gate != Worse || strings.Join(c.WorseOn, ",") != FigureCPU) {
 			t.Errorf("GET /a: %s on %v, want worse on cpu", c.Gate, c.WorseOn)
+		}
+	}
+}
+
+// slowLatency makes g's latency trials take d each, as a real one takes longer than a round's CPU trials.
+func slowLatency(g *gate, d time.Duration) {
+	one := g.latencyOne
+	g.latencyOne = func(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error) {
+		time.Sleep(d)
+		return one(ctx, v, l, c, rate, n)
+	}
+}
+
+// While a comparison's CPU figure is open, its latency trials (here three times as long as its CPU trials) take
+// at most a third of its time, in some of its rounds, the first among them; the p99 is judged on those rounds.
+func TestRoundsGiveLatencyAThird(t *testing.T) {
+	g := simulated(t, 600*time.Millisecond, map[string]float64{}, map[string]float64{"": 0.3}, nil, 2*time.Millisecond)
+	slowLatency(g, 6*time.Millisecond)
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g.comps {
+		vs, vs2 := c.out.Arms[1].Vs, c.out.Arms[1].Vs2
+		if gateOf(vs, g.o.MinEffect) == NotWorse || vs2 == nil {
+			t.Fatalf("%s: CPU %+v, p99 %+v: want CPU undecided and a p99", c.Name, vs, vs2)
+		}
+		share := float64(c.latSpent) / float64(c.spent)
+		one := float64(c.latSpent) / float64(c.latRuns) / float64(c.spent)
+		t.Logf("%s: %d turns, %d with latency trials, %.0f%% of its time", c.Name, c.turns, c.latRuns, 100*share)
+		if share > latencyTimeShare+one || c.latRuns < 2 || vs.N != c.turns || vs2.N != c.latRuns {
+			t.Errorf("%s: latency trials in %d of %d turns (p99 judged on %d, CPU on %d), %.0f%% of its time; "+
+				"want at most a third and more than one", c.Name, c.latRuns, c.turns, vs2.N, vs.N, 100*share)
+		}
+		if got := len(c.lat.trials[0]); got != c.latRuns {
+			t.Errorf("%s: %d latency trials recorded in %d turns with them", c.Name, got, c.latRuns)
+		}
+	}
+}
+
+// Once a comparison's CPU is shown not worse (in a few rounds here), the p99 is all it races for: its latency
+// trials run every turn, well over the third they may take while CPU is open, until the p99 is decided.
+func TestRoundsGiveLatencyEveryTurnOnceCPUIsShown(t *testing.T) {
+	g := simulated(t, 400*time.Millisecond, map[string]float64{}, map[string]float64{"": 0.002}, nil, 2*time.Millisecond)
+	slowLatency(g, 6*time.Millisecond)
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	open := 0
+	for _, c := range g.comps {
+		if c.out.Arms[1].Vs2.Verdict != stats.Inconclusive {
+			continue // decided: its latency trials stopped then
+		}
+		open++
+		share := float64(c.latSpent) / float64(c.spent)
+		if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) != NotWorse || share < 0.6 || c.latRuns <= c.turns/2 {
+			t.Errorf("%s: latency trials in %d of %d turns, %.0f%% of its time, CPU %s; want CPU not worse and "+
+				"most of the time the p99's", c.Name, c.latRuns, c.turns, 100*share, gateOf(c.out.Arms[1].Vs, g.o.MinEffect))
+		}
+	}
+	if open == 0 {
+		t.Error("every p99 decided: nothing to see")
+	}
+}
+
+// A p99 that leans worse is the figure that may end the race: its latency trials run every turn, CPU open.
+func TestRoundsGiveALeaningP99EveryTurn(t *testing.T) {
+	g := simulated(t, 600*time.Millisecond, map[string]float64{}, map[string]float64{"": 0.3},
+		map[string]float64{"GET /b": 0.3}, 2*time.Millisecond)
+	slowLatency(g, 6*time.Millisecond)
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g.comps {
+		share := float64(c.latSpent) / float64(c.spent)
+		t.Logf("%s: %d turns, %d with latency trials, %.0f%% of its time, ended %q", c.Name, c.turns, c.latRuns,
+			100*share, c.ended)
+		if c.Name == "GET /b" && share < 0.5 {
+			t.Errorf("GET /b: latency trials in %d of %d turns, %.0f%% of its time; want most of it", c.latRuns,
+				c.turns, 100*share)
 		}
 	}
 }

@@ -25,12 +25,13 @@ func (a *arm) Name() string                { return a.g.ver[a.v].Label }
 func (a *arm) Start(context.Context) error { return nil }
 func (a *arm) Stop()                       {}
 
-// Trial is a round's CPU trial, then, once the other version's has ended too, its latency trial beside the
-// other's: the CPU figure is the observation's Value, the p99 at the comparison's rate its Second.
+// Trial is a round's CPU trial, then, in a round that has them (latencyDue), once the other version's CPU trial
+// has ended too, its latency trial beside the other's: the CPU figure is the observation's Value, the p99 at the
+// comparison's rate its Second (0 in a round without).
 func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 	g, c, l := a.g, a.c, a.g.cur[a.v]
 	obs, err := g.trialOne(ctx, a.v, l, c)
-	if g.o.NoLatency {
+	if !c.latNow {
 		return obs, err
 	}
 	rate := obs.Rate
@@ -38,6 +39,7 @@ func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 		rate = 0
 	}
 	rates, merr := c.meet.meet(ctx, a.v, rate)
+	began := time.Now()
 	if err := cmp.Or(err, merr); err != nil {
 		return obs, err
 	}
@@ -54,6 +56,9 @@ func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 	}
 	c.lat.trials[a.v] = append(c.lat.trials[a.v], lt)
 	obs.Second, obs.P99 = lt.P99, lt.P99
+	if a.v == 0 {
+		c.latWall = time.Since(began) // the turn's latency part; the other version's ends with it
+	}
 	return obs, nil
 }
 
@@ -159,15 +164,17 @@ func (g *gate) calibrate(ctx context.Context) error {
 		c.n = min(max(per, int(rate*trialSeconds)), maxTrialRequests)
 		// A turn, foreseen: both versions' trials at once take about twice one alone; then the latency trials,
 		// at a rate set from a version's throughput in a duet, about half its rate alone.
-		secs := 2 * float64(c.n) / rate
+		c.cost[0] = seconds(2 * float64(c.n) / rate)
 		if !g.o.NoLatency {
 			lr, ln := latencyPlan(rate / 2)
-			secs += float64(ln) / lr
+			c.cost[1] = seconds(float64(ln) / lr)
 		}
-		c.wall = time.Duration(secs * float64(time.Second))
 	}
 	return nil
 }
+
+// seconds is s seconds as a duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // cmpErr is err, or the failed requests of res.
 func cmpErr(err error, res *load.Result) error {
