@@ -34,7 +34,7 @@ func (t *tuner) final(ctx context.Context) error {
 	if h.Baseline == "" {
 		h.Baseline = "Debian's defaults"
 	}
-	t.res.Headline = h
+	t.log.headline = h
 	spec := TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc, Capacity: true, Fresh: true}
 	names := []string{"recommendation", h.Baseline, "rule of thumb"}
 	reach := t.reach()
@@ -93,7 +93,7 @@ func (t *tuner) final(ctx context.Context) error {
 	}
 	if out.Rounds == 0 {
 		if !h.Same {
-			t.res.Headline = nil // nothing measured: no figures to print as if they were
+			t.log.headline = nil // nothing measured: no figures to print as if they were
 		}
 		t.warn("the budget ended before the final comparison's first round: a larger --budget compares the recommendation with the baselines")
 		return err
@@ -167,7 +167,7 @@ func inRun(c knob.Config, reach int64) string {
 // rate any trial measured, served by that one worker. Without a measured rate nothing is out of reach.
 func (t *tuner) reach() int64 {
 	var top float64
-	for _, r := range t.res.Trials {
+	for _, r := range t.log.trials {
 		top = max(top, r.RPS)
 	}
 	if top <= 0 {

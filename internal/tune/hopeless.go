@@ -168,7 +168,7 @@ func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialS
 func (t *tuner) noteTurn(name string, allow time.Duration) {
 	left := t.left()
 	keep, look := t.keepAndLook(left)
-	t.res.Turns = append(t.res.Turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: left.Seconds(),
+	t.log.turns = append(t.log.turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: left.Seconds(),
 		AllowS: allow.Seconds(), KeepS: keep.Seconds(), LookS: look.Seconds(), ClaimS: claimOf(keep, look, left).Seconds()})
 }
 

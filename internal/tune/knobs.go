@@ -46,7 +46,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 	for i, k := range ks {
 		row, ok := t.notRaced(k)
 		if ok {
-			t.res.Knobs = append(t.res.Knobs, row)
+			t.log.addKnob(row)
 			t.release(k.Name)
 			continue
 		}
@@ -63,14 +63,14 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		t.noteTurn(k.Name, allow)
 		if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, arms, cold, spec)); why != "" {
 			row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}
-			t.res.Knobs = append(t.res.Knobs, row.because(StateNotRaced, notRacedWords, why))
+			t.log.addKnob(row.because(StateNotRaced, notRacedWords, why))
 			t.release(k.Name)
 			continue
 		}
 		allow = t.atTurnAllow(k.Name, allow, least)
 		if allow < least {
 			if t.left()-t.finalLeast() < least {
-				t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotTried,
+				t.log.addKnob(KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotTried,
 					notTriedWords, "the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least)"))
 				t.release(k.Name)
 				continue
@@ -158,7 +158,7 @@ func (t *tuner) release(name string) {
 // screenNotes are the screen's words on the candidates of a knob it took out.
 func (t *tuner) screenNotes(name string) []string {
 	var out []string
-	for _, sc := range t.res.Screens {
+	for _, sc := range t.log.screens {
 		if sc.Knob == name && !sc.Survived {
 			out = append(out, sc.Note)
 		}

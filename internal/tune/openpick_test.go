@@ -65,9 +65,10 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			"max_children=8 vs 16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}, res: &Result{}}
+			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}}
 			got := tu.sizesDone(c.sizes, TrialSpec{Conc: 32, Metric: MetricGoodput}, c.out)
-			ps, row := tu.pool, tu.res.Knobs[0]
+			rows, comps := tu.log.rows()
+			ps, row := tu.pool, rows[0]
 			if got != c.want || row.Value != strconv.Itoa(c.want) || ps.Kept != c.kept || row.Compared != c.compared || row.Vs.String() != c.compared {
 				t.Fatalf("pick %d, row %q compared %q, kept %v: want %d, compared %q, kept %v (%s)", got, row.Value, row.Compared,
 					ps.Kept, c.want, c.compared, c.kept, row.Note)
@@ -78,7 +79,7 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 					winners++
 				}
 			}
-			for _, cm := range tu.res.Comparisons {
+			for _, cm := range comps {
 				if cm.Accepted {
 					accepted++
 					if cm.Config != "max_children="+strconv.Itoa(c.want) {
@@ -112,7 +113,7 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 // where memory allows it.
 func TestAnOpenSizeRaceKeepsNoStartingSizeBeyondMemory(t *testing.T) {
 	open, win := experiment.StatusOpen, experiment.StatusWinner
-	tu := &tuner{o: Options{Base: knob.Config{MaxChildren: 5}, MinEffect: 0.03}, res: &Result{}, pool: &PoolSize{MemoryLimit: 4}}
+	tu := &tuner{o: Options{Base: knob.Config{MaxChildren: 5}, MinEffect: 0.03}, pool: &PoolSize{MemoryLimit: 4}}
 	if got := tu.sizesDone([]int{1, 2, 4}, TrialSpec{Conc: 4, Metric: MetricGoodput}, sizesOutcome(1, 2, open, open, win)); got != 4 {
 		t.Errorf("memory allows 4: picked %d", got)
 	}

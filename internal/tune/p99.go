@@ -18,7 +18,7 @@ func (t *tuner) p99(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t.res.P99Check = c
+	t.log.p99 = c
 	return nil
 }
 

@@ -78,7 +78,7 @@ func (t *tuner) checkPeak() {
 	}
 	c.Holds = c.CapacityRPS >= c.PeakRPS && c.MaxChildren >= c.Workers
 	c.Note = c.sentence()
-	t.res.PeakCheck = c
+	t.log.peak = c
 	if !c.Holds {
 		t.warn(c.Note)
 	}
@@ -157,7 +157,7 @@ func (t *tuner) serviceTime() float64 {
 func (t *tuner) capacity() (float64, string) {
 	var rps float64
 	var from string
-	if h := t.res.Headline; h != nil && h.RecommendationRPS > 0 {
+	if h := t.log.headline; h != nil && h.RecommendationRPS > 0 {
 		rps, from = h.RecommendationRPS, fmt.Sprintf("the final comparison's median at %d connections", t.conc)
 	}
 	if ps := t.pool; ps != nil {
@@ -172,7 +172,7 @@ func (t *tuner) capacity() (float64, string) {
 	}
 	var trials []float64
 	cfg := t.best.String()
-	for _, tr := range t.res.Trials {
+	for _, tr := range t.log.trials {
 		if tr.Config == cfg && tr.Metric == MetricGoodput {
 			trials = append(trials, tr.Goodput)
 		}

@@ -75,7 +75,7 @@ type SizeResult struct {
 // it to meet a latency goal and races the pick against its neighbours (the knee of a few short trials is a noisy
 // pick).
 func (t *tuner) poolSize() error {
-	ps, cpuConc, err := sizeFromSweep(t.sat, sweepMemoryOf(t.res.Trials), t.o, t.cpuConc)
+	ps, cpuConc, err := sizeFromSweep(t.sat, sweepMemoryOf(t.log.trials), t.o, t.cpuConc)
 	t.pool = ps // as far as it got, an error's too
 	if err != nil {
 		return err
@@ -209,7 +209,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 		if ps := t.pool; ps != nil {
 			ps.Note = row.Note
 		}
-		t.res.Knobs = append(t.res.Knobs, row)
+		t.log.addKnob(row)
 		t.release(k.Name)
 		return nil
 	}
@@ -226,7 +226,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	allow = t.atTurnAllow(k.Name, allow, least)
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
-			t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
+			t.log.addKnob(KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
 				notRemeasured, "the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least); the knee's size is kept"))
 			if ps := t.pool; ps != nil {
 				ps.Note, ps.State = NotRemeasured, StateNotRaced
@@ -272,7 +272,7 @@ func (t *tuner) keepStartingSize(limit, floor int, why string) {
 	if ps := t.pool; ps != nil {
 		ps.Note, ps.State = NotRaced, StateNotRaced
 	}
-	t.res.Knobs = append(t.res.Knobs, KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
+	t.log.addKnob(KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
 		notRacedWords, why))
 	t.release(k.Name)
 }
@@ -286,9 +286,7 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 	}
 	pick, row, comps := t.sizesRow(sizes, rc.spec, out)
 	rc.row, rc.comps = row, comps
-	t.open = append(t.open, &openRace{rc: rc, row: len(t.res.Knobs), comp: len(t.res.Comparisons), sizes: sizes})
-	t.res.Knobs = append(t.res.Knobs, row)
-	t.res.Comparisons = append(t.res.Comparisons, comps...)
+	t.open = append(t.open, &openRace{rc: rc, e: t.log.addKnob(row, comps...), sizes: sizes})
 	cfg := rc.cfgs[out.Winner].Clone()
 	cfg.MaxChildren = pick
 	t.sizesPicked(rc, cfg)
@@ -381,8 +379,7 @@ const sizesLeast = 4
 // sizesDone records the sizes' race (sizesRow) and returns the size chosen.
 func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) int {
 	pick, row, comps := t.sizesRow(sizes, spec, out)
-	t.res.Knobs = append(t.res.Knobs, row)
-	t.res.Comparisons = append(t.res.Comparisons, comps...)
+	t.log.addKnob(row, comps...)
 	return pick
 }
 

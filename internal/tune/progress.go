@@ -44,7 +44,8 @@ func (s Status) Line() string {
 func (t *tuner) bestWords() string {
 	var out []string
 	seen := map[string]bool{}
-	for _, row := range t.res.Knobs {
+	for _, e := range t.log.knobs {
+		row := e.row
 		if seen[row.Name] {
 			continue
 		}

@@ -124,8 +124,7 @@ func TestTuneTellsTheEngineItsStacks(t *testing.T) {
 			t.Errorf("%s races allow for stacks' offsets of %g, want DefaultStackSD (%g)", m, es.StackSD, DefaultStackSD)
 		}
 	}
-	tu.finish(nil)
-	if p := tu.res.Plan; p.StackSD[MetricCPU] != DefaultStackSD || p.StackSD[MetricGoodput] != DefaultStackSD ||
+	if p := tu.finish(nil).Plan; p.StackSD[MetricCPU] != DefaultStackSD || p.StackSD[MetricGoodput] != DefaultStackSD ||
 		p.PerStack[MetricCPU] != perStackCPU || p.PerStack[MetricGoodput] != perStackGoodput {
 		t.Errorf("the plan says stack_sd %v, rounds_per_stack %v", p.StackSD, p.PerStack)
 	}

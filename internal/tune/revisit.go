@@ -11,11 +11,10 @@ import (
 	"github.com/phptune/phptune/internal/stats"
 )
 
-// openRace is a race kept for a second look: where its row and comparisons are in the result.
+// openRace is a race kept for a second look, with its entry in the ledger, which each look updates.
 type openRace struct {
 	rc    *raced
-	row   int // its index in res.Knobs
-	comp  int // its first comparison's index in res.Comparisons
+	e     *knobEntry
 	looks int
 	// sizes are the pool's sizes, smallest first, when it is the sizes' race (sizesLook takes its second look).
 	sizes []int
@@ -30,9 +29,7 @@ const maxLooks = 2
 // raceDone records what a race decided and keeps it for a second look.
 func (t *tuner) raceDone(rc *raced) {
 	rc.row.screenFirst(t.screenNotes(rc.r.knob.Name))
-	t.open = append(t.open, &openRace{rc: rc, row: len(t.res.Knobs), comp: len(t.res.Comparisons)})
-	t.res.Knobs = append(t.res.Knobs, rc.row)
-	t.res.Comparisons = append(t.res.Comparisons, rc.comps...)
+	t.open = append(t.open, &openRace{rc: rc, e: t.log.addKnob(rc.row, rc.comps...)})
 	t.setBest(rc.best)
 }
 
@@ -76,8 +73,7 @@ func (t *tuner) revisit(ctx context.Context) error {
 			}
 		})
 		o.rc.row.screenFirst(t.screenNotes(k.Name))
-		t.res.Knobs[o.row] = o.rc.row
-		copy(t.res.Comparisons[o.comp:], o.rc.comps)
+		o.e.row, o.e.comps = o.rc.row, o.rc.comps
 		if err != nil {
 			return err
 		}
@@ -157,9 +153,9 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 	if r.row.Reason != "" {
 		r.row.Reason += " " + again // a race again that compared nothing: its reason is what a reader is shown
 	}
-	o.rc, o.comp = r, len(t.res.Comparisons)
-	t.res.Knobs[o.row] = r.row
-	t.res.Comparisons = append(t.res.Comparisons, r.comps...)
+	o.rc = r
+	o.e.earlier = append(o.e.earlier, o.e.comps...)
+	o.e.row, o.e.comps = r.row, r.comps
 	t.setBest(r.best)
 	return err
 }

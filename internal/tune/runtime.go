@@ -171,7 +171,7 @@ func (t *tuner) runtimeMemory(ctx context.Context, cfg knob.Config, v string) (w
 // figure for all, since only php-fpm reports it.
 func (t *tuner) memoryOf(phase, config string) workerMemory {
 	var m workerMemory
-	for _, tr := range t.res.Trials {
+	for _, tr := range t.log.trials {
 		if tr.Phase != phase || (config != "" && tr.Config != config) {
 			continue
 		}
@@ -190,10 +190,10 @@ func (t *tuner) phpPeak() int64 {
 	if ps := t.pool; ps != nil {
 		peak = ps.PeakRequestBytes
 	}
-	for _, u := range t.res.URLs {
+	for _, u := range t.log.urls {
 		peak = max(peak, u.PeakMemory)
 	}
-	for _, tr := range t.res.Trials {
+	for _, tr := range t.log.trials {
 		if tr.FPM != nil {
 			peak = max(peak, tr.FPM.PeakRequestMemory)
 		}
@@ -233,7 +233,7 @@ func (t *tuner) runtimesTable() *Runtimes {
 		r.PerWorkerBytes, r.SharedBytes, r.FrontBytes = m.perWorker, m.shared, m.front
 		r.TotalBytes = m.shared + m.front + int64(r.Size)*m.perWorker
 		var good, perCPU []float64
-		for _, tr := range t.res.Trials {
+		for _, tr := range t.log.trials {
 			if tr.Phase == phase && tr.Config == config {
 				good = append(good, tr.Goodput)
 				if tr.ReqPerCPUS > 0 {

@@ -48,7 +48,7 @@ func TestRuntimeSizeRule(t *testing.T) {
 
 // TestRuntimeTarget: the target is the pool's size as decided, or the knee when memory capped the pool.
 func TestRuntimeTarget(t *testing.T) {
-	tu := &tuner{o: Options{Pins: map[string]string{}}, res: &Result{}, pool: &PoolSize{Knee: 16, MemoryLimit: 6}}
+	tu := &tuner{o: Options{Pins: map[string]string{}}, pool: &PoolSize{Knee: 16, MemoryLimit: 6}}
 	tu.best.MaxChildren = 6
 	if n := tu.runtimeTarget(); n != 16 {
 		t.Errorf("memory-capped pool of 6 under a knee of 16: target %d, want 16", n)

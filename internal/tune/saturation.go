@@ -170,7 +170,7 @@ func (s *Saturation) peakRPS() float64 {
 // (curve.add). The pool grows from firstSweepPool to the largest the memory allows (128) only when the curve is
 // still rising at its size. On an error it returns the points so far.
 func (t *tuner) sweep(ctx context.Context) (swept, error) {
-	limit := sweepPool(t.o.Memory, urlPeak(t.res.URLs))
+	limit := sweepPool(t.o.Memory, urlPeak(t.log.urls))
 	cfg := t.best.Clone()
 	cfg.PM, cfg.MaxChildren = "static", min(limit, firstSweepPool)
 	sw := swept{pool: cfg.MaxChildren}
@@ -225,7 +225,7 @@ func (t *tuner) sweep(ctx context.Context) (swept, error) {
 				a.Stop()
 				return sw, err
 			}
-			rec := t.res.Trials[len(t.res.Trials)-1]
+			rec := t.log.trials[len(t.log.trials)-1]
 			sp.trials = append(sp.trials, sweepTrial{rate: o.Rate, value: o.Value, p99: rec.Latency.P99, errors: rec.Errors})
 		}
 		a.Stop() // the pool stays warm while the next point's arm holds it

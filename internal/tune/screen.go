@@ -142,7 +142,7 @@ func (t *tuner) screenStops(noop, perCount time.Duration, limit time.Time) strin
 			perCount.Round(time.Second), noop.Round(time.Second))
 	case t.clock.Now().Add(perCount).After(limit):
 		return fmt.Sprintf("stopped at a sixth of the budget (counting a candidate took %s)", perCount.Round(time.Second))
-	case len(t.res.Screens) == 0 && t.clock.Now().Add(time.Duration(t.screenLeft())*perCount).After(limit):
+	case len(t.log.screens) == 0 && t.clock.Now().Add(time.Duration(t.screenLeft())*perCount).After(limit):
 		return fmt.Sprintf("stopped: counting every candidate (%s each) would take more than a sixth of the budget", perCount.Round(time.Second))
 	}
 	return ""
@@ -161,7 +161,7 @@ func (t *tuner) screenLeft() int {
 			}
 		}
 	}
-	return n - len(t.res.Screens)
+	return n - len(t.log.screens)
 }
 
 // noopRace estimates what racing a candidate that changes nothing would take: the rounds until the interval
@@ -186,7 +186,7 @@ func (t *tuner) screenOne(ctx context.Context, k knob.Knob, v string, cand knob.
 			return ctx.Err()
 		}
 		// A candidate the screen cannot run is left to the timed trials, which report its failure.
-		t.res.Screens = append(t.res.Screens, Screen{Knob: k.Name, Value: v, From: k.Get(t.best), Base: *base,
+		t.log.screens = append(t.log.screens, Screen{Knob: k.Name, Value: v, From: k.Get(t.best), Base: *base,
 			Survived: true, Note: "not screened: " + err.Error()})
 		return nil
 	}
@@ -210,7 +210,7 @@ func (t *tuner) screenOne(ctx context.Context, k knob.Knob, v string, cand knob.
 		t.screens[k.Name][v] = true
 		t.plan.ScreenedOut++
 	}
-	t.res.Screens = append(t.res.Screens, sc)
+	t.log.screens = append(t.log.screens, sc)
 	return nil
 }
 

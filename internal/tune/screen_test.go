@@ -36,10 +36,10 @@ func TestTheScreenGivesUpACountThatCannotPay(t *testing.T) {
 		switch {
 		case err != nil:
 			t.Fatalf("slow=%v: %v", slow, err)
-		case slow && (counts != 1 || len(tu.res.Screens) != 0 || !strings.Contains(tu.plan.ScreenNote, "took more than")):
+		case slow && (counts != 1 || len(tu.log.screens) != 0 || !strings.Contains(tu.plan.ScreenNote, "took more than")):
 			t.Errorf("slow count: %d counts, %d screens, note %q; want it given up after the first", counts,
-				len(tu.res.Screens), tu.plan.ScreenNote)
-		case !slow && len(tu.res.Screens) == 0:
+				len(tu.log.screens), tu.plan.ScreenNote)
+		case !slow && len(tu.log.screens) == 0:
 			t.Errorf("quick count: no candidate screened (note %q)", tu.plan.ScreenNote)
 		}
 	}
@@ -78,6 +78,6 @@ func TestScreenedRowIsNoStatisticalVerdict(t *testing.T) {
 		}
 	}
 	if rows == 0 {
-		t.Fatalf("no knob screened whole (note %q, %d screens)", tu.plan.ScreenNote, len(tu.res.Screens))
+		t.Fatalf("no knob screened whole (note %q, %d screens)", tu.plan.ScreenNote, len(tu.log.screens))
 	}
 }

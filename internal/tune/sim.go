@@ -91,8 +91,7 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 		size = func(ctx context.Context) error { return t.sizePool(ctx, 0, 0) }
 	}
 	err = t.decideAll(ctx, size)
-	t.finish(err)
-	return t.res, err
+	return t.finish(err), err
 }
 
 type simClock struct {

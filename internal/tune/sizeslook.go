@@ -3,7 +3,6 @@ package tune
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -16,7 +15,7 @@ import (
 // (2026-11-26). Decided, the pick is set in the best configuration and the final loads it.
 func (t *tuner) sizesLook(ctx context.Context, o *openRace, allow time.Duration) error {
 	rc, again := o.rc, t.moved(o.rc)
-	first, before, was := rc.row, rc.x.Look().Rounds, len(rc.comps)
+	first, before := rc.row, rc.x.Look().Rounds
 	var out *experiment.Outcome
 	var err error
 	if again {
@@ -44,22 +43,10 @@ func (t *tuner) sizesLook(ctx context.Context, o *openRace, allow time.Duration)
 		row.Note += "; " + o.again
 	}
 	rc.row, rc.comps, o.rc = row, comps, rc
-	t.res.Knobs[o.row] = row
-	t.replaceComps(o.comp, was, comps)
+	o.e.row, o.e.comps = row, comps
 	// The pick is set in the best as it stands: the knobs decided after the race keep their choices.
 	next := t.best.Clone()
 	next.MaxChildren = pick
 	t.sizesPicked(rc, next)
 	return err
-}
-
-// replaceComps puts comps in place of the was comparisons at at in the result, and moves the other open races'
-// indices past them when the count changed (a size that was the best has no comparison of its own).
-func (t *tuner) replaceComps(at, was int, comps []Comparison) {
-	t.res.Comparisons = slices.Replace(t.res.Comparisons, at, at+was, comps...)
-	for _, o := range t.open {
-		if o.comp > at {
-			o.comp += len(comps) - was
-		}
-	}
 }

@@ -143,7 +143,7 @@ func (t *tuner) soak(ctx context.Context) error {
 		return nil
 	}
 	sk := &Soak{}
-	t.res.Soak = sk
+	t.log.soak = sk
 	err := t.soakMix(ctx, sk, d*2/3)
 	if err == nil && sk.Growth.Shown {
 		if len(t.o.URLs) == 1 {

@@ -103,8 +103,8 @@ func TestSoakBoundsThePool(t *testing.T) {
 	sk = soakOf(measure.Growth{PerRequest: 1 << 20, Lo: 1000 << 10, Hi: 1 << 20, Workers: 8, Requests: 3000, Shown: true})
 	tu.soakSizing(sk)
 	if ps := tu.pool; sk.MaxRequests >= minMaxRequests || tu.best.MaxChildren != 1 || ps.SharedBytes+sk.GrownBytes > 64<<20 ||
-		len(tu.res.Warnings) != 1 {
-		t.Errorf("64 MiB: soak %+v, pool %+v, warnings %q", sk, ps, tu.res.Warnings)
+		len(tu.log.warnings) != 1 {
+		t.Errorf("64 MiB: soak %+v, pool %+v, warnings %q", sk, ps, tu.log.warnings)
 	}
 
 	// A tighter bound (the OOM killer's in the sweep) holds; a pinned size is kept, with a warning.
@@ -117,8 +117,8 @@ func TestSoakBoundsThePool(t *testing.T) {
 	}
 	tu = soakTuner(t, knob.All("", nil), map[string]string{"max_children": "8"}, 600<<20, 14<<20)
 	tu.soakSizing(soakOf(g))
-	if tu.best.MaxChildren != 8 || len(tu.res.Warnings) != 1 || !strings.Contains(tu.res.Warnings[0], "pm.max_children 8 is pinned") {
-		t.Errorf("pinned max_children: best %s, warnings %q", tu.best, tu.res.Warnings)
+	if tu.best.MaxChildren != 8 || len(tu.log.warnings) != 1 || !strings.Contains(tu.log.warnings[0], "pm.max_children 8 is pinned") {
+		t.Errorf("pinned max_children: best %s, warnings %q", tu.best, tu.log.warnings)
 	}
 }
 
@@ -141,18 +141,18 @@ func TestSoakLeavesUsersValuesAlone(t *testing.T) {
 	sk = soakOf(g)
 	tu.soakSizing(sk)
 	if _, ok := tu.decided["max_requests"]; ok || tu.best.MaxRequests != 0 || tu.pool.GrownPerWorkerBytes != 0 ||
-		len(tu.res.Warnings) != 1 || !strings.Contains(sk.Note, "100 would keep it within 102 MiB") {
-		t.Errorf("raced on the user's values: decided %v, best %s, soak %+v, warnings %q", tu.decided, tu.best, sk, tu.res.Warnings)
+		len(tu.log.warnings) != 1 || !strings.Contains(sk.Note, "100 would keep it within 102 MiB") {
+		t.Errorf("raced on the user's values: decided %v, best %s, soak %+v, warnings %q", tu.decided, tu.best, sk, tu.log.warnings)
 	}
 	tu = soakTuner(t, []knob.Knob{knob.Opcache()}, nil, 0, 14<<20)
 	tu.soakSizing(soakOf(g))
-	if len(tu.decided) != 0 || tu.best.MaxRequests != 0 || len(tu.res.Warnings) != 1 {
+	if len(tu.decided) != 0 || tu.best.MaxRequests != 0 || len(tu.log.warnings) != 1 {
 		t.Errorf("--only opcache: decided %v, best %s", tu.decided, tu.best)
 	}
 	tu = soakTuner(t, knob.All("", nil), map[string]string{"max_requests": "0"}, 0, 14<<20)
 	tu.soakSizing(soakOf(g))
-	if len(tu.decided) != 0 || tu.best.MaxRequests != 0 || len(tu.res.Warnings) != 1 || !strings.Contains(tu.res.Warnings[0], "nothing bounds it") {
-		t.Errorf("pinned at 0: decided %v, warnings %q", tu.decided, tu.res.Warnings)
+	if len(tu.decided) != 0 || tu.best.MaxRequests != 0 || len(tu.log.warnings) != 1 || !strings.Contains(tu.log.warnings[0], "nothing bounds it") {
+		t.Errorf("pinned at 0: decided %v, warnings %q", tu.decided, tu.log.warnings)
 	}
 }
 

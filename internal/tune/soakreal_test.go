@@ -62,9 +62,9 @@ func TestSoakFindsARealLeak(t *testing.T) {
 	if err := tu.soak(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sk := tu.res.Soak
+	sk := tu.log.soak
 	t.Logf("leak: %s, %d requests in %.1f s of load, %s in all; %s; warnings %q", sk.Growth, sk.Requests, sk.Seconds,
-		time.Since(began).Round(time.Millisecond), soakNote(sk), tu.res.Warnings)
+		time.Since(began).Round(time.Millisecond), soakNote(sk), tu.log.warnings)
 	if g := sk.Growth; !g.Shown || g.PerRequest < 50<<10 || g.PerRequest > 200<<10 {
 		t.Errorf("the mix's growth %+v: want it shown, about 100 KiB a request", g)
 	}
@@ -93,7 +93,7 @@ func TestSoakFindsARealLeak(t *testing.T) {
 	if err := tu.soak(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sk = tu.res.Soak
+	sk = tu.log.soak
 	t.Logf("no leak: %s", soakNote(sk))
 	if sk.Growth.Shown || !sk.Growth.Known() || len(sk.URLs) > 0 || tu.best.MaxRequests != 0 ||
 		!strings.Contains(tu.decided["max_requests"].Note, "no growth shown") {

@@ -16,10 +16,10 @@
 // sizes' second look), runtime.go (the server race), tail.go (what a race guarded by the p99 traded, in words),
 // final.go, finaltail.go and finalneed.go (against the baselines, its p99 against the starting point's, and the
 // time that comparison keeps), p99.go, peak.go (the pool against an access log's busiest second), result.go (the
-// result and its JSON), applyfiles.go (its files for a Debian server, and read back), after.go (tune --profile,
-// after the run), versus.go (what a row was compared on), rowstate.go (how a row came by its value: raced,
-// pinned, not tried, ...), sim.go (simulated runs on recorded noise), progress.go (the progress line: the best so
-// far in knob words).
+// result and its JSON), ledger.go (what the phases record for it, which finish assembles), applyfiles.go (its
+// files for a Debian server, and read back), after.go (tune --profile, after the run), versus.go (what a row was
+// compared on), rowstate.go (how a row came by its value: raced, pinned, not tried, ...), sim.go (simulated runs
+// on recorded noise), progress.go (the progress line: the best so far in knob words).
 package tune
 
 import (
@@ -30,7 +30,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/phptune/phptune/internal/accesslog"
@@ -122,14 +121,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.res.Environment = environment(o.Stack)
-	t.res.Environment.Limits = o.Limits
+	t.env = environment(o.Stack)
+	t.env.Limits = o.Limits
 	t.stacks = newStacks(&t.o, &t.lengths, t.record, t.warn)
 	t.src = newReplicated(t.stacks)
 	defer t.stacks.stopAll()
 	err = t.run(ctx)
-	t.finish(err)
-	return t.res, err
+	return t.finish(err), err
 }
 
 // Check finds the options' usage errors: the command calls it before it creates anything (its run dir).
@@ -164,10 +162,9 @@ func (o *Options) RaceBuilds(builds []Build) (err error) {
 }
 
 type tuner struct {
-	warnMu sync.Mutex // warn is called from a race's arms starting side by side
-	recMu  sync.Mutex // record is called from a duet round's trials at once
 	o      Options
-	res    *Result
+	log    ledger // what the phases record for the result (finish)
+	env    Environment
 	clock  Clock
 	start  time.Time
 	end    time.Time // the budget's end
@@ -239,10 +236,6 @@ func newTuner(o Options) (*tuner, error) {
 	if o.Soak > 0 {
 		t.end = t.end.Add(o.Soak) // --soak is on top of the budget
 	}
-	t.res = &Result{Schema: Schema, App: o.AppName, Started: t.start.UTC(), BudgetS: o.Budget.Seconds(), Baseline: o.Base,
-		Recommendation: o.Base,
-		Note:           "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
-	t.res.LogLoad = o.LogLoad
 	t.recordURLs(nil)
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
 		Alpha: o.Alpha, MinEffect: o.MinEffect, PerStack: map[string]int{MetricCPU: PerStack(MetricCPU), MetricGoodput: PerStack(MetricGoodput)}}
@@ -257,20 +250,14 @@ func (t *tuner) status(phase, detail string) {
 
 func (t *tuner) record(r TrialRecord) {
 	r.AtS = t.clock.Now().Sub(t.start).Seconds() - r.WallS
-	t.recMu.Lock()
-	defer t.recMu.Unlock()
-	t.res.Trials = append(t.res.Trials, r)
+	t.log.addTrial(r)
 }
 
-func (t *tuner) warn(s string) {
-	t.warnMu.Lock()
-	defer t.warnMu.Unlock()
-	t.res.Warnings = append(t.res.Warnings, s)
-}
+func (t *tuner) warn(s string) { t.log.warn(s) }
 
 // recordURLs puts the mix in the result, each URL with its peak memory when known.
 func (t *tuner) recordURLs(memory []int64) {
-	t.res.URLs = nil
+	t.log.urls = nil
 	for i, u := range t.o.URLs {
 		m := u.RequestOver(t.o.Request).Method
 		if m == "GET" {
@@ -280,7 +267,7 @@ func (t *tuner) recordURLs(memory []int64) {
 		if i < len(memory) {
 			r.PeakMemory = memory[i]
 		}
-		t.res.URLs = append(t.res.URLs, r)
+		t.log.urls = append(t.log.urls, r)
 	}
 }
 
@@ -330,8 +317,8 @@ func (t *tuner) run(ctx context.Context) error {
 	w := t.stacks.warmOf(t.best)
 	t.recordURLs(w.urlMemory) // the URLs as checked: with optional ones that failed left out
 	t.facts.MaxResponse = w.maxResponse
-	t.facts.THP, t.facts.HugePages = t.res.Environment.Host.THP, t.res.Environment.Host.NrHugepages
-	t.facts.Concurrency = sweepPool(t.o.Memory, urlPeak(t.res.URLs))
+	t.facts.THP, t.facts.HugePages = t.env.Host.THP, t.env.Host.NrHugepages
+	t.facts.Concurrency = sweepPool(t.o.Memory, urlPeak(t.log.urls))
 	t.readOpcache(ctx, w)
 	if err := t.saturation(ctx); err != nil {
 		return err
@@ -366,11 +353,16 @@ func (t *tuner) run(ctx context.Context) error {
 	return nil
 }
 
-// finish records what the run took and marks an unfinished result partial.
-func (t *tuner) finish(err error) {
-	t.plan.TrialsRun = len(t.res.Trials)
+// finish assembles the result: what the phases recorded (the ledger), the run's plan and what it took, marked
+// partial when the run did not end.
+func (t *tuner) finish(err error) *Result {
+	res := &Result{Schema: Schema, App: t.o.AppName, Started: t.start.UTC(), BudgetS: t.o.Budget.Seconds(),
+		Baseline: t.o.Base, LogLoad: t.o.LogLoad, Environment: t.env,
+		Note: "These results are valid for this host, this PHP and this load; measure again before applying them elsewhere."}
+	t.log.into(res)
+	t.plan.TrialsRun = len(t.log.trials)
 	var wall float64
-	for _, tr := range t.res.Trials {
+	for _, tr := range t.log.trials {
 		wall += tr.WallS
 	}
 	if t.plan.TrialsRun > 0 {
@@ -383,20 +375,19 @@ func (t *tuner) finish(err error) {
 	}
 	t.plan.StackSD = t.stackSD
 	if s := t.stacks; s != nil {
-		t.res.Memory = s.oom.use(s.kills0)
+		res.Memory = s.oom.use(s.kills0)
 		s.mu.Lock()
 		t.plan.DuetPin = maps.Clone(s.pins)
 		s.mu.Unlock()
 	}
-	t.res.Plan = t.plan
-	t.res.Saturation, t.res.PoolSize = t.sat, t.pool
-	t.res.Facts = t.facts
-	t.res.Recommendation = t.best
-	t.res.Runtimes = t.runtimesTable()
-	t.res.ElapsedS = t.clock.Now().Sub(t.start).Seconds()
-	if err != nil {
-		t.res.Partial = true
-	}
+	res.Plan = t.plan
+	res.Saturation, res.PoolSize = t.sat, t.pool
+	res.Facts = t.facts
+	res.Recommendation = t.best
+	res.Runtimes = t.runtimesTable()
+	res.ElapsedS = t.clock.Now().Sub(t.start).Seconds()
+	res.Partial = err != nil
+	return res
 }
 
 // decider is what decides the run's races: the engine's parameters (the spread of stacks' offsets it allows for
@@ -435,7 +426,6 @@ func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) er
 	if err := t.revisit(ctx); err != nil {
 		return err
 	}
-	t.res.Recommendation = t.best
 	return t.final(ctx)
 }
 
