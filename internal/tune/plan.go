@@ -185,28 +185,29 @@ func (t *tuner) candidates(k knob.Knob, cur knob.Config) []string {
 	return out
 }
 
-// allowance is the time the race of knob name (arms arms, cold of them to start) may take: the time left,
-// less the starts every remaining experiment needs, shared by what a round of each costs. The races that
-// decide early leave their time to the later ones.
+// allowance is the time the race of knob name (arms arms, cold of them to start) may take, with later the races
+// after it (timeShares). The races that decide early leave their time to the later ones.
 func (t *tuner) allowance(name string, arms, cold int, spec TrialSpec, later []string) time.Duration {
-	round := func(metric string, arms int) float64 { return float64(arms) * float64(t.costs.trial(metric)) }
-	this := round(spec.Metric, arms)
-	total := 0.0
-	mine := startsCost(cold, t.costs.start(spec.startKind()))
-	starts := mine
+	this := raceShare{round: time.Duration(arms) * t.costs.trial(spec.Metric), starts: startsCost(cold, t.costs.start(spec.startKind()))}
+	return t.shares().allowance(this, t.laterShares(name, later))
+}
+
+// shares is the time left as the races share it.
+func (t *tuner) shares() timeShares {
+	return timeShares{left: t.left(), finalLeast: t.finalLeast(), finalRound: 3 * t.costs.trial(MetricGoodput)}
+}
+
+// laterShares are the shares of the races planned among later (but name), not deferred.
+func (t *tuner) laterShares(name string, later []string) []raceShare {
+	var out []raceShare
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name && !t.deferred[n] {
-			total += round(p.spec.Metric, p.arms)
-			starts += startsCost(p.coldArms(), t.costs.start(p.spec.startKind()))
+			round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
+			out = append(out, raceShare{round: round, starts: startsCost(p.coldArms(), t.costs.start(p.spec.startKind())),
+				reserve: reserveRounds * round})
 		}
 	}
-	// The final is kept its least; beyond that it shares like a race of three.
-	pool := t.left() - starts - t.finalLeast()
-	total += this + round(MetricGoodput, 3)
-	if pool <= 0 {
-		return mine
-	}
-	return mine + time.Duration(float64(pool)*this/total)
+	return out
 }
 
 // reserveRounds are the rounds a promising race leaves to each later race when it stretches into their time:
@@ -216,11 +217,5 @@ const reserveRounds = 12
 // stretch is what a promising race may take: the time left less what the later races need at the least
 // (their starts and reserveRounds rounds each) and the final's least.
 func (t *tuner) stretch(name string, later []string) time.Duration {
-	need := t.finalLeast()
-	for _, n := range later {
-		if p, ok := t.plans[n]; ok && n != name && !t.deferred[n] {
-			need += startsCost(p.coldArms(), t.costs.start(p.spec.startKind())) + time.Duration(reserveRounds*p.arms)*t.costs.trial(p.spec.Metric)
-		}
-	}
-	return t.left() - need
+	return t.shares().stretch(t.laterShares(name, later))
 }
