@@ -42,3 +42,31 @@ func (s timeShares) stretch(later []raceShare) time.Duration {
 	}
 	return s.left - need
 }
+
+// The rounds the final comparison is kept: a sixth of the budget (at least minRounds: the knobs come first), and
+// no more than finalRounds or finalRoundsPerMinute of the budget, whichever is more. Ten rounds show a gain of
+// a fifth; at 10 minutes the five presets' finals ended after 8 to 10 rounds with capacity intervals of +-22 to
+// 50% (2026-11-26), Symfony's +17.1% needing about 39 rounds to decide, a minute of a budget that held 348.
+// Forty rounds at 10 minutes cost the knobs under a minute on those apps (WordPress, whose rounds take 11 s,
+// keeps its 9), where every goodput knob ended needing hundreds of rounds more; the demo's 3 minutes keep 12.
+const (
+	finalRounds          = 10
+	finalRoundsPerMinute = 4
+)
+
+// finalLeast is what the final comparison is kept: starting the baselines (side by side) and its rounds of
+// three.
+func (t *tuner) finalLeast() time.Duration {
+	cold := 2 // the baselines
+	if t.stacks != nil && t.stacks.warmOf(t.best) == nil {
+		cold++ // the recommendation, when no goodput race has run it (CPU races run static twins)
+	}
+	return finalLeastOf(t.o.Budget, 3*t.costs.trial(MetricGoodput), startsCost(cold, t.costs.start(MetricGoodput)))
+}
+
+// finalLeastOf is the final's least for a budget, a round of it and the starts of its cold arms: a sixth of the
+// budget in rounds, at least minRounds, at most finalRounds or finalRoundsPerMinute of the budget.
+func finalLeastOf(budget, round, starts time.Duration) time.Duration {
+	rounds := min(max(int(budget/6/round), minRounds), max(finalRounds, int(finalRoundsPerMinute*budget.Minutes())))
+	return starts + time.Duration(rounds)*round
+}

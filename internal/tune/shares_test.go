@@ -34,3 +34,22 @@ func TestTimeShares(t *testing.T) {
 		}
 	}
 }
+
+// The final's least: a sixth of the budget in rounds of three goodput trials, at least minRounds, at most ten or
+// four a minute of the budget, whichever is more; and its starts.
+func TestFinalLeast(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		budget, round, starts, want time.Duration
+	}{
+		{3 * time.Minute, 3 * s, 5 * s, 5*s + 10*3*s},                   // 30 s / 3 s = 10 rounds, within 12 (4 a minute)
+		{10 * time.Minute, 3 * s, 5 * s, 5*s + 33*3*s},                  // 100 s / 3 s = 33, within 40
+		{10 * time.Minute, 33 * s, 5 * s, 5*s + 4*33*s},                 // 100 s / 33 s = 3: minRounds
+		{60 * time.Minute, 1 * s, 0, 240 * s},                           // 600 rounds: at most 240
+		{time.Minute, 30 * time.Millisecond, 0, 300 * time.Millisecond}, // 333 rounds: at most 10
+	} {
+		if got := finalLeastOf(c.budget, c.round, c.starts); got != c.want {
+			t.Errorf("budget %s, rounds of %s, starts %s: %s, want %s", c.budget, c.round, c.starts, got, c.want)
+		}
+	}
+}

@@ -5,7 +5,7 @@
 // for the run.
 //
 // Files (TestFileMap keeps this list whole): tune.go (options, the run's phases), plan.go (trial lengths and the
-// time each experiment gets), shares.go (how the races share the time left), arms.go (how an arm's trials run,
+// time each experiment gets), shares.go (how the races and the final share the time left), arms.go (how an arm's trials run,
 // what starts and trials cost), stacks.go, trial.go and replicas.go (warm stacks, their trials, an arm's fresh
 // stacks), pin.go (duet arms pinned to CPU shares), stackrounds.go (how many rounds a stack serves), offsetrun.go
 // (the stacks' offsets measured in the run), startgate.go (starts side by side within the memory), limits.go
