@@ -5,19 +5,19 @@
 // for the run.
 //
 // Files (TestFileMap keeps this list whole): tune.go (options, the run's phases), plan.go (trial lengths and the
-// time each experiment gets), shares.go (how the races and the final share the time left), arms.go (how an arm's trials run,
-// what starts and trials cost), stacks.go, trial.go and replicas.go (warm stacks, their trials, an arm's fresh
-// stacks), pin.go (duet arms pinned to CPU shares), stackrounds.go (how many rounds a stack serves), offsetrun.go
-// (the stacks' offsets measured in the run), startgate.go (starts side by side within the memory), limits.go
-// (memory limits, the OOM killer), otherpools.go (the pools already running in the same memory), saturation.go,
-// poolsize.go, soak.go (memory over a long series of requests: pm.max_requests), screen.go (a configuration's
-// work per request), knobs.go (the knob races' order), ordertext.go (that order in words, for the help),
-// decide.go (a race on the engine, its report), hopeless.go (races the budget cannot decide), revisit.go (second
-// looks at open races), sizeslook.go (the pool sizes' second look), runtime.go (the server race), tail.go (what a
-// race guarded by the p99 traded, in words), final.go, finaltail.go and finalneed.go (against the baselines, its
-// p99 against the starting point's, and the time that comparison keeps), p99.go, peak.go (the pool against an
-// access log's busiest second), result.go (the result and its JSON), ledger.go (what the phases record for it,
-// which finish assembles), applyfiles.go (its files for a Debian server, and read back), after.go (tune
+// time each experiment gets), shares.go (how the races and the final share the time left), arms.go (how an arm's
+// trials run, what starts and trials cost), stacks.go, trial.go and replicas.go (warm stacks, their trials, an
+// arm's fresh stacks), pin.go (duet arms pinned to CPU shares), stackrounds.go (how many rounds a stack serves),
+// offsetrun.go (the stacks' offsets measured in the run), startgate.go (starts side by side within the memory),
+// limits.go (memory limits, the OOM killer), otherpools.go (the pools already running in the same memory),
+// saturation.go, poolsize.go, soak.go (memory over a long series of requests: pm.max_requests), screen.go (a
+// configuration's work per request), knobs.go (the knob races' order), ordertext.go (that order in words, for the
+// help), decide.go (a race on the engine, its report), hopeless.go (races the budget cannot decide), revisit.go
+// (second looks at open races), sizeslook.go (the pool sizes' second look), runtime.go (the server race), tail.go
+// (what a race guarded by the p99 traded, in words), final.go, finaltail.go and finalneed.go (against the
+// baselines, its p99 against the starting point's, and the time that comparison keeps), p99.go, peak.go (the pool
+// against an access log's busiest second), result.go (the result and its JSON), ledger.go (what the phases record
+// for it, which finish assembles), applyfiles.go (its files for a Debian server, and read back), after.go (tune
 // --profile, after the run), versus.go (what a row was compared on), rowstate.go (how a row came by its value:
 // raced, pinned, not tried, ...), sim.go (simulated runs on recorded noise), progress.go (the progress line: the
 // best so far in knob words).
