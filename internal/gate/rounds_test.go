@@ -252,3 +252,21 @@ func TestRoundsGiveALeaningP99EveryTurn(t *testing.T) {
 		}
 	}
 }
+
+// A comparison already not worse for the gate sits out every other round: one still undecided gets the time.
+func TestRoundsGiveTheUndecidedTheTime(t *testing.T) {
+	g := simulated(t, 600*time.Millisecond, map[string]float64{}, map[string]float64{"": 0.002, "GET /c": 0.3},
+		nil, 2*time.Millisecond)
+	if err := g.rounds(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	turns := map[string]int{}
+	for _, c := range g.comps {
+		turns[c.Name] = c.turns
+	}
+	b := g.comps[2]
+	if b.Name != "GET /b" || b.ended != "" || g.gates(b) != NotWorse || turns["GET /c"] < turns["GET /b"]*3/2 {
+		t.Errorf("turns %v (GET /b %s, ended %q): want GET /b not worse, racing on, and GET /c, undecided, given "+
+			"half again its turns at least", turns, g.gates(b), b.ended)
+	}
+}
