@@ -542,6 +542,7 @@ func TestGateFlags(t *testing.T) {
 		}},
 		{args: []string{"./old", "./new", "--php-fpm", "/x", "--nginx", "/y", "--user", "u"}, pos: old,
 			edit: func(f *gateFlags) { f.phpFPM, f.nginx, f.user = "/x", "/y", "u" }},
+		{args: []string{"./old", "./new", "--preset", "demo"}, pos: old, edit: func(f *gateFlags) { f.preset = "demo" }},
 		{args: []string{"./old", "./new", "--out", "d", "--markdown", "s.md", "--junit", "g.xml", "--annotations", "--json"}, pos: old,
 			edit: func(f *gateFlags) {
 				f.out, f.markdown, f.junit, f.annotations, f.json = "d", "s.md", "g.xml", true, true
@@ -575,7 +576,7 @@ func TestGateOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := f.options(io.Discard)
+	o, _, err := f.options(io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +592,30 @@ func TestGateOptions(t *testing.T) {
 		o.Stack.Front != "app.php" || !slices.Equal(o.Stack.Writable, []string{"cache"}) || o.LogIn != nil {
 		t.Errorf("options: %+v", o)
 	}
+	// --preset: the preset's pages with their markers and its front controller, unless URLs are given.
+	for args, want := range map[string]string{"--preset demo": "/articles /articles/7 /api/articles /remote",
+		"--preset demo --url /x": "/x"} {
+		f, _, err := parse(t, newGateCmd, append([]string{"./old", "./new"}, strings.Fields(args)...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, app, err := f.options(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, u := range o.URLs {
+			got = append(got, u.URI)
+			if u.ExpectBody == nil && u.URI != "/x" {
+				t.Errorf("%s: %s has no marker", args, u.URI)
+			}
+		}
+		if strings.Join(got, " ") != want || app.Workload == nil || o.Stack.Front != app.Stack.Front || o.Stack.Front == "" {
+			t.Errorf("%s: URLs %q, front %q; want %q and the preset's front", args, got, o.Stack.Front, want)
+		}
+	}
 	for args, want := range map[string]string{
+		"--preset wordpres":                "did you mean wordpress",
 		"":                                 "no URL to race",
 		"--url blog":                       "give a path starting with /",
 		"--url / --budget 5s":              "give at least --budget 10s",
@@ -608,7 +632,7 @@ func TestGateOptions(t *testing.T) {
 	} {
 		f, _, err := parse(t, newGateCmd, append([]string{"./old", "./new"}, strings.Fields(args)...)...)
 		if err == nil {
-			_, err = f.options(io.Discard)
+			_, _, err = f.options(io.Discard)
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("gate %s: %v, want an error with %q", args, err, want)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,15 +19,16 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 type gateFlags struct {
-	front, expectBody, method, bodyFile, git, docroot, phpFPM, nginx, user, out, markdown, junit string
-	headers, writable                                                                            []string
-	mix                                                                                          mixFlags
-	budget, timeout                                                                              time.Duration
-	minEffect, alpha                                                                             float64
-	json, annotations, noLatency                                                                 bool
+	front, expectBody, method, bodyFile, git, docroot, phpFPM, nginx, user, out, markdown, junit, preset string
+	headers, writable                                                                                    []string
+	mix                                                                                                  mixFlags
+	budget, timeout                                                                                      time.Duration
+	minEffect, alpha                                                                                     float64
+	json, annotations, noLatency                                                                         bool
 }
 
 func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
@@ -39,7 +42,8 @@ func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
 		Example: `  phptune gate ./old ./new --url / --url /blog/=3            # two docroots
   phptune gate main HEAD --git . --docroot public --url-file urls.yaml   # two revisions of this checkout
   phptune gate ./old ./new --url / --markdown "$GITHUB_STEP_SUMMARY" --junit gate.xml --annotations
-  phptune gate ./old ./new --from-access-log access.log --budget 5m --min-effect 5`,
+  phptune gate ./old ./new --from-access-log access.log --budget 5m --min-effect 5
+  phptune gate ./wp-old ./wp-new --preset wordpress          # the preset's pages, markers, login and database`,
 		Long: `Serves OLD and NEW (two docroots, or with --git two revisions checked out as worktrees) side by side with the
 same PHP and configuration in private nginx + php-fpm stacks, checks that every URL answers in both (2xx, and
 --expect-body's marker), then races them, for the mix and each URL, in duet rounds on fresh stacks (both
@@ -67,9 +71,11 @@ docs/urls.md (URL files)`)
 	fl.StringVarP(&f.method, "method", "m", "GET", "request `METHOD`")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header `\"NAME: VALUE\"` (repeatable)")
 	fl.StringVar(&f.bodyFile, "body", "", "request body from this `FILE`")
-	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php)")
+	fl.StringVar(&f.front, "front", "", "front controller `PATH`, relative to the docroot (default index.php, or the preset's)")
+	fl.StringVar(&f.preset, "preset", "", "versions of a workload preset's app (phptune workload list): race its `NAME`'s pages "+
+		"with their markers and login (unless --url and the like are given), with its services (a database) running")
 	cli.FlagGroup(fl, "WHAT TO LOAD", "url", "url-file", "from-access-log", "log-format", "log-top", "log-exclude", "log-keep",
-		"method", "header", "body", "expect-body", "front")
+		"method", "header", "body", "expect-body", "front", "preset")
 
 	fl.StringVar(&f.git, "git", "", "OLD and NEW are revisions of this git `REPO` (a commit, branch or tag each), checked out as worktrees")
 	fl.StringVar(&f.docroot, "docroot", "", "with --git, the docroot's `SUBDIR` in each checkout (public, web; default the top)")
@@ -100,7 +106,7 @@ docs/urls.md (URL files)`)
 func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error {
 	// What reading the input says (an access log's summary) is held until the input is known to be good.
 	var notes bytes.Buffer
-	o, err := f.options(&notes)
+	o, app, err := f.options(&notes)
 	if err != nil {
 		return err
 	}
@@ -126,12 +132,23 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 	}
 	defer release()
 	defer load.SetProcs(0)()
+	// The preset's services (its database) for the whole run, both versions', stopped on every path.
+	svc, err := app.StartServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
+	}
 	line := cli.NewStatusLine(s.err)
 	o.Progress = func(st gate.Status) {
 		line.Step(st.Phase, "gate: %s/%s  %s", st.Elapsed.Round(time.Second), o.Budget, st.Detail)
 	}
-	res, runErr := gate.Run(ctx, o)
+	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
+	defer stopWatch()
+	res, runErr := gate.Run(runCtx, o)
 	line.Clear()
+	if err := serviceDied(); err != nil {
+		runErr = err
+	}
 	if res == nil {
 		return runErr
 	}
@@ -145,51 +162,65 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 	return res.Exit()
 }
 
-// options are gate's options from the flags, every one checked but the versions; what reading the URLs says
-// goes to notes.
-func (f gateFlags) options(notes io.Writer) (gate.Options, error) {
+// options are gate's options from the flags, every one checked but the versions, and the app whose services
+// the run needs (a plain docroot's: none); what reading the URLs says goes to notes.
+func (f gateFlags) options(notes io.Writer) (gate.Options, *workload.App, error) {
 	o := gate.Options{Budget: f.budget, MinEffect: f.minEffect / 100, Alpha: f.alpha, Timeout: f.timeout,
 		NoLatency: f.noLatency, Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
 	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
+	app := &workload.App{}
 	for _, w := range f.writable {
 		if filepath.IsAbs(w) || !filepath.IsLocal(w) {
-			return o, exitcode.UsageErrorf("--writable %s: give a path inside the docroot, relative to it (cache, public/uploads)", w)
+			return o, app, exitcode.UsageErrorf("--writable %s: give a path inside the docroot, relative to it (cache, public/uploads)", w)
 		}
+	}
+	if f.preset != "" {
+		var err error
+		if app, err = workload.PresetApp(f.preset); err != nil {
+			return o, &workload.App{}, err
+		}
+		o.Stack.Front = cmp.Or(f.front, app.Stack.Front)
+		o.Stack.Writable = append(slices.Clone(app.Stack.Writable), f.writable...)
 	}
 	check, err := expectBody(f.expectBody)
 	if err != nil {
-		return o, err
+		return o, app, err
 	}
 	if o.Request, err = load.ParseRequest(f.method, f.headers, f.bodyFile, true); err != nil {
-		return o, err
-	}
-	if !f.mix.given() {
-		return o, exitcode.UsageErrorf("no URL to race: give --url PATH (repeatable), --url-file or --from-access-log")
+		return o, app, err
 	}
 	var login loginFunc
-	if o.URLs, login, err = f.mix.build(o.Request, check, notes); err != nil {
-		return o, err
+	switch {
+	case f.mix.given():
+		o.URLs, login, err = f.mix.build(o.Request, check, notes)
+	case f.preset != "":
+		o.URLs, login, err = app.Mix(o.Request, check)
+	default:
+		err = exitcode.UsageErrorf("no URL to race: give --url PATH (repeatable), --url-file, --from-access-log or --preset")
+	}
+	if err != nil {
+		return o, app, err
 	}
 	if login != nil {
 		o.LogIn = login // each version logs in on its first stack
 	}
 	if err := o.CheckSettings(); err != nil {
-		return o, err
+		return o, app, err
 	}
 	for _, p := range []string{f.markdown, f.junit} {
 		if p == "" {
 			continue
 		}
 		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
-			return o, exitcode.UsageErrorf("%s: its directory does not exist", p)
+			return o, app, exitcode.UsageErrorf("%s: its directory does not exist", p)
 		}
 	}
 	// Prerequisites before anything starts.
 	if _, err := stack.FindPHPFPM(f.phpFPM); err != nil {
-		return o, err
+		return o, app, err
 	}
 	_, err = stack.FindNginx(f.nginx)
-	return o, err
+	return o, app, err
 }
 
 // write writes result.json into out, the Markdown, the JUnit XML, then the summary (or the JSON) and the

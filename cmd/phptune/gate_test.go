@@ -248,3 +248,29 @@ func TestGateLogsInToEachVersion(t *testing.T) {
 		t.Errorf("a wrong password: exit %d, %q; want 2 and the failed login", r.code, textline.Last(r.stderr))
 	}
 }
+
+// --preset races the preset's pages, each checked for its marker, on two copies of its app: the demo against its
+// copy, never worse.
+func TestGateRacesAPresetsPages(t *testing.T) {
+	old, cp := servedDir(t), servedDir(t)
+	for _, d := range []string{old, cp} {
+		if err := os.CopyFS(d, os.DirFS("../../workloads/demo")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	r := phptune(t, "gate", old, cp, "--preset", "demo", "--budget", "15s", "--no-latency", "--out", out)
+	if r.code != 0 && r.code != 4 {
+		t.Fatalf("exit %d, want 0 or 4; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var names []string
+	for _, c := range readGate(t, out).Comparisons {
+		names = append(names, c.Name)
+		if c.Gate == "worse" {
+			t.Errorf("%s called worse against its own copy: %+v", c.Name, c)
+		}
+	}
+	if got := strings.Join(names, ", "); got != "mix, GET /articles, GET /articles/7, GET /api/articles, GET /remote" {
+		t.Errorf("comparisons %s, want the mix and the demo's four pages", got)
+	}
+}

@@ -33,7 +33,7 @@ type App struct {
 // path typed on purpose should.
 func Resolve(args []string) (*App, error) {
 	if len(args) == 0 {
-		return presetApp("demo")
+		return PresetApp("demo")
 	}
 	arg := args[0]
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
@@ -47,7 +47,7 @@ func Resolve(args []string) (*App, error) {
 		return &App{Stack: stack.Config{App: arg}, Name: arg}, nil
 	}
 	if _, err := Lookup(arg); err == nil {
-		return presetApp(arg)
+		return PresetApp(arg)
 	}
 	if strings.ContainsAny(arg, "/.") {
 		return nil, exitcode.UsageErrorf("app %q: not a directory: give the docroot of a PHP application, or a workload preset (%s)", arg, strings.Join(Names(), ", "))
@@ -55,7 +55,8 @@ func Resolve(args []string) (*App, error) {
 	return nil, exitcode.UsageErrorf("app %q: neither a directory nor a workload preset: the presets are %s (phptune workload list)", arg, strings.Join(Names(), ", "))
 }
 
-func presetApp(name string) (*App, error) {
+// PresetApp is the app of the workload preset name, prepared (the demo needs no preparing).
+func PresetApp(name string) (*App, error) {
 	p, err := Lookup(name)
 	if err != nil {
 		return nil, err

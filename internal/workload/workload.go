@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/exitcode"
+	"github.com/phptune/phptune/internal/suggest"
 )
 
 // ManifestName is the file that marks a prepared workload directory; it is written last.
@@ -139,7 +140,8 @@ func Lookup(name string) (*Preset, error) {
 			return p, nil
 		}
 	}
-	return nil, exitcode.UsageErrorf("no workload preset %q: the presets are %s (phptune workload list)", name, strings.Join(Names(), ", "))
+	return nil, exitcode.UsageErrorf("no workload preset %q%s: the presets are %s (phptune workload list)", name,
+		suggest.Phrase(name, Names()), strings.Join(Names(), ", "))
 }
 
 // DataDir is where presets are prepared by default: $XDG_DATA_HOME/phptune/workloads, or
