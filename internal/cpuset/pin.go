@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -62,4 +63,30 @@ func threads(pid int) ([]int, error) {
 		}
 	}
 	return tids, nil
+}
+
+// Spread pins the members of process group pgid but its leader one to each CPU of all in turn, in the order of
+// their pids: a pool's workers spread evenly over the CPUs, so that what slows one CPU slows an even share of
+// every pool spread so. The leader (php-fpm's master, which serves no request) is left as it is.
+func Spread(pgid int, all Set) error {
+	if len(all) == 0 {
+		return nil
+	}
+	pids, err := measure.ProcessGroup(pgid)
+	if err != nil {
+		return fmt.Errorf("spread process group %d: %w", pgid, err)
+	}
+	slices.Sort(pids)
+	i := 0
+	for _, pid := range pids {
+		if pid == pgid {
+			continue
+		}
+		m := Set{all[i%len(all)]}.mask()
+		if err := pinProcess(pid, &m); err != nil {
+			return fmt.Errorf("pin process %d of group %d to CPU %d: %w", pid, pgid, all[i%len(all)], err)
+		}
+		i++
+	}
+	return nil
 }

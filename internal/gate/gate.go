@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/phptune/phptune/internal/cpuset"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/load"
@@ -171,6 +172,8 @@ type gate struct {
 	trialOne func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error)
 	// latencyOne runs a latency trial on l: latencyTrial, or a simulation's.
 	latencyOne func(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error)
+	// cpus are the CPUs each stack's workers are spread over (nil: this process's set could not be read).
+	cpus cpuset.Set
 }
 
 func newGate(o Options) *gate {
@@ -182,6 +185,7 @@ func newGate(o Options) *gate {
 	}
 	now := time.Now()
 	g := &gate{o: o, began: now, deadline: now.Add(o.Budget), conc: o.Connections, ver: [2]Version{o.Old, o.New}}
+	g.cpus, _ = cpuset.Allowed() // unknown: the workers are left where the kernel puts them
 	g.startOne, g.trialOne, g.latencyOne = g.start, g.trial, g.latencyTrial
 	g.urls = [2][]load.MixItem{o.URLs, o.URLs}
 	return g

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/cpuset"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
 )
@@ -99,6 +100,15 @@ func (g *gate) start(ctx context.Context, v, serial int) (*live, error) {
 	if err := g.warm(ctx, l); err != nil {
 		l.stop()
 		return nil, fmt.Errorf("%s: warm-up: %w", g.ver[v].Label, err)
+	}
+	// Each version's workers one to each CPU in turn: a CPU that a neighbour slows (a host's other guest, cache
+	// or memory traffic) then slows both versions' trials alike. Left to the kernel, a version's workers may sit
+	// on the slowed CPU for a trial or a round, which read as that version's CPU a request up by 10 to 40% in one
+	// round of ten; spread, the A/A rounds of the demo's computing pages varied by 0.7 to 1.5% against 1.2 to 4.6%
+	// (docs/ci.md, "Measured").
+	if err := cpuset.Spread(l.st.PID(l.st.PHP()), g.cpus); err != nil {
+		l.stop()
+		return nil, fmt.Errorf("%s: %w", g.ver[v].Label, err)
 	}
 	return l, nil
 }
