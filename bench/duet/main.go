@@ -5,7 +5,8 @@
 // request each way, their ratio and the variance ratio; the mean is the two stacks' own offset, which a duet's
 // smaller spread makes the larger part of the error. bench/duet.sh runs it (about 2 minutes, ROUNDS=n for more);
 // run it quiet and beside a busy loop (BUSY=1). With -pin it adds pinned duet rounds in the same rounds: each
-// stack's php-fpm and nginx on a CPU share of its own, the shares swapped every round (tune --duet-pin).
+// stack's php-fpm and nginx on a CPU share of its own, the shares swapped every round (tune --duet-pin); with
+// -spread, duet rounds with each stack's workers spread over the CPUs, one to each in turn (gate's stacks).
 package main
 
 import (
@@ -31,17 +32,18 @@ func main() {
 	n := flag.Int("n", 1500, "requests a trial")
 	starts := flag.Bool("starts", false, "also duet rounds with two fresh stacks starting beside them, as tune's next round's do")
 	pin := flag.Bool("pin", false, "also duet rounds with each stack pinned to a CPU share of its own, swapped every round")
+	spread := flag.Bool("spread", false, "also duet rounds with each stack's workers spread over the CPUs, one to each in turn (gate)")
 	flag.Parse()
-	if err := run(*rounds, *conc, *n, *starts, *pin); err != nil {
+	if err := run(*rounds, *conc, *n, *starts, *pin, *spread); err != nil {
 		fmt.Fprintln(os.Stderr, "duet:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds, conc, n int, starts, pin bool) error {
+func run(rounds, conc, n int, starts, pin, spread bool) error {
 	ctx := context.Background()
 	var pins *pinner
-	if pin {
+	if pin || spread {
 		var err error
 		if pins, err = newPinner(2); err != nil {
 			return err
@@ -140,7 +142,15 @@ func run(rounds, conc, n int, starts, pin bool) error {
 		d, err := duetRound(nil)
 		return d, errors.Join(err, pins.unpin(sts))
 	}
-	var alt, duet, churned, pinned []float64
+	// spreadRound is a duet round with each stack's workers spread over the CPUs, and back on all CPUs after it.
+	spreadRound := func() (float64, error) {
+		if err := pins.spread(sts); err != nil {
+			return 0, err
+		}
+		d, err := duetRound(nil)
+		return d, errors.Join(err, pins.unpin(sts))
+	}
+	var alt, duet, churned, pinned, spreadOut []float64
 	for r := range rounds {
 		// Alternating: one stack, then the other, which goes first turning each round.
 		a, b := sts[r%2], sts[1-r%2]
@@ -175,6 +185,12 @@ func run(rounds, conc, n int, starts, pin bool) error {
 			}
 			pinned = append(pinned, d)
 		}
+		if spread {
+			if d, err = spreadRound(); err != nil {
+				return err
+			}
+			spreadOut = append(spreadOut, d)
+		}
 		if starts {
 			if d, err = duetRound(churn); err != nil {
 				return err
@@ -195,6 +211,11 @@ func run(rounds, conc, n int, starts, pin bool) error {
 	}
 	if pin {
 		defer printPinned(pinned, sd)
+	}
+	if spread {
+		ms, ss := stats.MeanSD(spreadOut)
+		fmt.Printf("%-12s %9.2f%% %9.2f%%  (each stack's workers spread over the CPUs, one to each in turn)\n", "duet spread", 100*ms, 100*ss)
+		defer fmt.Printf("duet spread's sd %.2f x unpinned duet's; variance %.2fx\n", ss/sd, (ss*ss)/(sd*sd))
 	}
 	fmt.Printf("duet's sd %.2f x alternating's (target at most 0.33); variance %.1fx lower\n", sd/sa, (sa*sa)/(sd*sd))
 	return nil

@@ -28,6 +28,16 @@ func newPinner(stacks int) (*pinner, error) {
 	return &pinner{all: all, shares: shares}, nil
 }
 
+// spread spreads each stack's php-fpm workers over all CPUs, one to each in turn (gate's stacks).
+func (p *pinner) spread(sts []*stack.Stack) error {
+	for _, st := range sts {
+		if err := cpuset.Spread(st.PID(st.PHP()), p.all); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // pin puts stack i of sts on its share of round r.
 func (p *pinner) pin(sts []*stack.Stack, r int) error {
 	for i, st := range sts {
