@@ -318,6 +318,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	o.ForceScreen = f.screen
 	o.Duet = !f.noDuet
 	o.DuetPin = f.duetPin && o.Duet
+	o.DuetSpread = o.Duet && !o.DuetPin
 	if f.screen && f.noScreen {
 		return o, exitcode.UsageErrorf("--screen and --no-screen: give one of them")
 	}

@@ -49,8 +49,11 @@ func (g *moves) shares() ([]cpuset.Set, cpuset.Set) {
 // pin pins a's stack to its share of this round, where the experiment's duet arms are pinned: a fresh stack (Prepare
 // moved it) and a round that starts no trial before every arm is pinned.
 func (a *replicaArm) pin() error {
-	if !a.spec.Duet || !a.g.s.o.DuetPin {
+	switch {
+	case !a.spec.Duet:
 		return nil
+	case !a.g.s.o.DuetPin:
+		return a.spread()
 	}
 	shares, _ := a.g.shares()
 	if shares == nil {
@@ -74,10 +77,36 @@ func (a *replicaArm) unpin() {
 		return
 	}
 	a.pinned, w.cpus = nil, ""
-	_, all := a.g.shares()
-	if err := pinStack(w.st, all); err != nil && w.st.Died() == nil {
+	if err := pinStack(w.st, a.g.allCPUs()); err != nil && w.st.Died() == nil {
 		a.g.s.warn(fmt.Sprintf("%s: its stack could not be given all CPUs back: %v", a.cfg, err))
 	}
+}
+
+// spread spreads a's stack's php-fpm workers over the CPUs, one to each in turn, for a duet round where the arms
+// are not pinned apart (Options.DuetSpread): a CPU that a neighbour slows then slows every arm's workers alike,
+// where left to the kernel one arm's may sit on it for the trial (gate's rounds varied by 1.2 to 4.6% so, 0.7 to
+// 1.5% spread: docs/ci.md). Once its trial is over the stack is back on all CPUs (unpin).
+func (a *replicaArm) spread() error {
+	all := a.g.allCPUs()
+	if !a.g.s.o.DuetSpread || len(all) < 2 {
+		return nil
+	}
+	a.pinned = a.w
+	if err := cpuset.Spread(a.w.st.PID(a.w.st.PHP()), all); err != nil {
+		return fmt.Errorf("%s: %w", a.cfg, err)
+	}
+	a.w.cpus = "spread"
+	return nil
+}
+
+// allCPUs are the CPUs this process may run on, read once (nil when they cannot be read: nothing is pinned).
+func (g *moves) allCPUs() cpuset.Set {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pin.all == nil {
+		g.pin.all, _ = cpuset.Allowed()
+	}
+	return g.pin.all
 }
 
 // pinStack pins every process of st's process groups (php-fpm's master and workers, nginx's) to cpus.

@@ -87,6 +87,24 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	}
 	stopAll(arms)
 
+	// Spread: each arm's php-fpm workers one to each CPU in turn for the trial, its master and nginx on all.
+	o.DuetSpread = true
+	arms = duetArms(ctx, t, newReplicated(s), cfg, "spread", 2)
+	prepare(ctx, t, arms)
+	for i, a := range arms {
+		checkSpread(t, a.(*replicaArm).w.st, all, i)
+	}
+	recs = nil
+	runTrials(ctx, t, arms)
+	for i, a := range arms {
+		checkCPUs(t, a.(*replicaArm).w.st, all.String(), "spread, arm %d, after its trial", i)
+	}
+	if len(recs) != 2 || recs[0].CPUs != "spread" || recs[1].CPUs != "spread" {
+		t.Errorf("spread: records %+v, want two trials recorded spread", recs)
+	}
+	stopAll(arms)
+	o.DuetSpread = false
+
 	if len(all) >= 3 {
 		noneLeft(t, s)
 		return
@@ -156,6 +174,32 @@ func runTrials(ctx context.Context, t *testing.T, arms []experiment.Arm) {
 
 // checkCPUs fails unless every live process of st's php-fpm and nginx groups, workers included, may run on want
 // alone (/proc/PID/status's Cpus_allowed_list).
+// checkSpread checks that st's php-fpm workers are one to each CPU of all in turn, in pid order, and its master
+// and nginx on all of them.
+func checkSpread(t *testing.T, st *stack.Stack, all cpuset.Set, arm int) {
+	t.Helper()
+	pg := st.PID(st.PHP())
+	pids, err := measure.ProcessGroup(pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(pids)
+	i := 0
+	for _, pid := range pids {
+		want := all.String()
+		if pid != pg {
+			want = cpuset.Set{all[i%len(all)]}.String()
+			i++
+		}
+		if got, state := allowedList(t, pid); state != "" && state != "Z" && got != want {
+			t.Errorf("spread, arm %d: php-fpm process %d (master %d) on CPUs %s, want %s", arm, pid, pg, got, want)
+		}
+	}
+	if i < 2 {
+		t.Errorf("spread, arm %d: %d workers, want 2", arm, i)
+	}
+}
+
 func checkCPUs(t *testing.T, st *stack.Stack, want, format string, args ...any) {
 	t.Helper()
 	for _, name := range []string{"php-fpm", "nginx"} {

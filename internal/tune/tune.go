@@ -95,6 +95,9 @@ type Options struct {
 	// DuetPin pins each duet arm's stack (php-fpm's and nginx's processes) to a share of the CPUs of its own, the
 	// shares rotating round by round, where there are at least as many CPUs as arms (docs/engine.md, "Duet rounds").
 	DuetPin bool
+	// DuetSpread spreads each duet arm's php-fpm workers over the CPUs for its trial, one to each in turn, where
+	// the arms are not pinned apart (DuetPin): a CPU a neighbour slows then slows every arm alike.
+	DuetSpread bool
 }
 
 // ScreenBudget is the least budget with which screening runs unless forced: counting takes seconds of valgrind a
