@@ -62,8 +62,8 @@ type Options struct {
 	// version (0: DefaultConnections).
 	StackSD     float64
 	Connections int
-	// NoLatency races CPU a request alone: no latency trials, each round a turn of CPU trials only (two to four
-	// times as many rounds in a budget on the demo), and the pair's alpha all CPU's.
+	// NoLatency races CPU a request alone: no latency trials, each round a turn of CPU trials only (more rounds
+	// in a budget), and the pair's alpha all CPU's.
 	NoLatency bool
 	// LogIn, when set, logs in on a version's first stack (base: http://HOST:PORT/) and returns the mix with that
 	// session's cookies, in the order of URLs: each version is raced with a session of its own (a URL file's
