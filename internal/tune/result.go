@@ -289,7 +289,8 @@ type TrialRecord struct {
 	// Duet: the trial ran at the same time as its rivals' of the round (a duet round), not in turn.
 	Duet bool `json:"duet,omitempty"`
 	// CPUs is the CPU share its stack was pinned to in a pinned duet round (a kernel CPU list such as "1" or "2-3";
-	// Options.DuetPin); empty where it was not pinned.
+	// Options.DuetPin), "spread" where its workers were spread over the CPUs (Options.DuetSpread); empty where
+	// neither.
 	CPUs string `json:"cpus,omitempty"`
 	// Fault says what made the trial no measurement, which it was measured again for (the OOM killer struck).
 	Fault string `json:"fault,omitempty"`
