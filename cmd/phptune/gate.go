@@ -47,11 +47,9 @@ func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
 		Long: `Serves OLD and NEW (two docroots, or with --git two revisions checked out as worktrees) side by side with the
 same PHP and configuration in private nginx + php-fpm stacks, checks that every URL answers in both (2xx, and
 --expect-body's marker), then races them, for the mix and each URL, in duet rounds on fresh stacks (both
-versions loaded at once, each version's workers spread over the CPUs: a noisy runner slows both alike) until
-each is decided or --budget ends. Two figures: php-fpm's CPU time a request, every round, and the p99 latency
-at a fixed rate (half the slower version's throughput in the first round, both versions at once), in the rounds
-that keep it a third of a comparison's time while its CPU is open. One error budget (--alpha) covers every
-verdict.
+versions loaded at once, their workers spread over the CPUs: a noisy runner slows both alike) until each is
+decided or --budget ends, on php-fpm's CPU time a request and the p99 latency at a fixed rate (half the slower
+version's throughput, both versions at once; in a third of the time). One error budget (--alpha) covers all.
 
 EXIT CODES
 0 NEW shown not worse (by more than --min-effect) on the mix and every URL: its CPU shown not worse, its p99
