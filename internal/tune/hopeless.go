@@ -15,15 +15,20 @@ import (
 // confidence sequence's half-width is about 5 round-sds (2 at 13 rounds). Such a race is deferred at plan time:
 // the races that can decide get its time, and at its turn it runs only if the time left then can decide it.
 
-// plausibleLog is the largest change a goodput knob is taken to make, as a log ratio (25%), where nothing says
-// more: what the runs on this machine measured for the knobs raced on goodput (pm, listen, keepalive, server)
-// stayed within +-20% on the demo and five real apps. CPU knobs are never deferred: their effects run from
-// none to opcache off's -44 to -92%, no bound holds for them, and their rounds are cheap. Chosen on replays of
-// the noisy demo runs (dm3b, dm3c, dm10a, dm10b: bench/engine -noise): at 50% nothing was deferred where a
-// goodput trial costs what a CPU trial does, and the JIT and preload were decided in 67 and 69% of 3-minute
-// runs; at 25%, 79 and 81% (and 95% each where a goodput trial costs four CPU trials, against 2 and 15%
-// without deferral). The 10-minute runs are the same either way.
-var plausibleLog = math.Log(1.25)
+// plausibleLog is the largest change a small goodput knob (pm, listen, keepalive) is taken to make, as a log ratio
+// (15%), where nothing says more: what the runs on this machine measured for them reached +12.3% at the most
+// (Symfony's keep-alive, ra40). CPU knobs are never deferred: their effects run from none to opcache off's -44
+// to -92%, no bound holds for them, and their rounds are cheap. At 25%, chosen on replays of the noisy demo
+// runs before duet rounds (docs/engine.md), a 3-minute demo still raced these knobs at +-20 to +-30% and left a
+// CPU race a few rounds short; replayed with duet rounds (bench/engine -duet, 300 runs), 15% decides 4.7 of the
+// 5 CPU knobs a 3-minute run (4.4 at 25%) and the final on capacity in 90% of runs (22%), with the 10-minute runs
+// unchanged; 10% deferred goodput races at 10 minutes too (the planted 5% found in 36% of runs, 66% at 15%).
+var plausibleLog = math.Log(1.15)
+
+// plausibleWideLog is the bound for a change of runtime (the server knob: a worker-mode server serves several
+// times what php-fpm does) and the floor for the pool's sizes (which the sweep's spread widens): 25%, as every
+// goodput knob's was before duet rounds.
+var plausibleWideLog = math.Log(1.25)
 
 // goodputRoundSD is the spread of a goodput round's log ratio assumed when the sweep measured none: real apps
 // gave 0.1 to 0.19.
@@ -89,10 +94,18 @@ func pctWide(hw float64) string {
 }
 
 // plausible is the largest change, as a log ratio, that the race of name is taken to be able to show: for the
-// pool size the spread of the sweep's medians over the sizes to race where that is wider, else plausibleLog.
+// server plausibleWideLog; for the pool size the spread of the sweep's medians over the sizes to race where that
+// is wider than plausibleWideLog; else plausibleLog.
 func (t *tuner) plausible(name string) float64 {
-	if name != knob.MaxChildren().Name || t.sat == nil || t.pool == nil {
+	switch {
+	case name == knob.ServerName:
+		return plausibleWideLog
+	case name != knob.MaxChildren().Name && t.plausibleSmall > 0:
+		return t.plausibleSmall
+	case name != knob.MaxChildren().Name:
 		return plausibleLog
+	case t.sat == nil || t.pool == nil:
+		return plausibleWideLog
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range poolCandidates(t.sat, t.best.MaxChildren, t.pool.MemoryLimit, 0, t.o.MinEffect) {
@@ -103,9 +116,9 @@ func (t *tuner) plausible(name string) float64 {
 		}
 	}
 	if hi < lo {
-		return plausibleLog // no size the sweep measured
+		return plausibleWideLog // no size the sweep measured
 	}
-	return max(plausibleLog, hi-lo)
+	return max(plausibleWideLog, hi-lo)
 }
 
 // deferHopeless marks, before any race runs, the goodput races (order: the order they run in) that the budget's

@@ -10,7 +10,7 @@ import (
 )
 
 // TestHopelessRacesGiveTheirTime: in a short budget where goodput varies by 15% a round and a goodput trial
-// costs five CPU trials, the goodput races could get only a few rounds each, which decide nothing under +-25%:
+// costs five CPU trials, the goodput races could get only a few rounds each, which decide nothing under +-15%:
 // they are not raced, their rows say why and what would race them, and their time goes to the CPU races. With a
 // budget that can decide them, they race.
 func TestHopelessRacesGiveTheirTime(t *testing.T) {

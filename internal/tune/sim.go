@@ -46,6 +46,10 @@ type SimOptions struct {
 	// RoundSD is the spread of a round's log ratio the planner assumes, by metric (nil: tune's assumptions, as in
 	// a real run before it measures: see roundSD).
 	RoundSD map[string]float64
+	// Plausible is the largest change a small goodput knob (pm, listen, keepalive) is taken to make, as a relative
+	// change (0: tune's own, plausibleLog): a test of what goodput races do under the time pressure they met
+	// before duet rounds sets 0.25.
+	Plausible float64
 	// Asked are the knobs the user named to race (Options.Asked).
 	Asked map[string]bool
 	// Duet runs the CPU races' rounds as duets, as tune does by default (Options.Duet): on the noise of duet
@@ -75,6 +79,9 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	clock := &simClock{now: time.Unix(0, 0)}
 	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
 	t.mixture, t.minRounds, t.stackSD, t.roundSDs, t.measuredStackSD = so.Mixture, so.MinRounds, so.StackSD, so.RoundSD, so.MeasuredStackSD
+	if so.Plausible > 0 {
+		t.plausibleSmall = math.Log1p(so.Plausible)
+	}
 	src := &simSource{o: so, clock: clock, warm: map[string]int{}, offsets: map[int]map[string]float64{}, warmStack: map[string]int{},
 		busy: map[int]bool{}}
 	t.src = src

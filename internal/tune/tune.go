@@ -192,6 +192,9 @@ type tuner struct {
 	// deferred are the races the budget's shares could not let decide (deferHopeless): they take no share of
 	// the time until their turn.
 	deferred map[string]bool
+	// plausibleSmall is the largest change a small goodput knob is taken to make (a log ratio; 0: plausibleLog),
+	// where a simulation says.
+	plausibleSmall float64
 	// roundSDs are the spreads of a round's log ratio to plan with, by metric, where a simulation knows them
 	// (nil: roundSD's estimates).
 	roundSDs map[string]float64
