@@ -29,7 +29,7 @@ type tuneFlags struct {
 	headers, inis, knobs, skip, only, phpFPM, build                                                                        []string
 	mix                                                                                                                    mixFlags
 	budget, p99, timeout                                                                                                   time.Duration
-	rate, minEffect, alpha                                                                                                 float64
+	rate, minEffect, poolMargin, alpha                                                                                     float64
 	json, noScreen, screen, profile, builds, ratePeak, noDuet, duetPin, verbose                                            bool
 
 	soak string // --soak: a duration, off, or "" (a tenth of the budget)
@@ -120,9 +120,11 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "bound on the whole run")
 	fl.Float64Var(&f.minEffect, "min-effect", defaultMinEffectPct, minEffectUsage)
+	fl.Float64Var(&f.poolMargin, "pool-margin", 100*tune.DefaultPoolMargin, "the pool size chosen is the smallest shown to serve "+
+		"within this `PCT` of the best size's requests/s")
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
-	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout")
+	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "pool-margin", "alpha", "timeout")
 
 	fl.StringVar(&f.out, "out", "", "run `DIR` for the files (default ./phptune-results/tune-TIMESTAMP)")
 	fl.BoolVar(&f.json, "json", false, "print result.json to stdout instead of the summary")
@@ -274,8 +276,11 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	if len(binaries) > 0 {
 		sc.PHPFPM = binaries[0]
 	}
+	if !(f.poolMargin > 0) {
+		return o, exitcode.UsageErrorf("--pool-margin %g: want a percentage above 0, such as 5", f.poolMargin)
+	}
 	o = tune.Options{Stack: sc, AppName: name, Budget: f.budget, P99: f.p99, Rate: f.rate, MinEffect: f.minEffect / 100,
-		Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}, Asked: map[string]bool{}}
+		PoolMargin: f.poolMargin / 100, Alpha: f.alpha, Timeout: f.timeout, Pins: map[string]string{}, Asked: map[string]bool{}}
 	for _, v := range f.build {
 		if !slices.Contains(phpbuild.Variants(), v) {
 			return o, exitcode.UsageErrorf("--build %s: want pgo, pgo+lto, pgo+bolt or baseline", v)

@@ -264,6 +264,9 @@ func decisionsText(p tune.Plan, a *Answer) string {
 	s := fmt.Sprintf("each knob a race of its values in interleaved rounds, until one was decided or its share of the "+
 		"budget ran out; %d experiments planned%s; a difference under %.3g%% counts as none.", p.Experiments,
 		atConns(p.Concurrency), 100*p.MinEffect)
+	if p.PoolMargin > 0 {
+		s += fmt.Sprintf(" The pool size is the smallest shown to serve within %.3g%% of the best size's requests/s.", 100*p.PoolMargin)
+	}
 	if l := levelSentence(a); l != "" {
 		s += " " + l
 	}

@@ -53,7 +53,7 @@ func Tune(w io.Writer, r *tune.Result) {
 		say("    ", "    ", kneeText(s, r.Plan))
 	}
 	if p := r.PoolSize; p != nil {
-		for i, line := range append(poolSizeText(p, r.Plan.MinEffect), cpuLines(r.Environment.Limits)...) {
+		for i, line := range append(poolSizeText(p, r.Plan.PoolMarginOr()), cpuLines(r.Environment.Limits)...) {
 			if i == 0 {
 				say("  ", "    ", line)
 			} else {

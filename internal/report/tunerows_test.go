@@ -167,7 +167,7 @@ func checkRows(t *testing.T, name string, r *tune.Result, rows []renderedRow) {
 		if row.verdict == string(tune.NonInferior) {
 			// The pool size's claim is the race's (within the margin of every size left), not the pair's verdict:
 			// the interval shown must support it.
-			if row.lo <= -100*r.Plan.MinEffect {
+			if row.lo <= -100*r.Plan.PoolMarginOr() {
 				t.Errorf("%s: %s reads %s with an interval [%+.1f%%, %+.1f%%] reaching past the margin", name, row.name, row.verdict, row.lo, row.hi)
 			}
 			continue

@@ -108,7 +108,7 @@ func (t *tuner) plausible(name string) float64 {
 		return plausibleWideLog
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range poolCandidates(t.sat, t.best.MaxChildren, t.pool.MemoryLimit, 0, t.o.MinEffect) {
+	for _, s := range poolCandidates(t.sat, t.best.MaxChildren, t.pool.MemoryLimit, 0, t.o.poolMargin()) {
 		for _, p := range t.sat.Points {
 			if p.Concurrency == s && p.Median > 0 {
 				lo, hi = min(lo, math.Log(p.Median)), max(hi, math.Log(p.Median))

@@ -15,7 +15,7 @@ import (
 // TestLastLookGoesToAGain: when no undecided race's decision fits in the time left, the rest goes to one whose
 // estimate leans to a gain: a small real effect, too dear to decide in its own race's share, gets that time.
 func TestLastLookGoesToAGain(t *testing.T) {
-	const runs = 40
+	const runs = 200
 	looked, found, spent := 0, 0, 0
 	for seed := int64(0); seed < runs; seed++ {
 		so := demoSim(900+seed, 0.18, 10*time.Minute)
@@ -40,8 +40,9 @@ func TestLastLookGoesToAGain(t *testing.T) {
 		runs, looked, found, spent)
 	// Taking only the looks whose decision fitted, 11 of 40 runs used 95% of the budget and none looked again at
 	// keepalive (found better in 11, against 15 with the last look). Leaving the final its foreseen need (finalKeep)
-	// ends some runs early, with the final decided: 14 found.
-	if spent < runs*9/10 || looked == 0 || found < 12 {
+	// ends some runs early, with the final decided: 14 found. Over 200 runs (40 left a find of 11 to 13 to the
+	// draw): 63 found with the pool's sizes judged within 5%, 64 within 3%.
+	if spent < runs*9/10 || looked == 0 || found < runs/4 {
 		t.Errorf("want the time left spent (95%% of the budget, or the final decided, in 9 runs of 10) and the small gain looked at again")
 	}
 }

@@ -131,7 +131,7 @@ func (t *tuner) planExperiments() {
 	if _, pinned := t.o.Pins[knob.MaxChildren().Name]; !pinned {
 		n := 3 // the sizes as the sweep leaves them (the latency goal may narrow them later)
 		if t.pool != nil {
-			n = max(2, len(poolCandidates(t.sat, t.best.MaxChildren, t.pool.MemoryLimit, 0, t.o.MinEffect)))
+			n = max(2, len(poolCandidates(t.sat, t.best.MaxChildren, t.pool.MemoryLimit, 0, t.o.poolMargin())))
 		}
 		t.plans[knob.MaxChildren().Name] = planned{arms: n, spec: TrialSpec{Metric: MetricGoodput, Steady: true}}
 		pairs += experiment.Pairs(experiment.Smallest, n)

@@ -198,7 +198,7 @@ func (t *tuner) loadThePool(size int) {
 // Its row comes after the CPU knobs' (cpuFirst).
 func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	k := knob.MaxChildren()
-	sizes := poolCandidates(t.sat, t.best.MaxChildren, limit, floor, t.o.MinEffect)
+	sizes := poolCandidates(t.sat, t.best.MaxChildren, limit, floor, t.o.poolMargin())
 	if len(sizes) < 2 {
 		row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base), Note: noOtherSize, State: StateNoAlternative}
 		if len(sizes) == 1 {
@@ -309,7 +309,7 @@ func (t *tuner) runSizes(ctx context.Context, from knob.Config, sizes []int, spe
 		return nil, nil, err
 	}
 	n := len(rc.arms)
-	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Smallest, HigherIsBetter: true, MinEffect: t.o.MinEffect,
+	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Smallest, HigherIsBetter: true, MinEffect: t.o.poolMargin(),
 		Alpha: t.budget.Draw(experiment.Pairs(experiment.Smallest, n)), RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: cont,
 		Progress: func(p experiment.Progress) {
@@ -426,7 +426,7 @@ func (t *tuner) sizesRow(sizes []int, spec TrialSpec, out *experiment.Outcome) (
 			Accepted: i == picked, Note: sr.Note})
 	}
 	row := KnobRow{Name: k.Name, Value: strconv.Itoa(pick), From: k.Get(t.o.Base), Metric: spec.Metric, Rounds: out.Rounds, State: StateRaced,
-		Note: ps.rangeNote(t.o.MinEffect), Verdict: stats.Inconclusive}
+		Note: ps.rangeNote(t.o.poolMargin()), Verdict: stats.Inconclusive}
 	if ps.Decided {
 		row.Verdict = NonInferior
 	} else {

@@ -85,6 +85,9 @@ type Plan struct {
 	Method    string  `json:"method"`
 	Alpha     float64 `json:"alpha"`
 	MinEffect float64 `json:"min_effect"`
+	// PoolMargin is how far below the best size's goodput the chosen pool size may serve (0 in results written
+	// before it: the minimum effect was the margin; PoolMarginOr).
+	PoolMargin float64 `json:"pool_margin,omitempty"`
 	// Trials: a throughput trial is a warm-up and a measured window; a CPU trial is a fixed number of
 	// requests with php-fpm's CPU time read before and after.
 	WarmupS     float64 `json:"warmup_s"`
@@ -363,4 +366,13 @@ type Build struct {
 	PHPFPM  string  `json:"php_fpm"` // its php-fpm, the value the knob php races
 	Cached  bool    `json:"cached"`  // taken from the build cache
 	Seconds float64 `json:"seconds"` // wall time of the build step, outside the tuning budget
+}
+
+// PoolMarginOr is the margin the pool's sizes were judged by: PoolMargin, or the minimum effect in a result
+// written before the two were apart.
+func (p Plan) PoolMarginOr() float64 {
+	if p.PoolMargin > 0 {
+		return p.PoolMargin
+	}
+	return p.MinEffect
 }

@@ -29,9 +29,11 @@ type SimOptions struct {
 	// arm's on a twin (a static pool: CPU races and steady goodput races; 0: StartCost).
 	StartCost, TwinStartCost time.Duration
 	MinEffect                float64
-	Alpha                    float64
-	Facts                    knob.Facts
-	Conc                     int
+	// PoolMargin is the margin the pool's sizes are judged within (0: tune's own, DefaultPoolMargin).
+	PoolMargin float64
+	Alpha      float64
+	Facts      knob.Facts
+	Conc       int
 	// Pool is the pool size the sweep would pick (0: no pool-size race).
 	Pool int
 	// Mixture and MinRounds are the engine's parameters to try (0: tune's own): the confidence sequences' g and
@@ -71,7 +73,7 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	if key := NoiseKey(MetricCPU, "", true); so.Duet && so.Noise[key] == nil {
 		return nil, fmt.Errorf("simulate: duet races replay duet rounds' noise, and none is given (%s)", key)
 	}
-	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect,
+	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect, PoolMargin: so.PoolMargin,
 		Alpha: so.Alpha, Asked: so.Asked, Duet: so.Duet, Progress: so.Progress})
 	if err != nil {
 		return nil, err
