@@ -1,12 +1,16 @@
-// Command duet measures what duet rounds do to a CPU round's noise: two stacks of one configuration (the demo, a
-// static pool of 4) serve the same requests in each round, once one after the other (as tune's rounds alternate
-// them) and once at the same time, each from its own connections (a duet round: experiment.Spec.Duet); the two
-// ways alternate round by round. It prints the spread (sd) of a round's log ratio of the two stacks' CPU per
-// request each way, their ratio and the variance ratio; the mean is the two stacks' own offset, which a duet's
-// smaller spread makes the larger part of the error. bench/duet.sh runs it (about 2 minutes, ROUNDS=n for more);
-// run it quiet and beside a busy loop (BUSY=1). With -pin it adds pinned duet rounds in the same rounds: each
-// stack's php-fpm and nginx on a CPU share of its own, the shares swapped every round (tune --duet-pin); with
-// -spread, duet rounds with each stack's workers spread over the CPUs, one to each in turn (gate's stacks).
+// Command duet measures what duet rounds do to a CPU round's noise: two stacks of one configuration (a workload
+// preset's app, -preset, the demo by default; a static pool of -c workers) serve the same requests in each round,
+// once one after the other (as tune's rounds alternate them) and once at the same time, each from its own
+// connections (a duet round: experiment.Spec.Duet); the two ways alternate round by round. It prints the spread
+// (sd) of a round's log ratio of the two stacks' CPU per request each way, their ratio and the variance ratio; the
+// mean is the two stacks' own offset, which a duet's smaller spread makes the larger part of the error.
+// bench/duet.sh runs it (about 2 minutes, ROUNDS=n for more); run it quiet and beside a busy loop (BUSY=1). With
+// -pin it adds pinned duet rounds in the same rounds: each stack's php-fpm and nginx on a CPU share of its own, the
+// shares swapped every round (tune --duet-pin); with -spread, duet rounds with each stack's workers spread over the
+// CPUs, one to each in turn (gate's stacks). Another preset is prepared first (phptune workload prepare NAME); its
+// services (a database) start once and serve every stack. A slow app wants fewer requests a trial, or a trial lasts
+// 20 s: WordPress serves roughly 50 to 100 a second here against the demo's 700, so -preset wordpress -n 150;
+// MediaWiki is no faster (32.7 a second warm at one connection), so -n 100 to 150 too.
 package main
 
 import (
@@ -16,7 +20,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
@@ -24,34 +30,82 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/workload"
 )
 
+// opts are the command's flags.
+type opts struct {
+	preset              string
+	rounds, conc, n     int
+	starts, pin, spread bool
+}
+
 func main() {
-	rounds := flag.Int("rounds", 30, "rounds each way")
-	conc := flag.Int("c", 4, "connections a stack")
-	n := flag.Int("n", 1500, "requests a trial")
-	starts := flag.Bool("starts", false, "also duet rounds with two fresh stacks starting beside them, as tune's next round's do")
-	pin := flag.Bool("pin", false, "also duet rounds with each stack pinned to a CPU share of its own, swapped every round")
-	spread := flag.Bool("spread", false, "also duet rounds with each stack's workers spread over the CPUs, one to each in turn (gate)")
+	var o opts
+	flag.StringVar(&o.preset, "preset", "demo", "the workload preset served (wordpress, mediawiki, ...: phptune workload list), prepared first (phptune workload prepare NAME)")
+	flag.IntVar(&o.rounds, "rounds", 30, "rounds each way")
+	flag.IntVar(&o.conc, "c", 4, "connections a stack, and its static pool's workers")
+	flag.IntVar(&o.n, "n", 1500, "requests a trial (the demo's 1500 take about 2 s; WordPress or MediaWiki want about 150)")
+	flag.BoolVar(&o.starts, "starts", false, "also duet rounds with two fresh stacks starting beside them, as tune's next round's do")
+	flag.BoolVar(&o.pin, "pin", false, "also duet rounds with each stack pinned to a CPU share of its own, swapped every round")
+	flag.BoolVar(&o.spread, "spread", false, "also duet rounds with each stack's workers spread over the CPUs, one to each in turn (gate)")
 	flag.Parse()
-	if err := run(*rounds, *conc, *n, *starts, *pin, *spread); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "duet:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds, conc, n int, starts, pin, spread bool) error {
-	ctx := context.Background()
+// run measures o.preset's app with its services started for the whole run and stopped on every path, an
+// interrupt included (the stacks' deferred stops run too).
+func run(o opts) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Not prepared: PresetApp's error says to run phptune workload prepare NAME; an unknown name: Lookup's names
+	// the nearest preset. Both are one line, passed through.
+	app, err := workload.PresetApp(o.preset)
+	if err != nil {
+		return err
+	}
+	svc, err := app.StartServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
+	}
+	// A database exiting under the run turns its pages into errors: say so rather than only that requests failed.
+	runCtx, died, stopWatch := svc.Watch(ctx)
+	defer stopWatch()
+	err = measureRounds(runCtx, app, o)
+	if d := died(); d != nil {
+		return d
+	}
+	return err
+}
+
+// measureRounds starts the two stacks of app and measures o.rounds rounds each way, printing the spreads.
+func measureRounds(ctx context.Context, app *workload.App, o opts) error {
+	preset, rounds, conc, n, starts, pin, spread := o.preset, o.rounds, o.conc, o.n, o.starts, o.pin, o.spread
+	// The app's anonymous pages with their content checks: a page that fails its check (a database error page is
+	// a fast 200) counts as an error, and a trial with errors is never measured. The demo's pages are checked too
+	// (demostack.Mix has no checks), as tune checks them. The logged-in pages (App.WithLogin: WordPress's, say) are
+	// left out: they need a login's session, which this bench does not set up.
+	mix := app.URLs
+	// newStack starts a stack of app's static pool of conc workers.
+	newStack := func() (*stack.Stack, error) {
+		cfg := knob.Debian()
+		cfg.PM, cfg.MaxChildren = "static", conc
+		st, err := demostack.StartApp(ctx, app.Stack, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("start a stack of %s: %w", preset, err)
+		}
+		return st, nil
+	}
 	var pins *pinner
 	if pin || spread {
 		var err error
 		if pins, err = newPinner(2); err != nil {
 			return err
 		}
-	}
-	mix, err := demostack.Mix()
-	if err != nil {
-		return err
 	}
 	var sts []*stack.Stack
 	defer func() {
@@ -60,9 +114,7 @@ func run(rounds, conc, n int, starts, pin, spread bool) error {
 		}
 	}()
 	for range 2 {
-		cfg := knob.Debian()
-		cfg.PM, cfg.MaxChildren = "static", conc
-		st, err := demostack.Start(ctx, cfg)
+		st, err := newStack()
 		if err != nil {
 			return err
 		}
@@ -79,7 +131,7 @@ func run(rounds, conc, n int, starts, pin, spread bool) error {
 			return 0, err
 		}
 		if res.Errors > 0 {
-			return 0, fmt.Errorf("%d of %d requests failed", res.Errors, res.Requests)
+			return 0, fmt.Errorf("%s: %d of %d requests failed (an error status, or a page without its content)", preset, res.Errors, res.Requests)
 		}
 		return float64(cpu/time.Microsecond) / float64(res.Requests), nil
 	}
@@ -97,9 +149,7 @@ func run(rounds, conc, n int, starts, pin, spread bool) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cfg := knob.Debian()
-				cfg.PM, cfg.MaxChildren = "static", conc
-				st, err := demostack.Start(ctx, cfg)
+				st, err := newStack()
 				if err != nil {
 					errs[i] = err
 					return
@@ -200,7 +250,7 @@ func run(rounds, conc, n int, starts, pin, spread bool) error {
 	}
 	ma, sa := stats.MeanSD(alt)
 	md, sd := stats.MeanSD(duet)
-	fmt.Printf("%d rounds each way, %d connections, %d requests a trial; a round's log ratio of two stacks of one configuration\n", rounds, conc, n)
+	fmt.Printf("preset %s: %d rounds each way, %d connections, %d requests a trial; a round's log ratio of two stacks of one configuration\n", preset, rounds, conc, n)
 	fmt.Printf("%-12s %10s %10s\n", "rounds", "mean", "sd")
 	fmt.Printf("%-12s %9.2f%% %9.2f%%\n", "alternating", 100*ma, 100*sa)
 	fmt.Printf("%-12s %9.2f%% %9.2f%%\n", "duet", 100*md, 100*sd)

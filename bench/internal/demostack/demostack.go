@@ -1,5 +1,5 @@
-// Package demostack starts the bundled demo app on a private stack for the bench commands, and gives its URL
-// mix as the demo preset defines it.
+// Package demostack starts apps on private stacks for the bench commands: the bundled demo, or a workload
+// preset's app (workload.PresetApp) through StartApp; and gives the demo's URL mix as the demo preset defines it.
 package demostack
 
 import (
@@ -16,9 +16,17 @@ import (
 
 // Start serves the demo with cfg's pool and nginx settings (knob.Config.Apply), stopping fast.
 func Start(ctx context.Context, cfg knob.Config) (*stack.Stack, error) {
-	sc := stack.Config{AppFS: workloads.Demo(), FastStop: true}
-	cfg.Apply(&sc, "www")
-	return stack.Start(ctx, sc)
+	return StartApp(ctx, stack.Config{AppFS: workloads.Demo()}, cfg)
+}
+
+// StartApp serves the app of template (a preset's workload.App.Stack: its docroot or embedded files, front
+// controller, writable paths) with cfg's pool and nginx settings, stopping fast. template is taken by value, and
+// Apply sets the pools and nginx settings afresh, so that the stacks of one template share nothing they change.
+// A preset's services (its database) are the caller's to start first, once for all its stacks.
+func StartApp(ctx context.Context, template stack.Config, cfg knob.Config) (*stack.Stack, error) {
+	template.FastStop = true
+	cfg.Apply(&template, "www")
+	return stack.Start(ctx, template)
 }
 
 // Mix is the demo preset's URLs with their weights.
