@@ -166,19 +166,37 @@ func (o *openRace) lookable() bool {
 	return o.looks < maxLooks && o.rc.row.Verdict == stats.Inconclusive && o.rc.x.Resumable()
 }
 
+// narrowable says whether o is the sizes' race, decided on a size shown within the margin while a smaller one is
+// still open for want of time, with a look left: a look may show the smaller one within too (less memory for the
+// same service) or worse. Only where nothing it runs has changed since: raced again, a decided size could end
+// open. The 10-minute demo decided 8 with 4 open and ended 4 minutes early (2026-11-27, runs 7 and 8).
+func (t *tuner) narrowable(o *openRace) bool {
+	return o.sizes != nil && o.looks < maxLooks && o.rc.row.Verdict == NonInferior && o.rc.x.Resumable() && !t.moved(o.rc)
+}
+
 // nextLook is the undecided race whose decision is expected to cost the least and fits in the time left
 // before the final comparison, with that cost. When none fits, the time left goes to the nearest one that can
 // run at least minRounds more rounds in it, even one whose estimate says a thousand rounds (the estimate is
 // rough, more rounds can only help: the sequence holds at any stopping time, and the budget is the user's to
-// spend), with the time left as its cost; nil when none can.
+// spend), with the time left as its cost; nil when none can. With no undecided race to look at, the sizes' race
+// decided with a smaller size open (narrowable) is looked at by the same rule.
 func (t *tuner) nextLook() (*openRace, time.Duration) {
+	if o, cost := t.cheapestLook((*openRace).lookable); o != nil {
+		return o, cost
+	}
+	// Every undecided race first: a decided pool made smaller is a refinement, an undecided knob a missing answer.
+	return t.cheapestLook(t.narrowable)
+}
+
+// cheapestLook is nextLook's choice among the open races that may take a look.
+func (t *tuner) cheapestLook(may func(*openRace) bool) (*openRace, time.Duration) {
 	spare := t.left() - t.finalKeep()
 	var pick, near *openRace
 	var best, nearCost time.Duration
 	nearPromising := false
 	for _, o := range t.open {
 		rc := o.rc
-		if !o.lookable() {
+		if !may(o) {
 			continue
 		}
 		l := rc.x.Look()

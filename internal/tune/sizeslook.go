@@ -32,7 +32,19 @@ func (t *tuner) sizesLook(ctx context.Context, o *openRace, allow time.Duration)
 		err = t.sizesErr(ctx, rc, out, err)
 	}
 	rc.second += out.Rounds - before
+	saved := *t.pool
 	pick, row, comps := t.sizesRow(o.sizes, rc.spec, out)
+	if first.Verdict == NonInferior && row.Verdict != NonInferior {
+		// A look at a decided race's smaller sizes that ended with no size shown within: the claim made before
+		// stands (a confidence sequence holds at every look, and so at the one that decided), as do its row and
+		// pick; the rounds after it are said.
+		*t.pool = saved
+		o.e.row.Note = fmt.Sprintf("%s; %s more in a second look at the smaller sizes showed nothing more", first.Note,
+			plural(out.Rounds-before, "round", "rounds"))
+		rc.row = o.e.row
+		t.sizesPicked(rc, t.best)
+		return err
+	}
 	if again {
 		o.again = fmt.Sprintf("raced again in a second look, once the configuration it was first raced in had changed "+
 			"(then: %s, %s in %s)", orUnset(first.Value), first.Verdict, plural(first.Rounds, "round", "rounds"))
