@@ -106,6 +106,9 @@ func TestADecidedPoolIsNarrowed(t *testing.T) {
 			if got := strconv.Itoa(res.Recommendation.MaxChildren); got != row.Value {
 				t.Errorf("seed %d: max_children row %s, recommendation %s", seed, row.Value, got)
 			}
+			if res.PoolSize == nil || strconv.Itoa(res.PoolSize.Chosen) != row.Value {
+				t.Errorf("seed %d: max_children row %s, the pool's chosen size %+v", seed, row.Value, res.PoolSize)
+			}
 		}
 		t.Logf("6 at %+.0f%% of 8: chosen in %d of %d runs, the sizes looked at again in %d", 100*c.six, sixes, runs, narrowed)
 		if sixes < c.least || sixes > c.most {

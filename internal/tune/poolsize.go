@@ -341,10 +341,13 @@ func (t *tuner) sizesErr(ctx context.Context, rc *raced, out *experiment.Outcome
 }
 
 // sizesPicked sets the pick in the best configuration (held before the arms stop: the pick's warm stack, if it
-// was raced, stays for what follows) and, decided, loads the comparisons after it with the pool it decided.
+// was raced, stays for what follows) and, decided, loads the comparisons after it with the pool it decided. The
+// pool's Chosen is the pick's, a second look's too (one that chose 4 where the first race had chosen 8 left
+// pool_size.chosen at 8 beside a row and files of 4).
 func (t *tuner) sizesPicked(rc *raced, cfg knob.Config) {
 	rc.best = cfg
 	t.setBest(cfg)
+	t.pool.Chosen = cfg.MaxChildren
 	stopAll(rc.arms)
 	if t.pool.Decided {
 		t.loadThePool(cfg.MaxChildren)
