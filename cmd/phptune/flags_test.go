@@ -95,6 +95,7 @@ func TestTuneFlags(t *testing.T) {
 			}},
 		{args: []string{"--rate", "peak", "--p99", "200ms"}, edit: func(f *tuneFlags) { f.ratePeak, f.p99 = true, 200*time.Millisecond }},
 		{args: []string{"--rate", "300", "--min-effect", "5", "--alpha", "0.01"}, edit: func(f *tuneFlags) { f.rate, f.minEffect, f.alpha = 300, 5, 0.01 }},
+		{args: []string{"--pool-margin", "8"}, edit: func(f *tuneFlags) { f.poolMargin = 8 }},
 		{args: []string{"--knob", "opcache=on,off", "--skip", "listen,keepalive", "--only", "opcache,jit", "--ini", "memory_limit=256M"},
 			edit: func(f *tuneFlags) {
 				f.knobs, f.skip, f.only, f.inis = []string{"opcache=on,off"}, []string{"listen", "keepalive"}, []string{"opcache", "jit"},
@@ -119,7 +120,7 @@ func TestTuneFlags(t *testing.T) {
 		"--budget ten": "invalid argument",
 	})
 	if def.budget != 10*time.Minute || def.method != "GET" || def.minEffect != defaultMinEffectPct || def.alpha != stats.DefaultAlpha ||
-		def.timeout != load.DefaultTimeout || def.mix.logTop != 10 {
+		def.timeout != load.DefaultTimeout || def.mix.logTop != 10 || def.poolMargin != 5 {
 		t.Errorf("tune's defaults: %+v", def)
 	}
 }
@@ -135,7 +136,7 @@ func TestTuneOptions(t *testing.T) {
 	}
 	app := t.TempDir()
 	f, pos, err := parse(t, newTuneCmd, app, "--url", "/", "--url", "/blog/=3", "--budget", "5m", "--memory", "1GiB", "--min-effect", "5",
-		"--knob", "opcache=on,off", "--only", "opcache", "--ini", "memory_limit=256M", "--soak", "off", "--no-screen", "-m", "POST")
+		"--pool-margin", "8", "--knob", "opcache=on,off", "--only", "opcache", "--ini", "memory_limit=256M", "--soak", "off", "--no-screen", "-m", "POST")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +157,18 @@ func TestTuneOptions(t *testing.T) {
 	for _, k := range o.Knobs {
 		knobs = append(knobs, k.Name)
 	}
-	if o.Stack.App != app || o.Budget != 5*time.Minute || o.MinEffect != 0.05 || o.Memory != 1<<30 || o.MemoryFrom != "--memory 1GiB" ||
+	if o.Stack.App != app || o.Budget != 5*time.Minute || o.MinEffect != 0.05 || o.PoolMargin != 0.08 || o.Memory != 1<<30 || o.MemoryFrom != "--memory 1GiB" ||
 		o.Soak != -1 || o.Screen != nil || !o.Duet || o.Request.Method != "POST" || !slices.Equal(uris, []string{"/=*", "/blog/=***"}) ||
 		!slices.Equal(knobs, []string{"opcache"}) || !o.Asked["opcache"] || o.Pins["memory_limit"] != "256M" ||
 		o.BaseName != "your starting point" || o.Limits == nil {
 		t.Errorf("options: %+v", o)
+	}
+	// A margin of nothing cannot be shown: refused before anything starts.
+	if f, _, err = parse(t, newTuneCmd, app, "--pool-margin", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = f.options(context.Background(), a, io.Discard); err == nil || !strings.Contains(err.Error(), "--pool-margin 0") {
+		t.Errorf("--pool-margin 0: %v, want a usage error naming it", err)
 	}
 	// Without --no-screen, tune screens with profile's counters where valgrind, strace and php-cgi are installed,
 	// counting the URLs it is given when it counts (after a URL file's login).
