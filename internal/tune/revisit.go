@@ -20,6 +20,8 @@ type openRace struct {
 	sizes []int
 	// again says what the sizes' race showed before it was raced again (sizesLook).
 	again string
+	// decidedNote is a decided sizes' race's note before a look at its smaller sizes that showed nothing more.
+	decidedNote string
 }
 
 // maxLooks bounds the second looks at one race: each is given time for the rounds its estimate needs, and one

@@ -39,8 +39,11 @@ func (t *tuner) sizesLook(ctx context.Context, o *openRace, allow time.Duration)
 		// stands (a confidence sequence holds at every look, and so at the one that decided), as do its row and
 		// pick; the rounds after it are said.
 		*t.pool = saved
-		o.e.row.Note = fmt.Sprintf("%s; %s more in a second look at the smaller sizes showed nothing more", first.Note,
-			plural(out.Rounds-before, "round", "rounds"))
+		if o.decidedNote == "" {
+			o.decidedNote = first.Note
+		}
+		o.e.row.Note = fmt.Sprintf("%s; %s more in a second look at the smaller sizes showed nothing more",
+			o.decidedNote, plural(out.Rounds-first.Rounds, "round", "rounds"))
 		rc.row = o.e.row
 		t.sizesPicked(rc, t.best)
 		return err
