@@ -19,12 +19,18 @@ import (
 // Its latency trials draw a p99 of 10 ms, NEW's lat[name] more, with noise of 0.1 a trial.
 func simulated(t *testing.T, budget time.Duration, effect, sd, lat map[string]float64, pace time.Duration) *gate {
 	t.Helper()
+	return simulatedSeed(t, 51, budget, effect, sd, lat, pace)
+}
+
+// simulatedSeed is simulated with the trials' noise drawn from seed.
+func simulatedSeed(t *testing.T, seed uint64, budget time.Duration, effect, sd, lat map[string]float64, pace time.Duration) *gate {
+	t.Helper()
 	o := Options{URLs: []load.MixItem{{URI: "/a", Weight: 1}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 1}},
 		Budget: budget, MinEffect: 0.03, Alpha: 0.05, Timeout: time.Second, Old: Version{Label: "OLD"}, New: Version{Label: "NEW"}}
 	g := newGate(o)
 	g.setUp()
 	var mu sync.Mutex
-	rng, latRng := rand.New(rand.NewPCG(51, 1)), rand.New(rand.NewPCG(51, 2))
+	rng, latRng := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2))
 	g.startOne = func(ctx context.Context, v, serial int) (*live, error) { return &live{serial: serial}, nil }
 	g.trialOne = func(ctx context.Context, v int, l *live, c *comparison) (experiment.Observation, error) {
 		mu.Lock()
@@ -253,20 +259,33 @@ func TestRoundsGiveALeaningP99EveryTurn(t *testing.T) {
 	}
 }
 
-// A comparison already not worse for the gate sits out every other round: one still undecided gets the time.
+// A comparison already not worse for the gate sits out every other round: one still undecided gets the time. The
+// runs are timed (a 600 ms budget), and a p99's noise may leave GET /b leaning worse for part of one, so the claim
+// is over ten runs of their own seeds: a run missed it in 2 of 80 (one seed, the test as it was), 3 of 50 quiet
+// and 1 of 50 beside a busy loop (these seeds), so 6 in 10 leaves a flake at about 2e-5; with every comparison
+// taking every turn it held in 0 of 10.
 func TestRoundsGiveTheUndecidedTheTime(t *testing.T) {
-	g := simulated(t, 600*time.Millisecond, map[string]float64{}, map[string]float64{"": 0.002, "GET /c": 0.3},
-		nil, 2*time.Millisecond)
-	if err := g.rounds(context.Background()); err != nil {
-		t.Fatal(err)
+	const runs = 10
+	held := 0
+	for seed := uint64(1); seed <= runs; seed++ {
+		g := simulatedSeed(t, 60+seed, 600*time.Millisecond, map[string]float64{}, map[string]float64{"": 0.002, "GET /c": 0.3},
+			nil, 2*time.Millisecond)
+		if err := g.rounds(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		turns := map[string]int{}
+		for _, c := range g.comps {
+			turns[c.Name] = c.turns
+		}
+		b := g.comps[2]
+		if b.Name == "GET /b" && b.ended == "" && g.gates(b) == NotWorse && turns["GET /c"] >= turns["GET /b"]*3/2 {
+			held++
+		} else {
+			t.Logf("seed %d: turns %v (GET /b %s, ended %q)", 60+seed, turns, g.gates(b), b.ended)
+		}
 	}
-	turns := map[string]int{}
-	for _, c := range g.comps {
-		turns[c.Name] = c.turns
-	}
-	b := g.comps[2]
-	if b.Name != "GET /b" || b.ended != "" || g.gates(b) != NotWorse || turns["GET /c"] < turns["GET /b"]*3/2 {
-		t.Errorf("turns %v (GET /b %s, ended %q): want GET /b not worse, racing on, and GET /c, undecided, given "+
-			"half again its turns at least", turns, g.gates(b), b.ended)
+	if held < runs*6/10 {
+		t.Errorf("GET /b not worse, racing on, and GET /c, undecided, given half again its turns at least in %d of %d "+
+			"runs, want 6 in 10 or more", held, runs)
 	}
 }
