@@ -183,6 +183,13 @@ func (t *tuner) narrowable(o *openRace) bool {
 // spend), with the time left as its cost; nil when none can. With no undecided race to look at, the sizes' race
 // decided with a smaller size open (narrowable) is looked at by the same rule.
 func (t *tuner) nextLook() (*openRace, time.Duration) {
+	// The sizes' look first where the final's keep left it room (sizesOpen): a cheaper look would take that room.
+	left := t.left()
+	if o, cost := t.sizesOpen(left); o != nil {
+		if keep, _ := t.keepAndLook(left); cost <= left-keep {
+			return o, cost
+		}
+	}
 	if o, cost := t.cheapestLook((*openRace).lookable); o != nil {
 		return o, cost
 	}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +38,11 @@ type SimOptions struct {
 	Conc       int
 	// Pool is the pool size the sweep would pick (0: no pool-size race).
 	Pool int
+	// Sweep is the sweep's median goodput by concurrency, its trials varying by SweepSD (a log's spread), where
+	// the pool's sizes and how large a change they plausibly make should come from a sweep, as in a real run
+	// (nil: the ladder's neighbours of Pool, judged at plausibleWideLog).
+	Sweep   map[int]float64
+	SweepSD float64
 	// Mixture and MinRounds are the engine's parameters to try (0: tune's own): the confidence sequences' g and
 	// the fewest rounds a race is given.
 	Mixture   float64
@@ -97,10 +104,26 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	if so.Pool > 0 {
 		t.best.MaxChildren = so.Pool
 		src.hold(t.best)
+		t.sat, t.pool = simSweep(so.Sweep, so.SweepSD)
 		size = func(ctx context.Context) error { return t.sizePool(ctx, 0, 0) }
 	}
 	err = t.decideAll(ctx, size)
 	return t.finish(err), err
+}
+
+// simSweep is the sweep a simulation's pool sizes are drawn from, and the pool it leaves (nil, nil: none).
+func simSweep(medians map[int]float64, sd float64) (*Saturation, *PoolSize) {
+	if len(medians) == 0 {
+		return nil, nil
+	}
+	sat := &Saturation{NoiseSD: sd}
+	for _, c := range slices.Sorted(maps.Keys(medians)) {
+		sat.Points = append(sat.Points, Point{Concurrency: c, RPS: medians[c], Median: medians[c]})
+		if sat.Peak == 0 || medians[c] > medians[sat.Peak] {
+			sat.Peak = c
+		}
+	}
+	return sat, &PoolSize{}
 }
 
 type simClock struct {
