@@ -144,7 +144,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // gate is one run.
 type gate struct {
-	o        Options
+	o Options
+	// now is the clock the budget is kept by (time.Now; a simulation's moves only with its trials), began and
+	// deadline read from it.
+	now      func() time.Time
 	began    time.Time
 	deadline time.Time
 	conc     int
@@ -183,8 +186,9 @@ func newGate(o Options) *gate {
 	if o.Connections <= 0 {
 		o.Connections = DefaultConnections
 	}
-	now := time.Now()
-	g := &gate{o: o, began: now, deadline: now.Add(o.Budget), conc: o.Connections, ver: [2]Version{o.Old, o.New}}
+	g := &gate{o: o, now: time.Now, conc: o.Connections, ver: [2]Version{o.Old, o.New}}
+	g.began = g.now()
+	g.deadline = g.began.Add(o.Budget)
 	g.cpus, _ = cpuset.Allowed() // unknown: the workers are left where the kernel puts them
 	g.startOne, g.trialOne, g.latencyOne = g.start, g.trial, g.latencyTrial
 	g.urls = [2][]load.MixItem{o.URLs, o.URLs}
@@ -213,7 +217,7 @@ func (g *gate) newRace(c *comparison) *experiment.Experiment {
 // progress tells Options.Progress.
 func (g *gate) progress(phase, format string, a ...any) {
 	if g.o.Progress != nil {
-		g.o.Progress(Status{Elapsed: time.Since(g.began), Phase: phase, Detail: fmt.Sprintf(format, a...)})
+		g.o.Progress(Status{Elapsed: g.now().Sub(g.began), Phase: phase, Detail: fmt.Sprintf(format, a...)})
 	}
 }
 

@@ -167,7 +167,7 @@ func (g *gate) rounds(ctx context.Context) error {
 		}
 		racing = g.takingTurns(racing)
 		cost := g.roundCost(racing)
-		left := time.Until(g.deadline)
+		left := g.deadline.Sub(g.now())
 		if left < cost {
 			return nil
 		}
@@ -215,7 +215,7 @@ func (g *gate) round(ctx context.Context, racing []*comparison) error {
 // races on while the budget lasts: a tail's noise may hide a change for a few rounds (a 20 ms sleep read +2.8%
 // [-11%, +19%] in 4 rounds on a busy machine), and the rounds left are what may show it.
 func (g *gate) turn(ctx context.Context, c *comparison) error {
-	began := time.Now()
+	began := g.now()
 	c.allow++
 	c.latNow, c.latWall = g.latencyDue(c), 0
 	var err error
@@ -226,7 +226,7 @@ func (g *gate) turn(ctx context.Context, c *comparison) error {
 		c.out, err = c.x.Resume(ctx, func(l experiment.Look) bool { return l.Rounds < c.allow })
 	}
 	c.turns++
-	c.spent += time.Since(began)
+	c.spent += g.now().Sub(began)
 	if c.latWall > 0 {
 		c.latRuns++
 		c.latSpent += c.latWall
