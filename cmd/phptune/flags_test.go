@@ -548,6 +548,8 @@ func TestGateFlags(t *testing.T) {
 			f.mix.urlFile, f.mix.accessLogs, f.mix.logTop = "u.yaml", []string{"a.log"}, 5
 			f.method, f.headers, f.bodyFile, f.expectBody, f.front, f.timeout = "POST", []string{"A: b"}, "b.json", "ok", "app.php", 3*time.Second
 		}},
+		{args: []string{"./old", "./new", "--fail-fast", "--no-latency"}, pos: old,
+			edit: func(f *gateFlags) { f.failFast, f.noLatency = true, true }},
 		{args: []string{"./old", "./new", "--php-fpm", "/x", "--nginx", "/y", "--user", "u"}, pos: old,
 			edit: func(f *gateFlags) { f.phpFPM, f.nginx, f.user = "/x", "/y", "u" }},
 		{args: []string{"./old", "./new", "--preset", "demo"}, pos: old, edit: func(f *gateFlags) { f.preset = "demo" }},
@@ -565,7 +567,7 @@ func TestGateFlags(t *testing.T) {
 	})
 	// gate is a CI job's step: two minutes, where tune's ten decide the knobs; the rest is tune's.
 	if def.budget != 2*time.Minute || def.method != "GET" || def.minEffect != defaultMinEffectPct || def.alpha != stats.DefaultAlpha ||
-		def.timeout != load.DefaultTimeout || def.mix.logTop != 10 || def.annotations || def.json || def.out != "" {
+		def.timeout != load.DefaultTimeout || def.mix.logTop != 10 || def.annotations || def.json || def.out != "" || def.failFast {
 		t.Errorf("gate's defaults: %+v", def)
 	}
 }

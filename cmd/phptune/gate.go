@@ -28,7 +28,7 @@ type gateFlags struct {
 	mix                                                                                                  mixFlags
 	budget, timeout                                                                                      time.Duration
 	minEffect, alpha                                                                                     float64
-	json, annotations, noLatency                                                                         bool
+	json, annotations, noLatency, failFast                                                               bool
 }
 
 func newGateCmd(s *streams, runF runFunc[gateFlags]) *cobra.Command {
@@ -92,7 +92,9 @@ docs/urls.md (URL files)`)
 	fl.Float64Var(&f.alpha, "alpha", stats.DefaultAlpha, alphaUsage)
 	fl.DurationVar(&f.timeout, "timeout", load.DefaultTimeout, timeoutUsage)
 	fl.BoolVar(&f.noLatency, "no-latency", false, "race CPU a request alone, no p99 at a fixed rate (more rounds in the budget)")
-	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout", "no-latency")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "stop once the mix or a URL is shown worse (exit 3 is then certain); "+
+		"the others as they stood")
+	cli.FlagGroup(fl, "HOW LONG AND HOW SURE", "budget", "min-effect", "alpha", "timeout", "no-latency", "fail-fast")
 
 	fl.StringVar(&f.out, "out", "", "run `DIR` for result.json (default ./phptune-results/gate-TIMESTAMP)")
 	fl.StringVar(&f.markdown, "markdown", "", "write the summary as Markdown to `FILE` ($GITHUB_STEP_SUMMARY: appended)")
@@ -166,7 +168,7 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 // the run needs (a plain docroot's: none); what reading the URLs says goes to notes.
 func (f gateFlags) options(notes io.Writer) (gate.Options, *workload.App, error) {
 	o := gate.Options{Budget: f.budget, MinEffect: f.minEffect / 100, Alpha: f.alpha, Timeout: f.timeout,
-		NoLatency: f.noLatency, Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
+		NoLatency: f.noLatency, FailFast: f.failFast, Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
 	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
 	app := &workload.App{}
 	for _, w := range f.writable {

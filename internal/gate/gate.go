@@ -65,6 +65,9 @@ type Options struct {
 	// NoLatency races CPU a request alone: no latency trials, each round a turn of CPU trials only (more rounds
 	// in a budget), and the pair's alpha all CPU's.
 	NoLatency bool
+	// FailFast stops the rounds once a comparison is shown worse: the exit code is then certain (3), and a CI job
+	// need not wait out the budget to learn the others, which are reported as they stood.
+	FailFast bool
 	// LogIn, when set, logs in on a version's first stack (base: http://HOST:PORT/) and returns the mix with that
 	// session's cookies, in the order of URLs: each version is raced with a session of its own (a URL file's
 	// login). The session outlives the stack: it is in the app's store, which its fresh stacks share.

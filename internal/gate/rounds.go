@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
@@ -42,6 +43,7 @@ const (
 	endedDecided  = "decided"
 	endedWorse    = "shown worse"
 	endedNotWorse = "shown not worse"
+	endedFailFast = "stopped: another comparison shown worse (--fail-fast)"
 )
 
 // comparisons are the races to run: the mix's, when there is more than one URL, then each URL's; each version
@@ -177,7 +179,8 @@ func (g *gate) rounds(ctx context.Context) error {
 			next = g.startAhead(ctx)
 			g.calm = next.done
 		}
-		if err := g.round(ctx, racing); err != nil {
+		err := g.round(ctx, racing)
+		if err != nil || g.failedFast() {
 			if next != nil {
 				next.discard()
 			}
@@ -205,8 +208,23 @@ func (g *gate) round(ctx context.Context, racing []*comparison) error {
 		if err := g.turn(ctx, c); err != nil {
 			return err
 		}
+		if g.o.FailFast && c.ended == endedWorse {
+			return nil
+		}
 	}
 	return nil
+}
+
+// failedFast says whether a comparison was shown worse and the rounds stop there (Options.FailFast); the ones still
+// racing then end so.
+func (g *gate) failedFast() bool {
+	if !g.o.FailFast || !slices.ContainsFunc(g.comps, func(c *comparison) bool { return c.ended == endedWorse }) {
+		return false
+	}
+	for _, c := range g.racing() {
+		c.ended = endedFailFast
+	}
+	return true
 }
 
 // turn runs one more round of c's experiment and notes whether it stops racing: decided, shown worse on either

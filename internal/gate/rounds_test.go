@@ -138,6 +138,36 @@ func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 	}
 }
 
+// With FailFast the rounds stop at the first comparison shown worse: the outcome is worse as it would be at the
+// budget's end, reached in a fraction of it, and the comparisons still racing say why they stopped.
+func TestRoundsFailFast(t *testing.T) {
+	effect := map[string]float64{"GET /a": 0.25}
+	sd := map[string]float64{"": 0.02, "GET /c": 0.15}
+	for _, fast := range []bool{false, true} {
+		g := simulated(t, 1500*time.Millisecond, effect, sd, nil, 2*time.Millisecond)
+		g.o.FailFast = fast
+		if err := g.rounds(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r, took := g.result(), g.now().Sub(g.began)
+		ended := map[string]string{}
+		for _, c := range r.Comparisons {
+			ended[c.Name] = c.Ended
+		}
+		t.Logf("fail fast %v: %s in %d rounds, %s of %s; ended %v", fast, r.Outcome, r.Rounds, took, g.o.Budget, ended)
+		if r.Outcome != Worse || ended["GET /a"] != endedWorse {
+			t.Errorf("fail fast %v: outcome %s, GET /a ended %q; want worse", fast, r.Outcome, ended["GET /a"])
+		}
+		if fast && (took > g.o.Budget/3 || ended["GET /c"] != endedFailFast) {
+			t.Errorf("fail fast: %s of the %s budget taken, GET /c ended %q; want a third at most, and stopped", took,
+				g.o.Budget, ended["GET /c"])
+		}
+		if !fast && took < g.o.Budget*2/3 {
+			t.Errorf("without fail fast: %s of the %s budget taken, want GET /c raced on", took, g.o.Budget)
+		}
+	}
+}
+
 // Interrupted (in its 30th trial), the comparisons keep what they had, marked interrupted.
 func TestRoundsStopWhenInterrupted(t *testing.T) {
 	g := simulated(t, time.Minute, map[string]float64{}, map[string]float64{"": 0.05}, nil, 5*time.Millisecond)
