@@ -24,47 +24,43 @@ import (
 const foresee = 0.75
 
 // finalKeep is what the races and second looks leave the final comparison: its least, or the time it is
-// foreseen to need when that is more, as far as the time left holds it beside the second look that would adopt a
-// leaning race's leader: without that look the recommendation stays the starting point, and the final would
-// spend the time on the rule of thumb alone (WordPress, ra22: the JIT leaning +9%, 46 s from a decision, kept
-// from its look by a need of some 40 rounds).
+// foreseen to need when that is more, as far as the time left holds it beside the second looks claimed (see
+// finalShare): without the look at a leaning race's leader the recommendation stays the starting point, and the
+// final would spend the time on the rule of thumb alone (WordPress, ra22: the JIT leaning +9%, 46 s from a
+// decision, kept from its look by a need of some 40 rounds).
 func (t *tuner) finalKeep() time.Duration {
-	keep, _ := t.keepAndLook(t.left())
-	return keep
+	return t.finalShareAt(t.left()).keep()
 }
 
-// keepAndLook is finalKeep with left the time left, and the cost of the look at the leaning race it stands on
-// (0: none). The caller reads the clock once: a look that fits exactly beside a need capped to fit (keep + look
-// = left) would not fit a second reading a microsecond later, and was dropped so from every claim that mattered
-// (ra31, ra32: the look "not fitting" by the clock's advance).
-func (t *tuner) keepAndLook(left time.Duration) (keep, look time.Duration) {
+// finalShareAt is what the final is kept and the looks beside it claim, with left the time left: the final's
+// least and foreseen need, the look at the leaning race that need stands on, and the pool sizes' look (sizesOpen).
+// The caller reads the clock once: a look that fits exactly beside a need capped to fit (keep + look = left)
+// would not fit a second reading a microsecond later, and was dropped so from every claim that mattered (ra31,
+// ra32: the look "not fitting" by the clock's advance).
+func (t *tuner) finalShareAt(left time.Duration) finalShare {
 	need, lean := t.finalNeed()
+	s := finalShare{left: left, least: t.finalLeast(), need: need}
 	if lean != nil {
-		look = t.lookCost(lean)
+		s.looks = t.lookCost(lean)
 	}
 	if o, c := t.sizesOpen(left); o != nil {
-		look += c
+		s.looks += c
 	}
-	if look > 0 {
-		need = min(need, left-look)
-	}
-	return max(t.finalLeast(), need), look
+	return s
 }
 
 // sizesOpen is the pool sizes' race, with its look's cost, when it ended undecided, its first second look still
-// to come, and that look is foreseen to take at most half of what the final's least leaves of left and a sixth of
-// the budget: the question a run is asked first (which pool size), to which the final's foreseen need, the later
-// goodput races and the other second looks yield, as they do to a leaning race's look. WordPress at 10 minutes
-// left it open after 4 rounds, 25 from a decision, while pm, listen and fastcgi_buffers raced 100 s at their
-// turns and a second look each, deciding nothing, and the final was kept 2m55s (2026-11-27). Unbounded, a
-// 3-minute demo's sizes, flat and 100 rounds from a decision, took every later race's time and the looks that
-// decide preload (replayed: preload shown worse in 85% of runs, 98% without).
+// to come, and that look fits the bound sizesLookFits sets: the question a run is asked first (which pool size),
+// to which the final's foreseen need, the later goodput races and the other second looks yield, as they do to a
+// leaning race's look. WordPress at 10 minutes left it open after 4 rounds, 25 from a decision, while pm, listen
+// and fastcgi_buffers raced 100 s at their turns and a second look each, deciding nothing, and the final was kept
+// 2m55s (2026-11-27).
 func (t *tuner) sizesOpen(left time.Duration) (*openRace, time.Duration) {
 	for _, o := range t.open {
 		if o.sizes == nil || o.looks > 0 || !o.lookable() || o.rc.x.Look().Needed >= experiment.MaxRoundsNeeded {
 			continue
 		}
-		if c := t.lookCost(o); c <= min((left-t.finalLeast())/2, t.o.Budget/6) {
+		if c := t.lookCost(o); sizesLookFits(c, left, t.finalLeast(), t.o.Budget) {
 			return o, c
 		}
 	}
@@ -72,22 +68,11 @@ func (t *tuner) sizesOpen(left time.Duration) (*openRace, time.Duration) {
 }
 
 // finalClaim is the time a deferred race that runs at its turn leaves: what the final is kept, and the second
-// look that would adopt a leaning race's leader (WordPress, ra23: the pool sizes' race, run on the time beside
-// the final's need, took 81 s, and the JIT's look then took its 60 s from the final: 11 rounds where 13 decided).
-// A look that does not fit beside the final's keep is no claim: it cannot adopt the leader in time (MediaWiki's JIT,
-// leaning +4% and hundreds of rounds from a decision).
+// looks claimed beside it where they fit (finalShare.claim; WordPress, ra23: the pool sizes' race, run on the
+// time beside the final's need, took 81 s, and the JIT's look then took its 60 s from the final: 11 rounds where
+// 13 decided).
 func (t *tuner) finalClaim() time.Duration {
-	left := t.left()
-	keep, look := t.keepAndLook(left)
-	return claimOf(keep, look, left)
-}
-
-// claimOf is the claim of a final kept keep beside a look of cost look, with left the time left.
-func claimOf(keep, look, left time.Duration) time.Duration {
-	if keep+look <= left {
-		return keep + look
-	}
-	return keep
+	return t.finalShareAt(t.left()).claim()
 }
 
 // lookCost is what a second look at o is expected to take to decide: restarting its arms and the rounds its

@@ -180,9 +180,9 @@ func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialS
 // noteTurn records where the time stood at the turn of name's race, given allow (Result.Turns).
 func (t *tuner) noteTurn(name string, allow time.Duration) {
 	left := t.left()
-	keep, look := t.keepAndLook(left)
+	s := t.finalShareAt(left)
 	t.log.turns = append(t.log.turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: left.Seconds(),
-		AllowS: allow.Seconds(), KeepS: keep.Seconds(), LookS: look.Seconds(), ClaimS: claimOf(keep, look, left).Seconds()})
+		AllowS: allow.Seconds(), KeepS: s.keep().Seconds(), LookS: s.looks.Seconds(), ClaimS: s.claim().Seconds()})
 }
 
 // atTurnNote is why a race cannot decide at its turn, given rounds, its row's Reason ("" when it can, or it is

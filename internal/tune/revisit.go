@@ -186,7 +186,7 @@ func (t *tuner) nextLook() (*openRace, time.Duration) {
 	// The sizes' look first where the final's keep left it room (sizesOpen): a cheaper look would take that room.
 	left := t.left()
 	if o, cost := t.sizesOpen(left); o != nil {
-		if keep, _ := t.keepAndLook(left); cost <= left-keep {
+		if cost <= left-t.finalShareAt(left).keep() {
 			return o, cost
 		}
 	}

@@ -43,6 +43,41 @@ func (s timeShares) stretch(later []raceShare) time.Duration {
 	return s.left - need
 }
 
+// finalShare is what the final comparison is kept of the time left, in plain terms, and what the second looks
+// beside it claim: the final's least and the time it is foreseen to need (finalNeed), and the looks that must
+// come before it (a leaning race's, whose leader the final would otherwise never see; the pool sizes').
+type finalShare struct {
+	left, least, need time.Duration
+	looks             time.Duration // the claimed looks' costs, summed
+}
+
+// keep is the final's: its need as far as the time left holds it beside the looks, and at least its least.
+func (s finalShare) keep() time.Duration {
+	need := s.need
+	if s.looks > 0 {
+		need = min(need, s.left-s.looks)
+	}
+	return max(s.least, need)
+}
+
+// claim is what a race run on the time the others leave must leave them: the final's keep, and the looks where
+// they fit beside it. Looks that do not are no claim: they could not run in time (MediaWiki's JIT, leaning +4%
+// and hundreds of rounds from a decision).
+func (s finalShare) claim() time.Duration {
+	if keep := s.keep(); keep+s.looks <= s.left {
+		return keep + s.looks
+	}
+	return s.keep()
+}
+
+// sizesLookFits says whether the pool sizes' look, at cost c, may claim its time before the final (sizesOpen):
+// at most half of what the final's least leaves of left, and a sixth of the budget. Unbounded, the look took a
+// 3-minute demo's later races and second looks for sizes 100 rounds from a decision (replayed: preload shown
+// worse in 85% of runs, 98% without).
+func sizesLookFits(c, left, least, budget time.Duration) bool {
+	return c <= min((left-least)/2, budget/6)
+}
+
 // The rounds the final comparison is kept: a sixth of the budget (at least minRounds: the knobs come first), and
 // no more than finalRounds or finalRoundsPerMinute of the budget, whichever is more. Ten rounds show a gain of
 // a fifth; at 10 minutes the five presets' finals ended after 8 to 10 rounds with capacity intervals of +-22 to

@@ -53,3 +53,38 @@ func TestFinalLeast(t *testing.T) {
 		}
 	}
 }
+
+// The final's share in plain numbers: its need where the time holds it beside the looks claimed, never below its
+// least; the claim adds the looks only where they fit beside the keep.
+func TestFinalShare(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		name        string
+		fs          finalShare
+		keep, claim time.Duration
+	}{
+		{"its need, no look", finalShare{left: 200 * s, least: 30 * s, need: 100 * s}, 100 * s, 100 * s},
+		{"its least over a smaller need", finalShare{left: 200 * s, least: 30 * s, need: 10 * s}, 30 * s, 30 * s},
+		{"the need and a look both fit", finalShare{left: 200 * s, least: 30 * s, need: 100 * s, looks: 60 * s}, 100 * s, 160 * s},
+		{"the need yields to the look", finalShare{left: 140 * s, least: 30 * s, need: 100 * s, looks: 60 * s}, 80 * s, 140 * s},
+		{"down to its least", finalShare{left: 80 * s, least: 30 * s, need: 100 * s, looks: 60 * s}, 30 * s, 30 * s},
+		{"a look that cannot fit is no claim", finalShare{left: 50 * s, least: 30 * s, need: 100 * s, looks: 60 * s}, 30 * s, 30 * s},
+	} {
+		if got := c.fs.keep(); got != c.keep {
+			t.Errorf("%s: keep %s, want %s", c.name, got, c.keep)
+		}
+		if got := c.fs.claim(); got != c.claim {
+			t.Errorf("%s: claim %s, want %s", c.name, got, c.claim)
+		}
+	}
+	// The sizes' look: at most half of what the final's least leaves, and a sixth of the budget.
+	for _, c := range []struct {
+		cost, left time.Duration
+		fits       bool
+	}{{40 * s, 200 * s, true}, {91 * s, 200 * s, false}, {100 * s, 300 * s, true}, {101 * s, 300 * s, false}} {
+		if got := sizesLookFits(c.cost, c.left, 20*s, 10*time.Minute); got != c.fits {
+			t.Errorf("a sizes' look of %s with %s left (the final's least 20s, a 10m budget): fits %v, want %v",
+				c.cost, c.left, got, c.fits)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,11 +22,14 @@ import (
 )
 
 // stallApp is an app whose requests all wait while one holds a lock: every page takes the lock shared, and
-// stall.php takes it exclusively for ?ms milliseconds (a cache stampede, a session lock). The lock is the
-// served copy's own index.php, so stacks stall apart and nothing is written.
+// stall.php takes it exclusively for ?ms milliseconds (a cache stampede, a session lock), sending its headers
+// once it holds it (unbuffered by nginx). The lock is the served copy's own index.php, so stacks stall apart
+// and nothing is written.
 var stallApp = map[string]string{
 	"index.php": `<?php $f = fopen(__FILE__, 'r'); flock($f, LOCK_SH); echo "ok\n";`,
-	"stall.php": `<?php $f = fopen(__DIR__ . '/index.php', 'r'); flock($f, LOCK_EX); usleep((int) ($_GET['ms'] ?? 1500) * 1000); echo "stalled\n";`,
+	"stall.php": `<?php $f = fopen(__DIR__ . '/index.php', 'r'); flock($f, LOCK_EX); header('X-Accel-Buffering: no');
+echo "locked\n"; while (ob_get_level()) { ob_end_flush(); } flush();
+usleep((int) ($_GET['ms'] ?? 1500) * 1000); echo "stalled\n";`,
 }
 
 func writeApp(t *testing.T, files map[string]string) string {
@@ -38,20 +42,25 @@ func writeApp(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// stallFor holds every request of w's app for d, from about now; wait waits for it to end.
+// stallFor holds every request of w's app for d, from when it returns (the stall's headers came: it holds the
+// lock; a fixed wait of 150 ms for that missed it on a starved machine); wait waits for the stall to end.
 func stallFor(t *testing.T, w *warmStack, d time.Duration) (wait func()) {
 	var wg sync.WaitGroup
 	wg.Add(1)
+	locked := make(chan struct{})
 	go func() {
 		defer wg.Done()
+		defer close(locked) // once: after the headers, or on an error
 		resp, err := http.Get(w.st.HTTPURL + "stall.php?ms=" + strconv.Itoa(int(d/time.Millisecond)))
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		resp.Body.Close()
+		defer resp.Body.Close()
+		locked <- struct{}{}
+		io.Copy(io.Discard, resp.Body)
 	}()
-	time.Sleep(150 * time.Millisecond) // the stall has the lock
+	<-locked
 	return wg.Wait
 }
 
