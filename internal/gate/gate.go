@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/cpuset"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
@@ -148,9 +149,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // gate is one run.
 type gate struct {
 	o Options
-	// now is the clock the budget is kept by (time.Now; a simulation's moves only with its trials), began and
+	// clock is what the budget is kept by (the wall's; a simulation's moves only with its trials), began and
 	// deadline read from it.
-	now      func() time.Time
+	clock    clock.Clock
 	began    time.Time
 	deadline time.Time
 	conc     int
@@ -189,8 +190,8 @@ func newGate(o Options) *gate {
 	if o.Connections <= 0 {
 		o.Connections = DefaultConnections
 	}
-	g := &gate{o: o, now: time.Now, conc: o.Connections, ver: [2]Version{o.Old, o.New}}
-	g.began = g.now()
+	g := &gate{o: o, clock: clock.Wall{}, conc: o.Connections, ver: [2]Version{o.Old, o.New}}
+	g.began = g.clock.Now()
 	g.deadline = g.began.Add(o.Budget)
 	g.cpus, _ = cpuset.Allowed() // unknown: the workers are left where the kernel puts them
 	g.startOne, g.trialOne, g.latencyOne = g.start, g.trial, g.latencyTrial
@@ -220,7 +221,7 @@ func (g *gate) newRace(c *comparison) *experiment.Experiment {
 // progress tells Options.Progress.
 func (g *gate) progress(phase, format string, a ...any) {
 	if g.o.Progress != nil {
-		g.o.Progress(Status{Elapsed: g.now().Sub(g.began), Phase: phase, Detail: fmt.Sprintf(format, a...)})
+		g.o.Progress(Status{Elapsed: g.clock.Now().Sub(g.began), Phase: phase, Detail: fmt.Sprintf(format, a...)})
 	}
 }
 

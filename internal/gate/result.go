@@ -85,7 +85,7 @@ type Comparison struct {
 func (g *gate) result() *Result {
 	r := &Result{Schema: Schema, Old: g.ver[0], New: g.ver[1], Metric: "php-fpm CPU microseconds a request",
 		MinEffect: g.o.MinEffect, Alpha: g.o.Alpha, StackSD: g.o.StackSD, Connections: g.conc,
-		BudgetS: g.o.Budget.Seconds(), ElapsedS: g.now().Sub(g.began).Seconds(), Rounds: g.roundsRun, Stacks: g.serial,
+		BudgetS: g.o.Budget.Seconds(), ElapsedS: g.clock.Now().Sub(g.began).Seconds(), Rounds: g.roundsRun, Stacks: g.serial,
 		Warnings: g.warnings}
 	if !g.o.NoLatency {
 		r.LatencyMetric = LatencyMetric

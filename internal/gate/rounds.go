@@ -169,7 +169,7 @@ func (g *gate) rounds(ctx context.Context) error {
 		}
 		racing = g.takingTurns(racing)
 		cost := g.roundCost(racing)
-		left := g.deadline.Sub(g.now())
+		left := g.deadline.Sub(g.clock.Now())
 		if left < cost {
 			return nil
 		}
@@ -233,7 +233,7 @@ func (g *gate) failedFast() bool {
 // races on while the budget lasts: a tail's noise may hide a change for a few rounds (a 20 ms sleep read +2.8%
 // [-11%, +19%] in 4 rounds on a busy machine), and the rounds left are what may show it.
 func (g *gate) turn(ctx context.Context, c *comparison) error {
-	began := g.now()
+	began := g.clock.Now()
 	c.allow++
 	c.latNow, c.latWall = g.latencyDue(c), 0
 	var err error
@@ -244,7 +244,7 @@ func (g *gate) turn(ctx context.Context, c *comparison) error {
 		c.out, err = c.x.Resume(ctx, func(l experiment.Look) bool { return l.Rounds < c.allow })
 	}
 	c.turns++
-	c.spent += g.now().Sub(began)
+	c.spent += g.clock.Now().Sub(began)
 	if c.latWall > 0 {
 		c.latRuns++
 		c.latSpent += c.latWall

@@ -9,40 +9,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stats"
 )
 
-// simClock is a simulated gate's clock: it moves only as OLD's trials take their time. A duet round's two trials
-// run at once, so NEW's take none of their own. On it a run's time shares are the rules', whatever the machine
-// does to the test: timed by the wall clock, these tests read 5 rounds where they want 20 when starved harder than
-// a busy loop (nice 19 in a low-weight autogroup beside a CI run).
-type simClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *simClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// take is version v's trial taking d.
-func (c *simClock) take(v int, d time.Duration) {
-	if v != 0 {
-		return
+// take is version v's trial taking d on a simulated gate's clock: it moves only as OLD's trials take their time.
+// A duet round's two trials run at once, so NEW's take none of their own. On it a run's time shares are the
+// rules', whatever the machine does to the test: timed by the wall clock, these tests read 5 rounds where they
+// want 20 when starved harder than a busy loop (nice 19 in a low-weight autogroup beside a CI run).
+func take(c *clock.Sim, v int, d time.Duration) {
+	if v == 0 {
+		c.Add(d)
 	}
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 // simGate is a simulated gate and its clock.
 type simGate struct {
 	*gate
-	clock *simClock
+	sim *clock.Sim
 }
 
 // simulated is a gate whose stacks start at once and whose trials draw CPU a request: NEW costs effect[name] more
@@ -59,8 +45,9 @@ func simulatedSeed(t *testing.T, seed uint64, budget time.Duration, effect, sd, 
 	o := Options{URLs: []load.MixItem{{URI: "/a", Weight: 1}, {URI: "/b", Weight: 1}, {URI: "/c", Weight: 1}},
 		Budget: budget, MinEffect: 0.03, Alpha: 0.05, Timeout: time.Second, Old: Version{Label: "OLD"}, New: Version{Label: "NEW"}}
 	g := newGate(o)
-	clock := &simClock{now: time.Unix(0, 0)}
-	g.now, g.began, g.deadline = clock.Now, clock.now, clock.now.Add(budget)
+	clk := clock.NewSim(0)
+	g.clock, g.began = clk, clk.Now()
+	g.deadline = g.began.Add(budget)
 	g.setUp()
 	var mu sync.Mutex
 	rng, latRng := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2))
@@ -76,7 +63,7 @@ func simulatedSeed(t *testing.T, seed uint64, budget time.Duration, effect, sd, 
 		if v == 1 {
 			x *= 1 + effect[c.Name]
 		}
-		clock.take(v, pace)
+		take(clk, v, pace)
 		if ctx.Err() != nil {
 			return experiment.Observation{}, ctx.Err()
 		}
@@ -99,7 +86,7 @@ func simulatedSeed(t *testing.T, seed uint64, budget time.Duration, effect, sd, 
 		t.Fatal(err)
 	}
 	g.cur, g.startWall = pair, wall
-	return simGate{g, clock}
+	return simGate{g, clk}
 }
 
 // Each comparison races until it is decided or shown not worse, and leaves its rounds to the others; one that
@@ -133,7 +120,7 @@ func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 	if r.Outcome != Worse || r.Rounds < 10 {
 		t.Errorf("outcome %s in %d rounds, want worse and the budget used", r.Outcome, r.Rounds)
 	}
-	if late := g.now().Sub(g.began) - g.o.Budget; late > 0 {
+	if late := g.clock.Now().Sub(g.began) - g.o.Budget; late > 0 {
 		t.Errorf("the rounds ended %s after the budget", late)
 	}
 }
@@ -149,7 +136,7 @@ func TestRoundsFailFast(t *testing.T) {
 		if err := g.rounds(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		r, took := g.result(), g.now().Sub(g.began)
+		r, took := g.result(), g.clock.Now().Sub(g.began)
 		ended := map[string]string{}
 		for _, c := range r.Comparisons {
 			ended[c.Name] = c.Ended
@@ -257,7 +244,7 @@ func TestRoundsWithoutLatencyRaceCPUAlone(t *testing.T) {
 func slowLatency(g simGate, d time.Duration) {
 	one := g.latencyOne
 	g.latencyOne = func(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error) {
-		g.clock.take(v, d)
+		take(g.sim, v, d)
 		return one(ctx, v, l, c, rate, n)
 	}
 }

@@ -39,7 +39,7 @@ func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 		rate = 0
 	}
 	rates, merr := c.meet.meet(ctx, a.v, rate)
-	began := g.now()
+	began := g.clock.Now()
 	if err := cmp.Or(err, merr); err != nil {
 		return obs, err
 	}
@@ -57,7 +57,7 @@ func (a *arm) Trial(ctx context.Context) (experiment.Observation, error) {
 	c.lat.trials[a.v] = append(c.lat.trials[a.v], lt)
 	obs.Second, obs.P99 = lt.P99, lt.P99
 	if a.v == 0 {
-		c.latWall = g.now().Sub(began) // the turn's latency part; the other version's ends with it
+		c.latWall = g.clock.Now().Sub(began) // the turn's latency part; the other version's ends with it
 	}
 	return obs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
@@ -113,7 +114,7 @@ func TestDuetOnlyWhereTheArmsFitTogether(t *testing.T) {
 		want     bool
 	}{{2, MetricCPU, true}, {3, MetricCPU, true}, {4, MetricCPU, false}, {2, MetricGoodput, false}} {
 		src := &specSource{}
-		d := &decider{src: src, costs: newCosts(), clock: wallClock{}, duet: true,
+		d := &decider{src: src, costs: newCosts(), clock: clock.Wall{}, duet: true,
 			fit: func(cfgs []knob.Config) bool { return g.holds(cfgs, 1) }}
 		from := knob.Debian()
 		from.MaxChildren = c.children

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -67,15 +68,6 @@ var ErrNotInEffect = errors.New("not in effect")
 type ArmSource interface {
 	Arm(cfg knob.Config, spec TrialSpec) experiment.Arm
 }
-
-// Clock is the time the budget is kept by (a fake one in simulations).
-type Clock interface {
-	Now() time.Time
-}
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // costs is what trials and arm starts have taken here, by metric: the budget goes by them rather than by
 // plans, since a loaded machine makes both slower.
@@ -141,7 +133,7 @@ type timedArm struct {
 	experiment.Arm
 	name   string // "" = the arm's own
 	c      *costs
-	clock  Clock
+	clock  clock.Clock
 	metric string
 	kind   string // the start's (TrialSpec.startKind; "": metric)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -20,7 +21,7 @@ import (
 // its share of the time left.
 type decider struct {
 	src       ArmSource
-	clock     Clock
+	clock     clock.Clock
 	end       time.Time // the budget's end
 	budget    *experiment.Budget
 	minEffect float64

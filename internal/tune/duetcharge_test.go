@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 )
 
@@ -26,10 +27,10 @@ func (a *gatedArm) Trial(ctx context.Context) (experiment.Observation, error) {
 // wall time between them, not half again as much (charged at their start and end alone, the first saw itself
 // both times and was charged in full).
 func TestADuetRoundIsChargedItsWallTime(t *testing.T) {
-	clock := &simClock{now: time.Unix(0, 0)}
+	clk := clock.NewSim(time.Microsecond)
 	c := newCosts()
 	first, second := &gatedArm{release: make(chan struct{})}, &gatedArm{release: make(chan struct{})}
-	arms := []*timedArm{{Arm: first, c: c, clock: clock, metric: MetricCPU}, {Arm: second, c: c, clock: clock, metric: MetricCPU}}
+	arms := []*timedArm{{Arm: first, c: c, clock: clk, metric: MetricCPU}, {Arm: second, c: c, clock: clk, metric: MetricCPU}}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); arms[0].Trial(context.Background()) }()
@@ -38,14 +39,14 @@ func TestADuetRoundIsChargedItsWallTime(t *testing.T) {
 	wg.Add(1)
 	go func() { defer wg.Done(); arms[1].Trial(context.Background()) }()
 	c.await(inFlight(2))
-	began := clock.Now()
-	clock.add(500 * time.Millisecond)
+	began := clk.Now()
+	clk.Add(500 * time.Millisecond)
 	close(second.release)
 	c.await(func(c *costs) bool { return c.trials[MetricCPU] == 1 })
-	clock.add(500 * time.Millisecond)
+	clk.Add(500 * time.Millisecond)
 	close(first.release)
 	wg.Wait()
-	wall := clock.Now().Sub(began)
+	wall := clk.Now().Sub(began)
 	c.mu.Lock()
 	charged := c.trialWall[MetricCPU]
 	c.mu.Unlock()

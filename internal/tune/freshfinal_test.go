@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -12,7 +13,7 @@ import (
 // far's, on which it won its last race), where a race's arm takes it; the simulation's arms do as the real ones.
 func TestTheFinalStartsOnFreshStacks(t *testing.T) {
 	so := demoSim(1, 0.04, time.Minute)
-	src := &simSource{o: so, clock: &simClock{now: time.Unix(0, 0)}, warm: map[string]int{}, offsets: map[int]map[string]float64{},
+	src := &simSource{o: so, clock: clock.NewSim(time.Microsecond), warm: map[string]int{}, offsets: map[int]map[string]float64{},
 		warmStack: map[string]int{}, busy: map[int]bool{}}
 	cfg := knob.Debian()
 	src.hold(cfg)

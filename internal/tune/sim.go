@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -85,13 +86,13 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	clock := &simClock{now: time.Unix(0, 0)}
-	t.clock, t.start, t.end = clock, clock.Now(), clock.Now().Add(so.Budget)
+	clk := clock.NewSim(time.Microsecond)
+	t.clock, t.start, t.end = clk, clk.Now(), clk.Now().Add(so.Budget)
 	t.mixture, t.minRounds, t.stackSD, t.roundSDs, t.measuredStackSD = so.Mixture, so.MinRounds, so.StackSD, so.RoundSD, so.MeasuredStackSD
 	if so.Plausible > 0 {
 		t.plausibleSmall = math.Log1p(so.Plausible)
 	}
-	src := &simSource{o: so, clock: clock, warm: map[string]int{}, offsets: map[int]map[string]float64{}, warmStack: map[string]int{},
+	src := &simSource{o: so, clock: clk, warm: map[string]int{}, offsets: map[int]map[string]float64{}, warmStack: map[string]int{},
 		busy: map[int]bool{}}
 	t.src = src
 	src.hold(t.best) // the first stack, started before any decision
@@ -126,30 +127,10 @@ func simSweep(medians map[int]float64, sd float64) (*Saturation, *PoolSize) {
 	return sat, &PoolSize{}
 }
 
-type simClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now advances the clock by a microsecond, as reading a real one takes time: code that reads it twice and
-// expects one answer fails here as it does in a real run (finalClaim, ra31).
-func (c *simClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(time.Microsecond)
-	return c.now
-}
-
-func (c *simClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type simSource struct {
 	mu    sync.Mutex // arms start side by side
 	o     SimOptions
-	clock *simClock
+	clock *clock.Sim
 	// charged is the replay round of the last experiment whose starts were paid: arms of one experiment start
 	// side by side, so their starts cost the time of one.
 	charged int
@@ -377,7 +358,7 @@ func (a *simArm) Start(ctx context.Context) error {
 		a.runOn(w)
 	} else {
 		if a.First()+1 != a.s.charged {
-			a.s.clock.add(a.start)
+			a.s.clock.Add(a.start)
 			a.s.charged = a.First() + 1
 			a.moves.sp.start(a.start)
 		}
@@ -407,7 +388,7 @@ func (a *simArm) Prepare(ctx context.Context) error {
 	}
 	a.prepared = true
 	a.move()
-	a.s.clock.add(a.cost)
+	a.s.clock.Add(a.cost)
 	return a.ReplayArm.Prepare(ctx)
 }
 
@@ -425,9 +406,9 @@ func (a *simArm) move() {
 		a.moves.paid = a.epoch
 		starts := startsCost(a.moves.live, a.start)
 		if a.duet {
-			a.s.clock.add(max(starts-time.Duration(a.moves.live)*a.cost, 0))
+			a.s.clock.Add(max(starts-time.Duration(a.moves.live)*a.cost, 0))
 		} else {
-			a.s.clock.add(starts)
+			a.s.clock.Add(starts)
 			a.moves.sp.start(starts)
 		}
 	}
@@ -439,7 +420,7 @@ func (a *simArm) move() {
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	if !a.prepared {
 		a.move()
-		a.s.clock.add(a.cost)
+		a.s.clock.Add(a.cost)
 	}
 	a.prepared = false
 	a.s.mu.Lock()

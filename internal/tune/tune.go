@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -190,7 +191,7 @@ type tuner struct {
 	o      Options
 	log    ledger // what the phases record for the result (finish)
 	env    Environment
-	clock  Clock
+	clock  clock.Clock
 	start  time.Time
 	end    time.Time // the budget's end
 	src    ArmSource
@@ -253,7 +254,7 @@ func newTuner(o Options) (*tuner, error) {
 	if o.Pins == nil {
 		o.Pins = map[string]string{}
 	}
-	t := &tuner{o: o, clock: wallClock{}, best: o.Base.Clone(), skip: map[string]string{}, screens: map[string]map[string]bool{},
+	t := &tuner{o: o, clock: clock.Wall{}, best: o.Base.Clone(), skip: map[string]string{}, screens: map[string]map[string]bool{},
 		costs: newCosts(), stackSD: map[string]float64{MetricCPU: DefaultStackSD, MetricGoodput: DefaultStackSD}}
 	t.start = t.clock.Now()
 	t.end = t.start.Add(o.Budget)
