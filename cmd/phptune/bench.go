@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -209,21 +208,7 @@ func (s *streams) runBench(ctx context.Context, f benchFlags, args []string) err
 	}
 
 	line := cli.NewStatusLine(s.err)
-	o.Progress = func(p load.Progress) {
-		phase := "measuring"
-		if p.Warmup {
-			phase = "warming up"
-		}
-		total := ""
-		if p.Total > 0 {
-			total = "/" + p.Total.Round(time.Second).String()
-		}
-		trial := ""
-		if p.Trials > 1 {
-			trial = fmt.Sprintf("trial %d/%d ", p.Trial, p.Trials)
-		}
-		line.Set("bench: %s%s %s%s  %d requests  %d errors", trial, phase, p.Elapsed.Round(time.Second), total, p.Requests, p.Errors)
-	}
+	o.Progress = func(p load.Progress) { line.Set("bench: %s", p.Line()) }
 	res, runErr := load.RunTrials(ctx, o, f.repeat)
 	line.Clear()
 	if res == nil {

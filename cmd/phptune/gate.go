@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/phptune/phptune/internal/atomicfile"
 	"github.com/phptune/phptune/internal/cli"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/gate"
@@ -171,11 +170,6 @@ func (f gateFlags) options(notes io.Writer) (gate.Options, *workload.App, error)
 		NoLatency: f.noLatency, FailFast: f.failFast, Old: gate.Version{Label: "OLD"}, New: gate.Version{Label: "NEW"}}
 	o.Stack = stack.Config{Front: f.front, PHPFPM: f.phpFPM, Nginx: f.nginx, User: f.user, Writable: f.writable}
 	app := &workload.App{}
-	for _, w := range f.writable {
-		if filepath.IsAbs(w) || !filepath.IsLocal(w) {
-			return o, app, exitcode.UsageErrorf("--writable %s: give a path inside the docroot, relative to it (cache, public/uploads)", w)
-		}
-	}
 	if f.preset != "" {
 		var err error
 		if app, err = workload.PresetApp(f.preset); err != nil {
@@ -234,11 +228,7 @@ func (f gateFlags) write(s *streams, out string, res *gate.Result) error {
 		}
 	}
 	if f.junit != "" {
-		var b bytes.Buffer
-		if err := res.WriteJUnit(&b); err != nil {
-			return err
-		}
-		if err := atomicfile.Save(f.junit, b.Bytes()); err != nil {
+		if err := res.SaveJUnit(f.junit); err != nil {
 			return err
 		}
 	}

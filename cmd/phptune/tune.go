@@ -211,9 +211,7 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 		runErr = tune.ProfileAfter(ctx, o, res, func(variant, step string) { line.Set("tune --profile: %s: %s", variant, step) })
 		line.Clear()
 	}
-	for _, where := range report.Finite(res) {
-		res.Warnings = append(res.Warnings, "internal: a figure was not a number and is saved as 0: "+where)
-	}
+	report.KeepFinite(res)
 	holds := "report.html, result.json"
 	if runErr == nil {
 		holds += ", " + strings.Join(apply.FileNames(res.Files), ", ")
@@ -231,12 +229,7 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 	if runErr != nil {
 		return runErr
 	}
-	if res.P99Check != nil && !res.P99Check.Met {
-		c := res.P99Check
-		return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not shown to be met: p99 %.1f ms [%.1f, %.1f] (%s)",
-			f.p99, c.Rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
-	}
-	return nil
+	return res.P99Check.Err()
 }
 
 // screening gives o its screener (tune.Options.UseScreener), unless --no-screen; a missing program is noted on

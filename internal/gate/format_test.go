@@ -3,6 +3,8 @@ package gate
 import (
 	"encoding/xml"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,9 +61,16 @@ func TestMarkdownShowsEveryComparison(t *testing.T) {
 }
 
 func TestJUnitFailsWhatGotWorse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gate.xml")
+	if err := sample().SaveJUnit(path); err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
 	if err := sample().WriteJUnit(&b); err != nil {
 		t.Fatal(err)
+	}
+	if saved, err := os.ReadFile(path); err != nil || string(saved) != b.String() {
+		t.Errorf("SaveJUnit wrote %q (%v), WriteJUnit %q", saved, err, b.String())
 	}
 	var doc junitSuites
 	if err := xml.Unmarshal([]byte(b.String()), &doc); err != nil {

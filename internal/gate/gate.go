@@ -96,6 +96,11 @@ func (o Options) Check() error {
 
 // CheckSettings is Check without the versions' docroots (revisions not yet checked out).
 func (o Options) CheckSettings() error {
+	for _, w := range o.Stack.Writable {
+		if filepath.IsAbs(w) || !filepath.IsLocal(w) {
+			return exitcode.UsageErrorf("--writable %s: give a path inside the docroot, relative to it (cache, public/uploads)", w)
+		}
+	}
 	switch {
 	case len(o.URLs) == 0:
 		return exitcode.UsageErrorf("no URL to race: give --url, --url-file or --from-access-log")

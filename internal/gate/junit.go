@@ -1,10 +1,13 @@
 package gate
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/phptune/phptune/internal/atomicfile"
 )
 
 // The JUnit XML that CI systems read (GitLab's test reports, Jenkins, GitHub's test-report actions): one test
@@ -53,6 +56,15 @@ type junitMessage struct {
 
 // junitName is the suite's and the test cases' class name.
 const junitName = "phptune gate"
+
+// SaveJUnit writes the JUnit XML to path, whole or not at all.
+func (r *Result) SaveJUnit(path string) error {
+	var b bytes.Buffer
+	if err := r.WriteJUnit(&b); err != nil {
+		return err
+	}
+	return atomicfile.Save(path, b.Bytes())
+}
 
 // WriteJUnit writes the result as JUnit XML.
 func (r *Result) WriteJUnit(w io.Writer) error {

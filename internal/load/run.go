@@ -133,6 +133,23 @@ type Progress struct {
 	Errors   int64
 }
 
+// Line is p as a status line says it: "trial 2/3 measuring 4s/10s  812 requests  0 errors".
+func (p Progress) Line() string {
+	phase := "measuring"
+	if p.Warmup {
+		phase = "warming up"
+	}
+	total := ""
+	if p.Total > 0 {
+		total = "/" + p.Total.Round(time.Second).String()
+	}
+	trial := ""
+	if p.Trials > 1 {
+		trial = fmt.Sprintf("trial %d/%d ", p.Trial, p.Trials)
+	}
+	return fmt.Sprintf("%s%s %s%s  %d requests  %d errors", trial, phase, p.Elapsed.Round(time.Second), total, p.Requests, p.Errors)
+}
+
 // Latency holds percentiles in microseconds.
 type Latency struct {
 	P50   float64 `json:"p50"`

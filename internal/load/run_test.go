@@ -412,3 +412,19 @@ func TestDrainAnswersWhatWasInFlight(t *testing.T) {
 		}
 	}
 }
+
+// A run's progress as its status line says it.
+func TestProgressLine(t *testing.T) {
+	for _, c := range []struct {
+		p    Progress
+		want string
+	}{
+		{Progress{Elapsed: 1500 * time.Millisecond, Warmup: true, Requests: 3}, "warming up 2s  3 requests  0 errors"},
+		{Progress{Trial: 2, Trials: 3, Elapsed: 4 * time.Second, Total: 10 * time.Second, Requests: 812, Errors: 1},
+			"trial 2/3 measuring 4s/10s  812 requests  1 errors"},
+	} {
+		if got := c.p.Line(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+
+	"github.com/phptune/phptune/internal/tune"
 )
 
 // Finite sets every NaN or infinite float reachable from v (a pointer) to 0 and returns where they were: JSON
@@ -13,6 +15,13 @@ func Finite(v any) []string {
 	var bad []string
 	finite(reflect.ValueOf(v), "", &bad, 0)
 	return bad
+}
+
+// KeepFinite zeroes res's figures that are not numbers (Finite) and says where in its warnings.
+func KeepFinite(res *tune.Result) {
+	for _, where := range Finite(res) {
+		res.Warnings = append(res.Warnings, "internal: a figure was not a number and is saved as 0: "+where)
+	}
 }
 
 func finite(v reflect.Value, path string, bad *[]string, depth int) {

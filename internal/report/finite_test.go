@@ -3,7 +3,10 @@ package report
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/phptune/phptune/internal/tune"
 )
 
 func TestFiniteSavesWhatJSONCannot(t *testing.T) {
@@ -25,5 +28,14 @@ func TestFiniteSavesWhatJSONCannot(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, v); err != nil {
 		t.Errorf("still not encodable: %v", err)
+	}
+}
+
+// KeepFinite saves a tune result's figures that are not numbers as 0, and says where in its warnings.
+func TestKeepFinite(t *testing.T) {
+	res := &tune.Result{ElapsedS: math.NaN()}
+	KeepFinite(res)
+	if res.ElapsedS != 0 || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "not a number and is saved as 0: .ElapsedS") {
+		t.Errorf("elapsed %v, warnings %q", res.ElapsedS, res.Warnings)
 	}
 }

@@ -2,12 +2,12 @@ package tune
 
 import (
 	"os/exec"
-
-	"github.com/phptune/phptune/internal/apply"
 	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/apply"
+	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
@@ -279,6 +279,15 @@ type P99Check struct {
 	Errors   int64  `json:"errors"`
 	Unsent   int64  `json:"unsent"`
 	InFlight int64  `json:"in_flight_at_end"`
+}
+
+// Err is the run's error when the p99 goal was not shown to be met (exit 3); nil when it was, or none was set.
+func (c *P99Check) Err() error {
+	if c == nil || c.Met {
+		return nil
+	}
+	return exitcode.ThresholdErrorf("the p99 goal %s at %.0f req/s was not shown to be met: p99 %.1f ms [%.1f, %.1f] (%s)",
+		time.Duration(c.GoalUs*float64(time.Microsecond)), c.Rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
 }
 
 // TrialRecord is one trial's raw figures.
