@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/textline"
 )
 
@@ -113,29 +114,15 @@ func Steps(line *StatusLine, log io.Writer, what string) (onStep func(variant, s
 		mu.Unlock()
 		fmt.Fprintf(log, "\n== %s: %s (%s)\n", variant, s, time.Now().Format(time.TimeOnly))
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				mu.Lock()
-				if step != "" {
-					line.Set("%s %s (%s)", what, step, time.Since(since).Round(time.Second))
-				}
-				mu.Unlock()
-			}
+	redraw := clock.Every(500*time.Millisecond, func(now time.Time) {
+		mu.Lock()
+		if step != "" {
+			line.Set("%s %s (%s)", what, step, now.Sub(since).Round(time.Second))
 		}
-	}()
+		mu.Unlock()
+	})
 	return onStep, func() {
-		close(done)
-		wg.Wait()
+		redraw()
 		line.Clear()
 	}
 }

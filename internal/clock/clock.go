@@ -1,5 +1,6 @@
 // Package clock is the time a budget is kept by: the wall's, or a simulation's, which moves only when told, so
-// that a simulated run's time shares are its rules' whatever the machine running it does.
+// that a simulated run's time shares are its rules' whatever the machine running it does; and a call every so
+// often until stopped (Every).
 package clock
 
 import (

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/textline"
@@ -236,24 +237,10 @@ func progress(o *load.Options, live *atomic.Int64, t0 time.Time, trial, trials i
 	if o.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				el := time.Since(t0)
-				o.Progress(load.Progress{Trial: trial, Trials: trials, Elapsed: el, Total: o.Warmup + o.Duration, Warmup: el < o.Warmup, Requests: live.Load()})
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return clock.Every(500*time.Millisecond, func(now time.Time) {
+		el := now.Sub(t0)
+		o.Progress(load.Progress{Trial: trial, Trials: trials, Elapsed: el, Total: o.Warmup + o.Duration, Warmup: el < o.Warmup, Requests: live.Load()})
+	})
 }
 
 // tailBuffer keeps the last 4 KiB written to it.
