@@ -15,13 +15,8 @@ import (
 // Tune writes tune's answer: the sweep and the pool size, one row a knob about the value kept, what the
 // columns mean, then the final comparison; no line wider than termWidth.
 func Tune(w io.Writer, r *tune.Result) {
-	a := AnswerOf(r)
+	a, say := tuneOpening(w, r)
 	lines, h := a.Knobs, a.Headline
-	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
-	if r.Partial {
-		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
-	}
-	say("", "  ", fmt.Sprintf("phptune tune: %s, %d URL(s), %s of a %s budget", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS)))
 	if h != nil && h.Tail != nil && h.Tail.Warning != "" {
 		say("  ", "    ", h.Tail.Warning) // before the account: a worse tail is what a reader must not miss
 	}

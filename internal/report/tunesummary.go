@@ -18,13 +18,8 @@ import (
 // whole account (the sweep, the pool size's reasoning, memory, every knob's row) is Tune's: tune --verbose, and
 // report.html. Its figures come from the same answer (AnswerOf), so the two cannot disagree.
 func TuneSummary(w io.Writer, r *tune.Result) {
-	a := AnswerOf(r)
+	a, say := tuneOpening(w, r)
 	lines, h := a.Knobs, a.Headline
-	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
-	if r.Partial {
-		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
-	}
-	say("", "  ", fmt.Sprintf("phptune tune: %s, %d URL(s), %s of a %s budget", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS)))
 	base := a.Start
 	fmt.Fprintln(w)
 	changes, kept, open, unraced := sortLines(lines)
@@ -224,4 +219,15 @@ func headlineSentence(h *headlineModel) string {
 		return ""
 	}
 	return fmt.Sprintf("Against %s, the recommendation measured (%d rounds side by side): %s.", h.Baseline, rounds, strings.Join(parts, "; "))
+}
+
+// tuneOpening writes what both of tune's texts open with (PARTIAL where the run stopped early; the app, its URLs'
+// count and the time taken) and returns the answer they print and their way of wrapping a line within termWidth.
+func tuneOpening(w io.Writer, r *tune.Result) (*Answer, func(first, rest, text string)) {
+	say := func(first, rest, text string) { writeWrapped(w, first, rest, text, termWidth) }
+	if r.Partial {
+		fmt.Fprintf(w, "PARTIAL: the run stopped early; these are the results so far\n\n")
+	}
+	say("", "  ", fmt.Sprintf("phptune tune: %s, %d URL(s), %s of a %s budget", r.App, len(r.URLs), secs(r.ElapsedS), secs(r.BudgetS)))
+	return AnswerOf(r), say
 }
