@@ -168,13 +168,7 @@ func Paired(a, b []float64, conf float64) (Comparison, error) {
 	if len(a) != len(b) {
 		return Comparison{}, fmt.Errorf("stats: %d values for A but %d for B", len(a), len(b))
 	}
-	if err := checkSample("A", a); err != nil {
-		return Comparison{}, err
-	}
-	if err := checkSample("B", b); err != nil {
-		return Comparison{}, err
-	}
-	conf, err := checkConf(conf)
+	conf, err := checkInputs(a, b, conf)
 	if err != nil {
 		return Comparison{}, err
 	}
@@ -183,6 +177,17 @@ func Paired(a, b []float64, conf float64) (Comparison, error) {
 		r[i] = logRatio(a[i], b[i])
 	}
 	return pairedFrom(r, conf), nil
+}
+
+// checkInputs checks both samples and the level (0: DefaultConf), which it returns.
+func checkInputs(a, b []float64, conf float64) (float64, error) {
+	if err := checkSample("A", a); err != nil {
+		return 0, err
+	}
+	if err := checkSample("B", b); err != nil {
+		return 0, err
+	}
+	return checkConf(conf)
 }
 
 // pairedFrom is Paired on the log ratios r (any real differences, in fact); conf must be valid.
@@ -208,13 +213,7 @@ func pairedFrom(r []float64, conf float64) Comparison {
 // Unpaired compares independent samples a and b (saved results that were not interleaved) with the
 // Mann-Whitney U test and the two-sample Hodges-Lehmann shift of the logs, at level conf (0 means DefaultConf).
 func Unpaired(a, b []float64, conf float64) (Comparison, error) {
-	if err := checkSample("A", a); err != nil {
-		return Comparison{}, err
-	}
-	if err := checkSample("B", b); err != nil {
-		return Comparison{}, err
-	}
-	conf, err := checkConf(conf)
+	conf, err := checkInputs(a, b, conf)
 	if err != nil {
 		return Comparison{}, err
 	}
