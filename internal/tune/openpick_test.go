@@ -21,7 +21,7 @@ func sizesOutcome(best, winner int, statuses ...string) *experiment.Outcome {
 			a.Note = "not yet shown within the margin: the budget ran out"
 		}
 		if i != best {
-			a.Vs = &stats.Comparison{Verdict: stats.Inconclusive, Estimate: -0.01, Lo: -0.06, Hi: 0.04}
+			a.Vs = &stats.Comparison{Verdict: stats.Inconclusive, Estimate: -0.01, Lo: -0.06, Hi: 0.04, RoundsNeeded: 40}
 		}
 		out.Arms = append(out.Arms, a)
 	}
@@ -65,7 +65,7 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			"max_children=8 vs 16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}}
+			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}, costs: newCosts()}
 			got := tu.sizesDone(c.sizes, TrialSpec{Conc: 32, Metric: MetricGoodput}, c.out)
 			rows, comps := tu.log.rows()
 			ps, row := tu.pool, rows[0]
@@ -99,6 +99,11 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 			if !decided && (row.Verdict != stats.Inconclusive || ps.Decided) {
 				t.Errorf("an open race: verdict %s, decided %v", row.Verdict, ps.Decided)
 			}
+			// Open, the row says what would decide it: its first open size's rounds, at a second a round of each.
+			open := slices.ContainsFunc(c.out.Arms, func(a experiment.ArmResult) bool { return a.Status == experiment.StatusOpen && a.Vs != nil })
+			if want := "about 40 rounds"; !decided && open && !strings.HasPrefix(row.Need, want) || (decided || !open) && row.Need != "" {
+				t.Errorf("need %q; want it to begin %q where a size is open and the race undecided, else none", row.Need, want)
+			}
 			// Decided, the claim is one-sided: not worse than the best by more than the margin, with the interval
 			// that shows it, never no_difference.
 			if decided && (row.Verdict != NonInferior || !ps.Decided || row.CILowPct == 0 && row.CIHighPct == 0) {
@@ -113,7 +118,7 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 // where memory allows it.
 func TestAnOpenSizeRaceKeepsNoStartingSizeBeyondMemory(t *testing.T) {
 	open, win := experiment.StatusOpen, experiment.StatusWinner
-	tu := &tuner{o: Options{Base: knob.Config{MaxChildren: 5}, MinEffect: 0.03}, pool: &PoolSize{MemoryLimit: 4}}
+	tu := &tuner{o: Options{Base: knob.Config{MaxChildren: 5}, MinEffect: 0.03}, pool: &PoolSize{MemoryLimit: 4}, costs: newCosts()}
 	if got := tu.sizesDone([]int{1, 2, 4}, TrialSpec{Conc: 4, Metric: MetricGoodput}, sizesOutcome(1, 2, open, open, win)); got != 4 {
 		t.Errorf("memory allows 4: picked %d", got)
 	}

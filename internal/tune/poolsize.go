@@ -434,6 +434,7 @@ func (t *tuner) sizesRow(sizes []int, spec TrialSpec, out *experiment.Outcome) (
 		row.Verdict = NonInferior
 	} else {
 		row.Note = ps.openNote(t.o.Base.MaxChildren) + "; " + row.Note
+		row.Need = sizesNeed(out, t.costs.trial(spec.Metric))
 	}
 	if picked < 0 {
 		// A size between the raced ones: nothing measured it, so the row has no change of its own.
@@ -451,6 +452,26 @@ func (t *tuner) sizesRow(sizes []int, spec TrialSpec, out *experiment.Outcome) (
 		row.setVersus(k.Name, strconv.Itoa(pick), other)
 	}
 	return pick, row, comps
+}
+
+// sizesNeed is what would decide an open sizes' race (a row's Need): the rounds the comparison of its first open
+// size with the best needs, at a round of the sizes still in it; "" where none says. WordPress's said nothing where
+// the next look's cost was "3m41s", size 2 lying at the margin's edge (2026-11-28).
+func sizesNeed(out *experiment.Outcome, trial time.Duration) string {
+	live, first := 0, -1
+	for i, a := range out.Arms {
+		switch a.Status {
+		case experiment.StatusOpen, experiment.StatusWinner, experiment.StatusWithin:
+			live++
+			if first < 0 && a.Status == experiment.StatusOpen && a.Vs != nil {
+				first = i
+			}
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return Need(out.Arms[first].Vs.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*trial)
 }
 
 // setRange sets the range of the sizes not shown worse than the best: the winner, the within and the open ones.
