@@ -49,8 +49,11 @@ func (t *tuner) revisit(ctx context.Context) error {
 			t.plan.SecondLooks = t.looksNote(looks)
 			return nil
 		}
+		// What the final keeps is read before the look is counted: counted, the sizes' look no longer claims its
+		// time (sizesOpen), and the final's keep would take it back from the look it was kept for.
+		spare := t.left() - t.finalKeep()
 		o.looks++
-		allow := min(t.left()-t.finalKeep(), cost+cost/2)
+		allow := min(spare, cost+cost/2)
 		t.status("second look "+o.rc.r.knob.Name, fmt.Sprintf("%s left undecided; about %s to decide", o.rc.row.Versus(), cost.Round(time.Second)))
 		k := o.rc.r.knob
 		if o.sizes != nil {
@@ -60,7 +63,7 @@ func (t *tuner) revisit(ctx context.Context) error {
 			continue
 		}
 		if t.moved(o.rc) {
-			if err := t.raceAgain(ctx, o); err != nil {
+			if err := t.raceAgain(ctx, o, spare); err != nil {
 				return err
 			}
 			continue
@@ -124,11 +127,11 @@ func measures(cfg knob.Config, spec TrialSpec) string {
 	return c.Key()
 }
 
-// raceAgain runs o's race again from the best configuration as it now stands, in place of a second look that
-// would go on in the configuration it was raced in: a value shown better there would be set beside changes it
+// raceAgain runs o's race again from the best configuration as it now stands, in the time spare the final
+// leaves, in place of a second look that would go on in the configuration it was raced in: a value shown better there would be set beside changes it
 // was never measured with. It is a new race with a share of the error budget of its own; its row replaces o's,
 // and says what the first race showed.
-func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
+func (t *tuner) raceAgain(ctx context.Context, o *openRace, spare time.Duration) error {
 	k, first := o.rc.r.knob, o.rc.row
 	from := t.best.Clone()
 	// Set only where the value differs: setting the value a configuration has leaves the knob's traces (jit off
@@ -142,7 +145,7 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace) error {
 	arms, spec := len(o.rc.r.values)+1, o.rc.spec
 	// As a second look's: the rounds the first race's estimate needed, and half as many again.
 	need := startsCost(arms, t.costs.start(spec.startKind())) + time.Duration(o.rc.x.Look().Needed*arms)*t.costs.trial(spec.Metric)
-	allow := min(t.left()-t.finalKeep(), need+need/2)
+	allow := min(spare, need+need/2)
 	t.status("second look "+k.Name, "raced again: the configuration it was raced in has changed since")
 	t.budget.Plan(experiment.Pairs(experiment.Race, arms))
 	r, err := t.d.race(ctx, race{knob: k, from: from, values: o.rc.r.values, allowance: allow, spec: spec})
