@@ -64,10 +64,11 @@ func (s finalShare) keep() time.Duration {
 // they fit beside it. Looks that do not are no claim: they could not run in time (MediaWiki's JIT, leaning +4%
 // and hundreds of rounds from a decision).
 func (s finalShare) claim() time.Duration {
-	if keep := s.keep(); keep+s.looks <= s.left {
+	keep := s.keep()
+	if keep+s.looks <= s.left {
 		return keep + s.looks
 	}
-	return s.keep()
+	return keep
 }
 
 // sizesLookFits says whether the pool sizes' look, at cost c, may claim its time before the final (sizesOpen):
