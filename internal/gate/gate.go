@@ -60,7 +60,7 @@ type Options struct {
 	MinEffect, Alpha float64
 	Timeout          time.Duration
 	// StackSD is what the comparisons allow for a stack's offset (0: DefaultStackSD); Connections load each
-	// version (0: DefaultConnections).
+	// version (0: DefaultConnections), more when a page mostly waits (calibrate).
 	StackSD     float64
 	Connections int
 	// NoLatency races CPU a request alone: no latency trials, each round a turn of CPU trials only (more rounds
