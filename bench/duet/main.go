@@ -73,13 +73,7 @@ func run(o opts) error {
 		return err
 	}
 	// A database exiting under the run turns its pages into errors: say so rather than only that requests failed.
-	runCtx, died, stopWatch := svc.Watch(ctx)
-	defer stopWatch()
-	err = measureRounds(runCtx, app, o)
-	if d := died(); d != nil {
-		return d
-	}
-	return err
+	return svc.During(ctx, func(ctx context.Context) error { return measureRounds(ctx, app, o) })
 }
 
 // measureRounds starts the two stacks of app and measures o.rounds rounds each way, printing the spreads.

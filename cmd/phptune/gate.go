@@ -143,13 +143,12 @@ func (s *streams) runGate(ctx context.Context, f gateFlags, args []string) error
 	o.Progress = func(st gate.Status) {
 		line.Step(st.Phase, "gate: %s/%s  %s", st.Elapsed.Round(time.Second), o.Budget, st.Detail)
 	}
-	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
-	defer stopWatch()
-	res, runErr := gate.Run(runCtx, o)
+	var res *gate.Result
+	runErr := svc.During(ctx, func(ctx context.Context) (err error) {
+		res, err = gate.Run(ctx, o)
+		return err
+	})
 	line.Clear()
-	if err := serviceDied(); err != nil {
-		runErr = err
-	}
 	if res == nil {
 		return runErr
 	}

@@ -142,13 +142,12 @@ func (s *streams) runProfile(ctx context.Context, f profileFlags, args []string)
 	}
 	line := cli.NewStatusLine(s.err)
 	o.Progress = func(variant, step string) { line.Set("profile: %s: %s", variant, step) }
-	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
-	defer stopWatch()
-	res, runErr := profile.Run(runCtx, o)
+	var res *profile.Result
+	runErr := svc.During(ctx, func(ctx context.Context) (err error) {
+		res, err = profile.Run(ctx, o)
+		return err
+	})
 	line.Clear()
-	if err := serviceDied(); err != nil {
-		runErr = err
-	}
 	if res == nil {
 		return runErr
 	}

@@ -186,16 +186,15 @@ func (s *streams) runTune(ctx context.Context, f tuneFlags, args []string) error
 		}
 		line.Step(s.Phase, "%s", s.Line())
 	}
-	runCtx, serviceDied, stopWatch := svc.Watch(ctx)
-	defer stopWatch()
 	o.KeepLogin() // the session, for --profile
-	res, runErr := tune.Run(runCtx, o)
+	var res *tune.Result
+	runErr := svc.During(ctx, func(ctx context.Context) (err error) {
+		res, err = tune.Run(ctx, o)
+		return err
+	})
 	line.Clear()
-	if err := serviceDied(); err != nil {
-		runErr = err
-		if res != nil {
-			res.Partial = true
-		}
+	if workload.ServiceDied(runErr) && res != nil {
+		res.Partial = true
 	}
 	if res == nil || (runErr != nil && len(res.Trials) == 0 && len(res.Screens) == 0) {
 		return runErr // nothing measured: nothing to keep

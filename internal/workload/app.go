@@ -172,25 +172,28 @@ func (a *App) FirstURL() (string, *regexp.Regexp) {
 // errServiceDied is the cause of a run's context when one of the app's services exits under it.
 var errServiceDied = errors.New("a service of the app exited")
 
-// Watch returns ctx, cancelled with a cause naming the service should one of s exit under the run: a run must
-// not go on measuring an app whose database is gone (its pages would turn into fast error pages). died reports
-// that error once it happened (nil otherwise); stop ends the watch.
-func (s *Services) Watch(ctx context.Context) (run context.Context, died func() error, stop func()) {
+// During runs f with a context that ends should one of s exit under it: a run must not go on measuring an app
+// whose database is gone (its pages would turn into fast error pages). The error is then the service's death
+// (ServiceDied), in place of what f made of its cancellation; else f's own.
+func (s *Services) During(ctx context.Context, f func(context.Context) error) error {
 	run, cancel := context.WithCancelCause(ctx)
-	names := strings.Join(s.Names, ", ")
+	defer cancel(nil)
 	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		select {
 		case <-s.Exited():
+			names := strings.Join(s.Names, ", ")
 			cancel(fmt.Errorf("%w unexpectedly (%s): the results so far are kept; start the run again", errServiceDied, names))
 		case <-done:
 		}
 	}()
-	died = func() error {
-		if err := context.Cause(run); errors.Is(err, errServiceDied) {
-			return exitcode.WithCode(exitcode.Failed, err)
-		}
-		return nil
+	err := f(run)
+	if cause := context.Cause(run); errors.Is(cause, errServiceDied) {
+		return exitcode.WithCode(exitcode.Failed, cause)
 	}
-	return run, died, func() { close(done); cancel(nil) }
+	return err
 }
+
+// ServiceDied says whether err is a service's death under During.
+func ServiceDied(err error) bool { return errors.Is(err, errServiceDied) }
