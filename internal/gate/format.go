@@ -113,10 +113,10 @@ func micros(us float64) string {
 func (r *Result) method() string {
 	budget := time.Duration(r.BudgetS * float64(time.Second))
 	elapsed := time.Duration(r.ElapsedS * float64(time.Second)).Round(100 * time.Millisecond)
-	s := fmt.Sprintf("php-fpm's CPU time a request, NEW (%s) against OLD (%s), in %d duet rounds (both versions at once), "+
-		"each on fresh stacks; %s of a %s budget. A change counts from %s; the intervals hold together at %.0f%% (one "+
-		"error budget over %d comparisons).", where(r.New), where(r.Old), r.Rounds, elapsed, budget, share(r.MinEffect),
-		100*(1-r.Alpha), len(r.Comparisons))
+	s := fmt.Sprintf("php-fpm's CPU time a request, NEW (%s) against OLD (%s), in %d duet rounds on fresh stacks (both "+
+		"versions at once, %s); %s of a %s budget. A change counts from %s; the intervals hold together at "+
+		"%.0f%% (one error budget over %d comparisons).", where(r.New), where(r.Old), r.Rounds, r.connections(), elapsed,
+		budget, share(r.MinEffect), 100*(1-r.Alpha), len(r.Comparisons))
 	if r.hasLatency() {
 		s += " Each round also sent both versions at once a fixed rate of requests (half the slower version's throughput " +
 			"in the comparison's first round) and compared their p99 latency on its own interval, half of each " +
@@ -129,6 +129,14 @@ func (r *Result) method() string {
 		s += " Note: " + w + "."
 	}
 	return s
+}
+
+// connections says how many connections loaded each version, and why when more than a page that computes gets.
+func (r *Result) connections() string {
+	if r.Connections > DefaultConnections {
+		return fmt.Sprintf("%d connections each, as many as a page that waits needs", r.Connections)
+	}
+	return fmt.Sprintf("%d connections each", r.Connections)
 }
 
 // where names a version: its revision, else its directory.

@@ -15,7 +15,7 @@ import (
 // sample is a run in which NEW is worse on the mix and on one URL, as every writer must show it.
 func sample() *Result {
 	return &Result{Schema: Schema, Old: Version{Label: "OLD", Dir: "old"}, New: Version{Label: "NEW", Dir: "new", Rev: "0123456789abcdef0123"},
-		Outcome: Worse, MinEffect: 0.03, Alpha: 0.05, Rounds: 12, BudgetS: 120, ElapsedS: 118.4,
+		Outcome: Worse, MinEffect: 0.03, Alpha: 0.05, Rounds: 12, BudgetS: 120, ElapsedS: 118.4, Connections: 8,
 		Comparisons: []Comparison{
 			{Name: "mix", Verdict: stats.Worse, Gate: Worse, Change: 0.21, Lo: 0.15, Hi: 0.27, Level: 0.9875, OldUs: 800, NewUs: 968, Rounds: 12},
 			{Name: "GET /slow.php?a=1|b,c:d", Verdict: stats.Worse, Gate: Worse, Change: 0.98, Lo: 0.9, Hi: 1.05, Level: 0.9875, OldUs: 1000, NewUs: 1980, Rounds: 5},
@@ -37,6 +37,7 @@ func TestMarkdownShowsEveryComparison(t *testing.T) {
 		"undecided (about 28 more rounds)",
 		"NEW (0123456789ab) against OLD (old)",
 		"hold together at 95%",
+		"(both versions at once, 8 connections each, as many as a page that waits needs)",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the Markdown has no %q:\n%s", want, md)
