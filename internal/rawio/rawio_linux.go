@@ -15,22 +15,14 @@ const Enabled = true
 // (RawSyscall): on a non-blocking socket it cannot block, and skipping
 // entersyscall/exitsyscall saves their cost and the wake-ups of sysmon that
 // entersyscall does when the process was idle. They retry on EINTR.
-func Write(fd uintptr, p []byte) (int, error) {
-	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-		switch e {
-		case 0:
-			return int(n), nil
-		case syscall.EINTR:
-			continue
-		}
-		return 0, e
-	}
-}
+func Write(fd uintptr, p []byte) (int, error) { return raw(syscall.SYS_WRITE, fd, p) }
 
-func Read(fd uintptr, p []byte) (int, error) {
+func Read(fd uintptr, p []byte) (int, error) { return raw(syscall.SYS_READ, fd, p) }
+
+// raw makes the read or write system call trap on fd and p.
+func raw(trap, fd uintptr, p []byte) (int, error) {
 	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+		n, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
 		switch e {
 		case 0:
 			return int(n), nil
