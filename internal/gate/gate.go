@@ -8,11 +8,12 @@
 // tune holds its p99 guard). One error budget covers every comparison; each figure ends better, worse,
 // no_difference or inconclusive, and the gate says worse (on either figure), not worse, or undecided.
 //
-// Files: gate.go (the options and the run), versions.go (a version's stacks: start, check, warm-up), trial.go (a
-// round's trial of a version: CPU, then latency), latency.go (the latency trial and its rate), meet.go (where a
-// round's two trials meet before their latency trials), rounds.go (the rounds across the comparisons, the moves
-// to fresh stacks), result.go and latresult.go (the verdicts and the outcome), format.go and latformat.go (the
-// terminal summary), markdown.go, junit.go and annotations.go (what a CI reads), git.go (revisions as worktrees).
+// Files: gate.go (the options and the run), versions.go (a version's stacks: start, check, warm-up), calibrate.go
+// (the connections and a trial's requests, from each page alone), trial.go (a round's trial of a version: CPU,
+// then latency), latency.go (the latency trial and its rate), meet.go (where a round's two trials meet before
+// their latency trials), rounds.go (the rounds across the comparisons, the moves to fresh stacks), result.go and
+// latresult.go (the verdicts and the outcome), format.go and latformat.go (the terminal summary), markdown.go,
+// junit.go and annotations.go (what a CI reads), git.go (revisions as worktrees).
 package gate
 
 import (
