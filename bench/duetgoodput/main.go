@@ -4,7 +4,9 @@
 // each from its own connections (a duet round); the two ways alternate round by round. It prints each way's mean
 // and spread of a round's log ratio of goodput (B over A): the spread says how many rounds a race would need, and
 // the means, whether a duet round measures the same difference (a duet shares the CPUs between the arms: where a
-// value changes how much of the machine its stack takes, the two ways' means part). bench/duetgoodput.sh runs it.
+// value changes how much of the machine its stack takes, the two ways' means part). It prints the same for the
+// trials' capacity (requests served per CPU-second of the stack's servers, tune's final's second figure): a figure
+// an arm's own, which a duet may measure fairly where goodput it cannot. bench/duetgoodput.sh runs it.
 package main
 
 import (
@@ -75,28 +77,38 @@ func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
 			return err
 		}
 	}
-	trial := func(i int) (float64, error) {
+	trial := func(i int) (figures, error) {
 		tg, err := load.ParseTarget(sts[i].HTTPURL)
 		if err != nil {
-			return 0, err
+			return figures{}, err
 		}
 		oi := o
 		oi.Target = tg
 		r, err := load.NewRunner(oi)
 		if err != nil {
-			return 0, err
+			return figures{}, err
+		}
+		before, err := sts[i].ServersCPU()
+		if err != nil {
+			return figures{}, err
 		}
 		res, err := r.Trial(ctx, 0, 0)
 		if err != nil {
-			return 0, err
+			return figures{}, err
+		}
+		after, err := sts[i].ServersCPU()
+		if err != nil {
+			return figures{}, err
 		}
 		if res.Errors > 0 || res.Requests == 0 {
-			return 0, fmt.Errorf("%s: %d of %d requests failed", cfgs[i], res.Errors, res.Requests)
+			return figures{}, fmt.Errorf("%s: %d of %d requests failed", cfgs[i], res.Errors, res.Requests)
 		}
-		return float64(res.Requests) / res.DurationS, nil
+		// Capacity counts every request the servers did the work of (the warm-up's and the drain's), as tune's.
+		capacity := float64(max(res.Served, res.Requests)) / max(after-before, time.Microsecond).Seconds()
+		return figures{float64(res.Requests) / res.DurationS, capacity}, nil
 	}
-	duet := func() (float64, error) {
-		var v [2]float64
+	duet := func() ([2]figures, error) {
+		var v [2]figures
 		var errs [2]error
 		var wg sync.WaitGroup
 		for i := range 2 {
@@ -104,41 +116,54 @@ func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
 			go func() { defer wg.Done(); v[i], errs[i] = trial(i) }()
 		}
 		wg.Wait()
-		if err := errors.Join(errs[:]...); err != nil {
-			return 0, err
-		}
-		return math.Log(v[1] / v[0]), nil
+		return v, errors.Join(errs[:]...)
 	}
 	for i := range 2 { // warm both
 		if _, err := trial(i); err != nil {
 			return err
 		}
 	}
-	var alt, du []float64
+	var alt, du ratios
 	for r := range rounds {
 		first := r % 2 // which pool goes first turns each round
-		var v [2]float64
+		var v [2]figures
 		for _, i := range []int{first, 1 - first} {
 			if v[i], err = trial(i); err != nil {
 				return err
 			}
 		}
-		alt = append(alt, math.Log(v[1]/v[0]))
-		d, err := duet()
-		if err != nil {
+		alt.add(v)
+		if v, err = duet(); err != nil {
 			return err
 		}
-		du = append(du, d)
+		du.add(v)
 	}
+	fmt.Printf("%d rounds each way: %s against %s, %d connections a pool, %s windows; a round's log ratio\n",
+		rounds, cfgs[1], cfgs[0], o.Connections, o.Duration)
+	report("goodput", rounds, alt.goodput, du.goodput)
+	report("capacity", rounds, alt.capacity, du.capacity)
+	return nil
+}
+
+// figures are a trial's goodput (requests a second in its window) and capacity (requests a CPU-second).
+type figures struct{ goodput, capacity float64 }
+
+// ratios are the rounds' log ratios of each figure, the second pool's over the first's.
+type ratios struct{ goodput, capacity []float64 }
+
+func (r *ratios) add(v [2]figures) {
+	r.goodput = append(r.goodput, math.Log(v[1].goodput/v[0].goodput))
+	r.capacity = append(r.capacity, math.Log(v[1].capacity/v[0].capacity))
+}
+
+// report states each way's mean and spread of a figure's rounds, and how the two ways compare.
+func report(figure string, rounds int, alt, du []float64) {
 	ma, sa := stats.MeanSD(alt)
 	md, sd := stats.MeanSD(du)
 	se := func(s float64) float64 { return 100 * s / math.Sqrt(float64(rounds)) }
-	fmt.Printf("%d rounds each way: %s against %s, %d connections a pool, %s windows; a round's log ratio of goodput\n",
-		rounds, cfgs[1], cfgs[0], o.Connections, o.Duration)
-	fmt.Printf("%-12s %9s %9s %9s\n", "rounds", "mean", "+-se", "sd")
+	fmt.Printf("\n%-12s %9s %9s %9s\n", figure, "mean", "+-se", "sd")
 	fmt.Printf("%-12s %8.2f%% %8.2f%% %8.2f%%\n", "alternating", 100*ma, se(sa), 100*sa)
 	fmt.Printf("%-12s %8.2f%% %8.2f%% %8.2f%%\n", "duet", 100*md, se(sd), 100*sd)
 	fmt.Printf("duet's sd %.2f x alternating's; the means differ by %.2f%% (+-%.2f%%)\n", sd/sa, 100*(md-ma),
 		math.Hypot(se(sa), se(sd)))
-	return nil
 }

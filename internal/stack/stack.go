@@ -23,6 +23,7 @@ import (
 
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/loopback"
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/phpini"
 	"github.com/phptune/phptune/internal/procgroup"
 )
@@ -139,6 +140,20 @@ func (s *Stack) Groups() map[string]int {
 		}
 	}
 	return g
+}
+
+// ServersCPU is the CPU time the stack's servers have used (php-fpm's and nginx's, or Apache's), from the
+// scheduler's own clock (nanoseconds, where the sampler's ticks move in steps of 10 ms a process).
+func (s *Stack) ServersCPU() (time.Duration, error) {
+	var total time.Duration
+	for _, pgid := range s.Groups() {
+		d, err := measure.GroupCPU(pgid)
+		if err != nil {
+			return 0, err
+		}
+		total += d
+	}
+	return total, nil
 }
 
 // ErrorLog is the log of the HTTP server, where PHP's messages end up: "nginx-error.log" or "apache-error.log".

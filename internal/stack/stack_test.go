@@ -126,6 +126,20 @@ func TestDemoRoutesOverHTTPAndFastCGI(t *testing.T) {
 	}
 }
 
+// The servers' CPU time grows with the requests they serve: the demo's routes cost php-fpm milliseconds each.
+func TestServersCPUCountsTheRequests(t *testing.T) {
+	s := startDemo(t, Config{})
+	before, err := s.ServersCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDemoRoutes(t, s)
+	after, err := s.ServersCPU()
+	if err != nil || after <= before {
+		t.Errorf("CPU %v before the requests, %v (%v) after: want more", before, after, err)
+	}
+}
+
 func TestStopLeavesNothingBehind(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "run")
 	s := startDemo(t, Config{RunDir: runDir})

@@ -113,9 +113,9 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	}
 	sampler := measure.NewSampler(w.st.Groups(), 200*time.Millisecond)
 	_ = sampler.Start(ctx)
-	cpu0, cpuErr := serverCPU(w)
+	cpu0, cpuErr := w.st.ServersCPU()
 	res, err := r.Trial(ctx, 0, 0)
-	cpu1, cpuErr1 := serverCPU(w)
+	cpu1, cpuErr1 := w.st.ServersCPU()
 	sample, _ := sampler.Stop()
 	if ctx.Err() != nil {
 		return experiment.Observation{}, false, ctx.Err() // interrupted: whatever the window held is no trial
@@ -201,20 +201,6 @@ func served(res *load.Result) int64 {
 		return res.Served
 	}
 	return max(res.Requests-res.Errors, 1)
-}
-
-// serverCPU is the CPU time the stack's servers have used (php-fpm's and nginx's, or Apache's), from the
-// scheduler's own clock (nanoseconds, where the sampler's ticks move in steps of 10 ms a process).
-func serverCPU(w *warmStack) (time.Duration, error) {
-	var total time.Duration
-	for _, pgid := range w.st.Groups() {
-		d, err := measure.GroupCPU(pgid)
-		if err != nil {
-			return 0, err
-		}
-		total += d
-	}
-	return total, nil
 }
 
 // cpuTrial sends a fixed set of requests (every connection whole cycles of the mix, so every trial serves the
