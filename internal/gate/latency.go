@@ -74,7 +74,9 @@ func (l *latency) plan(rates [2]float64) (float64, int, error) {
 
 // latencyTrial sends c's requests to version v's stack l at the rate, n of them, and reads their p50 and p99.
 func (g *gate) latencyTrial(ctx context.Context, v int, l *live, c *comparison, rate float64, n int) (latTrial, error) {
-	r, err := load.NewRunner(g.latencyOptions(l, c.mixes[v], rate, n))
+	o := g.latencyOptions(l, c.mixes[v], rate, n)
+	o.Phase = latencyPhase(v, len(c.lat.trials[v]))
+	r, err := load.NewRunner(o)
 	if err != nil {
 		return latTrial{}, err
 	}
@@ -94,6 +96,15 @@ func (g *gate) latencyTrial(ctx context.Context, v int, l *live, c *comparison, 
 	}
 	return latTrial{P50: p50 / 1000, P99: p99 / 1000}, nil
 }
+
+// latencyPhase is version v's schedule's phase in a comparison's k-th latency trial: the two versions' requests
+// come in turn, half a period apart, which of the two first turning from trial to trial. Started together at the
+// same rate, their requests were due at the same instants, and whichever was sent a moment sooner could wait
+// less for a CPU, request after request. In A/A runs of the demo (2026-11-28, docs/ci.md) a page's p99 read one
+// version 10 to 20% slower in most rounds of a run in 3 comparisons of 51, and the rounds' means spread more than
+// independent rounds allow (their t's variance 2.9 where 1.2 is expected): same-instant sends are one way a
+// lead could last a run.
+func latencyPhase(v, k int) float64 { return 0.5 * float64((v+k)%2) }
 
 // latencyOptions is an open-model run of mix on l: n requests at rate, from a pool of connections twice the
 // workers, so that a request that finds every worker busy waits in php-fpm's queue, as a user's would.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,5 +164,42 @@ func TestTrialsMergeHistograms(t *testing.T) {
 	// A saved result reloads with its histogram.
 	if err := res.Encode(); err != nil || res.HistogramEncoded == "" {
 		t.Fatalf("encode: %v", err)
+	}
+}
+
+// A phase delays the schedule by that share of a period: at 5 requests a second and a phase of 0.5, the first
+// request is sent no sooner than 100 ms after the run starts (without one, at once). A phase outside [0, 1) is
+// a usage error.
+func TestOpenModelPhaseDelaysTheSchedule(t *testing.T) {
+	first := make(chan time.Time, 1)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4096)
+		if _, err := c.Read(buf); err == nil {
+			first <- time.Now()
+			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		}
+	}()
+	began := time.Now()
+	o := Options{Target: mustTarget(t, "http://"+l.Addr().String()+"/"), Request: Request{KeepAlive: true},
+		Connections: 1, Rate: 5, Requests: 1, Phase: 0.5, Timeout: 5 * time.Second, SkipPreflight: true}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if d := (<-first).Sub(began); d < 100*time.Millisecond {
+		t.Errorf("the first request came %v after the start: want at least half a period, 100 ms", d)
+	}
+	o.Phase = 1
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "phase") {
+		t.Errorf("phase 1: err %v, want a usage error", err)
 	}
 }

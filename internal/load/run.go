@@ -41,6 +41,10 @@ type Options struct {
 	// waits for a free connection (its queueing time is counted). 0: each of the Connections follows its own
 	// schedule of Rate/Connections (wrk2).
 	MaxInflight int
+	// Phase, with Rate, delays the schedule by this share of a period (0 to 1): two runs at the same rate started
+	// together, one at 0 and one at 0.5, send in turn rather than at the same instants, so that neither's requests
+	// always come a moment before the other's (and wait less for a CPU).
+	Phase float64
 	// ExpectStatus lists the accepted statuses; empty = 1xx-3xx accepted, 4xx and 5xx are errors.
 	ExpectStatus []int
 	ExpectBody   *regexp.Regexp
@@ -350,6 +354,9 @@ func (o *Options) check() error {
 	if o.MaxInflight < 0 || (o.MaxInflight > 0 && o.Rate == 0) {
 		return exitcode.UsageErrorf("--max-inflight applies with --rate only, and must be positive")
 	}
+	if !(o.Phase >= 0 && o.Phase < 1) {
+		return exitcode.UsageErrorf("phase %v: want a share of a period, from 0 to below 1", o.Phase)
+	}
 	if o.MaxInflight > 0 {
 		o.Connections = o.MaxInflight
 	}
@@ -412,7 +419,7 @@ func run(ctx context.Context, o *Options, newClient func() client, trial, trials
 	var sched *schedule
 	if o.Rate > 0 {
 		per := float64(time.Second) / o.Rate
-		sched = &schedule{t0: t0, perReq: per, shared: o.MaxInflight > 0, conns: int64(o.Connections)}
+		sched = &schedule{t0: t0.Add(time.Duration(o.Phase * per)), perReq: per, shared: o.MaxInflight > 0, conns: int64(o.Connections)}
 		sched.firstMeasured = int64(math.Ceil(o.Warmup.Seconds() * o.Rate))
 		if o.Requests > 0 {
 			sched.limit = sched.firstMeasured + o.Requests
