@@ -100,10 +100,10 @@ func (g *gate) latencyTrial(ctx context.Context, v int, l *live, c *comparison, 
 // latencyPhase is version v's schedule's phase in a comparison's k-th latency trial: the two versions' requests
 // come in turn, half a period apart, which of the two first turning from trial to trial. Started together at the
 // same rate, their requests were due at the same instants, and whichever was sent a moment sooner could wait
-// less for a CPU, request after request. In A/A runs of the demo (2026-11-28, docs/ci.md) a page's p99 read one
-// version 10 to 20% slower in most rounds of a run in 3 comparisons of 51, and the rounds' means spread more than
-// independent rounds allow (their t's variance 2.9 where 1.2 is expected): same-instant sends are one way a
-// lead could last a run.
+// less for a CPU, request after request. In runs of the demo against itself (2026-11-28, docs/ci.md) a page's
+// p99 read one version 10 to 20% slower in most rounds of a run, and the comparisons' means spread more than
+// independent rounds allow (|t| over 2.2 in 7 of 51, about 2 expected): same-instant sends are one way a lead
+// could last a run.
 func latencyPhase(v, k int) float64 { return 0.5 * float64((v+k)%2) }
 
 // latencyOptions is an open-model run of mix on l: n requests at rate, from a pool of connections twice the
