@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -100,7 +102,8 @@ func run(ctx context.Context, o opts) error {
 			fmt.Fprintf(os.Stderr, "%s run %d of %d: %s\n", k.name, i, o.runs, line)
 		}
 	}
-	fmt.Printf("phptune gate on the demo, %s budget, %d connections a version; busy loop beside: %v\n", o.budget, 2, o.busy)
+	fmt.Printf("phptune gate on the demo, %s budget, %s connections a version; busy loop beside: %v\n", o.budget,
+		connections(planted, aa, faster), o.busy)
 	planted.print(fmt.Sprintf("planted +%.0f%% CPU on %s", 100*o.plant, o.route), o.route, true)
 	aa.print("A/A (a copy of itself)", o.route, false)
 	if o.faster {
@@ -195,14 +198,19 @@ type result struct {
 	Outcome     string  `json:"outcome"`
 	ElapsedS    float64 `json:"elapsed_s"`
 	Rounds      int     `json:"rounds"`
+	Connections int     `json:"connections"`
 	Comparisons []struct {
-		Name    string  `json:"name"`
-		Verdict string  `json:"verdict"`
-		Gate    string  `json:"gate"`
-		Change  float64 `json:"change"`
-		Lo      float64 `json:"lo"`
-		Hi      float64 `json:"hi"`
-		Rounds  int     `json:"rounds"`
+		Name    string `json:"name"`
+		Verdict string `json:"verdict"`
+		Gate    string `json:"gate"`
+		CPUGate string `json:"cpu_gate"`
+		Latency *struct {
+			Gate string `json:"gate"`
+		} `json:"latency"`
+		Change float64 `json:"change"`
+		Lo     float64 `json:"lo"`
+		Hi     float64 `json:"hi"`
+		Rounds int     `json:"rounds"`
 		// WorseOn names the figures a worse comparison is worse on: cpu, latency (the p99 at a fixed rate).
 		WorseOn []string `json:"worse_on"`
 	} `json:"comparisons"`
@@ -239,7 +247,10 @@ func gateOnce(ctx context.Context, o opts, oldDir, newDir, dir string) (*result,
 type tally struct {
 	runs, failed, worse, notWorse, undecided int
 	routeWorse, routeBetter, otherWorse      int
-	secs, routeChange                        []float64
+	// onCPU and onLatency count the runs with a comparison undecided on each figure.
+	onCPU, onLatency  int
+	secs, routeChange []float64
+	conns             map[int]bool // the runs' connections a version
 }
 
 // add counts a run and says what it showed.
@@ -250,6 +261,10 @@ func (t *tally) add(r *result, err error, route string) string {
 	}
 	t.runs++
 	t.secs = append(t.secs, r.ElapsedS)
+	if t.conns == nil {
+		t.conns = map[int]bool{}
+	}
+	t.conns[r.Connections] = true
 	switch r.Outcome {
 	case "worse":
 		t.worse++
@@ -260,8 +275,10 @@ func (t *tally) add(r *result, err error, route string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s in %.0f s, %d rounds;", r.Outcome, r.ElapsedS, r.Rounds)
-	other := false
+	other, cpu, lat := false, false, false
 	for _, c := range r.Comparisons {
+		cpu = cpu || c.CPUGate == "undecided"
+		lat = lat || c.Latency != nil && c.Latency.Gate == "undecided"
 		if c.Name == "GET "+route {
 			t.routeChange = append(t.routeChange, c.Change)
 			if c.Gate == "worse" {
@@ -282,6 +299,12 @@ func (t *tally) add(r *result, err error, route string) string {
 	if other {
 		t.otherWorse++
 	}
+	if r.Outcome == "undecided" && cpu {
+		t.onCPU++
+	}
+	if r.Outcome == "undecided" && lat {
+		t.onLatency++
+	}
 	return strings.TrimSuffix(b.String(), ";")
 }
 
@@ -294,7 +317,29 @@ func (t *tally) print(what, route string, planted bool) {
 	} else {
 		fmt.Printf("  false worse: %d of %d runs (%s in %d, another comparison in %d)\n", t.worse, t.runs, route, t.routeWorse, t.otherWorse)
 	}
+	if t.undecided > 0 {
+		fmt.Printf("  undecided: a comparison's CPU open in %d, its p99 open (leaning worse, or not yet judged) in %d\n",
+			t.onCPU, t.onLatency)
+	}
 	fmt.Printf("  a run's time: mean %.0f s\n", mean(t.secs))
+}
+
+// connections are the connections a version the tallies' runs had, in words.
+func connections(ts ...tally) string {
+	var cs []int
+	for _, t := range ts {
+		for c := range t.conns {
+			if !slices.Contains(cs, c) {
+				cs = append(cs, c)
+			}
+		}
+	}
+	slices.Sort(cs)
+	var words []string
+	for _, c := range cs {
+		words = append(words, strconv.Itoa(c))
+	}
+	return strings.Join(words, " or ")
 }
 
 func mean(x []float64) float64 {
