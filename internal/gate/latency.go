@@ -103,7 +103,7 @@ func (g *gate) latencyTrial(ctx context.Context, v int, l *live, c *comparison, 
 // less for a CPU, request after request. In runs of the demo against itself (2026-11-28, docs/ci.md) a page's
 // p99 read one version 10 to 20% slower in most rounds of a run, and the comparisons' means spread more than
 // independent rounds allow (|t| over 2.2 in 7 of 51, about 3 expected): same-instant sends are one way a lead
-// could last a run.
+// could last a run. Not shown to be the way: in 3 A/A runs each way (4 comparisons a run) neither read a lead.
 func latencyPhase(v, k int) float64 { return 0.5 * float64((v+k)%2) }
 
 // latencyOptions is an open-model run of mix on l: n requests at rate, from a pool of connections twice the
