@@ -178,12 +178,12 @@ var errServiceDied = errors.New("a service of the app exited")
 func (s *Services) During(ctx context.Context, f func(context.Context) error) error {
 	run, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	names := strings.Join(s.Names, ", ") // read now: Stop clears it
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
 		select {
 		case <-s.Exited():
-			names := strings.Join(s.Names, ", ")
 			cancel(fmt.Errorf("%w unexpectedly (%s): the results so far are kept; start the run again", errServiceDied, names))
 		case <-done:
 		}
