@@ -50,7 +50,7 @@ func (g *gate) calibrate(ctx context.Context) error {
 		c.cost[0] = seconds(2 * float64(c.n) / rate)
 		if !g.o.NoLatency {
 			lr, ln := latencyPlan(rate / 2)
-			c.cost[1] = seconds(float64(ln) / lr)
+			c.cost[1] = seconds(float64(ln)/lr) + latencyWarmup
 		}
 	}
 	return nil
