@@ -153,7 +153,7 @@ func (g *gate) latencyDue(c *comparison) bool {
 		if vs != nil && vs.Verdict != stats.Inconclusive {
 			return false
 		}
-		if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) == NotWorse || c.x.SecondLeans(1, leanSEs) {
+		if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) == NotWorse || g.leans(c) {
 			return true
 		}
 	}
