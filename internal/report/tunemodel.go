@@ -99,7 +99,7 @@ func knobLineOf(r *tune.Result, k tune.KnobRow) knobLine {
 	if k.Need != "" {
 		l.Details = append(l.Details, "would need "+k.Need)
 	}
-	if l.Verdict == stats.Inconclusive && l.Start == "" && !strings.Contains(note, "kept") {
+	if l.Verdict == stats.Inconclusive && l.Start == "" {
 		l.Details = append(l.Details, "not decided: the starting value, "+l.Value+", is kept")
 	}
 	if k.Name == knob.MaxChildren().Name && r.PeakCheck != nil {

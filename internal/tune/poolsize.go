@@ -491,7 +491,7 @@ func (ps *PoolSize) setRange() {
 // openNote says why an open race's pick is what it is.
 func (ps *PoolSize) openNote(start int) string {
 	if ps.Kept {
-		return fmt.Sprintf("the starting %d kept: no size was shown better", start)
+		return "no size was shown better" // the row says the starting size is kept (undecided)
 	}
 	return fmt.Sprintf("the starting %d is neither a size not shown worse, nor between two, nor within a doubling above the "+
 		"largest: the nearest of them", start)
