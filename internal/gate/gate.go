@@ -174,6 +174,9 @@ type gate struct {
 	comps     []*comparison
 	budget    *experiment.Budget
 	roundsRun int // rounds run (every comparison racing took its turn on one pair of stacks)
+	// watchWall is the wall time of the rounds run while some comparisons were not worse and others undecided:
+	// [1] of those in which the ones not worse took their turns, [0] of those they sat out (takingTurns).
+	watchWall [2]time.Duration
 	// first: the run's first pair is starting (it logs in; an optional URL's failure is noted, not an error).
 	first bool
 	// urls are the mix as each version is sent it: o.URLs, with each version's session after a login.

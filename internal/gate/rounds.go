@@ -167,7 +167,7 @@ func (g *gate) rounds(ctx context.Context) error {
 		if len(racing) == 0 {
 			return nil
 		}
-		racing = g.takingTurns(racing)
+		racing, watch := g.takingTurns(racing)
 		cost := g.roundCost(racing)
 		left := g.deadline.Sub(g.clock.Now())
 		if left < cost {
@@ -179,6 +179,7 @@ func (g *gate) rounds(ctx context.Context) error {
 			next = g.startAhead(ctx)
 			g.calm = next.done
 		}
+		began := g.clock.Now()
 		err := g.round(ctx, racing)
 		if err != nil || g.failedFast() {
 			if next != nil {
@@ -195,6 +196,9 @@ func (g *gate) rounds(ctx context.Context) error {
 		}
 		g.stopAll()
 		g.cur, g.startWall = next.pair, next.wall
+		if watch >= 0 {
+			g.watchWall[watch] += g.clock.Now().Sub(began)
+		}
 	}
 }
 
@@ -268,24 +272,27 @@ func (g *gate) turn(ctx context.Context, c *comparison) error {
 	return nil
 }
 
-// takingTurns are the comparisons of racing that take a turn in the next round. One already not worse for the
-// gate (its CPU shown not worse, its p99 not leaning worse) races on only to watch its p99, which a tail's noise
-// may hide a change in for a while; it sits out every other round, leaving the time to those still undecided
-// (each not-worse comparison raced every round took about a quarter of a 2-minute run's time, docs/ci.md).
-func (g *gate) takingTurns(racing []*comparison) []*comparison {
-	if (g.roundsRun+1)%2 == 0 {
-		return racing
-	}
-	var out []*comparison
+// takingTurns are the comparisons of racing that take a turn in the next round, and which of watchWall the
+// round counts to (-1: none). One already not worse for the gate (its CPU shown not worse, its p99 not leaning
+// worse) races on only to watch its p99, while others are still undecided: those not worse take their turns only
+// in rounds that keep their share of the wall time since then to half, the rest going to the undecided ones. A
+// round of theirs is long (each turn a CPU trial and latency trials: 2 s on the demo) where an undecided page's
+// turn may be short (1 s for the demo's /remote); taking a turn every other round, they took 80 s of a 2-minute
+// run, and /remote, 14 to 18 rounds, was left undecided in 2 runs of 4 of the demo against itself (docs/ci.md).
+func (g *gate) takingTurns(racing []*comparison) ([]*comparison, int) {
+	var open []*comparison
 	for _, c := range racing {
 		if c.out == nil || g.gates(c) != NotWorse {
-			out = append(out, c)
+			open = append(open, c)
 		}
 	}
-	if len(out) == 0 {
-		return racing
+	switch {
+	case len(open) == 0 || len(open) == len(racing):
+		return racing, -1
+	case g.watchWall[1] <= g.watchWall[0]:
+		return racing, 1
 	}
-	return out
+	return open, 0
 }
 
 // racing are the comparisons still racing.

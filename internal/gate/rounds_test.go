@@ -94,7 +94,7 @@ func simulatedSeed(t *testing.T, seed uint64, budget time.Duration, effect, sd, 
 func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 	// GET /c's trials are too noisy for the budget to decide.
 	effect := map[string]float64{"mix": 0.10, "GET /a": 0.25, "GET /b": 0, "GET /c": 0}
-	g := simulated(t, 1500*time.Millisecond, effect, map[string]float64{"": 0.02, "GET /c": 0.15}, nil, 2*time.Millisecond)
+	g := simulated(t, 1500*time.Millisecond, effect, map[string]float64{"": 0.02, "GET /c": 0.6}, nil, 2*time.Millisecond)
 	if err := g.rounds(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -322,10 +322,11 @@ func TestRoundsGiveALeaningP99EveryTurn(t *testing.T) {
 	}
 }
 
-// A comparison already not worse for the gate sits out every other round: one still undecided gets the time. A
-// p99's noise may leave GET /b leaning worse for part of a run (and the two versions' draws come in the order
-// their goroutines run), so the claim is over ten runs of their own seeds: on the simulation's clock 2 runs of 100
-// missed it, so 6 in 10 leaves a flake below 1e-6; with every comparison taking every turn it held in 0 of 10.
+// Comparisons already not worse for the gate take their turns in rounds that keep their share of the wall time
+// to half: one still undecided gets the rest. A p99's noise may leave GET /b leaning worse for part of a run (and
+// the two versions' draws come in the order their goroutines run), so the claim on turns is over ten runs of their
+// own seeds: on the simulation's clock 2 runs of 100 missed it, so 6 in 10 leaves a flake below 1e-6; with every
+// comparison taking every turn it held in 0 of 10. The share holds in every run, to a round.
 func TestRoundsGiveTheUndecidedTheTime(t *testing.T) {
 	const runs = 10
 	held := 0
@@ -336,8 +337,14 @@ func TestRoundsGiveTheUndecidedTheTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		turns := map[string]int{}
+		var longest time.Duration
 		for _, c := range g.comps {
 			turns[c.Name] = c.turns
+			longest += c.spent / time.Duration(max(c.turns, 1))
+		}
+		if w := g.watchWall; w[1] > w[0]+2*longest || w[0] == 0 {
+			t.Errorf("seed %d: rounds with those not worse took %s, those without %s: want half each", 60+seed,
+				w[1], w[0])
 		}
 		b := g.comps[2]
 		if b.Name == "GET /b" && b.ended == "" && g.gates(b) == NotWorse && turns["GET /c"] >= turns["GET /b"]*3/2 {
