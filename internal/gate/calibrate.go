@@ -22,13 +22,14 @@ const maxTrialRequests = 50000
 // from the slower version's rate at those connections; the same requests in both versions' trials, and in every
 // round.
 func (g *gate) calibrate(ctx context.Context) error {
-	conc, rates := g.conc, make([]float64, len(g.comps))
+	conc0, conc := g.conc, g.conc
+	rates, busies := make([]float64, len(g.comps)), make([]float64, len(g.comps))
 	for i, c := range g.comps {
 		rate, busy, err := g.timeAlone(ctx, c)
 		if err != nil {
 			return err
 		}
-		rates[i], conc = rate, max(conc, connectionsFor(g.conc, busy))
+		rates[i], busies[i], conc = rate, busy, max(conc, connectionsFor(g.conc, busy))
 	}
 	if conc > g.conc {
 		g.progress("start", "a page waits: %d connections a version, and as many workers", conc)
@@ -37,14 +38,14 @@ func (g *gate) calibrate(ctx context.Context) error {
 		}
 		for i, c := range g.comps {
 			var err error
-			if rates[i], _, err = g.timeAlone(ctx, c); err != nil {
+			if rates[i], busies[i], err = g.timeAlone(ctx, c); err != nil {
 				return err
 			}
 		}
 	}
 	for i, c := range g.comps {
 		rate := rates[i]
-		c.n = min(max(g.conc*cycle(c.mixes[0]), int(rate*trialSeconds)), maxTrialRequests)
+		c.n = trialRequests(g.conc*cycle(c.mixes[0]), rate, busies[i]*float64(g.conc)/rate, conc0)
 		// A turn, foreseen: both versions' trials at once take about twice one alone; then the latency trials,
 		// at a rate set from a version's throughput in a duet, about half its rate alone.
 		c.cost[0] = seconds(2 * float64(c.n) / rate)
@@ -139,11 +140,27 @@ func connectionsFor(conc int, busy float64) int {
 	return min(max(conc, int(math.Ceil(float64(conc)*busyAim/busy))), conc*maxConnFactor)
 }
 
-// trialSeconds is how long a trial sends requests at the slower version's rate alone (a duet round, both
+// trialSeconds is how long a trial sends requests at the slower version's rate alone (a page that waits sends
+// more, trialRequests; a duet round, both
 // versions at once on two cores, takes about twice that). The precision of a comparison is the stacks it has
 // seen, not its trials' length (docs/engine.md, "Duet rounds"): short trials buy more rounds, each on fresh
 // stacks, until a round is as long as the next pair's start beside it.
 const trialSeconds = 0.4
+
+// trialRequests is a CPU trial's requests (at least least, a cycle of the mix on every connection):
+// trialSeconds at the slower version's rate alone, or, for a page that waits, cpu (CPU-seconds a request) apart,
+// as many as make the CPU work of a page that computes in that time (trialSeconds on conc0 connections kept
+// busy). A sleeping worker's CPU a request varies from request to request (what waking it costs), so a trial of
+// its few requests (360 in 0.25 s for the demo's /remote at 8 connections) read a round varying by 1.4 to 3.1%,
+// and left the A/A undecided in 4 of 8 runs of 2 minutes; in one run whose rounds were of 360 or 1,416 requests,
+// the 12 of 360 varied by 1.8%, the 4 of 1,416 by 1.0%.
+func trialRequests(least int, rate, cpu float64, conc0 int) int {
+	n := max(least, int(rate*trialSeconds))
+	if cpu > 0 {
+		n = max(n, int(trialSeconds*float64(conc0)/cpu))
+	}
+	return min(n, maxTrialRequests)
+}
 
 // seconds is s seconds as a duration.
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
