@@ -141,10 +141,9 @@ func connectionsFor(conc int, busy float64) int {
 }
 
 // trialSeconds is how long a trial sends requests at the slower version's rate alone (a page that waits sends
-// more, trialRequests; a duet round, both
-// versions at once on two cores, takes about twice that). The precision of a comparison is the stacks it has
-// seen, not its trials' length (docs/engine.md, "Duet rounds"): short trials buy more rounds, each on fresh
-// stacks, until a round is as long as the next pair's start beside it.
+// more, trialRequests; a duet round, both versions at once on two cores, takes about twice that). The precision
+// of a comparison is the stacks it has seen, not its trials' length (docs/engine.md, "Duet rounds"): short
+// trials buy more rounds, each on fresh stacks, until a round is as long as the next pair's start beside it.
 const trialSeconds = 0.4
 
 // trialRequests is a CPU trial's requests (at least least, a cycle of the mix on every connection):
