@@ -101,9 +101,10 @@ func TestAGuardDecidedLateStillCounts(t *testing.T) {
 	}
 }
 
-// leanRate runs races Versus experiments of rounds rounds, the second figure's log ratio effect p99 and each arm's
-// noise 0.15 a trial (the p99 of a gate's latency trial varied by 10 to 20%), and returns the share of them in
-// which the second figure leans against B at risk, and of those in which it leans or is shown worse.
+// leanRate runs races Versus experiments of A against B, rounds rounds each, B's second figure p99 times A's and
+// each arm's noise on it 0.15 a trial (the p99 of a gate's latency trial varied by 10 to 20%), and returns the
+// share of them in which the second figure leans against B at risk, and the share in which it leans or is shown
+// worse.
 func leanRate(t *testing.T, races, rounds int, p99, risk float64) (leans, leansOrWorse float64) {
 	t.Helper()
 	var n, m int

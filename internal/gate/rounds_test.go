@@ -337,12 +337,12 @@ func TestRoundsGiveTheUndecidedTheTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		turns := map[string]int{}
-		var longest time.Duration
+		var round time.Duration // a round of every comparison's turn, at their pace
 		for _, c := range g.comps {
 			turns[c.Name] = c.turns
-			longest += c.spent / time.Duration(max(c.turns, 1))
+			round += c.spent / time.Duration(max(c.turns, 1))
 		}
-		if w := g.watchWall; w[1] > w[0]+2*longest || w[0] == 0 {
+		if w := g.watchWall; w[1] > w[0]+2*round || w[0] == 0 {
 			t.Errorf("seed %d: rounds with those not worse took %s, those without %s: want half each", 60+seed,
 				w[1], w[0])
 		}
