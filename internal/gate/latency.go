@@ -142,8 +142,10 @@ const latencyTimeShare = 1.0 / 3
 // latencyDue says whether c's next turn runs latency trials: never with --no-latency or once the p99 is decided
 // (a confidence sequence's verdict holds at any stopping time: more trials would change nothing for the gate);
 // every turn once CPU is shown not worse, when the p99 is all that is left to race, or while the p99 leans worse
-// (as the gate reads a lean), when it is the figure that may end the race; else while the latency trials have
-// taken at most latencyTimeShare of the comparison's time (so the first turn's, which sets the rate).
+// (as the gate reads a lean, or its one round reads worse by the minimum effect: a p99 500 ms longer read so and
+// then waited for the time share, 1 latency round in 14), when it is the figure that may end the race; else while
+// the latency trials have taken at most latencyTimeShare of the comparison's time (so the first turn's, which
+// sets the rate).
 func (g *gate) latencyDue(c *comparison) bool {
 	if g.o.NoLatency {
 		return false
@@ -155,6 +157,9 @@ func (g *gate) latencyDue(c *comparison) bool {
 		}
 		if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) == NotWorse || g.leans(c) {
 			return true
+		}
+		if vs != nil && vs.N == 1 && vs.Estimate >= g.o.MinEffect {
+			return true // one round read worse: a second lets the lean's t-test speak
 		}
 	}
 	return float64(c.latSpent) <= latencyTimeShare*float64(c.spent)
