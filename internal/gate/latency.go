@@ -139,11 +139,16 @@ func tail(res *load.Result) (p50, p99 float64) {
 // rounds where 16 to 20 were needed, docs/ci.md). A third leaves the CPU trials twice the rounds.
 const latencyTimeShare = 1.0 / 3
 
+// trialLeanRisk is the lean that asks for latency trials every turn: looser than the gate's (leanRisk), since it
+// costs time, not a verdict. At the gate's, a p99 90 times OLD's leaned after two rounds only if their t passed
+// 31.8 (one degree of freedom); in a CI run it did not, and the p99 waited for the time share, undecided.
+const trialLeanRisk = 0.05
+
 // latencyDue says whether c's next turn runs latency trials: never with --no-latency or once the p99 is decided
 // (a confidence sequence's verdict holds at any stopping time: more trials would change nothing for the gate);
 // every turn once CPU is shown not worse, when the p99 is all that is left to race, or while the p99 leans worse
-// (as the gate reads a lean, or its one round reads worse by the minimum effect: a p99 500 ms longer read so and
-// then waited for the time share, 1 latency round in 14), when it is the figure that may end the race; else while
+// (at trialLeanRisk, or its one round reads worse by the minimum effect: a p99 500 ms longer read so and then
+// waited for the time share, 1 latency round in 14), when it is the figure that may end the race; else while
 // the latency trials have taken at most latencyTimeShare of the comparison's time (so the first turn's, which
 // sets the rate).
 func (g *gate) latencyDue(c *comparison) bool {
@@ -155,7 +160,7 @@ func (g *gate) latencyDue(c *comparison) bool {
 		if vs != nil && vs.Verdict != stats.Inconclusive {
 			return false
 		}
-		if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) == NotWorse || g.leans(c) {
+		if gateOf(c.out.Arms[1].Vs, g.o.MinEffect) == NotWorse || c.x.SecondLeans(1, trialLeanRisk) {
 			return true
 		}
 		if vs != nil && vs.N == 1 && vs.Estimate >= g.o.MinEffect {
