@@ -36,25 +36,33 @@ func main() {
 	win := flag.Duration("d", 300*time.Millisecond, "a trial's window")
 	warm := flag.Duration("w", 100*time.Millisecond, "a trial's warm-up")
 	flag.Parse()
-	k, ok := knob.ByName(*name)
-	if !ok {
-		fmt.Fprintf(os.Stderr, "duetgoodput: -knob %q is no knob tune races\n", *name)
+	cfgs, err := configs(*name, *a, *b, *pool)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "duetgoodput:", err)
 		os.Exit(2)
-	}
-	var cfgs [2]knob.Config
-	for i, v := range []string{*a, *b} {
-		cfgs[i] = knob.Debian()
-		cfgs[i].PM, cfgs[i].MaxChildren = "static", *pool
-		if err := k.Set(&cfgs[i], v); err != nil {
-			fmt.Fprintf(os.Stderr, "duetgoodput: %s=%s: %v\n", *name, v, err)
-			os.Exit(2)
-		}
 	}
 	o := load.Options{Connections: *conc, Duration: *win, Warmup: *warm, Timeout: 10 * time.Second, SkipPreflight: true, Drain: true}
 	if err := run(*rounds, cfgs, o); err != nil {
 		fmt.Fprintln(os.Stderr, "duetgoodput:", err)
 		os.Exit(1)
 	}
+}
+
+// configs are the two pools: static pools of pool workers, knob name at a on the first and at b on the second.
+func configs(name, a, b string, pool int) ([2]knob.Config, error) {
+	var cfgs [2]knob.Config
+	k, ok := knob.ByName(name)
+	if !ok {
+		return cfgs, fmt.Errorf("-knob %q is no knob tune races", name)
+	}
+	for i, v := range []string{a, b} {
+		cfgs[i] = knob.Debian()
+		cfgs[i].PM, cfgs[i].MaxChildren = "static", pool
+		if err := k.Set(&cfgs[i], v); err != nil {
+			return cfgs, fmt.Errorf("%s=%s: %v", name, v, err)
+		}
+	}
+	return cfgs, nil
 }
 
 func run(rounds int, cfgs [2]knob.Config, o load.Options) error {

@@ -37,6 +37,28 @@ type tally struct {
 	slowest        time.Duration
 }
 
+// add counts one trial: its result, and how long it took.
+func (t *tally) add(res *load.Result, took time.Duration) {
+	t.slowest = max(t.slowest, took)
+	if res.Errors > 0 {
+		t.failed++
+		t.errors += int(res.Errors)
+	}
+}
+
+// stackConfig is the demo on a static pool of conc, with nginx's upstream keep-alive when keep: tune's rendering,
+// or perWorker kept connections a nginx worker when that is set.
+func stackConfig(conc int, keep bool, perWorker int) stack.Config {
+	cfg := knob.Debian()
+	cfg.PM, cfg.MaxChildren, cfg.Keepalive = "static", conc, keep
+	sc := stack.Config{AppFS: workloads.Demo(), FastStop: true}
+	cfg.Apply(&sc, "www")
+	if keep && perWorker > 0 {
+		sc.NginxKeepalive = perWorker
+	}
+	return sc
+}
+
 func run(trials, conc, perWorker int, timeout time.Duration) error {
 	ctx := context.Background()
 	var sts []*stack.Stack
@@ -46,14 +68,7 @@ func run(trials, conc, perWorker int, timeout time.Duration) error {
 		}
 	}()
 	for _, keep := range []bool{true, false} {
-		cfg := knob.Debian()
-		cfg.PM, cfg.MaxChildren, cfg.Keepalive = "static", conc, keep
-		sc := stack.Config{AppFS: workloads.Demo(), FastStop: true}
-		cfg.Apply(&sc, "www")
-		if keep && perWorker > 0 {
-			sc.NginxKeepalive = perWorker
-		}
-		st, err := stack.Start(ctx, sc)
+		st, err := stack.Start(ctx, stackConfig(conc, keep, perWorker))
 		if err != nil {
 			return err
 		}
@@ -76,11 +91,7 @@ func run(trials, conc, perWorker int, timeout time.Duration) error {
 			if res == nil {
 				return err
 			}
-			got[k].slowest = max(got[k].slowest, time.Since(began))
-			if res.Errors > 0 {
-				got[k].failed++
-				got[k].errors += int(res.Errors)
-			}
+			got[k].add(res, time.Since(began))
 		}
 	}
 	for k, name := range []string{"keepalive=on", "keepalive=off"} {

@@ -35,16 +35,11 @@ func main() {
 	warm := flag.Duration("w", 300*time.Millisecond, "a window's warm-up")
 	fixed := flag.Int("n", 0, "requests a trial, timed from the first sent to the last answered (0: a window of -d)")
 	flag.Parse()
-	var sizes []int
-	for _, f := range strings.Split(*sizesFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "poolmodel: -sizes: %q is not a pool size\n", f)
-			os.Exit(2)
-		}
-		sizes = append(sizes, n)
+	sizes, err := parseSizes(*sizesFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "poolmodel:", err)
+		os.Exit(2)
 	}
-	slices.Sort(sizes)
 	c := *conc
 	if c == 0 {
 		c = 2 * sizes[len(sizes)-1]
@@ -53,6 +48,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "poolmodel:", err)
 		os.Exit(1)
 	}
+}
+
+// parseSizes reads -sizes, smallest first.
+func parseSizes(s string) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-sizes: %q is not a pool size", f)
+		}
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	return sizes, nil
 }
 
 // figures are one trial's.

@@ -47,8 +47,8 @@ func main() {
 	flag.IntVar(&o.children, "children", 4, "the static pool's size (and the goodput trials' connections)")
 	flag.IntVar(&o.overlap, "overlap-rounds", 20, "rounds with stack starts in the background (0: none)")
 	flag.Parse()
-	if o.stacks < 2 || o.batches < 1 || o.rounds < 3 || o.children < 1 {
-		fmt.Fprintln(os.Stderr, "stackspread: want -stacks of at least 2, -rounds of at least 3, -batches and -children of at least 1")
+	if err := o.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "stackspread:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -60,6 +60,14 @@ func main() {
 }
 
 type opts struct{ stacks, batches, rounds, children, overlap int }
+
+// check says what is wrong with the flags: the analysis needs two stacks and three rounds a batch.
+func (o opts) check() error {
+	if o.stacks < 2 || o.batches < 1 || o.rounds < 3 || o.children < 1 {
+		return errors.New("want -stacks of at least 2, -rounds of at least 3, -batches and -children of at least 1")
+	}
+	return nil
+}
 
 // The metrics, by index.
 const (

@@ -69,7 +69,7 @@ func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoB
 	defer os.RemoveAll(work)
 	var lines []string
 	for _, a := range apps {
-		if only != "" && !strings.Contains(","+only+",", ","+a.name+",") {
+		if !chosen(only, a.name) {
 			continue
 		}
 		line, err := quality(ctx, bin, work, a, budget, rounds, full)
@@ -91,6 +91,11 @@ func run(ctx context.Context, bin string, budget time.Duration, demo bool, demoB
 		fmt.Println("  " + l)
 	}
 	return nil
+}
+
+// chosen says whether -apps (a comma-separated list; "": every app) names app.
+func chosen(only, app string) bool {
+	return only == "" || strings.Contains(","+only+",", ","+app+",")
 }
 
 func tuneRun(ctx context.Context, bin, app, out string, args ...string) (*tune.Result, time.Duration, error) {
@@ -333,27 +338,38 @@ func agreement(ctx context.Context, bin, work string, budget time.Duration) (str
 		}
 		runs = append(runs, res)
 	}
-	type verdict struct{ verdict, value, shown string }
-	var undecided []string
-	verdicts := func(run int, r *tune.Result) map[string]verdict {
-		m := map[string]verdict{}
-		for _, k := range r.Knobs {
-			v := verdict{verdict: string(k.Verdict), value: k.Value, shown: string(k.Verdict) + " " + k.Value}
-			if k.Versus() != nil {
-				v.shown += fmt.Sprintf(" %+.1f%% [%+.1f, %+.1f]", k.EffectPct, k.CILowPct, k.CIHighPct)
-			}
-			if k.StateOf() == tune.StateNotRaced || k.Verdict == stats.Inconclusive { // left undecided for the budget
-				v.shown += " (" + k.Note + ")"
-				undecided = append(undecided, fmt.Sprintf("%s in run %d", k.Name, run))
-			}
-			m[k.Name] = v
-		}
-		return m
-	}
-	a, b := verdicts(1, runs[0]), verdicts(2, runs[1])
+	a, undecided := verdicts(1, runs[0])
+	b, more := verdicts(2, runs[1])
+	undecided = append(undecided, more...)
 	for i, r := range runs {
 		fmt.Printf("demo: run %d took %s of its %s budget\n", i+1, time.Duration(r.ElapsedS*float64(time.Second)).Round(time.Second), budget)
 	}
+	return agreementLine(a, b, undecided), nil
+}
+
+// verdict is a knob's verdict and value in a run, and both as shown.
+type verdict struct{ verdict, value, shown string }
+
+// verdicts are run's knobs' verdicts, by name, and the knobs it left undecided for the budget.
+func verdicts(run int, r *tune.Result) (map[string]verdict, []string) {
+	var undecided []string
+	m := map[string]verdict{}
+	for _, k := range r.Knobs {
+		v := verdict{verdict: string(k.Verdict), value: k.Value, shown: string(k.Verdict) + " " + k.Value}
+		if k.Versus() != nil {
+			v.shown += fmt.Sprintf(" %+.1f%% [%+.1f, %+.1f]", k.EffectPct, k.CILowPct, k.CIHighPct)
+		}
+		if k.StateOf() == tune.StateNotRaced || k.Verdict == stats.Inconclusive { // left undecided for the budget
+			v.shown += " (" + k.Note + ")"
+			undecided = append(undecided, fmt.Sprintf("%s in run %d", k.Name, run))
+		}
+		m[k.Name] = v
+	}
+	return m, undecided
+}
+
+// agreementLine prints the two runs' verdicts knob by knob (a's knobs) and says whether they agree.
+func agreementLine(a, b map[string]verdict, undecided []string) string {
 	var names []string
 	for n := range a {
 		names = append(names, n)
@@ -397,5 +413,5 @@ func agreement(ctx context.Context, bin, work string, budget time.Duration) (str
 	} else {
 		line += "; every knob tried in both runs"
 	}
-	return line, nil
+	return line
 }
