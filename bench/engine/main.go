@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -540,8 +541,8 @@ func (sc *score) row(budget time.Duration, s setup) string {
 	}
 	every := "-"
 	if s.replay.NewStackEvery > 0 {
-		// tune's arms move as tune does (at most tune.PerStack), whatever the replay's own NewStackEvery.
-		every = fmt.Sprintf("<=%d/%d", tune.PerStack(tune.MetricCPU), tune.PerStack(tune.MetricGoodput))
+		// tune's arms move as tune does (at most arms.PerStack), whatever the replay's own NewStackEvery.
+		every = fmt.Sprintf("<=%d/%d", arms.PerStack(arms.MetricCPU), arms.PerStack(arms.MetricGoodput))
 	}
 	if s.duet {
 		every = fmt.Sprintf("duet:%.0f%%", 100*s.duetSD) // duet rounds move every round

@@ -33,10 +33,10 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
-	"github.com/phptune/phptune/internal/tune"
 )
 
 func main() {
@@ -162,7 +162,7 @@ func (b *bench) startOne(ctx context.Context) (*stack.Stack, error) {
 		return nil, err
 	}
 	launched := time.Now()
-	if err := tune.Settle(ctx, st.Pools[0], b.options(st, b.o.children), b.o.children); err != nil {
+	if err := arms.Settle(ctx, st.Pools[0], b.options(st, b.o.children), b.o.children); err != nil {
 		st.Stop(context.Background())
 		return nil, err
 	}

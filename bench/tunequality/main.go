@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
@@ -285,7 +286,7 @@ func startWarm(ctx context.Context, dir string, cfg knob.Config, name string, co
 		Duration: prewarm, Timeout: 10 * time.Second, SkipPreflight: true}
 	// A warm-up's own errors are left to the measured trials, which fail on errors.
 	if cfg.PM != "static" {
-		_ = tune.Settle(ctx, st.Pools[0], lo, cfg.MaxChildren)
+		_ = arms.Settle(ctx, st.Pools[0], lo, cfg.MaxChildren)
 	} else {
 		_, _ = load.Run(ctx, lo)
 	}

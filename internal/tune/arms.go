@@ -3,70 +3,32 @@ package tune
 import (
 	"cmp"
 	"context"
-	"errors"
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 )
 
-// TrialSpec is how an arm's trials run: the phase they are recorded under, the metric they measure and the
-// connections that load them.
-type TrialSpec struct {
-	Phase  string
-	Metric string
-	Conc   int
-	// Check, when set, says whether the arm's configuration took effect once it runs (given php-fpm's master
-	// pid): huge code pages need smaps to show PHP's text on them. An arm for which it never does fails to
-	// start with an error wrapping ErrNotInEffect.
-	Check func(fpmPID int) (note string, err error)
-	// Detail asks for the workers' memory and php-fpm's status counters around each trial (pool sizing).
-	Detail bool
-	// Steady runs goodput trials on the configuration's steady twin (steadyPool): for knobs that do not shape
-	// the pool.
-	Steady bool
-	// Latency, when set, merges each goodput trial's latency histogram under its configuration (the server race).
-	Latency *latencyTally
-	// Tail says that the race guards the trials' p99 (a Tail knob's, on goodput): a value better on goodput is
-	// taken only if its p99 is not shown worse (experiment.Figure.Guard).
-	Tail bool
-	// Capacity says that the experiment decides on the trials' requests per CPU-second too (the final): its
-	// stacks move as often as the steadier of the two figures pays for (spread).
-	Capacity bool
-	// Duet: the arms' trials of a round run at the same time (experiment.Spec.Duet).
-	Duet bool
-	// Fresh starts every arm on a stack of its own, never on one tune holds warm: the stack the best so far won
-	// its last race on carries an offset that helped it win (the final's recommendation on it read +0.4 to +0.5
-	// of the offsets' spread better, an audit's simulation), which a comparison of it must not start from.
-	Fresh bool
-}
-
-// twin says whether the spec's arms run on a twin of their configuration (cpuPool, steadyPool) rather than
-// on the configuration itself, which tune holds warm.
-func (s TrialSpec) twin() bool { return s.Metric == MetricCPU || s.Steady }
-
-// startKind is what an arm's start costs are kept under: a twin's static pool is ready in about a second, a
-// goodput arm's own pool may be a dynamic one that settles for seconds.
-func (s TrialSpec) startKind() string {
-	if s.Steady {
-		return startStatic
-	}
-	return s.Metric
-}
-
-// startStatic keeps the start costs of goodput arms on steady twins.
-const startStatic = "static"
-
-// ErrNotInEffect says an arm's configuration did not take effect on this host (huge pages refused, say): the
-// candidate is not tried rather than measured as the same program.
-var ErrNotInEffect = errors.New("not in effect")
-
-// ArmSource makes the arms tune races: a configuration under a trial spec. The real one serves each
-// configuration from a warm nginx + php-fpm stack; tests and the replay harness give fakes.
-type ArmSource interface {
-	Arm(cfg knob.Config, spec TrialSpec) experiment.Arm
+// armSource is what the phases race their arms on: the real stacks (arms.Stacks), or a simulation's replay of
+// recorded noise (simSource).
+type armSource interface {
+	// Arm is an arm of cfg whose trials run as spec says, moving to fresh stacks as its experiment goes on.
+	Arm(cfg knob.Config, spec arms.TrialSpec) experiment.Arm
+	// Hold keeps cfg's stack warm for the tuner (the best so far), letting go of the one held before.
+	Hold(cfg knob.Config)
+	// Warm says whether a stack of cfg is running for an arm to take without a start.
+	Warm(cfg knob.Config) bool
+	// Fit says whether the stacks of cfgs fit the memory loaded all at once (a duet round).
+	Fit(cfgs []knob.Config) bool
+	// FinalSpread is what the final comparison's moves will be set at, from the experiments run so far.
+	FinalSpread() (float64, bool)
+	// StackOffset pools what the experiments of metric other than phase's measured of their stacks' offsets;
+	// Tell says what phase's engine allows for, which its moves are set at.
+	StackOffset(metric, phase string) StackOffset
+	Tell(phase string, sd float64)
 }
 
 // costs is what trials and arm starts have taken here, by metric: the budget goes by them rather than by
@@ -135,7 +97,7 @@ type timedArm struct {
 	c      *costs
 	clock  clock.Clock
 	metric string
-	kind   string // the start's (TrialSpec.startKind; "": metric)
+	kind   string // the start's (arms.TrialSpec.startKind; "": metric)
 }
 
 func (a *timedArm) Name() string {

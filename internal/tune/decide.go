@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -20,7 +21,7 @@ import (
 // the recommendation with the baselines; every experiment draws its share of the run's error budget and gets
 // its share of the time left.
 type decider struct {
-	src       ArmSource
+	src       armSource
 	clock     clock.Clock
 	end       time.Time // the budget's end
 	budget    *experiment.Budget
@@ -48,7 +49,7 @@ type race struct {
 	knob   knob.Knob
 	from   knob.Config
 	values []string
-	spec   TrialSpec
+	spec   arms.TrialSpec
 	// allowance is the time the race may take; it ends earlier when decided. stretch, when longer, is what it
 	// may take while it is promising (a challenger's estimate is in favour but not yet decided): time the later
 	// races can spare.
@@ -65,7 +66,7 @@ type raced struct {
 	r    race
 	cfgs []knob.Config // the arms' configurations, the incumbent first
 	arms []experiment.Arm
-	spec TrialSpec
+	spec arms.TrialSpec
 	// second is the rounds run in second looks.
 	second int
 	// stopped is what stopped the run during the race (nil: nothing did).
@@ -80,16 +81,8 @@ type raced struct {
 const minRounds = 4
 
 // cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
-func (d *decider) cost(spec TrialSpec, k, cold int) time.Duration {
-	return startsCost(cold, d.costs.start(spec.startKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
-}
-
-// offsetMeter is an ArmSource that measures its stacks' offsets as the run goes (replicated, the simulator's).
-type offsetMeter interface {
-	// stackOffset pools what the experiments of metric other than phase's measured (stackOffset).
-	stackOffset(metric, phase string) StackOffset
-	// tell says what phase's engine allows for, which its moves are set at (stackRounds).
-	tell(phase string, sd float64)
+func (d *decider) cost(spec arms.TrialSpec, k, cold int) time.Duration {
+	return startsCost(cold, d.costs.start(spec.StartKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
 }
 
 // tuned is es, the experiment of phase's arms, with the engine's parameters the decider was given for trials of
@@ -111,21 +104,16 @@ func (d *decider) tuned(es experiment.Spec, metric, phase string) (experiment.Sp
 		second.StackSD = d.told(of, phase).Told
 		es.Second = &second
 	}
-	if m, ok := d.src.(offsetMeter); ok {
-		m.tell(phase, told.Told)
-	}
+	d.src.Tell(phase, told.Told)
 	return es, told
 }
 
 // told is what phase's experiment of metric allows for of stacks' offsets, and what the run measured before it.
 func (d *decider) told(metric, phase string) StackOffset {
-	o := StackOffset{Told: d.stackSD[metric]}
-	if m, ok := d.src.(offsetMeter); ok {
-		o = m.stackOffset(metric, phase)
-		o.Told = d.stackSD[metric]
-		if d.measuredStackSD && o.measured() {
-			o.Told = max(o.Told, o.Upper)
-		}
+	o := d.src.StackOffset(metric, phase)
+	o.Told = d.stackSD[metric]
+	if d.measuredStackSD && o.Measured() {
+		o.Told = max(o.Told, o.Upper)
 	}
 	return o
 }
@@ -140,6 +128,9 @@ func startsCost(cold int, start time.Duration) time.Duration {
 	}
 	return start + time.Duration(cold-1)*start/4
 }
+
+// StartsCost is what starting cold stacks side by side takes (startsCost), for the simulations' tables.
+func StartsCost(cold int, start time.Duration) time.Duration { return startsCost(cold, start) }
 
 // race runs r. The winner is the incumbent unless a candidate was shown better. An incumbent that fails
 // (its stack died) is an error of the run; a candidate that fails is an error of its own.
@@ -231,7 +222,7 @@ func (d *decider) arms(r race) (*raced, error) {
 		if i > 0 && k.Check != nil {
 			s.Check = k.Check
 		}
-		a := &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric, kind: rc.spec.startKind()}
+		a := &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric, kind: rc.spec.StartKind()}
 		if rc.spec.Tail {
 			rc.arms = append(rc.arms, tailArm{a})
 			continue
@@ -254,9 +245,9 @@ func (d *decider) ended(rc *raced, out *experiment.Outcome, keep func(knob.Confi
 }
 
 // stopAll stops the arms side by side: each waits for its servers to exit.
-func stopAll(arms []experiment.Arm) {
+func stopAll(as []experiment.Arm) {
 	var wg sync.WaitGroup
-	for _, a := range arms {
+	for _, a := range as {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -283,7 +274,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 		if spec.Tail {
 			c.P99 = a.Vs2
 		}
-		if errors.Is(a.Err, ErrNotInEffect) {
+		if errors.Is(a.Err, arms.ErrNotInEffect) {
 			c.Stats = stats.Comparison{}
 			c.Note, c.NotTried = notTriedWords+a.Note, true
 		}
@@ -384,7 +375,7 @@ func endedBefore(out *experiment.Outcome, why error) string {
 	case experiment.EndInterrupted:
 		return "the run was interrupted before its first round"
 	case experiment.EndError:
-		if errors.Is(why, ErrOOM) {
+		if errors.Is(why, arms.ErrOOM) {
 			return "the race ended before its first round: " + errText(why)
 		}
 		return "the run stopped before its first round: " + errText(why)
@@ -397,7 +388,7 @@ func endedAfter(out *experiment.Outcome, why error) string {
 	if out.Ended == experiment.EndInterrupted {
 		return fmt.Sprintf("the run was interrupted after %s", plural(out.Rounds, "round", "rounds"))
 	}
-	if errors.Is(why, ErrOOM) {
+	if errors.Is(why, arms.ErrOOM) {
 		// Memory, not the value: the race ends undecided and the run goes on.
 		return fmt.Sprintf("the race ended after %s: %s", plural(out.Rounds, "round", "rounds"), errText(why))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -35,7 +36,7 @@ func (t *tuner) final(ctx context.Context) error {
 		h.Baseline = "Debian's defaults"
 	}
 	t.log.headline = h
-	spec := TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc, Capacity: true, Fresh: true}
+	spec := arms.TrialSpec{Phase: "final", Metric: MetricGoodput, Conc: t.conc, Capacity: true, Fresh: true}
 	names := []string{"recommendation", h.Baseline, "rule of thumb"}
 	reach := t.reach()
 	cfgs, armOf := distinct([]knob.Config{t.best, t.o.Base, rule}, reach)
@@ -48,21 +49,21 @@ func (t *tuner) final(ctx context.Context) error {
 	if len(cfgs) == 1 {
 		return nil // the recommendation is both baselines: nothing to compare
 	}
-	arms := make([]experiment.Arm, len(cfgs))
+	race := make([]experiment.Arm, len(cfgs))
 	var others []string
 	for i, c := range cfgs {
 		name := names[slices.Index(armOf, i)]
-		arms[i] = &timedArm{Arm: t.src.Arm(c, spec), name: name, c: t.costs, clock: t.clock, metric: MetricGoodput}
+		race[i] = &timedArm{Arm: t.src.Arm(c, spec), name: name, c: t.costs, clock: t.clock, metric: MetricGoodput}
 		if i > 0 {
 			others = append(others, name)
 		}
 	}
-	defer stopAll(arms)
+	defer stopAll(race)
 	began := t.clock.Now()
 	sofar := &pace{began: began}
-	drawn := t.budget.Draw(experiment.Pairs(experiment.Versus, len(arms)))
-	tail := finalTailAlpha(drawn, len(arms), h.Same) // the p99's share: finaltail.go
-	es := experiment.Spec{Name: "final", Arms: arms, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
+	drawn := t.budget.Draw(experiment.Pairs(experiment.Versus, len(race)))
+	tail := finalTailAlpha(drawn, len(race), h.Same) // the p99's share: finaltail.go
+	es := experiment.Spec{Name: "final", Arms: race, Mode: experiment.Versus, HigherIsBetter: true, MinEffect: t.o.MinEffect,
 		Second: &experiment.Figure{Name: "requests per CPU-second", HigherIsBetter: true, StackSD: t.d.stackSD[MetricCPU]},
 		Alpha:  drawn - tail, RunAlpha: t.budget.Total(), ParallelStart: true,
 		Continue: func(experiment.Look) bool {
@@ -85,7 +86,7 @@ func (t *tuner) final(ctx context.Context) error {
 	if out == nil {
 		return err
 	}
-	if errors.Is(err, ErrOOM) && ctx.Err() == nil {
+	if errors.Is(err, arms.ErrOOM) && ctx.Err() == nil {
 		// Memory, not a configuration's figure: the comparison ends with what its rounds showed, and the run's
 		// files are still written.
 		t.warn(fmt.Sprintf("the final comparison ended after %s: %v", plural(out.Rounds, "round", "rounds"), err))

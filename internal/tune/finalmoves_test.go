@@ -30,7 +30,7 @@ func wordpressStacksSim(seed int64) SimOptions {
 }
 
 // TestTheFinalsNeedCountsItsMoves: the final's foreseen need counts the moves its spread will set (every round or
-// two here), not one every perStackGoodput rounds, so the races before it leave it the time. Over 400 runs it
+// two here), not one every arms.PerStack(MetricGoodput) rounds, so the races before it leave it the time. Over 400 runs it
 // decided on capacity in 235 of 394 raced, in 16.2 rounds on average, where counting a move every 8 rounds it
 // decided in 204 in 13.5; listen's +10% was found in 38 where it was in 52.
 func TestTheFinalsNeedCountsItsMoves(t *testing.T) {
@@ -55,28 +55,5 @@ func TestTheFinalsNeedCountsItsMoves(t *testing.T) {
 		runs, raced, decided, float64(rounds)/float64(max(raced, 1)), found)
 	if raced < runs*9/10 || decided < raced*56/100 {
 		t.Errorf("want the final raced in 9 runs of 10 and decided on capacity in 56%% of those")
-	}
-}
-
-// TestTheFinalsSpreadIsForeseen: the final's moves are foreseen from the goodput race that read capacity most
-// rounds, at its steadier figure; before any has, from the CPU race that read most.
-func TestTheFinalsSpreadIsForeseen(t *testing.T) {
-	fig := func(sd float64, diffs int) deviations {
-		return deviations{sqDiff: sd * sd * float64(diffs), diffs: diffs}
-	}
-	cpu := &spread{metric: MetricCPU, figs: [2]deviations{fig(0.03, 10)}}
-	if _, ok := finalSpread(nil); ok {
-		t.Errorf("nothing run: want no spread")
-	}
-	if s, ok := finalSpread([]*spread{cpu}); !ok || s < 0.0299 || s > 0.0301 {
-		t.Errorf("a CPU race alone: %v %v, want its 3%%", s, ok)
-	}
-	young := &spread{metric: MetricGoodput, figs: [2]deviations{fig(0.2, 3), fig(0.05, 3)}}
-	if s, _ := finalSpread([]*spread{cpu, young}); s < 0.0299 || s > 0.0301 {
-		t.Errorf("a goodput race of 3 rounds: %v, want the CPU race's 3%%", s)
-	}
-	good := &spread{metric: MetricGoodput, figs: [2]deviations{fig(0.2, 12), fig(0.08, 12)}}
-	if s, _ := finalSpread([]*spread{cpu, young, good}); s < 0.0799 || s > 0.0801 {
-		t.Errorf("a goodput race of 12 rounds: %v, want its capacity's 8%%", s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -105,18 +106,18 @@ func (t *tuner) finalNeed() (time.Duration, *openRace) {
 	n := roundsToResolve(2, foresee*gain, sd, t.budget.PairShare()/2, t.mixture)
 	reach := t.reach()
 	cfgs, _ := distinct([]knob.Config{t.best, t.o.Base, t.ruleOfThumb()}, reach)
-	arms := len(cfgs)
+	nArms := len(cfgs)
 	if inRun(t.best, reach) == inRun(t.o.Base, reach) {
-		arms++ // a leaning race's leader, once adopted, is an arm of its own
+		nArms++ // a leaning race's leader, once adopted, is an arm of its own
 	}
-	cold := arms
-	if t.stacks != nil && t.stacks.warmOf(t.best) != nil {
+	cold := nArms
+	if t.src.Warm(t.best) {
 		cold--
 	}
 	// Its arms move to fresh stacks side by side (replicated), every finalPer rounds once its own spread is read.
-	start, round := t.costs.start(MetricGoodput), time.Duration(arms)*t.costs.trial(MetricGoodput)
+	start, round := t.costs.start(MetricGoodput), time.Duration(nArms)*t.costs.trial(MetricGoodput)
 	moves := time.Duration(finalMoves(n, t.finalPer(start, round)))
-	return startsCost(cold, start) + moves*startsCost(arms, start) + time.Duration(n)*round, lean
+	return startsCost(cold, start) + moves*startsCost(nArms, start) + time.Duration(n)*round, lean
 }
 
 // finalMoves is how often the final's arms move in n rounds at per rounds a stack: not before the first stacks
@@ -125,7 +126,7 @@ func (t *tuner) finalNeed() (time.Duration, *openRace) {
 // (three dynamic pools settling), some 50 s, where it moved 3 times and took 22 s: the 3-minute demo ended with 40 s
 // unused and two CPU races open that a second look would have decided (2026-11-27, quiet, demo1).
 func finalMoves(n, per int) int {
-	first := minDiffs + 1
+	first := arms.MinDiffs + 1
 	if n <= first {
 		return 0
 	}
@@ -137,12 +138,10 @@ func finalMoves(n, per int) int {
 // read. Counted at the most, WordPress's final, moving every round or two, was kept 185 s where the 20 rounds it
 // needed took 232 (ra35).
 func (t *tuner) finalPer(start, round time.Duration) int {
-	if s, ok := t.src.(interface{ finalSpread() (float64, bool) }); ok {
-		if sigma, ok := s.finalSpread(); ok {
-			return stackRounds(sigma, start, round, perStackGoodput, t.finalTold())
-		}
+	if sigma, ok := t.src.FinalSpread(); ok {
+		return arms.StackRounds(sigma, start, round, arms.PerStack(MetricGoodput), t.finalTold())
 	}
-	return perStackGoodput
+	return arms.PerStack(MetricGoodput)
 }
 
 // finalTold is what the final's engine will be told of stacks' offsets on goodput, as the run stands.

@@ -21,11 +21,11 @@ const finalTailShare = 0.25
 
 // finalTailAlpha is the p99's share of drawn, the final's alpha for arms arms compared with the recommendation;
 // none where the recommendation is the starting point (same), which is not raced against it.
-func finalTailAlpha(drawn float64, arms int, same bool) float64 {
-	if same || arms < 2 {
+func finalTailAlpha(drawn float64, nArms int, same bool) float64 {
+	if same || nArms < 2 {
 		return 0
 	}
-	return drawn / float64(experiment.Pairs(experiment.Versus, arms)) * finalTailShare
+	return drawn / float64(experiment.Pairs(experiment.Versus, nArms)) * finalTailShare
 }
 
 // tailJudge judges the recommendation's p99 against the starting point's over the final's rounds: each round's

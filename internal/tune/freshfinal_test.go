@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -16,14 +17,14 @@ func TestTheFinalStartsOnFreshStacks(t *testing.T) {
 	src := &simSource{o: so, clock: clock.NewSim(time.Microsecond), warm: map[string]int{}, offsets: map[int]map[string]float64{},
 		warmStack: map[string]int{}, busy: map[int]bool{}}
 	cfg := knob.Debian()
-	src.hold(cfg)
+	src.Hold(cfg)
 	held := src.warmStack[cfg.Key()]
 	for _, c := range []struct {
-		spec  TrialSpec
+		spec  arms.TrialSpec
 		fresh bool
 	}{
-		{TrialSpec{Phase: "knob pm", Metric: MetricGoodput}, false},
-		{TrialSpec{Phase: "final", Metric: MetricGoodput, Capacity: true, Fresh: true}, true},
+		{arms.TrialSpec{Phase: "knob pm", Metric: MetricGoodput}, false},
+		{arms.TrialSpec{Phase: "final", Metric: MetricGoodput, Capacity: true, Fresh: true}, true},
 	} {
 		a := src.Arm(cfg, c.spec).(*simArm)
 		if a.Cold() != c.fresh {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -152,7 +153,7 @@ func (t *tuner) sharedRounds(order []string) int {
 	var starts, rounds time.Duration
 	for _, name := range order {
 		if p, ok := t.plans[name]; ok && !t.deferred[name] {
-			starts += startsCost(p.coldArms(), t.costs.start(p.spec.startKind()))
+			starts += startsCost(p.coldArms(), t.costs.start(p.spec.StartKind()))
 			rounds += time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
 		}
 	}
@@ -168,13 +169,13 @@ func (t *tuner) sharedRounds(order []string) int {
 // allowance buys, at least what its least costs (least), within what the final and a leaning race's look claim
 // (a deferred race runs on time the others left, to which they have the first claim: WordPress's pool sizes took
 // 87 s of the final's), else none.
-func (t *tuner) roundsAt(allow, least time.Duration, arms, cold int, spec TrialSpec) int {
+func (t *tuner) roundsAt(allow, least time.Duration, nArms, cold int, spec arms.TrialSpec) int {
 	spare := t.left() - t.finalClaim()
 	if spare < least {
 		return 0
 	}
-	allow = min(max(allow, least), spare) - startsCost(cold, t.costs.start(spec.startKind()))
-	return max(0, int(allow/(time.Duration(arms)*t.costs.trial(spec.Metric))))
+	allow = min(max(allow, least), spare) - startsCost(cold, t.costs.start(spec.StartKind()))
+	return max(0, int(allow/(time.Duration(nArms)*t.costs.trial(spec.Metric))))
 }
 
 // noteTurn records where the time stood at the turn of name's race, given allow (Result.Turns).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 )
@@ -52,16 +53,16 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		}
 		values := t.candidates(k, t.best)
 		spec := t.specOf(k)
-		arms := len(values) + 1
-		cold := planned{arms: arms, spec: spec}.coldArms()
-		if t.stacks != nil && !spec.twin() && t.stacks.warmOf(t.best) == nil {
+		nArms := len(values) + 1
+		cold := planned{arms: nArms, spec: spec}.coldArms()
+		if !spec.Twin() && !t.src.Warm(t.best) {
 			cold++
 		}
 		later := append(names(ks[i+1:]), after...)
-		allow := t.allowance(k.Name, arms, cold, spec, later)
-		least := t.d.cost(spec, arms, cold)
+		allow := t.allowance(k.Name, nArms, cold, spec, later)
+		least := t.d.cost(spec, nArms, cold)
 		t.noteTurn(k.Name, allow)
-		if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, arms, cold, spec)); why != "" {
+		if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, nArms, cold, spec)); why != "" {
 			row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}
 			t.log.addKnob(row.because(StateNotRaced, notRacedWords, why))
 			t.release(k.Name)
@@ -78,7 +79,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 			allow = least
 		}
 		t.release(k.Name)
-		t.budget.Plan(experiment.Pairs(experiment.Race, arms))
+		t.budget.Plan(experiment.Pairs(experiment.Race, nArms))
 		if k.Name == knob.ServerName {
 			var err error
 			if k, spec, err = t.sizeRuntimes(ctx, k, spec, values); err != nil {
@@ -91,7 +92,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 			t.raceDone(r)
 			t.runtimesDone(r)
 		}
-		if r != nil && errors.Is(err, ErrOOM) && ctx.Err() == nil {
+		if r != nil && errors.Is(err, arms.ErrOOM) && ctx.Err() == nil {
 			continue // the incumbent's trials kept meeting the OOM killer: this race ends undecided, not the run
 		}
 		if err != nil {
@@ -133,9 +134,9 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 
 // specOf is what k's race measures: CPU knobs on CPU trials, pool knobs on goodput in their own pools, the
 // other goodput knobs on steady twins; a Tail knob's goodput race guards the p99.
-func (t *tuner) specOf(k knob.Knob) TrialSpec {
+func (t *tuner) specOf(k knob.Knob) arms.TrialSpec {
 	metric := metricOf(k)
-	return TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric), Steady: metric == MetricGoodput && !k.Pool,
+	return arms.TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric), Steady: metric == MetricGoodput && !k.Pool,
 		Tail: metric == MetricGoodput && k.Tail}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -24,7 +25,7 @@ func offsetSim(t testing.TB, seed int64, planted float64, effects map[string]map
 	}
 	so.Effect = Planted(effects)
 	so.MeasuredStackSD = !fixed
-	so.StackSD = map[string]float64{MetricCPU: DefaultStackSD, MetricGoodput: DefaultStackSD} // as tune tells it
+	so.StackSD = map[string]float64{MetricCPU: arms.DefaultStackSD, MetricGoodput: arms.DefaultStackSD} // as tune tells it
 	return so
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -66,7 +67,7 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tu := &tuner{o: Options{Base: knob.Config{MaxChildren: c.start}, MinEffect: 0.03}, costs: newCosts()}
-			got := tu.sizesDone(c.sizes, TrialSpec{Conc: 32, Metric: MetricGoodput}, c.out)
+			got := tu.sizesDone(c.sizes, arms.TrialSpec{Conc: 32, Metric: MetricGoodput}, c.out)
 			rows, comps := tu.log.rows()
 			ps, row := tu.pool, rows[0]
 			if got != c.want || row.Value != strconv.Itoa(c.want) || ps.Kept != c.kept || row.Compared != c.compared || row.Vs.String() != c.compared {
@@ -119,7 +120,7 @@ func TestAnOpenSizeRaceKeepsTheStartingSize(t *testing.T) {
 func TestAnOpenSizeRaceKeepsNoStartingSizeBeyondMemory(t *testing.T) {
 	open, win := experiment.StatusOpen, experiment.StatusWinner
 	tu := &tuner{o: Options{Base: knob.Config{MaxChildren: 5}, MinEffect: 0.03}, pool: &PoolSize{MemoryLimit: 4}, costs: newCosts()}
-	if got := tu.sizesDone([]int{1, 2, 4}, TrialSpec{Conc: 4, Metric: MetricGoodput}, sizesOutcome(1, 2, open, open, win)); got != 4 {
+	if got := tu.sizesDone([]int{1, 2, 4}, arms.TrialSpec{Conc: 4, Metric: MetricGoodput}, sizesOutcome(1, 2, open, open, win)); got != 4 {
 		t.Errorf("memory allows 4: picked %d", got)
 	}
 }

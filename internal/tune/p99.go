@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
@@ -25,17 +26,17 @@ func (t *tuner) p99(ctx context.Context) error {
 // p99Check runs the open model at the user's rate, through a bounded pool of connections large enough that the
 // generator is never what queues, and compares the corrected p99 with the goal.
 func (t *tuner) p99Check(ctx context.Context, cfg knob.Config) (*P99Check, error) {
-	arm := t.stacks.Arm(cfg, TrialSpec{Phase: "p99", Metric: MetricGoodput, Conc: t.conc})
+	arm := t.stacks.Shared(cfg, arms.TrialSpec{Phase: "p99", Metric: MetricGoodput, Conc: t.conc})
 	if err := arm.Start(ctx); err != nil {
 		return nil, err
 	}
 	defer arm.Stop()
-	a := t.stacks.warmOf(cfg)
+	a := t.stacks.WarmOf(cfg)
 	t.status("p99", fmt.Sprintf("max_children %d, open loop at %.0f req/s", cfg.MaxChildren, t.o.Rate))
 	inflight := max(4*cfg.MaxChildren, 64)
-	o := t.stacks.loadOptions(a, inflight)
+	o := t.stacks.LoadOptions(a, inflight)
 	o.Rate, o.MaxInflight = t.o.Rate, inflight
-	o.Duration = p99Window(t.o.Rate, t.lengths.win)
+	o.Duration = p99Window(t.o.Rate, t.lengths.Win)
 	res, err := load.Run(ctx, o)
 	if res == nil {
 		return nil, err
@@ -73,7 +74,7 @@ func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
 	}
 	cfg := t.best.Clone()
 	for step := 0; step < 3; step++ {
-		if t.left() < p99Window(t.o.Rate, t.lengths.win)+t.costs.start(MetricGoodput) {
+		if t.left() < p99Window(t.o.Rate, t.lengths.Win)+t.costs.start(MetricGoodput) {
 			ps.Note = strings.TrimSpace(ps.Note + " the budget ended before a larger pool could be checked against the p99 goal")
 			return nil
 		}
@@ -98,18 +99,18 @@ func (t *tuner) p99Limit(ctx context.Context, ps *PoolSize) error {
 }
 
 // readOpcache reads opcache's state and the realpath cache's use from a worker of a, once every URL was served.
-func (t *tuner) readOpcache(ctx context.Context, a *warmStack) {
-	if a.pool.Network == "" {
+func (t *tuner) readOpcache(ctx context.Context, a *arms.Stack) {
+	if a.Pool.Network == "" {
 		t.warn("opcache's state is read through php-fpm's FastCGI: under mod_php (the starting point's runtime) it is not read, so opcache_memory and realpath_cache_size are not tried")
 		return
 	}
-	path, err := measure.WriteOpcacheScript(a.st.PrivDir)
+	path, err := measure.WriteOpcacheScript(a.Server.PrivDir)
 	if err != nil {
 		return
 	}
 	rc, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	oc, err := measure.ReadOpcache(rc, a.pool.Network, a.pool.Address, path)
+	oc, err := measure.ReadOpcache(rc, a.Pool.Network, a.Pool.Address, path)
 	if err != nil {
 		t.warn("opcache's state could not be read: " + err.Error())
 		return

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -37,33 +38,34 @@ const (
 // hold even the final comparison's least.
 func (t *tuner) fit() error {
 	peak := max(t.peakRPS, 0.1)
-	t.lengths.win = clampDur(time.Duration(windowRequests/peak*float64(time.Second)), minWindow, maxWindow)
-	t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
+	t.lengths.Win = clampDur(time.Duration(windowRequests/peak*float64(time.Second)), minWindow, maxWindow)
+	t.lengths.Warm = clampDur(t.lengths.Win/4, minWarm, 500*time.Millisecond)
 	secs := cpuSeconds
 	if t.o.Duet {
 		secs = cpuDuetSeconds
 	}
-	t.lengths.cpuN = int(math.Min(math.Max(math.Round(secs*peak), minCPURequests), maxCPURequests))
+	t.lengths.CPURequests = int(math.Min(math.Max(math.Round(secs*peak), minCPURequests), maxCPURequests))
 	// A CPU trial keeps the CPUs busy, no more: more connections would only queue, and every connection sends
 	// whole cycles of the mix (the same requests each trial), so they would round the trial up to more requests.
 	// Not the knee's: a few short sweep trials put it at 1 in one run of the demo and 8 in the next, and the CPU
 	// races' load and pools with it (poolSize caps it by memory).
 	t.cpuConc = cpuConcPerCore * t.cpus()
-	sent := evenRequests(t.lengths.cpuN, t.cpuConc, len(load.MixSequence(t.o.URLs)))
-	t.costs.guess[MetricGoodput] = t.lengths.warm + t.lengths.win + 50*time.Millisecond
+	sent := evenRequests(t.lengths.CPURequests, t.cpuConc, len(load.MixSequence(t.o.URLs)))
+	t.costs.guess[MetricGoodput] = t.lengths.Warm + t.lengths.Win + 50*time.Millisecond
 	t.costs.guess[MetricCPU] = time.Duration(float64(sent)/t.rateAt(t.cpuConc)*float64(time.Second)) + 30*time.Millisecond
-	if s := t.stacks; s != nil && s.starts > 0 {
+	if s := t.stacks; s != nil && s.Starts().N > 0 {
 		// The run's first stacks settled no dynamic pool: a CPU trial's static twin starts about as fast; a
 		// goodput arm's dynamic pool grows for seconds more, php-fpm doubling its spawn rate each second.
-		first := s.startWall/time.Duration(s.starts) + time.Second
-		t.costs.startGuess[MetricCPU], t.costs.startGuess[startStatic] = first, first
-		t.costs.startGuess[MetricGoodput] = first + min(time.Duration(bits.Len(uint(t.conc))+1)*time.Second, maxSettle)
+		st := s.Starts()
+		first := st.Wall/time.Duration(st.N) + time.Second
+		t.costs.startGuess[MetricCPU], t.costs.startGuess[arms.StartStatic] = first, first
+		t.costs.startGuess[MetricGoodput] = first + min(time.Duration(bits.Len(uint(t.conc))+1)*time.Second, arms.MaxSettle)
 	}
-	t.plan.WarmupS, t.plan.WindowS, t.plan.CPURequests = t.lengths.warm.Seconds(), t.lengths.win.Seconds(), t.lengths.cpuN
+	t.plan.WarmupS, t.plan.WindowS, t.plan.CPURequests = t.lengths.Warm.Seconds(), t.lengths.Win.Seconds(), t.lengths.CPURequests
 	t.plan.Concurrency, t.plan.CPUConcurrency = t.conc, t.cpuConc
-	if n := peak * t.lengths.win.Seconds(); n < 20 {
+	if n := peak * t.lengths.Win.Seconds(); n < 20 {
 		t.warn(fmt.Sprintf("at %.1f req/s a %s trial holds only %.0f requests: the comparisons will be coarse and slow to decide",
-			peak, t.lengths.win.Round(10*time.Millisecond), n))
+			peak, t.lengths.Win.Round(10*time.Millisecond), n))
 	}
 	least := startsCost(2, t.costs.start(MetricGoodput)) + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
 	what := "the final comparison needs"
@@ -109,13 +111,13 @@ func (t *tuner) rateAt(conc int) float64 {
 // trials measure (the spec's Metric and Steady).
 type planned struct {
 	arms int
-	spec TrialSpec
+	spec arms.TrialSpec
 }
 
 // coldArms is how many of the race's arms will start: the challengers, and for trials on a twin the incumbent
 // too (a twin of the best configuration is not the one held warm).
 func (p planned) coldArms() int {
-	if p.spec.twin() {
+	if p.spec.Twin() {
 		return p.arms
 	}
 	return p.arms - 1
@@ -133,7 +135,7 @@ func (t *tuner) planExperiments() {
 		if t.pool != nil {
 			n = max(2, len(poolCandidates(t.sat, t.best.MaxChildren, t.pool.MemoryLimit, 0, t.o.poolMargin())))
 		}
-		t.plans[knob.MaxChildren().Name] = planned{arms: n, spec: TrialSpec{Metric: MetricGoodput, Steady: true}}
+		t.plans[knob.MaxChildren().Name] = planned{arms: n, spec: arms.TrialSpec{Metric: MetricGoodput, Steady: true}}
 		pairs += experiment.Pairs(experiment.Smallest, n)
 	}
 	reach := []knob.Config{t.best}
@@ -187,8 +189,8 @@ func (t *tuner) candidates(k knob.Knob, cur knob.Config) []string {
 
 // allowance is the time the race of knob name (arms arms, cold of them to start) may take, with later the races
 // after it (timeShares). The races that decide early leave their time to the later ones.
-func (t *tuner) allowance(name string, arms, cold int, spec TrialSpec, later []string) time.Duration {
-	this := raceShare{round: time.Duration(arms) * t.costs.trial(spec.Metric), starts: startsCost(cold, t.costs.start(spec.startKind()))}
+func (t *tuner) allowance(name string, nArms, cold int, spec arms.TrialSpec, later []string) time.Duration {
+	this := raceShare{round: time.Duration(nArms) * t.costs.trial(spec.Metric), starts: startsCost(cold, t.costs.start(spec.StartKind()))}
 	return t.shares().allowance(this, t.laterShares(name, later))
 }
 
@@ -203,7 +205,7 @@ func (t *tuner) laterShares(name string, later []string) []raceShare {
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name && !t.deferred[n] {
 			round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
-			out = append(out, raceShare{round: round, starts: startsCost(p.coldArms(), t.costs.start(p.spec.startKind())),
+			out = append(out, raceShare{round: round, starts: startsCost(p.coldArms(), t.costs.start(p.spec.StartKind())),
 				reserve: reserveRounds * round})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -85,7 +86,7 @@ func (t *tuner) poolSize() error {
 	}
 	t.best.MaxChildren = ps.Chosen
 	if t.stacks != nil && ps.PerWorkerBytes > 0 {
-		t.stacks.gate.limit(t.o.Memory, func(c knob.Config) int64 { return ps.SharedBytes + int64(c.MaxChildren)*ps.PerWorkerBytes })
+		t.stacks.Limit(t.o.Memory, func(c knob.Config) int64 { return ps.SharedBytes + int64(c.MaxChildren)*ps.PerWorkerBytes })
 	}
 	return nil
 }
@@ -216,10 +217,10 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	_, later := cpuFirst(t.o.Knobs)
 	spec := t.specOf(k)
 	spec.Steady = true // static pools: a dynamic one churns between interleaved trials (steadyPool)
-	arms := len(sizes)
-	allow, least := t.allowance(k.Name, arms, arms, spec, names(later)), t.d.cost(spec, arms, arms)
+	nArms := len(sizes)
+	allow, least := t.allowance(k.Name, nArms, nArms, spec, names(later)), t.d.cost(spec, nArms, nArms)
 	t.noteTurn(k.Name, allow)
-	if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, arms, arms, spec)); why != "" {
+	if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, nArms, nArms, spec)); why != "" {
 		t.keepStartingSize(limit, floor, why)
 		return nil
 	}
@@ -237,7 +238,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 		allow = least
 	}
 	t.release(k.Name)
-	t.budget.Plan(experiment.Pairs(experiment.Smallest, arms))
+	t.budget.Plan(experiment.Pairs(experiment.Smallest, nArms))
 	return t.raceSizes(ctx, sizes, spec, allow, t.stretch(k.Name, names(later)))
 }
 
@@ -279,7 +280,7 @@ func (t *tuner) keepStartingSize(limit, floor int, why string) {
 
 // raceSizes runs the sizes' experiment and records its row, its comparisons and the pool's range; undecided,
 // it is kept for a second look (sizesLook).
-func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allow, stretch time.Duration) error {
+func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec arms.TrialSpec, allow, stretch time.Duration) error {
 	rc, out, err := t.runSizes(ctx, t.best, sizes, spec, t.sizesGoOn(allow, stretch, len(sizes), spec.Metric))
 	if out == nil {
 		return err
@@ -295,7 +296,7 @@ func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec TrialSpec, allo
 
 // runSizes makes the sizes' arms from from and runs their experiment until cont stops it; its arms are left
 // running for sizesPicked, which holds the pick's stack first. A nil outcome: the arms could not be made.
-func (t *tuner) runSizes(ctx context.Context, from knob.Config, sizes []int, spec TrialSpec,
+func (t *tuner) runSizes(ctx context.Context, from knob.Config, sizes []int, spec arms.TrialSpec,
 	cont func(experiment.Look) bool) (*raced, *experiment.Outcome, error) {
 	k := knob.MaxChildren()
 	var values []string
@@ -333,7 +334,7 @@ func (t *tuner) sizesErr(ctx context.Context, rc *raced, out *experiment.Outcome
 		stopAll(rc.arms)
 		return err
 	}
-	if errors.Is(err, ErrOOM) && ctx.Err() == nil {
+	if errors.Is(err, arms.ErrOOM) && ctx.Err() == nil {
 		t.warn(fmt.Sprintf("the pool sizes' race ended after %s: %v", plural(out.Rounds, "round", "rounds"), err))
 		return nil
 	}
@@ -380,7 +381,7 @@ func (t *tuner) sizesGoOn(allow, stretch time.Duration, n int, metric string) fu
 const sizesLeast = 4
 
 // sizesDone records the sizes' race (sizesRow) and returns the size chosen.
-func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) int {
+func (t *tuner) sizesDone(sizes []int, spec arms.TrialSpec, out *experiment.Outcome) int {
 	pick, row, comps := t.sizesRow(sizes, spec, out)
 	t.log.addKnob(row, comps...)
 	return pick
@@ -392,7 +393,7 @@ func (t *tuner) sizesDone(sizes []int, spec TrialSpec, out *experiment.Outcome) 
 // or the size not shown worse nearest it (openPick): every other knob keeps its
 // incumbent until something is shown better, and the race's own pick when open is a noisy estimate after a few
 // rounds (six demo runs picked 8, 8, 32, 4, 4 and 8; every range held 5).
-func (t *tuner) sizesRow(sizes []int, spec TrialSpec, out *experiment.Outcome) (int, KnobRow, []Comparison) {
+func (t *tuner) sizesRow(sizes []int, spec arms.TrialSpec, out *experiment.Outcome) (int, KnobRow, []Comparison) {
 	k := knob.MaxChildren()
 	var comps []Comparison
 	ps := t.pool

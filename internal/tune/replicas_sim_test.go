@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -72,16 +73,16 @@ func TestReplicasKeepTheErrorRate(t *testing.T) {
 		trial float64
 		per   int
 	}{
-		{"CPU", 0.035, perStackCPU},
-		{"goodput", 0.07, perStackGoodput},
+		{"CPU", 0.035, arms.PerStack(MetricCPU)},
+		{"goodput", 0.07, arms.PerStack(MetricGoodput)},
 	} {
 		stack := ratio * c.trial
 		one, r1 := falseVerdicts(t, runs, 0, stack, c.trial, 0)
 		moved, r2 := falseVerdicts(t, runs, c.per, stack, c.trial, 0)
-		told, r3 := falseVerdicts(t, runs, c.per, stack, c.trial, DefaultStackSD)
+		told, r3 := falseVerdicts(t, runs, c.per, stack, c.trial, arms.DefaultStackSD)
 		t.Logf("%s: stack sd %.1f%%, trial sd %.1f%%: false better/worse %.1f%% on one stack an arm (%.0f rounds), "+
 			"%.2f%% moving every %d rounds (%.0f rounds), %.2f%% moving and allowing for %.0f%% (%.0f rounds)",
-			c.name, 100*stack, 100*c.trial, 100*one, r1, 100*moved, c.per, r2, 100*told, 100*DefaultStackSD, r3)
+			c.name, 100*stack, 100*c.trial, 100*one, r1, 100*moved, c.per, r2, 100*told, 100*arms.DefaultStackSD, r3)
 		if one < 0.05 {
 			t.Errorf("%s: one stack an arm gave false verdicts in %.1f%% of races: the offset planted is too small to tell anything", c.name, 100*one)
 		}
@@ -93,8 +94,8 @@ func TestReplicasKeepTheErrorRate(t *testing.T) {
 		}
 		// Steady trials move more often (stackRounds, down to a stack a round): the allowance holds there too.
 		for _, k := range []int{1, 2} {
-			told, r := falseVerdicts(t, runs, k, stack, c.trial, DefaultStackSD)
-			t.Logf("%s: %.2f%% moving every %d rounds and allowing for %.0f%% (%.0f rounds)", c.name, 100*told, k, 100*DefaultStackSD, r)
+			told, r := falseVerdicts(t, runs, k, stack, c.trial, arms.DefaultStackSD)
+			t.Logf("%s: %.2f%% moving every %d rounds and allowing for %.0f%% (%.0f rounds)", c.name, 100*told, k, 100*arms.DefaultStackSD, r)
 			if told > 0.005 {
 				t.Errorf("%s: moving every %d rounds and allowing for the offsets gave false verdicts in %.2f%% of races, want at most 0.5%%", c.name, k, 100*told)
 			}

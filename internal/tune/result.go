@@ -7,9 +7,9 @@ import (
 
 	"github.com/phptune/phptune/internal/accesslog"
 	"github.com/phptune/phptune/internal/apply"
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/profile"
 	"github.com/phptune/phptune/internal/stack"
@@ -138,10 +138,9 @@ const NonInferior stats.Verdict = "non_inferior"
 // Metrics a knob is decided on.
 const (
 	// MetricGoodput is requests served successfully per second through nginx, over a trial's window.
-	MetricGoodput = "goodput"
-	// MetricCPU is requests served per second of php-fpm's CPU time: what a CPU-only knob changes, read from
-	// the workers' own CPU clocks around a fixed number of requests, so every request counts.
-	MetricCPU = "req_per_cpu_s"
+	MetricGoodput = arms.MetricGoodput
+	// MetricCPU is requests served per second of php-fpm's CPU time (arms.MetricCPU).
+	MetricCPU = arms.MetricCPU
 	// MetricWork is the screen's counts: instructions and system calls per request.
 	MetricWork = "work"
 	// MetricCapacity is requests served per second of the servers' CPU time (php-fpm and nginx, or Apache), read from the same
@@ -290,49 +289,15 @@ func (c *P99Check) Err() error {
 		time.Duration(c.GoalUs*float64(time.Microsecond)), c.Rate, c.P99Us/1000, c.P99LoUs/1000, c.P99HiUs/1000, c.Verdict)
 }
 
-// TrialRecord is one trial's raw figures.
-type TrialRecord struct {
-	Phase       string `json:"phase"`
-	Config      string `json:"config"`
-	Concurrency int    `json:"concurrency"`
-	// Stack is the number of the stack it ran on, among the run's (an arm's trials move to fresh stacks as its
-	// race goes on): trials of one stack share whatever that stack carries for its life.
-	Stack int `json:"stack,omitempty"`
-	// Duet: the trial ran at the same time as its rivals' of the round (a duet round), not in turn.
-	Duet bool `json:"duet,omitempty"`
-	// CPUs is the CPU share its stack was pinned to in a pinned duet round (a kernel CPU list such as "1" or "2-3";
-	// Options.DuetPin), "spread" where its workers were spread over the CPUs (Options.DuetSpread); empty where
-	// neither.
-	CPUs string `json:"cpus,omitempty"`
-	// Fault says what made the trial no measurement, which it was measured again for (the OOM killer struck).
-	Fault string `json:"fault,omitempty"`
-	// Metric and Value are what the trial was decided on (MetricGoodput or MetricCPU).
-	Metric   string       `json:"metric,omitempty"`
-	Value    float64      `json:"value,omitempty"`
-	RPS      float64      `json:"rps"`
-	Goodput  float64      `json:"goodput"`
-	Requests int64        `json:"requests"`
-	Errors   int64        `json:"errors"`
-	Latency  load.Latency `json:"latency_us"`
-	// CPUUsPerReq is php-fpm's CPU time a request, exact, in CPU trials.
-	CPUUsPerReq  float64            `json:"cpu_us_per_req,omitempty"`
-	ClientCPUUs  float64            `json:"client_cpu_us_per_req"`
-	ServerCPU    map[string]float64 `json:"server_cpu_us_per_req,omitempty"` // php-fpm, nginx
-	WorkerPSS    int64              `json:"worker_pss_bytes,omitempty"`
-	WorkerUSS    int64              `json:"worker_peak_uss_bytes,omitempty"`
-	WorkerShared int64              `json:"worker_shared_bytes,omitempty"`
-	Workers      int                `json:"workers_seen,omitempty"`
-	FPM          *measure.FPMDelta  `json:"fpm,omitempty"`
-	WallS        float64            `json:"wall_s,omitempty"`
-	// ReqPerCPUS, in goodput trials, is requests served per second of the servers' CPU time (php-fpm's and
-	// nginx's, or Apache's) from the first request sent to the last answered, warm-up and drain included
-	// (capacity: fewer servers for the same traffic).
-	ReqPerCPUS float64 `json:"req_per_cpu_s,omitempty"`
-	// FrontPSS is the HTTP server's memory in front of php-fpm (nginx's or Apache's group, PSS at its peak).
-	FrontPSS int64 `json:"front_pss_bytes,omitempty"`
-	// AtS is when the trial began, in seconds from the run's start: the run's timeline.
-	AtS float64 `json:"at_s"`
-}
+// The result's records of what the arms measured.
+type (
+	// TrialRecord is one trial's raw figures.
+	TrialRecord = arms.TrialRecord
+	// StackOffset is what a run measured of its stacks' offsets on one metric before an experiment.
+	StackOffset = arms.StackOffset
+	// MemoryUse is what the run's stacks met of their memory cgroup.
+	MemoryUse = arms.MemoryUse
+)
 
 // Environment is where the results hold.
 type Environment struct {

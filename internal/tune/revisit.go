@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -119,8 +120,8 @@ func (t *tuner) moved(rc *raced) bool {
 // A CPU race's figure is what a request costs a worker, whatever the pool's size: the pool-size race, which
 // comes after the CPU races, must not send them back to race again (WordPress's JIT, raced on a twin of 4 and
 // the pool then sized 2, lost its 16 rounds to a fresh race).
-func measures(cfg knob.Config, spec TrialSpec) string {
-	c := runsOn(cfg, spec)
+func measures(cfg knob.Config, spec arms.TrialSpec) string {
+	c := arms.RunsOn(cfg, spec)
 	if spec.Metric == MetricCPU {
 		c.MaxChildren = 0
 	}
@@ -142,12 +143,12 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace, spare time.Duration)
 			return err
 		}
 	}
-	arms, spec := len(o.rc.r.values)+1, o.rc.spec
+	nArms, spec := len(o.rc.r.values)+1, o.rc.spec
 	// As a second look's: the rounds the first race's estimate needed, and half as many again.
-	need := startsCost(arms, t.costs.start(spec.startKind())) + time.Duration(o.rc.x.Look().Needed*arms)*t.costs.trial(spec.Metric)
+	need := startsCost(nArms, t.costs.start(spec.StartKind())) + time.Duration(o.rc.x.Look().Needed*nArms)*t.costs.trial(spec.Metric)
 	allow := min(spare, need+need/2)
 	t.status("second look "+k.Name, "raced again: the configuration it was raced in has changed since")
-	t.budget.Plan(experiment.Pairs(experiment.Race, arms))
+	t.budget.Plan(experiment.Pairs(experiment.Race, nArms))
 	r, err := t.d.race(ctx, race{knob: k, from: from, values: o.rc.r.values, allowance: allow, spec: spec})
 	if r == nil {
 		return err
@@ -236,10 +237,10 @@ func (t *tuner) cheapestLook(may func(*openRace) bool) (*openRace, time.Duration
 func (t *tuner) lookCosts(o *openRace, l experiment.Look) (starts, round time.Duration) {
 	rc := o.rc
 	cold := planned{arms: l.Live, spec: rc.spec}.coldArms()
-	if !rc.spec.twin() && rc.best.Key() != t.best.Key() {
+	if !rc.spec.Twin() && rc.best.Key() != t.best.Key() {
 		cold++
 	}
-	return startsCost(cold, t.costs.start(rc.spec.startKind())), time.Duration(l.Live) * t.costs.trial(rc.spec.Metric)
+	return startsCost(cold, t.costs.start(rc.spec.StartKind())), time.Duration(l.Live) * t.costs.trial(rc.spec.Metric)
 }
 
 // looksNote says what the second looks did once none is left to take: how many were taken, the time left and

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/measure"
@@ -128,7 +129,7 @@ func TestACandidateNotInEffectIsNotTried(t *testing.T) {
 	k, _ := knob.ByName("jit")
 	rc := &raced{r: race{knob: k, from: knob.Debian(), values: []string{"tracing", "function"}},
 		cfgs: []knob.Config{knob.Debian(), knob.Debian(), knob.Debian()}}
-	notIn := experiment.ArmResult{Status: experiment.StatusError, Note: "the JIT is not built in", Err: errors.Join(ErrNotInEffect)}
+	notIn := experiment.ArmResult{Status: experiment.StatusError, Note: "the JIT is not built in", Err: errors.Join(arms.ErrNotInEffect)}
 	out := &experiment.Outcome{Ended: experiment.EndBudget, Arms: []experiment.ArmResult{{Status: experiment.StatusOpen}, notIn, notIn}}
 	d.report(rc, out)
 	for _, c := range rc.comps {

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
-	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -67,7 +64,7 @@ const sizingTrials = 2
 type runtimeRace struct {
 	table   *Runtimes
 	arms    map[string]string // server -> the configuration its arm runs (runsOn's), whose records are its trials
-	latency *latencyTally
+	latency *arms.Latency
 	raced   *raced
 }
 
@@ -75,9 +72,9 @@ type runtimeRace struct {
 // those sizes (Set gives each runtime its own) and the race's spec, which tallies each arm's latency. The best
 // configuration's runtime keeps its size (the pool was sized by this rule); each other is served at the target,
 // loaded, and its workers' memory measured.
-func (t *tuner) sizeRuntimes(ctx context.Context, k knob.Knob, spec TrialSpec, values []string) (knob.Knob, TrialSpec, error) {
+func (t *tuner) sizeRuntimes(ctx context.Context, k knob.Knob, spec arms.TrialSpec, values []string) (knob.Knob, arms.TrialSpec, error) {
 	rr := &runtimeRace{table: &Runtimes{Rule: runtimeRule, Target: t.runtimeTarget(), Memory: t.o.Memory},
-		arms: map[string]string{}, latency: &latencyTally{hists: map[string]*hdrhistogram.Histogram{}}}
+		arms: map[string]string{}, latency: arms.NewLatency()}
 	t.runtimes = rr
 	sizes := map[string]int{k.Get(t.best): t.best.MaxChildren}
 	inc := Runtime{Server: k.Get(t.best), Size: t.best.MaxChildren, SizedFrom: "the pool's size"}
@@ -151,7 +148,7 @@ func runtimeSize(target int, memory int64, m workerMemory) (size, limit int) {
 // workers' memory: a worker's private memory at its peak, or PHP's own peak for a request when larger (the
 // same PHP and app under every runtime); the shared part; the HTTP server's in front of php-fpm.
 func (t *tuner) runtimeMemory(ctx context.Context, cfg knob.Config, v string) (workerMemory, error) {
-	spec := TrialSpec{Phase: "sizing " + v, Metric: MetricGoodput, Conc: max(t.conc, cfg.MaxChildren), Detail: true, Steady: true}
+	spec := arms.TrialSpec{Phase: "sizing " + v, Metric: MetricGoodput, Conc: max(t.conc, cfg.MaxChildren), Detail: true, Steady: true}
 	a := t.src.Arm(cfg, spec)
 	defer a.Stop()
 	if err := a.Start(ctx); err != nil {
@@ -208,7 +205,7 @@ func (t *tuner) runtimesDone(rc *raced) {
 	}
 	t.runtimes.raced = rc
 	for _, c := range rc.cfgs {
-		t.runtimes.arms[rc.r.knob.Get(c)] = runsOn(c, rc.spec).String()
+		t.runtimes.arms[rc.r.knob.Get(c)] = arms.RunsOn(c, rc.spec).String()
 	}
 }
 
@@ -248,7 +245,7 @@ func (t *tuner) runtimesTable() *Runtimes {
 		if len(perCPU) > 0 {
 			r.ReqPerCPUS = stats.Median(perCPU)
 		}
-		r.P50Us, r.P99Us = rr.latency.quantiles(config)
+		r.P50Us, r.P99Us = rr.latency.Quantiles(config)
 		if i == 0 {
 			r.Status = experiment.StatusWinner
 			if k := rc.r.knob.Get(rc.best); k != r.Server {
@@ -276,44 +273,4 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-// latencyTally merges each arm's trial histograms: latency percentiles come from every request of its trials,
-// never from averaging the trials' own.
-type latencyTally struct {
-	mu    sync.Mutex // arms run their trials one at a time, but start side by side
-	hists map[string]*hdrhistogram.Histogram
-}
-
-// add merges a trial's histogram (microseconds) under its configuration.
-func (l *latencyTally) add(config string, h *hdrhistogram.Histogram) {
-	if l == nil || h == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.hists[config] == nil {
-		l.hists[config] = hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
-	}
-	l.hists[config].Merge(h)
-}
-
-// quantiles are the median and the 99th percentile of config's requests, microseconds (0: none).
-func (l *latencyTally) quantiles(config string) (p50, p99 float64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h := l.hists[config]
-	if h == nil || h.TotalCount() == 0 {
-		return 0, 0
-	}
-	return float64(h.ValueAtQuantile(50)), float64(h.ValueAtQuantile(99))
-}
-
-// phpPool is the endpoint of st's PHP workers: its php-fpm pool, or under mod_php Apache's processes, which have
-// no status page (settling and the sweep go by the configuration's pm and size alone).
-func phpPool(st *stack.Stack, cfg knob.Config) stack.Endpoint {
-	if len(st.Pools) > 0 {
-		return st.Pools[0]
-	}
-	return stack.Endpoint{Name: st.PHP(), PM: cfg.PM, MaxChildren: cfg.MaxChildren}
 }

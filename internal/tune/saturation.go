@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -179,7 +180,7 @@ func (t *tuner) sweep(ctx context.Context) (swept, error) {
 	var points []Point
 	rps := 1 / t.checkLatency()
 	// One arm holds the pool for the whole sweep; each point's arm shares it.
-	keep := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
+	keep := t.stacks.Shared(cfg, arms.TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
 	if err := keep.Start(ctx); err != nil {
 		return sw, err
 	}
@@ -199,7 +200,7 @@ func (t *tuner) sweep(ctx context.Context) (swept, error) {
 			// Still rising at the pool's size: the sweep goes on with the largest pool.
 			keep.Stop()
 			cfg.MaxChildren, sw.pool = limit, limit
-			keep = t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
+			keep = t.stacks.Shared(cfg, arms.TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: 1})
 			if err := keep.Start(ctx); err != nil {
 				return sw, err
 			}
@@ -207,9 +208,9 @@ func (t *tuner) sweep(ctx context.Context) (swept, error) {
 		t.status("saturation", plural(c, "connection", "connections"))
 		// Each point's trials hold about sweepRequests requests at the last point's rate: the knee and the pool
 		// size come from these few trials, so they are longer than a race's.
-		t.lengths.win = clampDur(time.Duration(sweepRequests/max(rps, 0.1)*float64(time.Second)), sweepWindow, sweepMaxWindow)
-		t.lengths.warm = clampDur(t.lengths.win/4, minWarm, 500*time.Millisecond)
-		a := t.stacks.Arm(cfg, TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: c, Detail: true})
+		t.lengths.Win = clampDur(time.Duration(sweepRequests/max(rps, 0.1)*float64(time.Second)), sweepWindow, sweepMaxWindow)
+		t.lengths.Warm = clampDur(t.lengths.Win/4, minWarm, 500*time.Millisecond)
+		a := t.stacks.Shared(cfg, arms.TrialSpec{Phase: "saturation", Metric: MetricGoodput, Conc: c, Detail: true})
 		if err := a.Start(ctx); err != nil {
 			return sw, err
 		}
@@ -217,7 +218,7 @@ func (t *tuner) sweep(ctx context.Context) (swept, error) {
 		var oom error
 		for i := 0; i < sweepTrials; i++ {
 			o, err := a.Trial(ctx)
-			if errors.Is(err, ErrOOM) && len(points) > 0 && ctx.Err() == nil {
+			if errors.Is(err, arms.ErrOOM) && len(points) > 0 && ctx.Err() == nil {
 				oom = err
 				break
 			}
@@ -319,8 +320,8 @@ func (cv *curve) knee() int {
 
 // checkLatency is the mean latency of the first stack's check requests, a first guess of the app's speed.
 func (t *tuner) checkLatency() float64 {
-	if w := t.stacks.warmOf(t.best); w != nil && w.checkLatency > 0 {
-		return w.checkLatency
+	if w := t.stacks.WarmOf(t.best); w != nil && w.CheckLatency > 0 {
+		return w.CheckLatency
 	}
 	return 0.05
 }

@@ -94,7 +94,7 @@ const (
 // three.
 func (t *tuner) finalLeast() time.Duration {
 	cold := 2 // the baselines
-	if t.stacks != nil && t.stacks.warmOf(t.best) == nil {
+	if !t.src.Warm(t.best) {
 		cold++ // the recommendation, when no goodput race has run it (CPU races run static twins)
 	}
 	return finalLeastOf(t.o.Budget, 3*t.costs.trial(MetricGoodput), startsCost(cold, t.costs.start(MetricGoodput)))

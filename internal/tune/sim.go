@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
@@ -95,16 +96,16 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	src := &simSource{o: so, clock: clk, warm: map[string]int{}, offsets: map[int]map[string]float64{}, warmStack: map[string]int{},
 		busy: map[int]bool{}}
 	t.src = src
-	src.hold(t.best) // the first stack, started before any decision
+	src.Hold(t.best) // the first stack, started before any decision
 	t.facts, t.conc = so.Facts, so.Conc
 	t.costs.guess = so.TrialCost
 	t.costs.startGuess[MetricGoodput] = so.StartCost
 	t.costs.startGuess[MetricCPU] = cmp.Or(so.TwinStartCost, so.StartCost)
-	t.costs.startGuess[startStatic] = t.costs.startGuess[MetricCPU]
+	t.costs.startGuess[arms.StartStatic] = t.costs.startGuess[MetricCPU]
 	var size func(context.Context) error
 	if so.Pool > 0 {
 		t.best.MaxChildren = so.Pool
-		src.hold(t.best)
+		src.Hold(t.best)
 		t.sat, t.pool = simSweep(so.Sweep, so.SweepSD)
 		size = func(ctx context.Context) error { return t.sizePool(ctx, 0, 0) }
 	}
@@ -158,49 +159,49 @@ func (s *simSource) newStack() int {
 type simMoves struct {
 	live, paid int
 	arms       map[*simArm]bool
-	sp         spread
+	sp         arms.Spread
 }
 
 // tally counts a's trial and, at a round's end, sets the rounds a stack serves. The caller holds the lock.
 func (g *simMoves) tally(a *simArm, v, second float64, first bool) {
-	g.sp.trial(a, v, second, a.cost, first, a.per)
+	g.sp.Trial(a, v, second, a.cost, first, a.per)
 }
 
 // finalSpread is finalSpread of the experiments run so far, as replicated reads it.
-func (s *simSource) finalSpread() (float64, bool) {
+func (s *simSource) FinalSpread() (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var sps []*spread
+	var sps []*arms.Spread
 	for _, g := range s.moves {
 		sps = append(sps, &g.sp)
 	}
-	return finalSpread(sps)
+	return arms.FinalSpread(sps)
 }
 
 // stackOffset is stackOffset of the experiments of metric run so far other than phase's, as replicated reads it.
-func (s *simSource) stackOffset(metric, phase string) StackOffset {
+func (s *simSource) StackOffset(metric, phase string) StackOffset {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var sps []*spread
+	var sps []*arms.Spread
 	for p, g := range s.moves {
 		if p != phase {
 			sps = append(sps, &g.sp)
 		}
 	}
-	return stackOffset(sps, metric)
+	return arms.OffsetOf(sps, metric)
 }
 
 // tell sets the offsets phase's engine allows for, which its moves are set at.
-func (s *simSource) tell(phase string, sd float64) {
+func (s *simSource) Tell(phase string, sd float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if g := s.moves[phase]; g != nil {
-		g.sp.told = sd
+		g.sp.Tell(sd)
 	}
 }
 
-// hold keeps cfg warm for the tuner, as stacks.hold does.
-func (s *simSource) hold(cfg knob.Config) {
+// Hold keeps cfg warm for the tuner, as arms.Stacks.Hold does.
+func (s *simSource) Hold(cfg knob.Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if key := cfg.Key(); key != s.held {
@@ -215,19 +216,29 @@ func (s *simSource) hold(cfg knob.Config) {
 	}
 }
 
-func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+// Warm says whether a stack of cfg runs: one an arm or the tuner holds.
+func (s *simSource) Warm(cfg knob.Config) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warm[cfg.Key()] > 0
+}
+
+// Fit says that the stacks fit the memory: a simulation has no limit.
+func (s *simSource) Fit([]knob.Config) bool { return true }
+
+func (s *simSource) Arm(cfg knob.Config, spec arms.TrialSpec) experiment.Arm {
 	effect := s.o.Effect(cfg, spec.Metric)
-	run := runsOn(cfg, spec) // as stacks.Arm runs it: a twin is not the configuration held warm
+	run := arms.RunsOn(cfg, spec) // as stacks.Arm runs it: a twin is not the configuration held warm
 	// Every arm of an experiment replays one record, so that they share its rounds (the machine's drift, a
 	// neighbour's burst), as arms that run in the same rounds do: twins' static pools, or the pools as written
 	// (the pm race's arms too, whose incumbent is the dynamic pool the noise was recorded on).
 	pm := ""
-	if spec.twin() {
+	if spec.Twin() {
 		pm = "static"
 	}
 	noise := s.noiseKey(spec.Metric, pm, spec.Duet)
 	start := s.o.StartCost
-	if spec.twin() && s.o.TwinStartCost > 0 {
+	if spec.Twin() && s.o.TwinStartCost > 0 {
 		start = s.o.TwinStartCost
 	}
 	s.mu.Lock()
@@ -236,7 +247,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	g := s.moves[spec.Phase]
 	if g == nil {
-		g = &simMoves{arms: map[*simArm]bool{}, sp: spread{second: spec.Capacity, metric: spec.Metric}}
+		g = &simMoves{arms: map[*simArm]bool{}, sp: arms.NewSpread(spec.Metric, spec.Capacity)}
 		s.moves[spec.Phase] = g
 	}
 	s.mu.Unlock()
@@ -247,7 +258,7 @@ func (s *simSource) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	}
 	if s.o.Noise[noise].Options().NewStackEvery > 0 || spec.Duet {
 		// Replicated stacks, as tune runs them (a duet's every round); else one stack an arm, as it did before.
-		a.per = perStack(spec)
+		a.per = arms.RoundsPerStack(spec)
 	}
 	a.ReplayArm.Stack = s.stack(noise, a.stackOf)
 	if r := s.o.Noise[MetricCPU]; spec.Metric == MetricGoodput && r != nil && r != s.o.Noise[noise] {
@@ -312,7 +323,7 @@ type simArm struct {
 	readsSecond bool
 	tail        float64
 	holding     bool
-	fresh       bool // TrialSpec.Fresh: never the warm stack
+	fresh       bool // arms.TrialSpec.Fresh: never the warm stack
 	// duet: its rounds are duets (TrialSpec.Duet); prepared: Prepare readied this round's trial.
 	duet, prepared bool
 	moves          *simMoves
@@ -360,7 +371,7 @@ func (a *simArm) Start(ctx context.Context) error {
 		if a.First()+1 != a.s.charged {
 			a.s.clock.Add(a.start)
 			a.s.charged = a.First() + 1
-			a.moves.sp.start(a.start)
+			a.moves.sp.Start(a.start)
 		}
 		a.runOn(a.s.newStack()) // a cold start: a fresh stack
 	}
@@ -398,7 +409,7 @@ func (a *simArm) Prepare(ctx context.Context) error {
 func (a *simArm) move() {
 	a.s.mu.Lock()
 	defer a.s.mu.Unlock()
-	if a.per == 0 || a.n == 0 || a.n < a.moves.sp.per(a.per) {
+	if a.per == 0 || a.n == 0 || a.n < a.moves.sp.Per(a.per) {
 		return
 	}
 	a.epoch++
@@ -409,7 +420,7 @@ func (a *simArm) move() {
 			a.s.clock.Add(max(starts-time.Duration(a.moves.live)*a.cost, 0))
 		} else {
 			a.s.clock.Add(starts)
-			a.moves.sp.start(starts)
+			a.moves.sp.Start(starts)
 		}
 	}
 	a.n = 0
@@ -469,7 +480,7 @@ func (a *simArm) Stop() {
 		a.holding = false
 		a.moves.live--
 		delete(a.moves.arms, a)
-		a.moves.sp.forget(a)
+		a.moves.sp.Forget(a)
 		delete(a.s.busy, a.cur)
 	}
 }

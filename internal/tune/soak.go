@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/bytesize"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/knob"
@@ -174,20 +175,20 @@ func methodOf(u load.MixItem, base load.Request) string {
 // soakMix serves the mix on a static pool of the chosen size for d once it is started, reading the workers
 // between steps.
 func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
-	cfg := steadyPool(t.best)
+	cfg := arms.SteadyPool(t.best)
 	cfg.MaxRequests = 0
 	sk.Config, sk.Workers, sk.Connections = cfg.String(), cfg.MaxChildren, t.conc
 	t.status("soak", fmt.Sprintf("memory of %d workers over the mix", cfg.MaxChildren))
-	w, err := t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: t.conc}, share)
+	w, err := t.stacks.Acquire(ctx, cfg, arms.TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: t.conc})
 	if err != nil {
 		return err
 	}
-	defer t.stacks.release(w, share)
+	defer t.stacks.Release(w)
 	began := t.clock.Now()
 	end := began.Add(d)
-	o := t.stacks.loadOptions(w, t.conc)
+	o := t.stacks.LoadOptions(w, t.conc)
 	o.Warmup = 0
-	rd := newWorkerReader(w.pool.StatusPath)
+	rd := newWorkerReader(w.Pool.StatusPath)
 	rd.tracker.Warm = SoakWarm
 	guard := int64(soakGuardMax)
 	if t.o.Memory > 0 {
@@ -196,7 +197,7 @@ func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
 	defer func() { sk.Series, sk.Growth = rd.tracker.Series, measure.EstimateGrowth(rd.tracker.Series) }()
 	for steps := 1; t.clock.Now().Before(end); steps++ {
 		o.Duration = clampDur(t.clock.Now().Sub(began)/10, minSoakStep, max(d/soakReads, minSoakStep))
-		res, err := unmeasured(ctx, o)
+		res, err := arms.Unmeasured(ctx, o)
 		if err != nil {
 			return err
 		}
@@ -207,7 +208,7 @@ func (t *tuner) soakMix(ctx context.Context, sk *Soak, d time.Duration) error {
 		if sk.Seconds > 0 {
 			sk.RPS = float64(sk.Requests) / sk.Seconds
 		}
-		if err := w.st.Died(); err != nil {
+		if err := w.Server.Died(); err != nil {
 			return fmt.Errorf("%s: %w", cfg, err)
 		}
 		if err := rd.read(ctx, t.stacks, w); err != nil {
@@ -246,7 +247,7 @@ const statusWaits = 5
 
 // read takes one read of every idle worker (one that is serving or finishing a request holds its memory). The
 // worker that serves the status page is read from the next status read, which another worker serves.
-func (r *workerReader) read(ctx context.Context, s *stacks, w *warmStack) error {
+func (r *workerReader) read(ctx context.Context, s *arms.Stacks, w *arms.Stack) error {
 	seen := map[int]bool{}
 	for pass := 0; pass < 2; pass++ {
 		st, err := r.status(ctx, s, w)
@@ -286,9 +287,9 @@ func ussOf(pid int) (int64, error) {
 }
 
 // status reads php-fpm's status once no worker but the one serving it is busy, or after statusWaits tries.
-func (r *workerReader) status(ctx context.Context, s *stacks, w *warmStack) (*measure.FPMStatus, error) {
+func (r *workerReader) status(ctx context.Context, s *arms.Stacks, w *arms.Stack) (*measure.FPMStatus, error) {
 	for i := 0; ; i++ {
-		st := s.fpmStatus(ctx, w)
+		st := w.FPMStatus(ctx)
 		if st == nil {
 			return nil, errors.New("php-fpm's status page did not answer")
 		}
@@ -333,15 +334,15 @@ func (r *workerReader) grown() int64 {
 // attribute sends each page alone to a pool of one worker for d once it is started, in equal shares of the
 // time, to name the pages that grow a worker.
 func (t *tuner) attribute(ctx context.Context, sk *Soak, d time.Duration) error {
-	cfg := steadyPool(t.best)
+	cfg := arms.SteadyPool(t.best)
 	cfg.MaxChildren, cfg.MaxRequests, cfg.Keepalive = 1, 0, false
-	w, err := t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1}, share)
+	w, err := t.stacks.Acquire(ctx, cfg, arms.TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1})
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if w != nil {
-			t.stacks.release(w, share)
+			t.stacks.Release(w)
 		}
 	}()
 	end := t.clock.Now().Add(d)
@@ -361,8 +362,8 @@ func (t *tuner) attribute(ctx context.Context, sk *Soak, d time.Duration) error 
 		sk.URLs = append(sk.URLs, ug)
 		if ug.Growth.Shown && len(urls)-i > 1 {
 			// What it leaked stays in the worker: the next page starts on a fresh one.
-			t.stacks.release(w, share)
-			if w, err = t.stacks.acquire(ctx, cfg, TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1}, share); err != nil {
+			t.stacks.Release(w)
+			if w, err = t.stacks.Acquire(ctx, cfg, arms.TrialSpec{Phase: "soak", Metric: MetricGoodput, Conc: 1}); err != nil {
 				w = nil
 				return err
 			}
@@ -373,16 +374,16 @@ func (t *tuner) attribute(ctx context.Context, sk *Soak, d time.Duration) error 
 
 // urlGrowth sends u to w's one worker in steps (one request, then doubling to about a twelfth of the time each)
 // and reads the worker's private memory after each.
-func (t *tuner) urlGrowth(ctx context.Context, w *warmStack, u load.MixItem, end time.Time) (URLGrowth, error) {
+func (t *tuner) urlGrowth(ctx context.Context, w *arms.Stack, u load.MixItem, end time.Time) (URLGrowth, error) {
 	ug := URLGrowth{Path: u.URI, Method: methodOf(u, t.o.Request)}
-	o := t.stacks.loadOptions(w, 1)
+	o := t.stacks.LoadOptions(w, 1)
 	o.Mix, o.Warmup, o.Duration = []load.MixItem{u}, 0, 0
 	tr := measure.SeriesTracker{Warm: 1} // the read after its first request is the series' start
 	var start int64
 	began := t.clock.Now()
 	for n, first := int64(1), true; first || t.clock.Now().Before(end); first = false {
 		o.Requests = n
-		res, err := unmeasured(ctx, o)
+		res, err := arms.Unmeasured(ctx, o)
 		if err != nil {
 			return ug, err
 		}
@@ -414,8 +415,8 @@ func (t *tuner) urlGrowth(ctx context.Context, w *warmStack, u load.MixItem, end
 
 // soleWorker is the pid and private memory of the one worker of w's pool, read once it is back waiting for a
 // request (a worker still running has sent its response but may not have freed the request's memory yet).
-func soleWorker(w *warmStack) (pid int, uss int64, err error) {
-	master := w.st.PID("php-fpm")
+func soleWorker(w *arms.Stack) (pid int, uss int64, err error) {
+	master := w.Server.PID("php-fpm")
 	pids, err := measure.ProcessGroup(master)
 	if err != nil {
 		return 0, 0, err
@@ -435,7 +436,7 @@ func soleWorker(w *warmStack) (pid int, uss int64, err error) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	return 0, 0, fmt.Errorf("%s: its worker is gone", w.cfg)
+	return 0, 0, fmt.Errorf("%s: its worker is gone", w.Config)
 }
 
 // soakSizing turns the growth into pm.max_requests (the requests after which a worker reaches the memory the

@@ -32,8 +32,8 @@ func realSoakTuner(t *testing.T, app string, urls []load.MixItem, d time.Duratio
 	if err != nil {
 		t.Fatal(err)
 	}
-	tu.stacks = newStacks(&tu.o, &tu.lengths, tu.record, tu.warn)
-	t.Cleanup(tu.stacks.stopAll)
+	tu.serve()
+	t.Cleanup(tu.stacks.StopAll)
 	tu.best.MaxChildren, tu.conc = 2, 2
 	tu.pool = &PoolSize{Knee: 2, SharedBytes: 20 << 20, PerWorkerBytes: 64 << 20, Initial: 2, Chosen: 2}
 	return tu

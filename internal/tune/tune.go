@@ -5,11 +5,9 @@
 // for the run.
 //
 // Files (TestFileMap keeps this list whole): tune.go (options, the run's phases), plan.go (trial lengths and the
-// time each experiment gets), shares.go (how the races and the final share the time left), arms.go (how an arm's
-// trials run, what starts and trials cost), stacks.go, trial.go and replicas.go (warm stacks, their trials, an
-// arm's fresh stacks), pin.go (duet arms pinned to CPU shares), stackrounds.go (how many rounds a stack serves),
-// offsetrun.go (the stacks' offsets measured in the run), startgate.go (starts side by side within the memory),
-// limits.go (memory limits, the OOM killer), otherpools.go (the pools already running in the same memory),
+// time each experiment gets), shares.go (how the races and the final share the time left), arms.go (what the
+// phases race their arms on: package arms's stacks or a simulation's; what starts and trials cost), limits.go
+// (memory limits of the sweep's pool), otherpools.go (the pools already running in the same memory),
 // saturation.go, poolsize.go, soak.go (memory over a long series of requests: pm.max_requests), screen.go (a
 // configuration's work per request), knobs.go (the knob races' order), ordertext.go (that order in words, for the
 // help), decide.go (a race on the engine, its report), hopeless.go (races the budget cannot decide), revisit.go
@@ -27,13 +25,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/accesslog"
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/exitcode"
 	"github.com/phptune/phptune/internal/experiment"
@@ -135,9 +133,6 @@ const MinBudget = 30 * time.Second
 // ErrBudget says the budget cannot decide anything.
 var ErrBudget = errors.New("budget too small")
 
-// ErrOOM says the kernel's OOM killer struck during a trial: what it measured is no measurement.
-var ErrOOM = errors.New("out of memory")
-
 // Run tunes. On a cancelled ctx or an error part-way it returns the result so far (Partial) with the error.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	t, err := newTuner(o)
@@ -146,11 +141,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	t.env = environment(o.Stack)
 	t.env.Limits = o.Limits
-	t.stacks = newStacks(&t.o, &t.lengths, t.record, t.warn)
-	t.src = newReplicated(t.stacks)
-	defer t.stacks.stopAll()
+	t.serve()
+	defer t.stacks.StopAll()
 	err = t.run(ctx)
 	return t.finish(err), err
+}
+
+// serve makes real stacks of the app the run's arms.
+func (t *tuner) serve() {
+	t.stacks = arms.New(arms.Config{Stack: t.o.Stack, URLs: t.o.URLs, Request: t.o.Request, Timeout: t.o.Timeout, LogIn: t.o.LogIn,
+		DuetPin: t.o.DuetPin, DuetSpread: t.o.DuetSpread}, &t.lengths, t.record, t.warn)
+	t.src = t.stacks
 }
 
 // Check finds the options' usage errors: the command calls it before it creates anything (its run dir).
@@ -194,14 +195,14 @@ type tuner struct {
 	clock  clock.Clock
 	start  time.Time
 	end    time.Time // the budget's end
-	src    ArmSource
-	stacks *stacks // the real arms; nil in simulations
+	src    armSource
+	stacks *arms.Stacks // the real arms, src in real runs; nil in simulations
 	d      *decider
 	budget *experiment.Budget
 	costs  *costs
 	plan   Plan
 	// lengths are the trials' lengths, conc the load of the knob comparisons.
-	lengths lengths
+	lengths arms.Lengths
 	conc    int
 	cpuConc int // the load of CPU trials
 	best    knob.Config
@@ -255,7 +256,7 @@ func newTuner(o Options) (*tuner, error) {
 		o.Pins = map[string]string{}
 	}
 	t := &tuner{o: o, clock: clock.Wall{}, best: o.Base.Clone(), skip: map[string]string{}, screens: map[string]map[string]bool{},
-		costs: newCosts(), stackSD: map[string]float64{MetricCPU: DefaultStackSD, MetricGoodput: DefaultStackSD}}
+		costs: newCosts(), stackSD: map[string]float64{MetricCPU: arms.DefaultStackSD, MetricGoodput: arms.DefaultStackSD}}
 	t.start = t.clock.Now()
 	t.end = t.start.Add(o.Budget)
 	if o.P99 > 0 {
@@ -267,7 +268,7 @@ func newTuner(o Options) (*tuner, error) {
 	}
 	t.recordURLs(nil)
 	t.plan = Plan{Method: "sequential: each knob a race of its values in interleaved rounds, decided by confidence sequences valid at every look",
-		Alpha: o.Alpha, MinEffect: o.MinEffect, PoolMargin: o.poolMargin(), PerStack: map[string]int{MetricCPU: PerStack(MetricCPU), MetricGoodput: PerStack(MetricGoodput)}}
+		Alpha: o.Alpha, MinEffect: o.MinEffect, PoolMargin: o.poolMargin(), PerStack: map[string]int{MetricCPU: arms.PerStack(MetricCPU), MetricGoodput: arms.PerStack(MetricGoodput)}}
 	return t, nil
 }
 
@@ -330,7 +331,7 @@ func (t *tuner) left() time.Duration { return t.end.Sub(t.clock.Now()) }
 func (t *tuner) run(ctx context.Context) error {
 	// The first stack doubles as the check that the app works at all: each URL answers and passes its check.
 	t.status("start", "serving the app")
-	first := t.stacks.Arm(t.best, TrialSpec{Phase: "check"})
+	first := t.stacks.Shared(t.best, arms.TrialSpec{Phase: "check"})
 	if err := first.Start(ctx); err != nil {
 		return err
 	}
@@ -343,9 +344,10 @@ func (t *tuner) run(ctx context.Context) error {
 		t.warn(fmt.Sprintf("another phptune run (%s) was running on this machine when this one began: while it serves "+
 			"load or measures, it shares the CPUs, so figures are lower and verdicts slower; run one at a time", who))
 	}
-	w := t.stacks.warmOf(t.best)
-	t.recordURLs(w.urlMemory) // the URLs as checked: with optional ones that failed left out
-	t.facts.MaxResponse = w.maxResponse
+	w := t.stacks.WarmOf(t.best)
+	t.o.URLs = t.stacks.URLs()
+	t.recordURLs(w.URLMemory) // the URLs as checked: with optional ones that failed left out
+	t.facts.MaxResponse = w.MaxResponse
 	t.facts.THP, t.facts.HugePages = t.env.Host.THP, t.env.Host.NrHugepages
 	t.facts.Concurrency = sweepPool(t.o.Memory, urlPeak(t.log.urls))
 	t.readOpcache(ctx, w)
@@ -397,17 +399,15 @@ func (t *tuner) finish(err error) *Result {
 	if t.plan.TrialsRun > 0 {
 		t.plan.TrialWallS = wall / float64(t.plan.TrialsRun)
 	}
-	if s := t.stacks; s != nil && s.starts > 0 {
-		t.plan.StartsRun = s.starts
-		t.plan.StartWallS = (s.startWall / time.Duration(s.starts)).Seconds()
-		t.plan.SettleWallS = (s.settleWall / time.Duration(s.starts)).Seconds()
-	}
 	t.plan.StackSD = t.stackSD
 	if s := t.stacks; s != nil {
-		res.Memory = s.oom.use(s.kills0)
-		s.mu.Lock()
-		t.plan.DuetPin = maps.Clone(s.pins)
-		s.mu.Unlock()
+		if st := s.Starts(); st.N > 0 {
+			t.plan.StartsRun = st.N
+			t.plan.StartWallS = (st.Wall / time.Duration(st.N)).Seconds()
+			t.plan.SettleWallS = (st.Settled / time.Duration(st.N)).Seconds()
+		}
+		res.Memory = s.MemoryUse()
+		t.plan.DuetPin = s.Pins()
 	}
 	res.Plan = t.plan
 	res.Saturation, res.PoolSize = t.sat, t.pool
@@ -423,10 +423,7 @@ func (t *tuner) finish(err error) *Result {
 // among them) are the tuner's.
 func (t *tuner) decider() *decider {
 	d := &decider{src: t.src, clock: t.clock, end: t.end, budget: t.budget, minEffect: t.o.MinEffect, costs: t.costs,
-		progress: t.status, hold: t.setBest, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD, measuredStackSD: t.measuredStackSD, duet: t.o.Duet}
-	if s := t.stacks; s != nil {
-		d.fit = func(cfgs []knob.Config) bool { return s.gate.holds(cfgs, 1) }
-	}
+		progress: t.status, hold: t.setBest, fit: t.src.Fit, mixture: t.mixture, minRounds: t.minRounds, stackSD: t.stackSD, measuredStackSD: t.measuredStackSD, duet: t.o.Duet}
 	return d
 }
 
@@ -461,9 +458,7 @@ func (t *tuner) decideAll(ctx context.Context, sizePool func(context.Context) er
 // setBest makes cfg the best so far and keeps its stack warm.
 func (t *tuner) setBest(cfg knob.Config) {
 	t.best = cfg
-	if h, ok := t.src.(interface{ hold(knob.Config) }); ok {
-		h.hold(cfg)
-	}
+	t.src.Hold(cfg)
 }
 
 func relDiff(b, a float64) float64 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -26,23 +27,23 @@ func TestRacesRunOnTheirTwins(t *testing.T) {
 			if k.Set(&cfg, v) != nil {
 				continue
 			}
-			run := runsOn(cfg, spec)
+			run := arms.RunsOn(cfg, spec)
 			if k.Get(run) != v {
 				t.Errorf("%s=%s runs %s: the value under test is lost", k.Name, v, run)
 			}
 			switch {
 			case spec.Metric == MetricCPU:
-				if run.PM != "static" || run.MaxChildren != tu.cpuConc || !spec.twin() {
+				if run.PM != "static" || run.MaxChildren != tu.cpuConc || !spec.Twin() {
 					t.Errorf("CPU knob %s=%s runs %s", k.Name, v, run)
 				}
 			case k.Pool:
-				if run.Key() != cfg.Key() || spec.Steady || spec.twin() {
+				if run.Key() != cfg.Key() || spec.Steady || spec.Twin() {
 					t.Errorf("pool knob %s=%s runs %s, want %s itself", k.Name, v, run, cfg)
 				}
 			default:
 				want := cfg.Clone()
 				want.PM = "static"
-				if run.Key() != want.Key() || !spec.Steady || spec.startKind() != startStatic {
+				if run.Key() != want.Key() || !spec.Steady || spec.StartKind() != arms.StartStatic {
 					t.Errorf("goodput knob %s=%s runs %s, want its steady twin %s", k.Name, v, run, want)
 				}
 			}

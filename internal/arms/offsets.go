@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"math"
@@ -36,12 +36,12 @@ type StackOffset struct {
 	Same  int     `json:"same_rounds"`
 }
 
-// measured says whether the estimate rests on enough rounds to tell an engine.
-func (o StackOffset) measured() bool { return o.Moved >= minMoved && o.Same >= minDiffs }
+// Measured says whether the estimate rests on enough rounds to tell an engine.
+func (o StackOffset) Measured() bool { return o.Moved >= minMoved && o.Same >= MinDiffs }
 
-// stackOffset pools the experiments sps of metric, on their trials' figure: the tallies of those that have both
+// OffsetOf pools the experiments sps of metric, on their trials' figure: the tallies of those that have both
 // are summed (an experiment that moved every round shows no spread of its own to set its moves against).
-func stackOffset(sps []*spread, metric string) StackOffset {
+func OffsetOf(sps []*Spread, metric string) StackOffset {
 	var same, moved tally
 	for _, s := range sps {
 		f := &s.figs[0]
@@ -52,7 +52,7 @@ func stackOffset(sps []*spread, metric string) StackOffset {
 		moved.sq, moved.rounds, moved.df = moved.sq+f.moved.sq, moved.rounds+f.moved.rounds, moved.df+f.moved.df
 	}
 	o := StackOffset{Moved: moved.rounds, Same: same.rounds}
-	if !o.measured() || same.sq <= 0 {
+	if !o.Measured() || same.sq <= 0 {
 		return o
 	}
 	vs, vm := same.sq/float64(same.rounds), moved.sq/float64(moved.rounds)

@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/phptune/phptune/internal/knob"
 )
 
-// replicated is the ArmSource of tune's races and final comparison: each arm's trials run on a succession of
-// independently started stacks of its configuration, fresh ones every perStack rounds, so that what a stack
+// Stacks serves tune's arms. The arms of races and final comparisons (Arm) run their trials on a succession of
+// independently started stacks of their configuration, fresh ones every perStack rounds, so that what a stack
 // carries for its whole life (where php-fpm, its opcache and the app's copy land in memory: Mytkowicz et al.
 // 2009) is part of the noise its interval accounts for, rather than an offset that every round makes more
 // certain (see perStack for the figures).
@@ -21,51 +21,55 @@ import (
 // side between two trials, so a move costs about one start for the experiment, not one an arm. They never
 // start while a trial runs: measured on the 2 cores here (bench/stackspread.sh), a start overlapping a CPU trial
 // took 5 to 10% off its figure and about doubled its spread, and one overlapping a goodput trial 41 to 49%.
-type replicated struct {
-	*stacks
+type Stacks struct {
+	*stackSet
 	mu     sync.Mutex
 	groups map[string]*moves // by Phase
 }
 
-func newReplicated(s *stacks) *replicated {
-	return &replicated{stacks: s, groups: map[string]*moves{}}
+// New serves o's app for arms, with trials of l's lengths (read at each trial: tune fits them once the app's
+// speed is known); each trial's figures go to record, what a run should hear of to warn.
+func New(o Config, l *Lengths, record func(TrialRecord), warn func(string)) *Stacks {
+	return newReplicated(newStackSet(o, l, record, warn))
 }
 
+func newReplicated(s *stackSet) *Stacks { return &Stacks{stackSet: s, groups: map[string]*moves{}} }
+
 // Arm is an arm whose trials move to fresh stacks of cfg (or of its twin: runsOn) as the experiment goes on.
-func (r *replicated) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
+func (r *Stacks) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	g := r.groups[spec.Phase]
 	if g == nil {
-		g = &moves{s: r.stacks, phase: spec.Phase, most: perStack(spec), arms: map[*replicaArm]bool{},
-			sp: spread{second: spec.Capacity, metric: spec.Metric}}
+		g = &moves{s: r.stackSet, phase: spec.Phase, most: RoundsPerStack(spec), arms: map[*replicaArm]bool{},
+			sp: NewSpread(spec.Metric, spec.Capacity)}
 		r.groups[spec.Phase] = g
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.made++
-	return &replicaArm{g: g, cfg: runsOn(cfg, spec), spec: spec, slot: g.made - 1}
+	return &replicaArm{g: g, cfg: RunsOn(cfg, spec), spec: spec, slot: g.made - 1}
 }
 
-// finalSpread is finalSpread of the experiments run so far.
-func (r *replicated) finalSpread() (float64, bool) {
+// FinalSpread is FinalSpread of the experiments run so far.
+func (r *Stacks) FinalSpread() (float64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var sps []*spread
+	var sps []*Spread
 	for _, g := range r.groups {
 		g.mu.Lock()
 		sp := g.sp // a copy: its figures' sums are read after the lock
 		g.mu.Unlock()
 		sps = append(sps, &sp)
 	}
-	return finalSpread(sps)
+	return FinalSpread(sps)
 }
 
-// stackOffset is stackOffset of the experiments of metric run so far other than phase's.
-func (r *replicated) stackOffset(metric, phase string) StackOffset {
+// StackOffset is OffsetOf the experiments of metric run so far other than phase's.
+func (r *Stacks) StackOffset(metric, phase string) StackOffset {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var sps []*spread
+	var sps []*Spread
 	for p, g := range r.groups {
 		if p == phase {
 			continue
@@ -75,17 +79,17 @@ func (r *replicated) stackOffset(metric, phase string) StackOffset {
 		g.mu.Unlock()
 		sps = append(sps, &sp)
 	}
-	return stackOffset(sps, metric)
+	return OffsetOf(sps, metric)
 }
 
-// tell sets the offsets phase's engine allows for, which its moves are set at.
-func (r *replicated) tell(phase string, sd float64) {
+// Tell sets the offsets phase's engine allows for, which its moves are set at.
+func (r *Stacks) Tell(phase string, sd float64) {
 	r.mu.Lock()
 	g := r.groups[phase]
 	r.mu.Unlock()
 	if g != nil {
 		g.mu.Lock()
-		g.sp.told = sd
+		g.sp.Tell(sd)
 		g.mu.Unlock()
 	}
 }
@@ -99,7 +103,7 @@ func (r *replicated) tell(phase string, sd float64) {
 // more (6.6% in one run of three, with rounds varying by 45%), where the rounds' own spread is wide enough.
 const DefaultStackSD = 0.02
 
-// perStack is the rounds a stack serves an arm before fresh ones take over (see replicated): 5 on CPU trials, 8
+// RoundsPerStack is the rounds a stack serves an arm before fresh ones take over (see replicated): 5 on CPU trials, 8
 // on goodput. A stack's lasting offset was measured at up to a fifth of a trial's own noise, a third at the upper
 // ends of its intervals (bench/stackspread.sh, docs/engine.md). Simulated at a third (TestReplicasKeepTheErrorRate:
 // A/A races of at most 300 rounds at a knob's share of alpha, 0.25% a pair), one stack an arm gave a false better
@@ -110,7 +114,7 @@ const DefaultStackSD = 0.02
 // Duet rounds move every round: their noise is a fraction of a percent, the two stacks' offsets (1.5 to 2% a stack
 // on the demo, bench/duet.sh) are most of a round's figure, and rounds on fresh stacks each time are independent,
 // offsets and all, so the engine need allow for none on top of their spread (offsets.go).
-func perStack(spec TrialSpec) int {
+func RoundsPerStack(spec TrialSpec) int {
 	if spec.Duet {
 		return 1
 	}
@@ -125,9 +129,6 @@ func PerStack(metric string) int {
 	return perStackGoodput
 }
 
-// StartsCost is what starting cold stacks side by side takes (startsCost), for the simulations' tables.
-func StartsCost(cold int, start time.Duration) time.Duration { return startsCost(cold, start) }
-
 const (
 	perStackCPU     = 5
 	perStackGoodput = 8
@@ -135,12 +136,12 @@ const (
 
 // moves are the arms of one experiment, which move to fresh stacks together.
 type moves struct {
-	s     *stacks
+	s     *stackSet
 	phase string
 	most  int // the most rounds a stack serves an arm (perStack); fewer when its trials are steady (stackRounds)
 	mu    sync.Mutex
 	arms  map[*replicaArm]bool // the arms started and not stopped
-	sp    spread               // what the arms' trials and starts took, how much the trials varied, and per
+	sp    Spread               // what the arms' trials and starts took, how much the trials varied, and per
 	// ahead is closed when the fresh stacks started beside a duet round's trials are in (nil: none starting);
 	// stopAhead cancels their starts, once no arm is left to take them.
 	ahead     chan struct{}
@@ -151,7 +152,7 @@ type moves struct {
 }
 
 // per is the rounds a stack serves an arm now. The caller holds g.mu.
-func (g *moves) per() int { return g.sp.per(g.most) }
+func (g *moves) per() int { return g.sp.Per(g.most) }
 
 // due says whether a has served its stack's rounds.
 func (g *moves) due(a *replicaArm) bool {
@@ -165,7 +166,7 @@ func (g *moves) due(a *replicaArm) bool {
 func (g *moves) tally(a *replicaArm, v, second float64, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.sp.trial(a, v, second, d, a.n == 0, g.most)
+	g.sp.Trial(a, v, second, d, a.n == 0, g.most)
 	a.n++
 }
 
@@ -174,9 +175,9 @@ type replicaArm struct {
 	g    *moves
 	cfg  knob.Config // what its stacks serve
 	spec TrialSpec
-	w    *warmStack   // the stack its trials run on
+	w    *Stack       // the stack its trials run on
 	n    int          // the trials w served
-	next *warmStack   // the fresh stack its next trial moves to
+	next *Stack       // the fresh stack its next trial moves to
 	used map[int]bool // the stacks it ran on: a race resumed in a second look does not go back to one
 	// failed: a fresh stack of its did not start (said once).
 	failed bool
@@ -185,7 +186,7 @@ type replicaArm struct {
 	// slot is its place among the experiment's arms, pinRound the pinned rounds it ran: its CPU share's (pin.go).
 	// pinned is the stack it pinned, given all CPUs back once its trial is over.
 	slot, pinRound int
-	pinned         *warmStack
+	pinned         *Stack
 }
 
 func (a *replicaArm) Name() string { return a.cfg.String() }
@@ -207,7 +208,7 @@ func (a *replicaArm) Start(ctx context.Context) error {
 		return nil
 	}
 	u := own
-	if w := a.g.s.warmOf(a.cfg); a.spec.Fresh || w != nil && a.used[w.serial] {
+	if w := a.g.s.WarmOf(a.cfg); a.spec.Fresh || w != nil && a.used[w.serial] {
 		u = fresh
 	}
 	cold, t0 := a.Cold(), time.Now()
@@ -219,7 +220,7 @@ func (a *replicaArm) Start(ctx context.Context) error {
 	a.g.mu.Lock()
 	a.g.arms[a] = true
 	if cold {
-		a.g.sp.start(time.Since(t0))
+		a.g.sp.Start(time.Since(t0))
 	}
 	a.g.mu.Unlock()
 	return nil
@@ -290,7 +291,7 @@ func (a *replicaArm) Stop() {
 		a.g.waitAhead()
 	}
 	a.g.mu.Lock()
-	a.g.sp.forget(a)
+	a.g.sp.Forget(a)
 	next := a.next
 	a.next = nil
 	a.g.mu.Unlock()
@@ -323,7 +324,7 @@ func (g *moves) move(ctx context.Context, a *replicaArm) error {
 		g.startFor(ctx, due)
 		g.mu.Lock()
 		if ctx.Err() == nil {
-			g.sp.start(time.Since(t0)) // side by side: the move's cost, whatever the number of arms
+			g.sp.Start(time.Since(t0)) // side by side: the move's cost, whatever the number of arms
 		}
 	}
 	next := a.next
@@ -394,7 +395,7 @@ func (g *moves) waitAhead() {
 }
 
 // runOn makes w the stack a's trials run on.
-func (a *replicaArm) runOn(w *warmStack) {
+func (a *replicaArm) runOn(w *Stack) {
 	if a.used == nil {
 		a.used = map[int]bool{}
 	}

@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"context"
@@ -22,20 +22,20 @@ func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
 	}
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "dynamic", 16
-	o := Options{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
-	l := &lengths{win: 300 * time.Millisecond, warm: 100 * time.Millisecond, cpuN: 20}
-	s := newStacks(&o, l, func(TrialRecord) {}, func(string) {})
-	defer s.stopAll()
+	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
+	l := &Lengths{Win: 300 * time.Millisecond, Warm: 100 * time.Millisecond, CPURequests: 20}
+	s := newStackSet(o, l, func(TrialRecord) {}, func(string) {})
+	defer s.StopAll()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	total := func(a *stackArm) int {
-		st, err := measure.ReadFPMStatus(ctx, a.w.pool.Network, a.w.pool.Address, a.w.pool.StatusPath)
+		st, err := measure.ReadFPMStatus(ctx, a.w.Pool.Network, a.w.Pool.Address, a.w.Pool.StatusPath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st.TotalProcesses
 	}
-	cold := s.Arm(cfg, TrialSpec{Conc: 0}).(*stackArm) // no load: no settling
+	cold := s.shared(cfg, TrialSpec{Conc: 0}).(*stackArm) // no load: no settling
 	if err := cold.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
 		t.Fatalf("the stack of an arm nobody holds is still warm")
 	}
 	began := time.Now()
-	warm := s.Arm(cfg, TrialSpec{Conc: 16}).(*stackArm)
+	warm := s.shared(cfg, TrialSpec{Conc: 16}).(*stackArm)
 	if err := warm.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
 	if after < 8 || after <= before {
 		t.Errorf("%d workers after settling (%d fresh): want about the 16 the load keeps busy", after, before)
 	}
-	if d := time.Since(began); d > maxSettle+5*time.Second {
+	if d := time.Since(began); d > MaxSettle+5*time.Second {
 		t.Errorf("settling took %s, beyond its bound", d)
 	}
 }

@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"math"
@@ -17,10 +17,10 @@ import (
 // rounds the error rates were simulated at (TestReplicasKeepTheErrorRate), is the most: fewer rounds a stack
 // only average the offsets out faster, and TestReplicasKeepTheErrorRate holds at every k from 1 up.
 
-// stackRounds is k* rounded, within [1, most], for a pair's σ a round, a move's cost and a round's, at offsets of
+// StackRounds is k* rounded, within [1, most], for a pair's σ a round, a move's cost and a round's, at offsets of
 // told (DefaultStackSD at the least: an engine told more, as a run that measured larger offsets tells it, moves
 // its arms more often).
-func stackRounds(sigma float64, start, round time.Duration, most int, told float64) int {
+func StackRounds(sigma float64, start, round time.Duration, most int, told float64) int {
 	if sigma <= 0 || start <= 0 || round <= 0 {
 		return most
 	}
@@ -28,7 +28,7 @@ func stackRounds(sigma float64, start, round time.Duration, most int, told float
 	return min(max(int(math.Round(k)), 1), most)
 }
 
-// spread tallies what stackRounds needs from an experiment's own trials and starts. The spread a round is read
+// Spread tallies what stackRounds needs from an experiment's own trials and starts. The spread a round is read
 // from each arm's deviation from its round's mean (what the round shares, the machine's drift or a neighbour's
 // burst, is not a pair's noise: it cancels in their ratio), differenced from round to round while the arms stay
 // on their stacks (which takes their offsets out): for m arms, the mean square of a change of deviation is
@@ -36,7 +36,7 @@ func stackRounds(sigma float64, start, round time.Duration, most int, told float
 // (the final's requests per CPU-second) reads its spread too, and the steadier figure sets the moves. On
 // WordPress capacity varies by 1.8% a round on one pair of stacks and by 7.9% across fresh ones (ra35): its
 // stacks' offsets, some 5% a stack, are most of its spread, so its arms move every round.
-type spread struct {
+type Spread struct {
 	figs [2]deviations // the trials' figure and their second, the servers' capacity (unused: none read)
 	// second says the experiment decides on the second figure too, so its spread counts in the moves; read
 	// otherwise, it tells the final comparison's foreseen moves (capacitySpread).
@@ -61,7 +61,14 @@ type spread struct {
 	k int
 }
 
-// deviations is one figure's part of spread.
+// NewSpread is the tally of an experiment whose trials are of metric; second says that it decides on their
+// second figure too.
+func NewSpread(metric string, second bool) Spread { return Spread{metric: metric, second: second} }
+
+// Tell sets the spread of stacks' offsets the experiment's engine allows for, which the moves are set at.
+func (s *Spread) Tell(sd float64) { s.told = sd }
+
+// deviations is one figure's part of Spread.
 type deviations struct {
 	sqDiff float64 // the rounds' estimates of a pair's variance, summed
 	diffs  int     // the rounds that gave one
@@ -73,8 +80,8 @@ type deviations struct {
 	prev  map[any]float64 // last round's deviations, when every arm stayed on its stack since
 }
 
-// per is the rounds a stack serves an arm now, most at the most.
-func (s *spread) per(most int) int {
+// Per is the rounds a stack serves an arm now, most at the most.
+func (s *Spread) Per(most int) int {
 	if s.k == 0 {
 		return most
 	}
@@ -82,15 +89,15 @@ func (s *spread) per(most int) int {
 }
 
 // closeRound ends a round of arms arms (every one has run its trial) and sets the rounds a stack serves.
-func (s *spread) closeRound(arms, most int) {
+func (s *Spread) closeRound(arms, most int) {
 	s.roundEnd()
 	s.k = s.rounds(arms, most)
 }
 
-// trial counts a trial of a, of figures v and second (0: failed, or not read), that took d; first says it was
+// Trial counts a trial of a, of figures v and second (0: failed, or not read), that took d; first says it was
 // the first on its stack. When a has run in this round already, the round is closed first, and the rounds a
 // stack serves set from it (most at the most).
-func (s *spread) trial(a any, v, second float64, d time.Duration, first bool, most int) {
+func (s *Spread) Trial(a any, v, second float64, d time.Duration, first bool, most int) {
 	if s.inRound[a] {
 		s.closeRound(len(s.inRound), most)
 	}
@@ -118,7 +125,7 @@ func (f *deviations) read(a any, v float64) {
 }
 
 // roundEnd closes a round: every arm has run its trial.
-func (s *spread) roundEnd() {
+func (s *Spread) roundEnd() {
 	all := s.firsts > 0 && s.firsts == len(s.inRound)
 	for i := range s.figs {
 		s.figs[i].roundEnd(s.fresh, all)
@@ -184,16 +191,16 @@ func (t *tally) add(v float64, df int) {
 	t.df += df
 }
 
-// sigma is the spread of a pair's log ratio a round on one pair of stacks, once minDiffs rounds gave it.
+// sigma is the spread of a pair's log ratio a round on one pair of stacks, once MinDiffs rounds gave it.
 func (f *deviations) sigma() (float64, bool) {
-	if f.diffs < minDiffs {
+	if f.diffs < MinDiffs {
 		return 0, false
 	}
 	return math.Sqrt(f.sqDiff / float64(f.diffs)), true
 }
 
-// forget drops a stopped arm.
-func (s *spread) forget(a any) {
+// Forget drops a stopped arm.
+func (s *Spread) Forget(a any) {
 	delete(s.inRound, a)
 	for i := range s.figs {
 		delete(s.figs[i].cur, a)
@@ -201,18 +208,18 @@ func (s *spread) forget(a any) {
 	}
 }
 
-// start counts a start (or the side by side starts of one move) that took d.
-func (s *spread) start(d time.Duration) {
+// Start counts a start (or the side by side starts of one move) that took d.
+func (s *Spread) Start(d time.Duration) {
 	s.startWall += d
 	s.starts++
 }
 
-// minDiffs is how many rounds' estimates the rule waits for before it moves off the most: the first stack's.
-const minDiffs = 4
+// MinDiffs is how many rounds' estimates the rule waits for before it moves off the most: the first stack's.
+const MinDiffs = 4
 
 // rounds is the rounds a stack serves an arm of an experiment of arms arms, most at the most, from what was seen:
 // at the spread of the steadier figure read.
-func (s *spread) rounds(arms, most int) int {
+func (s *Spread) rounds(arms, most int) int {
 	if s.starts == 0 || s.trials == 0 {
 		return most
 	}
@@ -224,12 +231,12 @@ func (s *spread) rounds(arms, most int) int {
 		return most
 	}
 	round := time.Duration(max(arms, 2)) * (s.trialWall / time.Duration(s.trials))
-	return stackRounds(sigma, s.startWall/time.Duration(s.starts), round, most, s.told)
+	return StackRounds(sigma, s.startWall/time.Duration(s.starts), round, most, s.told)
 }
 
 // steadier is the spread a round that sets the moves of an experiment deciding on both figures, as the
 // final comparison does: the steadier figure's of those read (ok false: neither yet).
-func (s *spread) steadier() (float64, bool) {
+func (s *Spread) steadier() (float64, bool) {
 	a, aok := s.figs[0].sigma()
 	b, bok := s.figs[1].sigma()
 	switch {
@@ -241,12 +248,12 @@ func (s *spread) steadier() (float64, bool) {
 	return a, aok
 }
 
-// finalSpread is what the final comparison's moves will be set at, foreseen before it runs (finalNeed), from
+// FinalSpread is what the final comparison's moves will be set at, foreseen before it runs (finalNeed), from
 // the experiments sps run so far: steadier of the goodput experiment that read capacity most rounds, or before
 // one has, the spread of the CPU experiment that read most (on WordPress a CPU race's pair varied by 6.3% a round
 // on its stacks where the final's capacity varied by 6.8%, ra39).
-func finalSpread(sps []*spread) (float64, bool) {
-	var good, cpu *spread
+func FinalSpread(sps []*Spread) (float64, bool) {
+	var good, cpu *Spread
 	for _, s := range sps {
 		switch {
 		case s.metric == MetricGoodput && (good == nil || s.figs[1].diffs > good.figs[1].diffs):

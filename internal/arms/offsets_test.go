@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"math"
@@ -10,9 +10,9 @@ import (
 // measuredOffsets is stackOffset of experiments runs of two arms, rounds rounds each, moving every k rounds, their
 // trials varying by trial about their stacks' offsets (sd stack).
 func measuredOffsets(rng *rand.Rand, runs, rounds, k int, stack, trial float64) StackOffset {
-	var sps []*spread
+	var sps []*Spread
 	for range runs {
-		s := &spread{metric: MetricCPU}
+		s := &Spread{metric: MetricCPU}
 		arms := []any{"a", "b"}
 		off := map[any]float64{}
 		for r := range rounds {
@@ -21,17 +21,17 @@ func measuredOffsets(rng *rand.Rand, runs, rounds, k int, stack, trial float64) 
 				if first {
 					off[a] = stack * rng.NormFloat64()
 				}
-				s.trial(a, math.Exp(off[a]+trial*rng.NormFloat64()), 0, time.Second, first, k)
+				s.Trial(a, math.Exp(off[a]+trial*rng.NormFloat64()), 0, time.Second, first, k)
 			}
 		}
 		s.roundEnd()
 		sps = append(sps, s)
 	}
-	return stackOffset(sps, MetricCPU)
+	return OffsetOf(sps, MetricCPU)
 }
 
 // TestTheRunMeasuresItsOffsets: the rounds across moves against those on the same stacks estimate the offsets'
-// spread, and the 90% bound is above the planted spread in about 9 runs of 10 (CPU-like trials of 3.5%, 6
+// Spread, and the 90% bound is above the planted Spread in about 9 runs of 10 (CPU-like trials of 3.5%, 6
 // experiments of 30 rounds moving every 5: 30 moves).
 func TestTheRunMeasuresItsOffsets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(47, 2))
@@ -51,7 +51,7 @@ func TestTheRunMeasuresItsOffsets(t *testing.T) {
 			t.Errorf("planted %.1f%%: estimate %.2f%%, bound above it in %.1f%%: want within a quarter, and 85%% or more", 100*stack, 100*rms, 100*share)
 		}
 	}
-	if o := measuredOffsets(rng, 1, 12, 5, 0.05, 0.035); o.measured() || o.Upper != 0 {
+	if o := measuredOffsets(rng, 1, 12, 5, 0.05, 0.035); o.Measured() || o.Upper != 0 {
 		t.Errorf("one experiment of 2 moves: %+v, want no estimate", o)
 	}
 }

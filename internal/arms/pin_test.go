@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"bufio"
@@ -33,13 +33,13 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	if len(all) < 2 {
 		t.Skipf("%d CPU(s): two arms cannot have one each", len(all))
 	}
-	o := Options{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
+	o := Config{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
 		URLs: []load.MixItem{{URI: "/", Weight: 1}}, DuetPin: true}
 	var mu sync.Mutex
 	var recs []TrialRecord
-	s := newStacks(&o, &lengths{win: 200 * time.Millisecond, warm: 50 * time.Millisecond, cpuN: 20},
+	s := newStackSet(o, &Lengths{Win: 200 * time.Millisecond, Warm: 50 * time.Millisecond, CPURequests: 20},
 		func(r TrialRecord) { mu.Lock(); recs = append(recs, r); mu.Unlock() }, func(w string) { t.Log(w) })
-	defer s.stopAll()
+	defer s.StopAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := knob.Debian()
@@ -56,9 +56,9 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 			}
 			prev[i] = want
 			if r == 0 && i == 0 {
-				respawnWorker(t, a.(*replicaArm).w.st)
+				respawnWorker(t, a.(*replicaArm).w.Server)
 			}
-			checkCPUs(t, a.(*replicaArm).w.st, want, "round %d, arm %d", r+1, i)
+			checkCPUs(t, a.(*replicaArm).w.Server, want, "round %d, arm %d", r+1, i)
 		}
 		recs = nil
 		runTrials(ctx, t, arms)
@@ -71,7 +71,7 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 			t.Errorf("round %d: records %+v, want two trials on two shares", r+1, recs)
 		}
 		for i, a := range arms {
-			checkCPUs(t, a.(*replicaArm).w.st, all.String(), "round %d, arm %d, after its trial", r+1, i)
+			checkCPUs(t, a.(*replicaArm).w.Server, all.String(), "round %d, arm %d, after its trial", r+1, i)
 		}
 	}
 	stopAll(arms)
@@ -83,7 +83,7 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	arms = duetArms(ctx, t, newReplicated(s), cfg, "unpinned", 2)
 	prepare(ctx, t, arms)
 	for i, a := range arms {
-		checkCPUs(t, a.(*replicaArm).w.st, all.String(), "unpinned, arm %d", i)
+		checkCPUs(t, a.(*replicaArm).w.Server, all.String(), "unpinned, arm %d", i)
 	}
 	stopAll(arms)
 
@@ -92,12 +92,12 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	arms = duetArms(ctx, t, newReplicated(s), cfg, "spread", 2)
 	prepare(ctx, t, arms)
 	for i, a := range arms {
-		checkSpread(t, a.(*replicaArm).w.st, all, i)
+		checkSpread(t, a.(*replicaArm).w.Server, all, i)
 	}
 	recs = nil
 	runTrials(ctx, t, arms)
 	for i, a := range arms {
-		checkCPUs(t, a.(*replicaArm).w.st, all.String(), "spread, arm %d, after its trial", i)
+		checkCPUs(t, a.(*replicaArm).w.Server, all.String(), "spread, arm %d, after its trial", i)
 	}
 	if len(recs) != 2 || recs[0].CPUs != "spread" || recs[1].CPUs != "spread" {
 		t.Errorf("spread: records %+v, want two trials recorded spread", recs)
@@ -113,7 +113,7 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	arms = duetArms(ctx, t, newReplicated(s), cfg, "three", 3)
 	prepare(ctx, t, arms)
 	for i, a := range arms {
-		checkCPUs(t, a.(*replicaArm).w.st, all.String(), "three arms on %d CPUs, arm %d", len(all), i)
+		checkCPUs(t, a.(*replicaArm).w.Server, all.String(), "three arms on %d CPUs, arm %d", len(all), i)
 	}
 	stopAll(arms)
 	if n := s.pins["three"]; !strings.HasPrefix(n, "not pinned: 3 arms and 2 CPUs") {
@@ -123,7 +123,7 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 }
 
 // noneLeft fails when a stack is still running once every arm stopped.
-func noneLeft(t *testing.T, s *stacks) {
+func noneLeft(t *testing.T, s *stackSet) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -133,7 +133,7 @@ func noneLeft(t *testing.T, s *stacks) {
 }
 
 // duetArms starts n duet arms of cfg, a CPU race's, in phase.
-func duetArms(ctx context.Context, t *testing.T, src *replicated, cfg knob.Config, phase string, n int) []experiment.Arm {
+func duetArms(ctx context.Context, t *testing.T, src *Stacks, cfg knob.Config, phase string, n int) []experiment.Arm {
 	t.Helper()
 	spec := TrialSpec{Phase: phase, Metric: MetricCPU, Conc: 2, Duet: true}
 	var arms []experiment.Arm

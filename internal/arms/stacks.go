@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"cmp"
@@ -21,14 +21,14 @@ import (
 // none does (the tuner holds the best so far, so it stays warm between knobs). The arms of an experiment each
 // have stacks of their own (replicated: see replicas.go); warm has one stack a configuration for the others to
 // share.
-type stacks struct {
-	o       *Options
-	lengths *lengths
-	mu      sync.Mutex // guards warm, all, held, the counters and each warmStack's refs: arms start side by side
-	warm    map[string]*warmStack
-	all     map[*warmStack]bool // every stack not yet released, warm's and the replicas' of their own
-	held    *warmStack          // the one the tuner holds
-	serial  int                 // stacks started so far
+type stackSet struct {
+	o       Config
+	lengths *Lengths
+	mu      sync.Mutex // guards warm, all, held, the counters and each Stack's refs: arms start side by side
+	warm    map[string]*Stack
+	all     map[*Stack]bool // every stack not yet released, warm's and the replicas' of their own
+	held    *Stack          // the one the tuner holds
+	serial  int             // stacks started so far
 	record  func(TrialRecord)
 	warn    func(string)
 	// settleWall and startWall are what settling and starting (settling included) took, for the plan.
@@ -48,20 +48,41 @@ type stacks struct {
 	pins map[string]string
 }
 
-// lengths are the trials' lengths, fitted once the app's speed is known.
-type lengths struct {
-	warm, win time.Duration
-	cpuN      int // requests in a CPU trial
+// Lengths are the trials' lengths, fitted once the app's speed is known: a goodput trial's warm-up and window,
+// the requests of a CPU trial.
+type Lengths struct {
+	Warm, Win   time.Duration
+	CPURequests int
 }
 
-type warmStack struct {
-	cfg          knob.Config
+// Config is what the stacks serve and how a stack is checked: the app, the URLs and how they are sent, and how
+// duet arms share the CPUs.
+type Config struct {
+	Stack   stack.Config // the app and the binaries; each configuration applies its pools, nginx and keep-alive
+	URLs    []load.MixItem
+	Request load.Request
+	Timeout time.Duration
+	// LogIn, when set, is sent once on the first stack before the URLs are checked; the URLs it returns (with
+	// the session's cookies) are the run's.
+	LogIn func(ctx context.Context, base string) ([]load.MixItem, error)
+	// DuetPin pins each duet arm's stack to a share of the CPUs of its own, the shares rotating round by round;
+	// DuetSpread spreads a duet arm's php-fpm workers over the CPUs where they are not pinned apart.
+	DuetPin, DuetSpread bool
+}
+
+// Stack is a configuration served: its stack, its PHP pool and what its check found; the fields are set once it
+// has started and read only after.
+type Stack struct {
+	Config knob.Config
+	Server *stack.Stack
+	Pool   stack.Endpoint
+	// MaxResponse is the largest response of the check, headers included; CheckLatency the check's mean
+	// latency, seconds; URLMemory, by URL, PHP's peak memory for one request of it (php-fpm's "last request
+	// memory": 0 unknown), on the run's first stack only.
+	MaxResponse  int64
+	CheckLatency float64
+	URLMemory    []int64
 	serial       int // its number among the run's stacks, from 1
-	st           *stack.Stack
-	pool         stack.Endpoint
-	maxResponse  int64   // the largest response of the check, headers included
-	checkLatency float64 // the check's mean latency, seconds
-	urlMemory    []int64 // per URL, PHP's peak memory for one request of it (php-fpm's "last request memory"); 0 unknown
 	refs         int
 	arms         int    // the replicated arms using it (an experiment's arm never shares its stack with another)
 	note         string // what a knob's check said of it
@@ -83,54 +104,54 @@ type warmStack struct {
 }
 
 // died says that w is up and one of its server processes has exited.
-func (w *warmStack) died() bool {
+func (w *Stack) died() bool {
 	select {
 	case <-w.ready:
-		return w.err == nil && w.st != nil && w.st.Died() != nil
+		return w.err == nil && w.Server != nil && w.Server.Died() != nil
 	default:
 		return false
 	}
 }
 
-func newStacks(o *Options, l *lengths, record func(TrialRecord), warn func(string)) *stacks {
-	s := &stacks{o: o, lengths: l, warm: map[string]*warmStack{}, all: map[*warmStack]bool{}, record: record, warn: warn,
+func newStackSet(o Config, l *Lengths, record func(TrialRecord), warn func(string)) *stackSet {
+	s := &stackSet{o: o, lengths: l, warm: map[string]*Stack{}, all: map[*Stack]bool{}, record: record, warn: warn,
 		oom: newOOMWatch()}
 	s.kills0 = s.oom.count()
 	return s
 }
 
-// warmOf is cfg's warm stack, or nil.
-func (s *stacks) warmOf(cfg knob.Config) *warmStack {
+// WarmOf is cfg's warm stack, or nil.
+func (s *stackSet) WarmOf(cfg knob.Config) *Stack {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.warm[cfg.Key()]
 }
 
-// Arm is an arm that runs cfg's trials on its warm stack, or its twin's (runsOn).
-func (s *stacks) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
-	return &stackArm{s: s, cfg: runsOn(cfg, spec), spec: spec}
+// shared is an arm that runs cfg's trials on its warm stack, or its twin's (RunsOn).
+func (s *stackSet) shared(cfg knob.Config, spec TrialSpec) experiment.Arm {
+	return &stackArm{s: s, cfg: RunsOn(cfg, spec), spec: spec}
 }
 
 // runsOn is the configuration an arm of cfg runs under spec: CPU trials on cpuPool's twin, steady goodput
 // trials on steadyPool's, the rest on cfg itself.
-func runsOn(cfg knob.Config, spec TrialSpec) knob.Config {
+func RunsOn(cfg knob.Config, spec TrialSpec) knob.Config {
 	switch {
 	case spec.Metric == MetricCPU:
 		return cpuPool(cfg, spec.Conc)
 	case spec.Steady:
-		return steadyPool(cfg)
+		return SteadyPool(cfg)
 	}
 	return cfg
 }
 
-// steadyPool is cfg with a static pool of its size: what a dynamic or ondemand pool is under steady load of
+// SteadyPool is cfg with a static pool of its size: what a dynamic or ondemand pool is under steady load of
 // as many connections or more. Interleaved trials leave each arm idle while the others run, and a dynamic pool
 // kills spare workers when idle and forks fresh ones when loaded again: measured on the demo (two stacks
 // alternating, 100 rounds of 0.3 s windows), a dynamic pool of 8 served 9% fewer requests than a static one at
 // 9% more CPU a request (the new workers' first requests), and its log ratios varied by 7.5% against 4.0%.
 // Steady traffic never sees that churn; a knob that does not shape the pool (transport, keep-alive, buffers)
 // is measured without it.
-func steadyPool(cfg knob.Config) knob.Config {
+func SteadyPool(cfg knob.Config) knob.Config {
 	c := cfg.Clone()
 	c.PM, c.StartServers, c.MinSpare, c.MaxSpare = "static", 0, 0, 0
 	return c
@@ -154,10 +175,10 @@ func cpuPool(cfg knob.Config, conc int) knob.Config {
 }
 
 type stackArm struct {
-	s    *stacks
+	s    *stackSet
 	cfg  knob.Config
 	spec TrialSpec
-	w    *warmStack
+	w    *Stack
 }
 
 func (a *stackArm) Name() string { return a.cfg.String() }
@@ -206,15 +227,15 @@ const (
 // acquire gives a reference to a stack of cfg as u asks, starting, checking and settling it first when there is
 // none to take; safe to call from several goroutines (a race starts its arms side by side). A fresh stack is
 // cfg's warm one when it has none, so that the tuner can hold it.
-func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec, u use) (*warmStack, error) {
+func (s *stackSet) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec, u use) (*Stack, error) {
 	key := cfg.Key()
 	s.mu.Lock()
-	var dead *warmStack
+	var dead *Stack
 	if w := s.warm[key]; w != nil && w.died() {
 		// Killed while idle (held as the best so far): started afresh, and what is left of it stopped now, since
 		// no holder finds it by its key any more (the tuner's hold moves to the fresh stack).
 		delete(s.warm, key)
-		s.warn(fmt.Sprintf("%s: %v while idle; started again", key, w.st.Died()))
+		s.warn(fmt.Sprintf("%s: %v while idle; started again", key, w.Server.Died()))
 		dead = w
 	}
 	if w := s.warm[key]; w != nil && (u == share || u == own && w.arms == 0) {
@@ -235,7 +256,7 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec, u
 		return w, nil
 	}
 	s.serial++
-	w := &warmStack{cfg: cfg, serial: s.serial, refs: 1, ready: make(chan struct{})}
+	w := &Stack{Config: cfg, serial: s.serial, refs: 1, ready: make(chan struct{})}
 	if u != share {
 		w.arms = 1
 	}
@@ -252,7 +273,7 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec, u
 	}
 	s.mu.Unlock()
 	if dead != nil {
-		dead.st.Stop(context.Background())
+		dead.Server.Stop(context.Background())
 	}
 	began := time.Now()
 	err := s.startChecked(ctx, w, spec)
@@ -277,8 +298,8 @@ func (s *stacks) acquire(ctx context.Context, cfg knob.Config, spec TrialSpec, u
 
 // startChecked starts w's configuration and, when spec has a Check, starts it again until the check passes:
 // where the loader puts php-fpm's text decides whether huge pages can hold any of it.
-func (s *stacks) startChecked(ctx context.Context, w *warmStack, spec TrialSpec) error {
-	leave, err := s.gate.enter(ctx, w.cfg)
+func (s *stackSet) startChecked(ctx context.Context, w *Stack, spec TrialSpec) error {
+	leave, err := s.gate.enter(ctx, w.Config)
 	if err != nil {
 		return err
 	}
@@ -290,12 +311,12 @@ func (s *stacks) startChecked(ctx context.Context, w *warmStack, spec TrialSpec)
 		if spec.Check == nil {
 			return nil
 		}
-		note, cerr := spec.Check(w.st.PID(w.st.PHP()))
+		note, cerr := spec.Check(w.Server.PID(w.Server.PHP()))
 		if cerr == nil {
 			w.note = fmt.Sprintf("%s; php-fpm start %d", note, try)
 			return nil
 		}
-		w.st.Stop(context.Background())
+		w.Server.Stop(context.Background())
 		if try == checkStarts {
 			return fmt.Errorf("%w: %v in %d starts of php-fpm", ErrNotInEffect, cerr, try)
 		}
@@ -307,27 +328,27 @@ const checkStarts = 6
 
 // start serves w's configuration, checks every URL and settles the pool at conc connections; on an error
 // nothing of it is left running.
-func (s *stacks) start(ctx context.Context, w *warmStack, conc int) error {
+func (s *stackSet) start(ctx context.Context, w *Stack, conc int) error {
 	sc := s.o.Stack
 	sc.FastStop = true // an arm stops between trials: nothing is in flight
-	w.cfg.Apply(&sc, "tune")
+	w.Config.Apply(&sc, "tune")
 	st, err := stack.Start(ctx, sc)
 	if exitcode.Of(err) == exitcode.Usage {
 		return err // bad input says what to do in a line of its own, not under a configuration's name
 	}
 	if err != nil {
-		return fmt.Errorf("start %s: %w", w.cfg, err)
+		return fmt.Errorf("start %s: %w", w.Config, err)
 	}
-	w.st, w.pool = st, phpPool(st, w.cfg)
+	w.Server, w.Pool = st, phpPool(st, w.Config)
 	if err := s.check(ctx, w); err != nil {
 		st.Stop(context.Background())
 		return err
 	}
 	settled := time.Now()
 	if conc > 0 {
-		if err := Settle(ctx, w.pool, s.loadOptions(w, conc), w.cfg.MaxChildren); err != nil {
+		if err := Settle(ctx, w.Pool, s.LoadOptions(w, conc), w.Config.MaxChildren); err != nil {
 			st.Stop(context.Background())
-			return fmt.Errorf("settle %s: %w", w.cfg, err)
+			return fmt.Errorf("settle %s: %w", w.Config, err)
 		}
 	}
 	s.mu.Lock()
@@ -337,7 +358,7 @@ func (s *stacks) start(ctx context.Context, w *warmStack, conc int) error {
 }
 
 // release lets go of a reference taken as u asked; the last one stops the stack.
-func (s *stacks) release(w *warmStack, u use) {
+func (s *stackSet) release(w *Stack, u use) {
 	s.mu.Lock()
 	w.refs--
 	if u != share {
@@ -346,26 +367,26 @@ func (s *stacks) release(w *warmStack, u use) {
 	last := w.refs <= 0
 	if last {
 		delete(s.all, w)
-		if key := w.cfg.Key(); s.warm[key] == w {
+		if key := w.Config.Key(); s.warm[key] == w {
 			delete(s.warm, key)
 			s.rekey(key)
 		}
 	}
 	s.mu.Unlock()
-	if last && w.st != nil {
-		w.st.Stop(context.Background())
+	if last && w.Server != nil {
+		w.Server.Stop(context.Background())
 	}
 }
 
 // rekey makes another running stack of key its warm one, the held one first: a replica that took over from the
 // held stack in a race, and now stops, leaves the held one to be found. s.mu is held.
-func (s *stacks) rekey(key string) {
-	if h := s.held; h != nil && h.cfg.Key() == key {
+func (s *stackSet) rekey(key string) {
+	if h := s.held; h != nil && h.Config.Key() == key {
 		s.warm[key] = h
 		return
 	}
 	for w := range s.all {
-		if w.cfg.Key() == key {
+		if w.Config.Key() == key {
 			s.warm[key] = w
 			return
 		}
@@ -374,19 +395,19 @@ func (s *stacks) rekey(key string) {
 
 // succeed makes next, a replica taking over from prev, its configuration's warm stack where prev was (or none
 // was), so that the tuner can hold it once the race is won.
-func (s *stacks) succeed(prev, next *warmStack) {
+func (s *stackSet) succeed(prev, next *Stack) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if key := next.cfg.Key(); s.warm[key] == prev || s.warm[key] == nil {
+	if key := next.Config.Key(); s.warm[key] == prev || s.warm[key] == nil {
 		s.warm[key] = next
 	}
 }
 
-// hold keeps cfg's stack warm for the tuner (the best so far), letting go of the one held before.
-func (s *stacks) hold(cfg knob.Config) {
+// Hold keeps cfg's stack warm for the tuner (the best so far), letting go of the one held before.
+func (s *stackSet) Hold(cfg knob.Config) {
 	key := cfg.Key()
 	s.mu.Lock()
-	if s.held != nil && s.held.cfg.Key() == key {
+	if s.held != nil && s.held.Config.Key() == key {
 		s.mu.Unlock()
 		return
 	}
@@ -402,15 +423,15 @@ func (s *stacks) hold(cfg knob.Config) {
 	}
 }
 
-// stopAll stops every stack, held or not.
-func (s *stacks) stopAll() {
+// StopAll stops every stack, held or not.
+func (s *stackSet) StopAll() {
 	s.mu.Lock()
 	all := s.all
-	s.warm, s.all, s.held = map[string]*warmStack{}, map[*warmStack]bool{}, nil
+	s.warm, s.all, s.held = map[string]*Stack{}, map[*Stack]bool{}, nil
 	s.mu.Unlock()
 	for w := range all {
-		if w.st != nil {
-			w.st.Stop(context.Background())
+		if w.Server != nil {
+			w.Server.Stop(context.Background())
 		}
 	}
 }
@@ -419,13 +440,13 @@ func (s *stacks) stopAll() {
 // PHP's own message. The run's first check also logs in (once: the session outlives the stack, it is in the
 // app's store), measures each URL's memory, and leaves out, with a warning, optional URLs (an access log's)
 // that fail.
-func (s *stacks) check(ctx context.Context, w *warmStack) error {
+func (s *stackSet) check(ctx context.Context, w *Stack) error {
 	s.mu.Lock()
 	first := !s.checked
 	s.checked = true
 	s.mu.Unlock()
 	if first && s.o.LogIn != nil {
-		urls, err := s.o.LogIn(ctx, w.st.HTTPURL)
+		urls, err := s.o.LogIn(ctx, w.Server.HTTPURL)
 		if err != nil {
 			return err
 		}
@@ -439,7 +460,7 @@ func (s *stacks) check(ctx context.Context, w *warmStack) error {
 			return err
 		}
 		if res.Errors == 0 {
-			w.maxResponse = max(w.maxResponse, res.MaxBytes)
+			w.MaxResponse = max(w.MaxResponse, res.MaxBytes)
 			latency += res.Latency.Mean / 1e6
 			kept = append(kept, u)
 			continue
@@ -457,21 +478,21 @@ func (s *stacks) check(ctx context.Context, w *warmStack) error {
 	if first {
 		s.o.URLs = kept // before any other stack starts: the first check runs alone
 	}
-	w.checkLatency = latency / float64(len(kept))
+	w.CheckLatency = latency / float64(len(kept))
 	return nil
 }
 
 // whyFailed says which URL failed how, with PHP's own message.
-func (s *stacks) whyFailed(w *warmStack, u load.MixItem, res *load.Result) string {
+func (s *stackSet) whyFailed(w *Stack, u load.MixItem, res *load.Result) string {
 	why := ""
 	for c, sample := range res.ErrorSamples {
 		why = c + ": " + sample
 	}
-	if msg := phpMessage(w.st); msg != "" {
+	if msg := phpMessage(w.Server); msg != "" {
 		why += "; PHP says: " + msg
 	}
 	method := cmp.Or(u.RequestOver(s.o.Request).Method, "GET")
-	return fmt.Sprintf("%s %s fails under %s (%s)", method, u.URI, w.cfg, why)
+	return fmt.Sprintf("%s %s fails under %s (%s)", method, u.URI, w.Config, why)
 }
 
 // checkTries is how often a URL that does not answer within --timeout is sent before the page counts as
@@ -483,7 +504,7 @@ const checkTries = 3
 
 // checkOne sends u, again while it does not answer within --timeout, up to checkTries times in all; a URL that
 // needed more than one try is reported once a run.
-func (s *stacks) checkOne(ctx context.Context, w *warmStack, u load.MixItem, first bool) (*load.Result, error) {
+func (s *stackSet) checkOne(ctx context.Context, w *Stack, u load.MixItem, first bool) (*load.Result, error) {
 	for try := 1; ; try++ {
 		res, err := s.checkOnce(ctx, w, u, first)
 		hung := errors.Is(err, load.ErrNoAnswer) || (err == nil && res != nil && res.ErrorsByClass[load.ClassTimeout] > 0)
@@ -510,8 +531,8 @@ func (s *stacks) checkOne(ctx context.Context, w *warmStack, u load.MixItem, fir
 // rose and whose last request is not the status page. A GET is sent once first, unmeasured, so that its memory
 // is not its first compilation's, and again (up to three times) when its worker went on to serve the status
 // page.
-func (s *stacks) checkOnce(ctx context.Context, w *warmStack, u load.MixItem, first bool) (*load.Result, error) {
-	o := s.loadOptions(w, 1)
+func (s *stackSet) checkOnce(ctx context.Context, w *Stack, u load.MixItem, first bool) (*load.Result, error) {
+	o := s.LoadOptions(w, 1)
 	o.Mix, o.Requests, o.Duration, o.Warmup = []load.MixItem{u}, 1, 0, 0
 	r, err := load.NewRunner(o)
 	if err != nil {
@@ -523,27 +544,27 @@ func (s *stacks) checkOnce(ctx context.Context, w *warmStack, u load.MixItem, fi
 	get := o.RequestOf(0).Method == "GET"
 	var before *measure.FPMStatus
 	if first && !get {
-		before = s.fpmStatus(ctx, w) // sent once only: a form is not sent twice
+		before = w.FPMStatus(ctx) // sent once only: a form is not sent twice
 	}
 	res, err := r.Trial(ctx, 0, 0)
 	if err != nil || res.Errors > 0 || !first {
 		return res, err
 	}
 	if !get {
-		w.urlMemory = append(w.urlMemory, s.memoryAfter(ctx, w, before, u.URI))
+		w.URLMemory = append(w.URLMemory, s.memoryAfter(ctx, w, before, u.URI))
 		return res, nil
 	}
 	for try := 0; ; try++ {
-		before := s.fpmStatus(ctx, w)
+		before := w.FPMStatus(ctx)
 		if before == nil {
-			w.urlMemory = append(w.urlMemory, 0) // no status page: not to be told
+			w.URLMemory = append(w.URLMemory, 0) // no status page: not to be told
 			return res, nil
 		}
 		if res, err = r.Trial(ctx, 0, 0); err != nil || res.Errors > 0 {
 			return res, err
 		}
 		if m := s.memoryAfter(ctx, w, before, u.URI); m > 0 || try == 2 {
-			w.urlMemory = append(w.urlMemory, m)
+			w.URLMemory = append(w.URLMemory, m)
 			return res, nil
 		}
 	}
@@ -561,9 +582,9 @@ func servedURI(last, statusPath, uri string) bool {
 }
 
 // memoryAfter is servedMemory, asked again while the worker is finishing (up to about half a second).
-func (s *stacks) memoryAfter(ctx context.Context, w *warmStack, before *measure.FPMStatus, uri string) int64 {
+func (s *stackSet) memoryAfter(ctx context.Context, w *Stack, before *measure.FPMStatus, uri string) int64 {
 	for i := 0; ; i++ {
-		m, finishing := servedMemory(before, s.fpmStatus(ctx, w), w.pool.StatusPath, uri)
+		m, finishing := servedMemory(before, w.FPMStatus(ctx), w.Pool.StatusPath, uri)
 		if !finishing || i == 20 || ctx.Err() != nil {
 			return m
 		}
@@ -571,10 +592,11 @@ func (s *stacks) memoryAfter(ctx context.Context, w *warmStack, before *measure.
 	}
 }
 
-func (s *stacks) fpmStatus(ctx context.Context, w *warmStack) *measure.FPMStatus {
+// FPMStatus is php-fpm's status page of w's pool, nil when it does not answer within 2 seconds.
+func (w *Stack) FPMStatus(ctx context.Context) *measure.FPMStatus {
 	sc, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, _ := measure.ReadFPMStatus(sc, w.pool.Network, w.pool.Address, w.pool.StatusPath)
+	st, _ := measure.ReadFPMStatus(sc, w.Pool.Network, w.Pool.Address, w.Pool.StatusPath)
 	return st
 }
 
@@ -623,10 +645,11 @@ func phpMessage(st *stack.Stack) string {
 	return strings.TrimSpace(line)
 }
 
-func (s *stacks) loadOptions(w *warmStack, conc int) load.Options {
-	tg, _ := load.ParseTarget(w.st.HTTPURL)
+// LoadOptions are the options of a trial of the mix on w at conc connections, of the trials' lengths.
+func (s *stackSet) LoadOptions(w *Stack, conc int) load.Options {
+	tg, _ := load.ParseTarget(w.Server.HTTPURL)
 	// Only 2xx counts: a redirect is an error here, since tuning the redirect is not tuning the page.
-	return load.Options{Target: tg, Request: s.o.Request, Connections: conc, Duration: s.lengths.win, Warmup: s.lengths.warm,
+	return load.Options{Target: tg, Request: s.o.Request, Connections: conc, Duration: s.lengths.Win, Warmup: s.lengths.Warm,
 		Timeout: s.o.Timeout, Mix: s.o.URLs, SkipPreflight: true, ExpectStatus: ok2xx}
 }
 
@@ -645,9 +668,9 @@ const warmConns = 16
 // worker's first requests cost more than its later ones (WordPress's first few about twice the CPU).
 const warmPerWorker = 4
 
-// maxSettle bounds Settle: php-fpm doubles a dynamic pool's spawn rate each second up to 32 a second, so a
+// MaxSettle bounds Settle: php-fpm doubles a dynamic pool's spawn rate each second up to 32 a second, so a
 // pool of up to 64 workers reaches its size in about 6 s of steady load.
-const maxSettle = 8 * time.Second
+const MaxSettle = 8 * time.Second
 
 // settleStep is one step of Settle's load: long enough for php-fpm's once-a-second pool maintenance to see it.
 const settleStep = time.Second
@@ -665,8 +688,8 @@ func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildre
 	}
 	o.Duration = settleStep
 	prev := -1
-	for end := time.Now().Add(maxSettle); time.Now().Before(end); {
-		if _, err := unmeasured(ctx, o); err != nil {
+	for end := time.Now().Add(MaxSettle); time.Now().Before(end); {
+		if _, err := Unmeasured(ctx, o); err != nil {
 			return err
 		}
 		sc, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -686,7 +709,7 @@ func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildre
 // trials at one connection, as its 128 workers took their first turns).
 func warmStatic(ctx context.Context, o load.Options, workers int) error {
 	o.Duration = 400 * time.Millisecond
-	res, err := unmeasured(ctx, o)
+	res, err := Unmeasured(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -698,15 +721,15 @@ func warmStatic(ctx context.Context, o load.Options, workers int) error {
 		// Every worker takes its turn (they wait in accept, the longest-waiting first), at any load.
 		// Many connections warm an app that waits as fast as a few warm one that computes.
 		o.Duration, o.Requests, o.Connections = 0, need, max(o.Connections, min(workers, warmConns))
-		if _, err := unmeasured(ctx, o); err != nil {
+		if _, err := Unmeasured(ctx, o); err != nil {
 			return err
 		}
 	}
 	return ctx.Err()
 }
 
-// unmeasured runs one trial of load that is not a measurement: a trial that completed no request is no error.
-func unmeasured(ctx context.Context, o load.Options) (*load.Result, error) {
+// Unmeasured runs one trial of load that is not a measurement: a trial that completed no request is no error.
+func Unmeasured(ctx context.Context, o load.Options) (*load.Result, error) {
 	r, err := load.NewRunner(o)
 	if err != nil {
 		return nil, err

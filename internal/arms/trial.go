@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 // cgroup measured the kills, not the configuration: it is a fault of that trial, measured again once the pool
 // has respawned its workers, up to oomTries times (a neighbour's start or a burst of the page cache passes);
 // after that it fails with ErrOOM, which ends the race, not the run.
-func (s *stacks) trial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
+func (s *stackSet) trial(ctx context.Context, spec TrialSpec, w *Stack) (experiment.Observation, error) {
 	for try := 1; ; try++ {
 		obs, err := s.trialOnce(ctx, spec, w)
-		if !errors.Is(err, ErrOOM) || try == oomTries || w.st.Died() != nil || ctx.Err() != nil {
+		if !errors.Is(err, ErrOOM) || try == oomTries || w.Server.Died() != nil || ctx.Err() != nil {
 			return obs, err
 		}
 		s.oomOnce.Do(func() {
@@ -40,7 +40,7 @@ const (
 )
 
 // faulted is rec as recorded: marked when the OOM killer struck during its trial on w.
-func (s *stacks) faulted(rec TrialRecord, w *warmStack) TrialRecord {
+func (s *stackSet) faulted(rec TrialRecord, w *Stack) TrialRecord {
 	if n := s.oom.count() - w.kills; n > 0 {
 		rec.Fault = fmt.Sprintf("the OOM killer killed %d process(es) during the trial", n)
 	}
@@ -48,15 +48,15 @@ func (s *stacks) faulted(rec TrialRecord, w *warmStack) TrialRecord {
 }
 
 // trialOnce is one try of trial.
-func (s *stacks) trialOnce(ctx context.Context, spec TrialSpec, w *warmStack) (obs experiment.Observation, err error) {
-	if err := w.st.Died(); err != nil {
-		return experiment.Observation{}, fmt.Errorf("%s: %w", w.cfg, err)
+func (s *stackSet) trialOnce(ctx context.Context, spec TrialSpec, w *Stack) (obs experiment.Observation, err error) {
+	if err := w.Server.Died(); err != nil {
+		return experiment.Observation{}, fmt.Errorf("%s: %w", w.Config, err)
 	}
 	kills := s.oom.count()
 	w.kills = kills
 	defer func() {
 		if oerr := s.oom.check(kills); oerr != nil && ctx.Err() == nil {
-			obs, err = experiment.Observation{}, fmt.Errorf("%s: %w", w.cfg, oerr)
+			obs, err = experiment.Observation{}, fmt.Errorf("%s: %w", w.Config, oerr)
 		}
 	}()
 	if spec.Metric == MetricCPU {
@@ -65,15 +65,15 @@ func (s *stacks) trialOnce(ctx context.Context, spec TrialSpec, w *warmStack) (o
 		obs, err = s.goodputTrial(ctx, spec, w)
 	}
 	// A server that died during the trial: what was measured is its death (nginx's 502s), not the configuration.
-	if derr := w.st.Died(); derr != nil {
-		return experiment.Observation{}, fmt.Errorf("%s: %w", w.cfg, derr)
+	if derr := w.Server.Died(); derr != nil {
+		return experiment.Observation{}, fmt.Errorf("%s: %w", w.Config, derr)
 	}
 	return obs, err
 }
 
 // goodputTrial is a warm-up and a measured window of closed-loop load through nginx: successful requests a
 // second. The workers' memory and CPU are sampled; with spec.Detail php-fpm's counters are read around it.
-func (s *stacks) goodputTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
+func (s *stackSet) goodputTrial(ctx context.Context, spec TrialSpec, w *Stack) (experiment.Observation, error) {
 	began := time.Now()
 	for attempt := 0; ; attempt++ {
 		obs, stalled, err := s.goodputWindow(ctx, spec, w, began, attempt == goodputTries-1)
@@ -97,8 +97,8 @@ const maxQueue = 4 * time.Second
 // a window that completes nothing then is a stall of the app's own (a lock, a stampede), part of what it serves,
 // and counts as one request in its window. (Stretched again, each stall of an app that held every request 3 s
 // once in 400 cost a goodput trial 8.5 s, and the stall was not counted.)
-func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack, began time.Time, last bool) (experiment.Observation, bool, error) {
-	o := s.loadOptions(w, spec.Conc)
+func (s *stackSet) goodputWindow(ctx context.Context, spec TrialSpec, w *Stack, began time.Time, last bool) (experiment.Observation, bool, error) {
+	o := s.LoadOptions(w, spec.Conc)
 	o.Warmup, o.Duration = max(o.Warmup, w.queue*3/2), max(o.Duration, 2*w.queue)
 	o.Drain = true // every request sent is answered before the CPU is read: capacity counts all of the work
 	r, err := load.NewRunner(o)
@@ -108,14 +108,14 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 	var before *measure.FPMStatus
 	if spec.Detail {
 		sc, cancel := context.WithTimeout(ctx, 5*time.Second)
-		before, _ = measure.ReadFPMStatus(sc, w.pool.Network, w.pool.Address, w.pool.StatusPath)
+		before, _ = measure.ReadFPMStatus(sc, w.Pool.Network, w.Pool.Address, w.Pool.StatusPath)
 		cancel()
 	}
-	sampler := measure.NewSampler(w.st.Groups(), 200*time.Millisecond)
+	sampler := measure.NewSampler(w.Server.Groups(), 200*time.Millisecond)
 	_ = sampler.Start(ctx)
-	cpu0, cpuErr := w.st.ServersCPU()
+	cpu0, cpuErr := w.Server.ServersCPU()
 	res, err := r.Trial(ctx, 0, 0)
-	cpu1, cpuErr1 := w.st.ServersCPU()
+	cpu1, cpuErr1 := w.Server.ServersCPU()
 	sample, _ := sampler.Stop()
 	if ctx.Err() != nil {
 		return experiment.Observation{}, false, ctx.Err() // interrupted: whatever the window held is no trial
@@ -136,35 +136,35 @@ func (s *stacks) goodputWindow(ctx context.Context, spec TrialSpec, w *warmStack
 		err = nil
 		s.stallOnce.Do(func() {
 			s.warn(fmt.Sprintf("a %s trial of %s completed no request in %s: the app stalls now and then (or its pool "+
-				"is overwhelmed), and such windows count as one request in them", spec.Phase, w.cfg, o.Duration.Round(time.Millisecond)))
+				"is overwhelmed), and such windows count as one request in them", spec.Phase, w.Config, o.Duration.Round(time.Millisecond)))
 		})
 	}
 	if err != nil {
 		return experiment.Observation{}, false, s.trialError(w, err)
 	}
-	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Stack: w.serial, Concurrency: spec.Conc, Metric: MetricGoodput, RPS: res.RPS,
+	rec := TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Concurrency: spec.Conc, Metric: MetricGoodput, RPS: res.RPS,
 		Goodput: good, Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq}
 	if sample != nil && res.Requests > 0 {
 		rec.ServerCPU = map[string]float64{}
 		for g, d := range sample.CPU {
 			rec.ServerCPU[g] = d.Seconds() * 1e6 / float64(served(res))
 		}
-		if wm, ok := sample.Workers[w.st.PHP()]; ok {
+		if wm, ok := sample.Workers[w.Server.PHP()]; ok {
 			rec.WorkerPSS, rec.WorkerUSS, rec.WorkerShared, rec.Workers = wm.MeanPSS, wm.PeakUSS, wm.Shared, wm.Count
 		}
-		if g := w.st.HTTPServer(); g != w.st.PHP() {
+		if g := w.Server.HTTPServer(); g != w.Server.PHP() {
 			rec.FrontPSS = sample.GroupPSS[g]
 		}
 	}
 	if before != nil && ctx.Err() == nil {
 		sc, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if after, err := measure.ReadFPMStatus(sc, w.pool.Network, w.pool.Address, w.pool.StatusPath); err == nil {
+		if after, err := measure.ReadFPMStatus(sc, w.Pool.Network, w.Pool.Address, w.Pool.StatusPath); err == nil {
 			d := measure.Delta(before, after)
 			rec.FPM = &d
 		}
 		cancel()
 	}
-	spec.Latency.add(rec.Config, res.Histogram())
+	spec.Latency.Add(rec.Config, res.Histogram())
 	// A window that served nothing counts as one request in it: a usable (and damning) log ratio.
 	rec.Value = max(good, 1/res.DurationS)
 	rec.WallS = time.Since(began).Seconds()
@@ -208,14 +208,14 @@ func served(res *load.Result) int64 {
 // every request's whole cost falls inside, and nothing else does, so requests per CPU-second is exact for
 // these requests, whatever else the machine is doing (a neighbour that takes a core slows throughput, not
 // this).
-func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (experiment.Observation, error) {
-	o := s.loadOptions(w, spec.Conc)
-	o.Requests, o.Duration, o.Warmup, o.Even = int64(s.lengths.cpuN), 0, 0, true
+func (s *stackSet) cpuTrial(ctx context.Context, spec TrialSpec, w *Stack) (experiment.Observation, error) {
+	o := s.LoadOptions(w, spec.Conc)
+	o.Requests, o.Duration, o.Warmup, o.Even = int64(s.lengths.CPURequests), 0, 0, true
 	r, err := load.NewRunner(o)
 	if err != nil {
 		return experiment.Observation{}, err
 	}
-	pgid := w.st.PID(w.st.PHP())
+	pgid := w.Server.PID(w.Server.PHP())
 	began := time.Now()
 	before, err := measure.GroupCPU(pgid)
 	if err != nil {
@@ -235,12 +235,12 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 	wall := time.Since(began)
 	cpu := after - before
 	ok := res.Requests - res.Errors
-	rec := TrialRecord{Phase: spec.Phase, Config: w.cfg.String(), Stack: w.serial, Duet: spec.Duet, Concurrency: spec.Conc, Metric: MetricCPU,
+	rec := TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Duet: spec.Duet, Concurrency: spec.Conc, Metric: MetricCPU,
 		RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(), Requests: res.Requests,
 		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds(), CPUs: w.cpus}
 	if res.Requests > 0 && cpu > 0 {
 		rec.CPUUsPerReq = float64(cpu/time.Microsecond) / float64(res.Requests)
-		rec.ServerCPU = map[string]float64{w.st.PHP(): rec.CPUUsPerReq}
+		rec.ServerCPU = map[string]float64{w.Server.PHP(): rec.CPUUsPerReq}
 	}
 	rec.Value = float64(max(ok, 1)) / max(cpu.Seconds(), 1e-6)
 	s.record(s.faulted(rec, w))
@@ -248,12 +248,12 @@ func (s *stacks) cpuTrial(ctx context.Context, spec TrialSpec, w *warmStack) (ex
 }
 
 // trialError says what went wrong in a trial, with the stack's own last word when one of its processes died.
-func (s *stacks) trialError(w *warmStack, err error) error {
+func (s *stackSet) trialError(w *Stack, err error) error {
 	if err == nil {
 		err = errors.New("no result")
 	}
-	if derr := w.st.Died(); derr != nil {
-		return fmt.Errorf("%s: %w (%v)", w.cfg, derr, err)
+	if derr := w.Server.Died(); derr != nil {
+		return fmt.Errorf("%s: %w (%v)", w.Config, derr, err)
 	}
-	return fmt.Errorf("%s: %w", w.cfg, err)
+	return fmt.Errorf("%s: %w", w.Config, err)
 }

@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 // OOM killer struck is recorded as a fault and measured again, and the trial succeeds; a trial that meets it every
 // try fails with ErrOOM, which ends a race and not the run.
 func TestAnOOMKillIsAFaultOfTheTrial(t *testing.T) {
-	o := Options{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
+	o := Config{Stack: stack.Config{App: writeApp(t, map[string]string{"index.php": `<?php echo "ok\n";`})}, Timeout: 5 * time.Second,
 		URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 	var recs []TrialRecord
 	var warns []string
-	s := newStacks(&o, &lengths{win: 200 * time.Millisecond, warm: 50 * time.Millisecond, cpuN: 20}, func(r TrialRecord) { recs = append(recs, r) },
+	s := newStackSet(o, &Lengths{Win: 200 * time.Millisecond, Warm: 50 * time.Millisecond, CPURequests: 20}, func(r TrialRecord) { recs = append(recs, r) },
 		func(w string) { warns = append(warns, w) })
-	defer s.stopAll()
+	defer s.StopAll()
 	// The kernel's count as a trial reads it: at its start, for the record's fault, and at its end.
 	seq, calls := []int64{0}, 0
 	s.oom = &oomWatch{cgroup: "/test", limit: 600 << 20, kills: func() (int64, bool) {

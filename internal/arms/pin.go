@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func (a *replicaArm) pin() error {
 	sh := shares[cpuset.Rotated(a.slot, a.pinRound, len(shares))]
 	a.pinRound++
 	a.pinned = a.w
-	if err := pinStack(a.w.st, sh); err != nil {
+	if err := pinStack(a.w.Server, sh); err != nil {
 		return fmt.Errorf("%s: %w", a.cfg, err)
 	}
 	a.w.cpus = sh.String()
@@ -77,7 +77,7 @@ func (a *replicaArm) unpin() {
 		return
 	}
 	a.pinned, w.cpus = nil, ""
-	if err := pinStack(w.st, a.g.allCPUs()); err != nil && w.st.Died() == nil {
+	if err := pinStack(w.Server, a.g.allCPUs()); err != nil && w.Server.Died() == nil {
 		a.g.s.warn(fmt.Sprintf("%s: its stack could not be given all CPUs back: %v", a.cfg, err))
 	}
 }
@@ -92,7 +92,7 @@ func (a *replicaArm) spread() error {
 		return nil
 	}
 	a.pinned = a.w
-	if err := cpuset.Spread(a.w.st.PID(a.w.st.PHP()), all); err != nil {
+	if err := cpuset.Spread(a.w.Server.PID(a.w.Server.PHP()), all); err != nil {
 		return fmt.Errorf("%s: %w", a.cfg, err)
 	}
 	a.w.cpus = "spread"
@@ -120,7 +120,7 @@ func pinStack(st *stack.Stack, cpus cpuset.Set) error {
 }
 
 // notePin keeps what a duet experiment's pinning was (Plan.DuetPin).
-func (s *stacks) notePin(phase, note string) {
+func (s *stackSet) notePin(phase, note string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pins == nil {

@@ -1,4 +1,4 @@
-package tune
+package arms
 
 import (
 	"context"
@@ -14,11 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
-	"github.com/phptune/phptune/internal/stats"
 )
 
 // stallApp is an app whose requests all wait while one holds a lock: every page takes the lock shared, and
@@ -44,14 +42,14 @@ func writeApp(t *testing.T, files map[string]string) string {
 
 // stallFor holds every request of w's app for d, from when it returns (the stall's headers came: it holds the
 // lock; a fixed wait of 150 ms for that missed it on a starved machine); wait waits for the stall to end.
-func stallFor(t *testing.T, w *warmStack, d time.Duration) (wait func()) {
+func stallFor(t *testing.T, w *Stack, d time.Duration) (wait func()) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	locked := make(chan struct{})
 	go func() {
 		defer wg.Done()
 		defer close(locked) // once: after the headers, or on an error
-		resp, err := http.Get(w.st.HTTPURL + "stall.php?ms=" + strconv.Itoa(int(d/time.Millisecond)))
+		resp, err := http.Get(w.Server.HTTPURL + "stall.php?ms=" + strconv.Itoa(int(d/time.Millisecond)))
 		if err != nil {
 			t.Error(err)
 			return
@@ -71,21 +69,21 @@ func stallFor(t *testing.T, w *warmStack, d time.Duration) (wait func()) {
 // still called hanging, after checkTries tries. (Before, the check's one timeout ended the run: "GET / ... did
 // not answer within --timeout: the page hangs".)
 func TestAStallIsNotAHang(t *testing.T) {
-	o := Options{Stack: stack.Config{App: writeApp(t, stallApp)}, Timeout: time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
+	o := Config{Stack: stack.Config{App: writeApp(t, stallApp)}, Timeout: time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 	var mu sync.Mutex
 	var warnings []string
-	l := &lengths{win: 300 * time.Millisecond, warm: 100 * time.Millisecond, cpuN: 40}
-	s := newStacks(&o, l, func(TrialRecord) {}, func(w string) {
+	l := &Lengths{Win: 300 * time.Millisecond, Warm: 100 * time.Millisecond, CPURequests: 40}
+	s := newStackSet(o, l, func(TrialRecord) {}, func(w string) {
 		mu.Lock()
 		warnings = append(warnings, w)
 		mu.Unlock()
 	})
-	defer s.stopAll()
+	defer s.StopAll()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "static", 4
-	arm := s.Arm(cfg, TrialSpec{Phase: "knob x", Metric: MetricCPU, Conc: 2}).(*stackArm)
+	arm := s.shared(cfg, TrialSpec{Phase: "knob x", Metric: MetricCPU, Conc: 2}).(*stackArm)
 	if err := arm.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +106,7 @@ func TestAStallIsNotAHang(t *testing.T) {
 		t.Errorf("a CPU trial in a stall: %+v, %v; want the timed-out requests as its failures, and a figure", obs, err)
 	}
 
-	good := s.Arm(cfg, TrialSpec{Phase: "knob y", Metric: MetricGoodput, Conc: 2}).(*stackArm)
+	good := s.shared(cfg, TrialSpec{Phase: "knob y", Metric: MetricGoodput, Conc: 2}).(*stackArm)
 	if err := good.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -141,27 +139,5 @@ func TestAStallIsNotAHang(t *testing.T) {
 	}
 	if d := time.Since(began); d < checkTries*o.Timeout {
 		t.Errorf("called hanging after %s, before %d tries of --timeout", d, checkTries)
-	}
-}
-
-// TestARowSaysTheRunStopped: a race whose incumbent failed to start says that the run stopped, and why, not
-// that the budget ended; one interrupted after some rounds says so beside its figures.
-func TestARowSaysTheRunStopped(t *testing.T) {
-	d := &decider{costs: newCosts()}
-	k, _ := knob.ByName("jit")
-	rc := &raced{r: race{knob: k, from: knob.Debian(), values: []string{"tracing"}}, cfgs: []knob.Config{knob.Debian(), knob.Debian()},
-		stopped: errors.New("GET / did not answer")}
-	out := &experiment.Outcome{Ended: experiment.EndError, Arms: []experiment.ArmResult{{Status: experiment.StatusError}, {Status: experiment.StatusOpen}}}
-	d.report(rc, out)
-	if want := "not tried: the run stopped before its first round: GET / did not answer"; rc.row.Note != want ||
-		rc.row.State != StateNotTried || rc.row.Reason != want[len(notTriedWords):] {
-		t.Errorf("row %+v, want not tried, the note %q", rc.row, want)
-	}
-	rc.stopped = context.Canceled
-	out.Ended, out.Rounds = experiment.EndInterrupted, 3
-	out.Arms[1].Vs = &stats.Comparison{Verdict: stats.Inconclusive}
-	d.report(rc, out)
-	if !strings.Contains(rc.row.Note, "the run was interrupted after 3 rounds") || rc.row.Verdict != stats.Inconclusive {
-		t.Errorf("row %+v: want inconclusive, saying the run was interrupted after 3 rounds", rc.row)
 	}
 }
