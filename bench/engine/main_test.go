@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/capture"
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -160,7 +161,7 @@ func TestScore(t *testing.T) {
 	s := setup{replay: experiment.ReplayOptions{StackSD: 0.02, NewStackEvery: 5}, told: true}
 	cols := strings.Split(sc.row(3*time.Minute, s), "|")
 	want := [][]string{
-		{"3m0s", "2.0%", fmt.Sprintf("<=%d/%d", tune.PerStack(tune.MetricCPU), tune.PerStack(tune.MetricGoodput)),
+		{"3m0s", "2.0%", fmt.Sprintf("<=%d/%d", arms.PerStack(arms.MetricCPU), arms.PerStack(arms.MetricGoodput)),
 			"yes"},
 		{"66.7%", "33.3%", "33.3%"}, {"33.3%"}, {"33.3%"}, {"33.3%", "33.3%"}, {"33.3%"}, {"33.3%"}, {"33.3%,", "9"},
 		{"50.0%"}, {"66.7%", "66.7%"}, {"70"}, {"1.7/", "2.0", "(0.7/0.7)"},
