@@ -1,20 +1,10 @@
 package arms
 
-import (
-	"sync"
+import "github.com/phptune/phptune/internal/experiment"
 
-	"github.com/phptune/phptune/internal/experiment"
-)
-
-// stopAll stops the arms side by side, as tune's races do.
+// stopAll stops the arms, the last one's stop ending what its experiment started ahead.
 func stopAll(as []experiment.Arm) {
-	var wg sync.WaitGroup
 	for _, a := range as {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a.Stop()
-		}()
+		a.Stop()
 	}
-	wg.Wait()
 }

@@ -79,7 +79,7 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 		t.Errorf("plan's note %q, want it pinned", n)
 	}
 
-	o.DuetPin = false
+	s.o.DuetPin = false
 	arms = duetArms(ctx, t, newReplicated(s), cfg, "unpinned", 2)
 	prepare(ctx, t, arms)
 	for i, a := range arms {
@@ -88,7 +88,7 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 	stopAll(arms)
 
 	// Spread: each arm's php-fpm workers one to each CPU in turn for the trial, its master and nginx on all.
-	o.DuetSpread = true
+	s.o.DuetSpread = true
 	arms = duetArms(ctx, t, newReplicated(s), cfg, "spread", 2)
 	prepare(ctx, t, arms)
 	for i, a := range arms {
@@ -103,13 +103,13 @@ func TestPinnedDuetSwapsTheArmsCPUs(t *testing.T) {
 		t.Errorf("spread: records %+v, want two trials recorded spread", recs)
 	}
 	stopAll(arms)
-	o.DuetSpread = false
+	s.o.DuetSpread = false
 
 	if len(all) >= 3 {
 		noneLeft(t, s)
 		return
 	}
-	o.DuetPin = true
+	s.o.DuetPin = true
 	arms = duetArms(ctx, t, newReplicated(s), cfg, "three", 3)
 	prepare(ctx, t, arms)
 	for i, a := range arms {

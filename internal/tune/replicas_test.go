@@ -17,6 +17,7 @@ func TestTuneTellsTheEngineItsStacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tu.serve() // starts nothing until an arm does
 	d := tu.decider()
 	for _, m := range []string{MetricCPU, MetricGoodput} {
 		if es, _ := d.tuned(experiment.Spec{}, m, "knob x"); es.StackSD != arms.DefaultStackSD {

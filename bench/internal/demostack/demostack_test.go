@@ -5,14 +5,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
+	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 )
 
@@ -114,28 +113,16 @@ func TestStartServesTheDemo(t *testing.T) {
 	}
 }
 
-// inGroups lists the processes in groups, read from /proc.
+// inGroups lists the processes in groups.
 func inGroups(t *testing.T, groups map[string]int) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+	for _, g := range groups {
+		pids, err := measure.ProcessGroup(g)
 		if err != nil {
-			continue
+			t.Fatal(err)
 		}
-		pg, err := syscall.Getpgid(pid)
-		if err != nil {
-			continue
-		}
-		for _, g := range groups {
-			if pg == g {
-				out = append(out, pid)
-			}
-		}
+		out = append(out, pids...)
 	}
 	return out
 }
