@@ -12,10 +12,10 @@ import (
 )
 
 // Stacks serves tune's arms. The arms of races and final comparisons (Arm) run their trials on a succession of
-// independently started stacks of their configuration, fresh ones every perStack rounds, so that what a stack
+// independently started stacks of their configuration, fresh ones every RoundsPerStack rounds, so that what a stack
 // carries for its whole life (where php-fpm, its opcache and the app's copy land in memory: Mytkowicz et al.
 // 2009) is part of the noise its interval accounts for, rather than an offset that every round makes more
-// certain (see perStack for the figures).
+// certain (see RoundsPerStack for the figures).
 //
 // The arms of one experiment (its spec's Phase) move together: the fresh stacks of all of them start side by
 // side between two trials, so a move costs about one start for the experiment, not one an arm. They never
@@ -35,7 +35,7 @@ func New(o Config, l *Lengths, record func(TrialRecord), warn func(string)) *Sta
 
 func newReplicated(s *stackSet) *Stacks { return &Stacks{stackSet: s, groups: map[string]*moves{}} }
 
-// Arm is an arm whose trials move to fresh stacks of cfg (or of its twin: runsOn) as the experiment goes on.
+// Arm is an arm whose trials move to fresh stacks of cfg (or of its twin: RunsOn) as the experiment goes on.
 func (r *Stacks) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -103,17 +103,18 @@ func (r *Stacks) Tell(phase string, sd float64) {
 // more (6.6% in one run of three, with rounds varying by 45%), where the rounds' own spread is wide enough.
 const DefaultStackSD = 0.02
 
-// RoundsPerStack is the rounds a stack serves an arm before fresh ones take over (see replicated): 5 on CPU trials, 8
+// RoundsPerStack is the rounds a stack serves an arm before fresh ones take over (see Stacks): 5 on CPU trials, 8
 // on goodput. A stack's lasting offset was measured at up to a fifth of a trial's own noise, a third at the upper
 // ends of its intervals (bench/stackspread.sh, docs/engine.md). Simulated at a third (TestReplicasKeepTheErrorRate:
 // A/A races of at most 300 rounds at a knob's share of alpha, 0.25% a pair), one stack an arm gave a false better
 // or worse in 14% of CPU races and 40% of goodput races; moving every 5 rounds on CPU 0.13%, every 8 on goodput
-// 0.73%, and moving with the engine allowing for DefaultStackSD, as tune does, none. A move costs the experiment about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its
-// arms' trials: a goodput round is longer and a goodput stack may be a dynamic pool that settles for seconds.
+// 0.73%, and moving with the engine allowing for DefaultStackSD, as tune does, none. A move costs the experiment
+// about one start (a static twin's: 1.1 to 1.9 s here) for k rounds of its arms' trials: a goodput round is longer
+// and a goodput stack may be a dynamic pool that settles for seconds.
 //
 // Duet rounds move every round: their noise is a fraction of a percent, the two stacks' offsets (1.5 to 2% a stack
 // on the demo, bench/duet.sh) are most of a round's figure, and rounds on fresh stacks each time are independent,
-// offsets and all, so the engine need allow for none on top of their spread (offsets.go).
+// offsets and all, so the engine need allow for none on top of their spread (internal/experiment/offsets.go).
 func RoundsPerStack(spec TrialSpec) int {
 	if spec.Duet {
 		return 1
@@ -121,7 +122,7 @@ func RoundsPerStack(spec TrialSpec) int {
 	return PerStack(spec.Metric)
 }
 
-// PerStack is the rounds of metric's trials a stack serves an arm (perStack), for the simulations' tables.
+// PerStack is the rounds of metric's trials a stack serves an arm (RoundsPerStack), for the simulations' tables.
 func PerStack(metric string) int {
 	if metric == MetricCPU {
 		return perStackCPU
@@ -161,7 +162,7 @@ func (g *moves) due(a *replicaArm) bool {
 	return a.n >= g.per()
 }
 
-// tally counts a trial of a, of figures v and second (spread.trial), which at a round's end sets the rounds a
+// tally counts a trial of a, of figures v and second (Spread.Trial), which at a round's end sets the rounds a
 // stack serves from what the trials and starts took.
 func (g *moves) tally(a *replicaArm, v, second float64, d time.Duration) {
 	g.mu.Lock()
@@ -352,7 +353,7 @@ func (g *moves) move(ctx context.Context, a *replicaArm) error {
 // for it, unless they are starting already or would not fit the memory beside the running ones. A start beside a
 // duet round's trials falls on all of them alike, as any other load on the machine does (bench/duet.sh -starts
 // measures what it leaves), so a round costs the longer of a trial and a start rather than both: in duet every
-// round moves (perStack), and a start (1.1 to 1.9 s here) was most of a round.
+// round moves (RoundsPerStack), and a start (1.1 to 1.9 s here) was most of a round.
 func (g *moves) startAhead(ctx context.Context) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

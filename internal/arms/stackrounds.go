@@ -13,7 +13,7 @@ import (
 //	k* = (σ/s) sqrt(c_s / (2 c_r))
 //
 // with σ the sd of a pair's log ratio a round. Steady CPU trials (σ about 4%, starts about as long as a round)
-// move every 2 rounds; noisy goodput ones (σ 10 to 20%) every 5 to 8. perStack (5 on CPU, 8 on goodput), the
+// move every 2 rounds; noisy goodput ones (σ 10 to 20%) every 5 to 8. RoundsPerStack (5 on CPU, 8 on goodput), the
 // rounds the error rates were simulated at (TestReplicasKeepTheErrorRate), is the most: fewer rounds a stack
 // only average the offsets out faster, and TestReplicasKeepTheErrorRate holds at every k from 1 up.
 
@@ -74,7 +74,7 @@ type deviations struct {
 	diffs  int     // the rounds that gave one
 	df     int     // their degrees of freedom: m-1 a round of m arms
 	// moved is the same tally across the rounds in which every arm moved to a fresh stack: its estimates hold
-	// the offsets' variance too (stackOffset).
+	// the offsets' variance too (OffsetOf).
 	moved tally
 	cur   map[any]float64 // this round's log figures by arm (a failed trial has none)
 	prev  map[any]float64 // last round's deviations, when every arm stayed on its stack since

@@ -19,7 +19,7 @@ import (
 
 // stacks serves configurations from warm nginx + php-fpm stacks, shared by the arms that use one and stopped once
 // none does (the tuner holds the best so far, so it stays warm between knobs). The arms of an experiment each
-// have stacks of their own (replicated: see replicas.go); warm has one stack a configuration for the others to
+// have stacks of their own (Stacks: see replicas.go); warm has one stack a configuration for the others to
 // share.
 type stackSet struct {
 	o       Config
@@ -132,7 +132,7 @@ func (s *stackSet) shared(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	return &stackArm{s: s, cfg: RunsOn(cfg, spec), spec: spec}
 }
 
-// runsOn is the configuration an arm of cfg runs under spec: CPU trials on cpuPool's twin, steady goodput
+// RunsOn is the configuration an arm of cfg runs under spec: CPU trials on cpuPool's twin, steady goodput
 // trials on steadyPool's, the rest on cfg itself.
 func RunsOn(cfg knob.Config, spec TrialSpec) knob.Config {
 	switch {

@@ -114,14 +114,14 @@ func (t *tuner) finalNeed() (time.Duration, *openRace) {
 	if t.src.Warm(t.best) {
 		cold--
 	}
-	// Its arms move to fresh stacks side by side (replicated), every finalPer rounds once its own spread is read.
+	// Its arms move to fresh stacks side by side (arms.Stacks), every finalPer rounds once its own spread is read.
 	start, round := t.costs.start(MetricGoodput), time.Duration(nArms)*t.costs.trial(MetricGoodput)
 	moves := time.Duration(finalMoves(n, t.finalPer(start, round)))
 	return startsCost(cold, start) + moves*startsCost(nArms, start) + time.Duration(n)*round, lean
 }
 
 // finalMoves is how often the final's arms move in n rounds at per rounds a stack: not before the first stacks
-// served the rounds that read the final's own spread (minDiffs differences: spread.rounds keeps the most until
+// served the rounds that read the final's own spread (arms.MinDiffs differences: arms.Spread keeps the most until
 // then). Counted from the first round, a final foreseen at 8 rounds moving every round was kept 7 moves of 5 s
 // (three dynamic pools settling), some 50 s, where it moved 3 times and took 22 s: the 3-minute demo ended with 40 s
 // unused and two CPU races open that a second look would have decided (2026-11-27, quiet, demo1).
@@ -134,7 +134,7 @@ func finalMoves(n, per int) int {
 }
 
 // finalPer is the rounds a stack will serve the final's arms, at a move's cost start and a round's: as the
-// goodput races' capacity and goodput say its spread will set them (finalSpread), or the most before one was
+// goodput races' capacity and goodput say its spread will set them (arms.FinalSpread), or the most before one was
 // read. Counted at the most, WordPress's final, moving every round or two, was kept 185 s where the 20 rounds it
 // needed took 232 (ra35).
 func (t *tuner) finalPer(start, round time.Duration) int {

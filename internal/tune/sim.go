@@ -153,7 +153,7 @@ func (s *simSource) newStack() int {
 	return s.serial
 }
 
-// simMoves is what an experiment's arms have paid for moving to fresh stacks (see replicated): each move costs the
+// simMoves is what an experiment's arms have paid for moving to fresh stacks (see arms.Stacks): each move costs the
 // experiment its live arms' starts side by side. Like moves, it sets the rounds a stack serves at each round's
 // end from the trials' spread and costs (stackRounds).
 type simMoves struct {
@@ -167,7 +167,7 @@ func (g *simMoves) tally(a *simArm, v, second float64, first bool) {
 	g.sp.Trial(a, v, second, a.cost, first, a.per)
 }
 
-// finalSpread is finalSpread of the experiments run so far, as replicated reads it.
+// FinalSpread is arms.FinalSpread of the experiments run so far, as arms.Stacks reads it.
 func (s *simSource) FinalSpread() (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -178,7 +178,7 @@ func (s *simSource) FinalSpread() (float64, bool) {
 	return arms.FinalSpread(sps)
 }
 
-// stackOffset is stackOffset of the experiments of metric run so far other than phase's, as replicated reads it.
+// StackOffset is arms.OffsetOf the experiments of metric run so far other than phase's, as arms.Stacks reads it.
 func (s *simSource) StackOffset(metric, phase string) StackOffset {
 	s.mu.Lock()
 	defer s.mu.Unlock()
