@@ -139,7 +139,7 @@ const (
 type moves struct {
 	s     *stackSet
 	phase string
-	most  int // the most rounds a stack serves an arm (perStack); fewer when its trials are steady (stackRounds)
+	most  int // the most rounds a stack serves an arm (RoundsPerStack); fewer when its trials are steady (StackRounds)
 	mu    sync.Mutex
 	arms  map[*replicaArm]bool // the arms started and not stopped
 	sp    Spread               // what the arms' trials and starts took, how much the trials varied, and per

@@ -28,7 +28,7 @@ func StackRounds(sigma float64, start, round time.Duration, most int, told float
 	return min(max(int(math.Round(k)), 1), most)
 }
 
-// Spread tallies what stackRounds needs from an experiment's own trials and starts. The spread a round is read
+// Spread tallies what StackRounds needs from an experiment's own trials and starts. The spread a round is read
 // from each arm's deviation from its round's mean (what the round shares, the machine's drift or a neighbour's
 // burst, is not a pair's noise: it cancels in their ratio), differenced from round to round while the arms stay
 // on their stacks (which takes their offsets out): for m arms, the mean square of a change of deviation is

@@ -97,7 +97,7 @@ type timedArm struct {
 	c      *costs
 	clock  clock.Clock
 	metric string
-	kind   string // the start's (arms.TrialSpec.startKind; "": metric)
+	kind   string // the start's (arms.TrialSpec.StartKind; "": metric)
 }
 
 func (a *timedArm) Name() string {

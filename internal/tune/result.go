@@ -100,7 +100,7 @@ type Plan struct {
 	CPUConcurrency int `json:"cpu_concurrency,omitempty"`
 	SweepTrials    int `json:"sweep_trials_per_point"`
 	// StackSD is the spread of a stack's own offset the comparisons allow for, by metric, and PerStack the most
-	// rounds a stack serves an arm before fresh ones take over, fewer where the trials are steady (stackRounds;
+	// rounds a stack serves an arm before fresh ones take over, fewer where the trials are steady (arms.StackRounds;
 	// docs/engine.md, "Replicated stacks").
 	StackSD     map[string]float64 `json:"stack_sd,omitempty"`
 	PerStack    map[string]int     `json:"rounds_per_stack,omitempty"`

@@ -155,7 +155,7 @@ func (s *simSource) newStack() int {
 
 // simMoves is what an experiment's arms have paid for moving to fresh stacks (see arms.Stacks): each move costs the
 // experiment its live arms' starts side by side. Like moves, it sets the rounds a stack serves at each round's
-// end from the trials' spread and costs (stackRounds).
+// end from the trials' spread and costs (arms.StackRounds).
 type simMoves struct {
 	live, paid int
 	arms       map[*simArm]bool
@@ -191,7 +191,7 @@ func (s *simSource) StackOffset(metric, phase string) StackOffset {
 	return arms.OffsetOf(sps, metric)
 }
 
-// tell sets the offsets phase's engine allows for, which its moves are set at.
+// Tell sets the offsets phase's engine allows for, which its moves are set at.
 func (s *simSource) Tell(phase string, sd float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,7 +228,7 @@ func (s *simSource) Fit([]knob.Config) bool { return true }
 
 func (s *simSource) Arm(cfg knob.Config, spec arms.TrialSpec) experiment.Arm {
 	effect := s.o.Effect(cfg, spec.Metric)
-	run := arms.RunsOn(cfg, spec) // as stacks.Arm runs it: a twin is not the configuration held warm
+	run := arms.RunsOn(cfg, spec) // as arms.Stacks runs it: a twin is not the configuration held warm
 	// Every arm of an experiment replays one record, so that they share its rounds (the machine's drift, a
 	// neighbour's burst), as arms that run in the same rounds do: twins' static pools, or the pools as written
 	// (the pm race's arms too, whose incumbent is the dynamic pool the noise was recorded on).
