@@ -63,7 +63,7 @@ const sizingTrials = 2
 // runtimeRace is the server race as it goes: the sizes, and the latency of each arm's trials.
 type runtimeRace struct {
 	table   *Runtimes
-	arms    map[string]string // server -> the configuration its arm runs (runsOn's), whose records are its trials
+	arms    map[string]string // server -> the configuration its arm runs (arms.RunsOn's), whose records are its trials
 	latency *arms.Latency
 	raced   *raced
 }
