@@ -35,12 +35,9 @@ func (s *stackSet) Limit(size int64, need func(knob.Config) int64) { s.gate.limi
 // Fit says whether the stacks of cfgs fit the memory limit loaded all at once (a duet round): always before Limit.
 func (s *stackSet) Fit(cfgs []knob.Config) bool { return s.gate.holds(cfgs, 1) }
 
-// URLs are the mix as checked: the login's, less the optional URLs that failed on the first stack.
-func (s *stackSet) URLs() []load.MixItem {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.o.URLs
-}
+// URLs are the mix as checked: the login's, less the optional URLs that failed on the first stack. Only that
+// first check, which runs alone, writes them; every trial after reads them.
+func (s *stackSet) URLs() []load.MixItem { return s.o.URLs }
 
 // Starts are what the stacks' starts took so far: how many, all their time, and the part settling took.
 type Starts struct {

@@ -53,10 +53,9 @@ func (t *tuner) fit() error {
 	sent := evenRequests(t.lengths.CPURequests, t.cpuConc, len(load.MixSequence(t.o.URLs)))
 	t.costs.guess[MetricGoodput] = t.lengths.Warm + t.lengths.Win + 50*time.Millisecond
 	t.costs.guess[MetricCPU] = time.Duration(float64(sent)/t.rateAt(t.cpuConc)*float64(time.Second)) + 30*time.Millisecond
-	if s := t.stacks; s != nil && s.Starts().N > 0 {
+	if st := t.startsSoFar(); st.N > 0 {
 		// The run's first stacks settled no dynamic pool: a CPU trial's static twin starts about as fast; a
 		// goodput arm's dynamic pool grows for seconds more, php-fpm doubling its spawn rate each second.
-		st := s.Starts()
 		first := st.Wall/time.Duration(st.N) + time.Second
 		t.costs.startGuess[MetricCPU], t.costs.startGuess[arms.StartStatic] = first, first
 		t.costs.startGuess[MetricGoodput] = first + min(time.Duration(bits.Len(uint(t.conc))+1)*time.Second, arms.MaxSettle)
@@ -220,4 +219,12 @@ const reserveRounds = 12
 // (their starts and reserveRounds rounds each) and the final's least.
 func (t *tuner) stretch(name string, later []string) time.Duration {
 	return t.shares().stretch(t.laterShares(name, later))
+}
+
+// startsSoFar is what the run's stacks' starts took so far (none in a simulation).
+func (t *tuner) startsSoFar() arms.Starts {
+	if t.stacks == nil {
+		return arms.Starts{}
+	}
+	return t.stacks.Starts()
 }

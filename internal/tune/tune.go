@@ -401,7 +401,7 @@ func (t *tuner) finish(err error) *Result {
 	}
 	t.plan.StackSD = t.stackSD
 	if s := t.stacks; s != nil {
-		if st := s.Starts(); st.N > 0 {
+		if st := t.startsSoFar(); st.N > 0 {
 			t.plan.StartsRun = st.N
 			t.plan.StartWallS = (st.Wall / time.Duration(st.N)).Seconds()
 			t.plan.SettleWallS = (st.Settled / time.Duration(st.N)).Seconds()
