@@ -41,6 +41,9 @@ type Figure struct {
 	HigherIsBetter bool
 	// StackSD is Spec.StackSD for this figure.
 	StackSD float64
+	// LeadSD is the spread of a lead that lasts the whole run (log scale; 0: none): one arm's figure ahead of the
+	// other's in every round alike, stacks moving or not, which more rounds cannot average away (lead.go).
+	LeadSD float64
 	// Sparse lets a round's trials leave the figure out (Observation.Second 0 in every trial of the round): the
 	// round counts for Value alone, and the figure is judged on the rounds that gave it (a caller that measures
 	// it in some rounds only, to buy more rounds of Value: gate's latency). A round where some trials give it and

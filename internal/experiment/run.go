@@ -49,9 +49,9 @@ func newRun(s Spec) *run {
 	k := len(s.Arms)
 	e := &run{s: s, out: &Outcome{Name: s.Name, HigherIsBetter: s.HigherIsBetter}}
 	e.pairAlpha = s.Alpha / float64(Pairs(s.Mode, k))
-	e.seq = sequences(k, s.Mixture, s.StackSD)
+	e.seq = sequences(k, s.Mixture, s.StackSD, 0)
 	if s.Second != nil {
-		e.seq2 = sequences(k, s.Mixture, s.Second.StackSD)
+		e.seq2 = sequences(k, s.Mixture, s.Second.StackSD, s.Second.LeadSD)
 	}
 	e.fails = make([][]failTally, k)
 	byStack := s.StackSD > 0 || s.Second != nil && s.Second.StackSD > 0
@@ -70,13 +70,14 @@ func newRun(s Spec) *run {
 }
 
 // sequences are the pairs' sequences of k arms: [i][j] for i < j, allowing for stacks' offsets of spread sd.
-func sequences(k int, g, sd float64) [][]*Sequence {
+func sequences(k int, g, sd, lead float64) [][]*Sequence {
 	seq := make([][]*Sequence, k)
 	for i := range seq {
 		seq[i] = make([]*Sequence, k)
 		for j := i + 1; j < k; j++ {
 			seq[i][j] = NewSequence(g)
 			seq[i][j].stacks.sd = sd
+			seq[i][j].lead = lead
 		}
 	}
 	return seq

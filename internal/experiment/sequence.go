@@ -17,6 +17,8 @@ type Sequence struct {
 	res resolution
 	// stacks are the stacks the rounds ran on, and what their offsets add (offsets.go).
 	stacks offsets
+	// lead is the spread of a lead every round of the run shares (lead.go; 0: none).
+	lead float64
 }
 
 // DefaultMixture is g, the variance of the normal prior on the standardised effect (mean / sd of the log
@@ -65,12 +67,13 @@ func (s *Sequence) N() int { return s.n }
 func (s *Sequence) Mean() float64 { return s.mean }
 
 // SD is the spread the sequence decides with: the sample standard deviation (n-1 in the denominator; 0 with
-// fewer than 2), or what the figures' steps imply when that is more, and what the stacks' offsets add.
+// fewer than 2), or what the figures' steps imply when that is more, and what the stacks' offsets and a lasting
+// lead add.
 func (s *Sequence) SD() float64 {
 	if s.n < 2 {
 		return 0
 	}
-	return math.Sqrt(max(s.m2/float64(s.n-1), s.res.floor(s.n)) + s.stacks.variance(s.n))
+	return math.Sqrt(max(s.m2/float64(s.n-1), s.res.floor(s.n)) + s.stacks.variance(s.n) + leadVariance(s.lead, s.n))
 }
 
 // Values are the differences in the order added.

@@ -218,7 +218,7 @@ func (g *gate) newRace(c *comparison) *experiment.Experiment {
 		Arms:     []experiment.Arm{&arm{g: g, v: 0, c: c}, &arm{g: g, v: 1, c: c}},
 		Continue: func(l experiment.Look) bool { return l.Rounds < c.allow }}
 	if !g.o.NoLatency {
-		spec.Second = &experiment.Figure{Name: latencyFigure, StackSD: g.o.StackSD, Sparse: true}
+		spec.Second = &experiment.Figure{Name: latencyFigure, StackSD: g.o.StackSD, LeadSD: LatencyLeadSD, Sparse: true}
 	}
 	x, err := experiment.New(spec)
 	if err != nil {

@@ -32,11 +32,13 @@ type Result struct {
 	Comparisons   []Comparison `json:"comparisons"`
 	MinEffect     float64      `json:"min_effect"`
 	Alpha         float64      `json:"alpha"`
-	// StackSD is the spread of a stack's offset the comparisons allow for.
-	StackSD     float64 `json:"stack_sd"`
-	Connections int     `json:"connections"` // each version's, in a trial
-	BudgetS     float64 `json:"budget_s"`
-	ElapsedS    float64 `json:"elapsed_s"`
+	// StackSD is the spread of a stack's offset the comparisons allow for; LatencyLeadSD that of a p99 lead lasting
+	// the run.
+	StackSD       float64 `json:"stack_sd"`
+	LatencyLeadSD float64 `json:"latency_lead_sd,omitempty"`
+	Connections   int     `json:"connections"` // each version's, in a trial
+	BudgetS       float64 `json:"budget_s"`
+	ElapsedS      float64 `json:"elapsed_s"`
 	// Rounds are the rounds run, each on a fresh pair of stacks; Stacks the stacks started.
 	Rounds      int      `json:"rounds"`
 	Stacks      int      `json:"stacks"`
@@ -88,7 +90,7 @@ func (g *gate) result() *Result {
 		BudgetS: g.o.Budget.Seconds(), ElapsedS: g.clock.Now().Sub(g.began).Seconds(), Rounds: g.roundsRun, Stacks: g.serial,
 		Warnings: g.warnings}
 	if !g.o.NoLatency {
-		r.LatencyMetric = LatencyMetric
+		r.LatencyMetric, r.LatencyLeadSD = LatencyMetric, LatencyLeadSD
 	}
 	for _, c := range g.comps {
 		r.Comparisons = append(r.Comparisons, g.state(c))
