@@ -4,7 +4,8 @@
 // against a copy of itself in another directory (A/A): in how many runs anything is called worse. The two kinds
 // alternate run by run, so that the machine's hours fall on both alike; -busy keeps a busy loop on one core
 // beside every run. With -faster a third kind of run races a route made 20% cheaper (OLD has a slowdown of 25%
-// planted in it, NEW not): that route should be called better, the others not worse. The plant is self-calibrating: the route's request spins, before its response is sent,
+// planted in it, NEW not): that route should be called better, the others not worse; -kinds runs some kinds
+// alone (aa: the A/A runs only). The plant is self-calibrating: the route's request spins, before its response is sent,
 // until its process has used -plant more CPU than the request had so far (getrusage), so it adds that share of
 // the script's own CPU whatever the machine (a little less of php-fpm's whole, which includes FastCGI's work).
 // bench/gate.sh runs it.
@@ -38,6 +39,7 @@ func main() {
 	flag.StringVar(&o.route, "route", "/api/articles", "the route the slowdown is planted in")
 	flag.BoolVar(&o.busy, "busy", false, "keep a busy loop on one core beside every run")
 	flag.BoolVar(&o.faster, "faster", false, "also race a route made 20% cheaper in NEW")
+	flag.StringVar(&o.kinds, "kinds", "planted,aa", "the kinds of run, in turn: planted, aa, faster (-faster adds it)")
 	flag.StringVar(&o.bin, "bin", "bin/phptune", "the phptune binary")
 	flag.StringVar(&o.out, "out", "", "keep each run's result.json under this directory (default: a temporary one, removed)")
 	flag.StringVar(&o.lock, "lock", "", "take this lock file (flock) for each run, so that measuring neighbours take turns")
@@ -57,6 +59,7 @@ type opts struct {
 	route          string
 	busy, faster   bool
 	bin, out, lock string
+	kinds          string
 }
 
 // The demo's mix as its preset has it, each page with its marker.
@@ -64,6 +67,10 @@ var mix = []string{"--url", "/articles=3", "--url", "/articles/7=3", "--url", "/
 	"--expect-body", "phptune-demo:"}
 
 func run(ctx context.Context, o opts) error {
+	names, err := kindNames(o.kinds, o.faster)
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(o.bin); err != nil {
 		return fmt.Errorf("%s: build it first (make build): %w", o.bin, err)
 	}
@@ -84,13 +91,12 @@ func run(ctx context.Context, o opts) error {
 		defer stopBusy()
 	}
 	var planted, aa, faster tally
-	type kind struct {
-		name, dir, oldDir, newDir string
-		t                         *tally
-	}
-	kinds := []kind{{"planted", "planted", apps.old, apps.planted, &planted}, {"A/A", "aa", apps.old, apps.copy, &aa}}
-	if o.faster {
-		kinds = append(kinds, kind{"faster", "faster", apps.slower, apps.copy, &faster})
+	var kinds []kind
+	for _, k := range []kind{{"planted", "planted", apps.old, apps.planted, &planted},
+		{"A/A", "aa", apps.old, apps.copy, &aa}, {"faster", "faster", apps.slower, apps.copy, &faster}} {
+		if slices.Contains(names, k.dir) {
+			kinds = append(kinds, k)
+		}
 	}
 	for i := 1; i <= o.runs && ctx.Err() == nil; i++ {
 		for _, k := range kinds {
@@ -104,13 +110,37 @@ func run(ctx context.Context, o opts) error {
 	}
 	fmt.Printf("phptune gate on the demo, %s budget, %s connections a version; busy loop beside: %v\n", o.budget,
 		connections(planted, aa, faster), o.busy)
-	planted.print(fmt.Sprintf("planted +%.0f%% CPU on %s", 100*o.plant, o.route), o.route, true)
-	aa.print("A/A (a copy of itself)", o.route, false)
-	if o.faster {
+	if planted.runs > 0 {
+		planted.print(fmt.Sprintf("planted +%.0f%% CPU on %s", 100*o.plant, o.route), o.route, true)
+	}
+	if aa.runs > 0 {
+		aa.print("A/A (a copy of itself)", o.route, false)
+	}
+	if faster.runs > 0 {
 		faster.print(fmt.Sprintf("%s 20%% cheaper in NEW", o.route), o.route, false)
 		fmt.Printf("  %s called better in %d of %d\n", o.route, faster.routeBetter, faster.runs)
 	}
 	return ctx.Err()
+}
+
+// kind is one kind of run: its name, the directory its results go under, its two versions, its tally.
+type kind struct {
+	name, dir, oldDir, newDir string
+	t                         *tally
+}
+
+// kindNames are the kinds of run list names (comma-separated: planted, aa, faster), faster added by -faster.
+func kindNames(list string, faster bool) ([]string, error) {
+	names := strings.Split(list, ",")
+	if faster {
+		names = append(names, "faster")
+	}
+	for _, n := range names {
+		if !slices.Contains([]string{"planted", "aa", "faster"}, n) {
+			return nil, fmt.Errorf("-kinds %q: %q is not a kind; want planted, aa or faster", list, n)
+		}
+	}
+	return names, nil
 }
 
 type apps struct{ old, copy, planted, slower string }

@@ -222,8 +222,25 @@ func TestPlantNeedsBothPlaces(t *testing.T) {
 
 func TestRunWantsTheBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "no-phptune")
-	err := run(context.Background(), opts{runs: 1, budget: time.Minute, bin: bin})
+	err := run(context.Background(), opts{runs: 1, budget: time.Minute, bin: bin, kinds: "planted,aa"})
 	if err == nil || !strings.Contains(err.Error(), "build it first") {
 		t.Errorf("run without the binary: %v, want a build-it-first error", err)
+	}
+}
+
+// -kinds names the kinds of run; -faster adds one; a name that is no kind is refused before anything is written.
+func TestKindNames(t *testing.T) {
+	for _, c := range []struct {
+		list   string
+		faster bool
+		want   string
+	}{{"planted,aa", false, "planted aa"}, {"aa", false, "aa"}, {"planted,aa", true, "planted aa faster"}} {
+		got, err := kindNames(c.list, c.faster)
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("kindNames(%q, %v) = %q, %v; want %q", c.list, c.faster, got, err, c.want)
+		}
+	}
+	if _, err := kindNames("planted,a/a", false); err == nil || !strings.Contains(err.Error(), `"a/a" is not a kind`) {
+		t.Errorf("kindNames of an unknown kind: %v", err)
 	}
 }
