@@ -44,14 +44,14 @@ func TestALastingLeadToldIsNotAnEffect(t *testing.T) {
 	const races, alpha = 2000, 0.01
 	rng := rand.New(rand.NewSource(3))
 	r := Rule{MinEffect: 0.03, Alpha: alpha}
-	decided := func(lead, effect, noise float64, rounds int) (worse, any int) {
+	decided := func(lead, effect, noise float64, rounds int) (worse, either int) {
 		for range races {
 			s := leadSequence(lead)
 			shared := rng.NormFloat64() * 0.03
 			for range rounds {
 				s.Add(-effect + shared + noise*rng.NormFloat64())
 				if v := r.Judge(s); v == stats.Better || v == stats.Worse {
-					any++
+					either++
 					if v == stats.Worse {
 						worse++
 					}
@@ -59,7 +59,7 @@ func TestALastingLeadToldIsNotAnEffect(t *testing.T) {
 				}
 			}
 		}
-		return worse, any
+		return worse, either
 	}
 	_, untold := decided(0, 0, 0.03, 40)
 	_, told := decided(0.03, 0, 0.03, 40)
