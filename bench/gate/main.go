@@ -1,14 +1,15 @@
-// Command gate measures issue 51's targets for `phptune gate` on the demo app, through the whole tool: a
-// slowdown of -plant (5%) of the CPU of one route (-route, /api/articles) planted in NEW, raced with the demo's
-// mix for -budget (2 minutes): in how many of -runs runs that route is called worse (exit 3); and the same version
-// against a copy of itself in another directory (A/A): in how many runs anything is called worse. The two kinds
-// alternate run by run, so that the machine's hours fall on both alike; -busy keeps a busy loop on one core
-// beside every run. With -faster a third kind of run races a route made 20% cheaper (OLD has a slowdown of 25%
-// planted in it, NEW not): that route should be called better, the others not worse; -kinds runs some kinds
-// alone (aa: the A/A runs only). The plant is self-calibrating: the route's request spins, before its response is sent,
-// until its process has used -plant more CPU than the request had so far (getrusage), so it adds that share of
-// the script's own CPU whatever the machine (a little less of php-fpm's whole, which includes FastCGI's work).
-// bench/gate.sh runs it.
+// Command gate measures issue 51's targets for `phptune gate` on the demo app, through the whole tool: a slowdown
+// of -plant (5%) of the CPU of one route (-route, /api/articles) planted in NEW, raced with the demo's mix for
+// -budget (2 minutes): in how many of -runs runs that route is called worse (exit 3); and the same version against
+// a copy of itself in another directory (A/A): in how many runs anything is called worse. The two kinds alternate
+// run by run, so that the machine's hours fall on both alike; -busy keeps a busy loop on one core beside every run.
+// With -faster a third kind of run races a route made 20% cheaper (OLD has a slowdown of 25% planted in it, NEW
+// not): that route should be called better, the others no_difference; -kinds runs some kinds alone (aa: the A/A
+// runs only). A plant's OLD (NEW when faster) has the plant's code at no share, so that the routes without the
+// slowdown run the same code in both. The plant is self-calibrating: the route's request spins, before its response
+// is sent, until its process has used -plant more CPU than the request had so far (getrusage), so it adds that
+// share of the script's own CPU whatever the machine (a little less of php-fpm's whole, which includes FastCGI's
+// work). bench/gate.sh runs it.
 package main
 
 import (
@@ -82,7 +83,7 @@ func run(ctx context.Context, o opts) error {
 		defer os.RemoveAll(dir)
 		o.out = dir
 	}
-	apps, err := writeApps(o)
+	apps, err := writeApps(o, "workloads/demo")
 	if err != nil {
 		return err
 	}
@@ -92,8 +93,8 @@ func run(ctx context.Context, o opts) error {
 	}
 	var planted, aa, faster tally
 	var kinds []kind
-	for _, k := range []kind{{"planted", "planted", apps.old, apps.planted, &planted},
-		{"A/A", "aa", apps.old, apps.copy, &aa}, {"faster", "faster", apps.slower, apps.copy, &faster}} {
+	for _, k := range []kind{{"planted", "planted", apps.zero, apps.planted, &planted},
+		{"A/A", "aa", apps.old, apps.copy, &aa}, {"faster", "faster", apps.slower, apps.zero, &faster}} {
 		if slices.Contains(names, k.dir) {
 			kinds = append(kinds, k)
 		}
@@ -118,7 +119,8 @@ func run(ctx context.Context, o opts) error {
 	}
 	if faster.runs > 0 {
 		faster.print(fmt.Sprintf("%s 20%% cheaper in NEW", o.route), o.route, false)
-		fmt.Printf("  %s called better in %d of %d\n", o.route, faster.routeBetter, faster.runs)
+		fmt.Printf("  %s called better in %d of %d; every other URL no_difference in %d (the mix holds the route)\n",
+			o.route, faster.routeBetter, faster.runs, faster.sameElsewhere)
 	}
 	return ctx.Err()
 }
@@ -143,21 +145,30 @@ func kindNames(list string, faster bool) ([]string, error) {
 	return names, nil
 }
 
-type apps struct{ old, copy, planted, slower string }
+type apps struct{ old, copy, zero, planted, slower string }
 
-// writeApps copies the demo four times: OLD, a copy of it, NEW with the plant, and one with a plant of 25% (what
-// the demo is 20% cheaper than).
-func writeApps(o opts) (apps, error) {
-	a := apps{filepath.Join(o.out, "old"), filepath.Join(o.out, "copy"), filepath.Join(o.out, "planted"), filepath.Join(o.out, "slower")}
-	for _, d := range []string{a.old, a.copy, a.planted, a.slower} {
-		if err := os.CopyFS(d, os.DirFS("workloads/demo")); err != nil {
+// writeApps copies the demo (at demo) five times: OLD, a copy of it, one with the plant's code and no slowdown (zero), NEW
+// with the plant, and one with a plant of 25% (what zero is 20% cheaper than). The plant's code costs every request
+// a little (getrusage, parse_url: +1.5% of /remote's CPU), so a run that races a plant races it against zero: the
+// routes the plant is not in are then the same in both versions.
+func writeApps(o opts, demo string) (apps, error) {
+	a := apps{}
+	dirs := []*string{&a.old, &a.copy, &a.zero, &a.planted, &a.slower}
+	for i, name := range []string{"old", "copy", "zero", "planted", "slower"} {
+		*dirs[i] = filepath.Join(o.out, name)
+		if err := os.CopyFS(*dirs[i], os.DirFS(demo)); err != nil {
 			return a, fmt.Errorf("copy the demo (run from the repository's top): %w", err)
 		}
 	}
-	if err := plant(a.planted, o.route, o.plant); err != nil {
-		return a, err
+	for _, p := range []struct {
+		dir   string
+		share float64
+	}{{a.zero, 0}, {a.planted, o.plant}, {a.slower, 0.25}} {
+		if err := plant(p.dir, o.route, p.share); err != nil {
+			return a, err
+		}
 	}
-	return a, plant(a.slower, o.route, 0.25)
+	return a, nil
 }
 
 // plant makes route in the demo copy dir cost share more CPU.
@@ -277,6 +288,8 @@ func gateOnce(ctx context.Context, o opts, oldDir, newDir, dir string) (*result,
 type tally struct {
 	runs, failed, worse, notWorse, undecided int
 	routeWorse, routeBetter, otherWorse      int
+	// sameElsewhere counts the runs with every URL but the route no_difference.
+	sameElsewhere int
 	// onCPU and onLatency count the runs with a comparison undecided on each figure.
 	onCPU, onLatency  int
 	secs, routeChange []float64
@@ -305,10 +318,11 @@ func (t *tally) add(r *result, err error, route string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s in %.0f s, %d rounds;", r.Outcome, r.ElapsedS, r.Rounds)
-	other, cpu, lat := false, false, false
+	other, cpu, lat, same := false, false, false, true
 	for _, c := range r.Comparisons {
 		cpu = cpu || c.CPUGate == "undecided"
 		lat = lat || c.Latency != nil && c.Latency.Gate == "undecided"
+		same = same && (c.Verdict == "no_difference" || c.Name == "GET "+route || c.Name == "mix")
 		if c.Name == "GET "+route {
 			t.routeChange = append(t.routeChange, c.Change)
 			if c.Gate == "worse" {
@@ -321,6 +335,9 @@ func (t *tally) add(r *result, err error, route string) string {
 			other = true
 		}
 		fmt.Fprintf(&b, " %s %+.1f%% [%+.1f, %+.1f] %s", c.Name, 100*c.Change, 100*c.Lo, 100*c.Hi, c.Gate)
+		if c.Verdict != "" {
+			fmt.Fprintf(&b, " (%s)", c.Verdict)
+		}
 		if len(c.WorseOn) > 0 {
 			fmt.Fprintf(&b, " on %s", strings.Join(c.WorseOn, " and "))
 		}
@@ -328,6 +345,9 @@ func (t *tally) add(r *result, err error, route string) string {
 	}
 	if other {
 		t.otherWorse++
+	}
+	if same {
+		t.sameElsewhere++
 	}
 	if r.Outcome == "undecided" && cpu {
 		t.onCPU++

@@ -54,15 +54,15 @@ func readGate(dir string) (*result, error) {
 	return gateOnce(ctx, opts{bin: "true"}, "old", "new", dir)
 }
 
-// The tally counts outcomes, the route's verdicts apart from the others', what an undecided run was open on,
-// and a failed run apart; each run's line says its outcome and every comparison.
+// The tally counts outcomes, the route's verdicts apart from the others', what an undecided run was open on, the
+// runs with no difference on every URL but the route, and a failed run apart; each run's line says its outcome and every comparison.
 func TestTally(t *testing.T) {
 	rs := results(t)
 	var tl tally
 	wantLines := []string{
-		"worse in 100 s, 10 rounds; GET /api/articles +5.0% [+2.0, +8.0] worse on cpu; " +
-			"GET /articles -1.0% [-3.0, +1.0] not_worse",
-		"undecided in 200 s, 20 rounds; GET /api/articles -20.0% [-25.0, -15.0] not_worse; " +
+		"worse in 100 s, 10 rounds; GET /api/articles +5.0% [+2.0, +8.0] worse (worse) on cpu; " +
+			"GET /articles -1.0% [-3.0, +1.0] not_worse (no_difference)",
+		"undecided in 200 s, 20 rounds; GET /api/articles -20.0% [-25.0, -15.0] not_worse (better); " +
 			"GET /remote +10.0% [+5.0, +15.0] worse on cpu and latency",
 	}
 	for i, r := range rs {
@@ -80,6 +80,7 @@ func TestTally(t *testing.T) {
 		{"runs", tl.runs, 2}, {"failed", tl.failed, 1}, {"worse", tl.worse, 1}, {"not worse", tl.notWorse, 0},
 		{"undecided", tl.undecided, 1}, {"route worse", tl.routeWorse, 1}, {"route better", tl.routeBetter, 1},
 		{"another worse", tl.otherWorse, 1}, {"open on CPU", tl.onCPU, 1}, {"open on latency", tl.onLatency, 1},
+		{"no difference elsewhere", tl.sameElsewhere, 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, c.got, c.want)
@@ -199,6 +200,27 @@ func TestPlantInTheDemo(t *testing.T) {
 	if php, err := exec.LookPath("php"); err == nil {
 		if out, err := exec.Command(php, "-l", index).CombinedOutput(); err != nil {
 			t.Errorf("php -l: %v\n%s", err, out)
+		}
+	}
+}
+
+// The apps: OLD and its copy as the demo is, zero with the plant's code at no share, the planted NEW and the
+// slower one with theirs; every one of them a whole demo.
+func TestWriteApps(t *testing.T) {
+	out := t.TempDir()
+	a, err := writeApps(opts{out: out, route: route, plant: 0.05}, filepath.Join("..", "..", "workloads", "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{a.old: "", a.copy: "", a.zero: "$plantNow + 0 * (",
+		a.planted: "$plantNow + 0.05 * (", a.slower: "$plantNow + 0.25 * ("} {
+		b, err := os.ReadFile(filepath.Join(dir, "index.php"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains(string(b), "$plantUntil = ")
+		if want == "" && has || want != "" && !strings.Contains(string(b), want) {
+			t.Errorf("%s: plant %v, want %q", filepath.Base(dir), has, want)
 		}
 	}
 }
