@@ -36,6 +36,9 @@ type run struct {
 	beaten string
 	// beatenBy is the arm that beat it: should a guard take that arm out, the incumbent is the reference again.
 	beatenBy int
+	// kept[f][j], in Versus, is arm j's comparison with Arms[0] on figure f (0 the Value, 1 the second) as the
+	// look that first decided it stated it (nil: undecided so far; kept.go).
+	kept [2][]*stats.Comparison
 }
 
 func newRun(s Spec) *run {
@@ -321,8 +324,9 @@ func (e *run) look() {
 		return
 	}
 	if e.s.Mode == Versus {
+		e.keep()
 		for _, j := range append([]int(nil), e.live[1:]...) {
-			if e.judge(0, j) != "" && (e.seq2 == nil || e.rule().Judge(e.seq2[0][j]) != "") && !e.hold(j) {
+			if e.decided(0, j) && (e.seq2 == nil || e.decided(1, j)) && !e.hold(j) {
 				e.drop(j, StatusDecided, "")
 			}
 		}
@@ -521,10 +525,10 @@ func (e *run) recall() {
 // decided, at its estimate and spread.
 func (e *run) pairNeeded(j int) int {
 	need := MaxRoundsNeeded
-	if e.judge(0, j) == "" {
+	if !e.decided(0, j) {
 		need = e.rule().roundsNeeded(e.seq[0][j])
 	}
-	if e.seq2 != nil && e.rule().Judge(e.seq2[0][j]) == "" {
+	if e.seq2 != nil && !e.decided(1, j) {
 		need = min(need, e.inRounds(e.rule().roundsNeeded(e.seq2[0][j]), e.seq2[0][j].N()))
 	}
 	return need
@@ -703,9 +707,9 @@ func (e *run) finish() {
 			continue
 		}
 		if e.seq[0][i].N() > 0 {
-			r.Vs = e.comparison(i)
+			r.Vs = e.stated(0, i)
 			if e.seq2 != nil && e.seq2[0][i].N() > 0 {
-				r.Vs2 = e.onFailures(i, e.rule().Comparison(e.seq2[0][i], e.s.Second.HigherIsBetter))
+				r.Vs2 = e.stated(1, i)
 			}
 		}
 	}

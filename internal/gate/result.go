@@ -65,10 +65,14 @@ type Comparison struct {
 	Hi     float64 `json:"hi"`
 	Level  float64 `json:"level"`
 	// OldUs and NewUs are the median CPU microseconds a request of each version's trials.
-	OldUs            float64 `json:"old_cpu_us"`
-	NewUs            float64 `json:"new_cpu_us"`
-	Rounds           int     `json:"rounds"`
-	RequestsPerTrial int     `json:"requests_per_trial"`
+	OldUs  float64 `json:"old_cpu_us"`
+	NewUs  float64 `json:"new_cpu_us"`
+	Rounds int     `json:"rounds"`
+	// DecidedAt is the round whose look decided the CPU figure, when the comparison raced on after it for its
+	// p99: the verdict, change and interval are that look's (a confidence sequence's verdict holds at the look
+	// that reaches it; the rounds after are the p99's).
+	DecidedAt        int `json:"decided_at,omitempty"`
+	RequestsPerTrial int `json:"requests_per_trial"`
 	// Seconds is the time its rounds took (both versions' trials at once).
 	Seconds float64 `json:"seconds"`
 	// RoundsNeeded estimates, for an undecided comparison, the rounds in all that would decide it.
@@ -120,6 +124,9 @@ func (g *gate) state(c *comparison) Comparison {
 	}
 	s.Verdict, s.Change, s.Lo, s.Hi, s.Level = vs.Verdict, vs.Estimate, vs.Lo, vs.Hi, vs.Conf
 	s.RoundsNeeded, s.OnErrors = vs.RoundsNeeded, vs.OnErrors
+	if vs.Verdict != stats.Inconclusive && vs.N < s.Rounds {
+		s.DecidedAt = vs.N
+	}
 	s.CPUGate = gateOf(vs, g.o.MinEffect)
 	lat := ""
 	if s.Latency = g.latencyState(c); s.Latency != nil {

@@ -90,7 +90,8 @@ func simulatedSeed(t *testing.T, seed uint64, budget time.Duration, effect, sd, 
 }
 
 // Each comparison races until it is decided or shown not worse, and leaves its rounds to the others; one that
-// cannot be decided runs until the budget ends. Every round of a comparison runs on a fresh pair of stacks.
+// cannot be decided runs until the budget ends; one decided on CPU races on for its p99, its CPU stated as the
+// look that decided it did. Every round of a comparison runs on a fresh pair of stacks.
 func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 	// GET /c's trials are too noisy for the budget to decide.
 	effect := map[string]float64{"mix": 0.10, "GET /a": 0.25, "GET /b": 0, "GET /c": 0}
@@ -106,6 +107,10 @@ func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 		}
 		if c.Name == "GET /c" && c.Ended != experiment.EndBudget {
 			t.Errorf("GET /c ended %q, want it raced to the budget's end", c.Ended)
+		}
+		if c.Name == "GET /b" && (c.DecidedAt < 2 || c.DecidedAt >= c.Rounds) {
+			t.Errorf("GET /b: CPU %s decided at round %d of %d, want it decided and racing on for its p99 (ended %q)",
+				c.Verdict, c.DecidedAt, c.Rounds, c.Ended)
 		}
 		seen := map[int]bool{}
 		for _, a := range g.comps[i].out.Arms {
