@@ -4,8 +4,8 @@ import "github.com/phptune/phptune/internal/stats"
 
 // A comparison of two figures (Spec.Second) in Versus runs until both are decided, and one is often decided
 // rounds before the other. A confidence sequence's verdict holds at whatever look first reaches it, so the rounds
-// run on for the other figure do not take it back: each figure's comparison is kept as the look that decided it
-// stated it. Judged again at every look, a figure could lose its verdict to a later round's outlier: in runs of
+// run on for the other figure do not take it back: each figure's verdict is kept with the look's comparison that
+// reached it. Judged again at every look, a figure could lose its verdict to a later round's outlier: in runs of
 // phptune gate on the demo (2026-11-28, docs/ci.md) a page's CPU read no difference after 6 rounds and, racing on
 // for its p99, inconclusive at 7 (+0.1% [-3.5, +3.8]), where the run's budget ended.
 
@@ -39,17 +39,21 @@ func (e *run) decided(f, j int) bool {
 	return e.rule().Judge(e.seq2[0][j]) != ""
 }
 
-// stated is arm j's comparison with Arms[0] on figure f as the run states it: the kept one, failures deciding
-// first as they do at the end, else on all its rounds.
+// stated is arm j's comparison with Arms[0] on figure f as the run states it: on all its rounds while they bear
+// out the verdict kept (then the most rounds' interval), else the kept one, failures deciding first as they do at
+// the end. Both intervals hold at once (a confidence sequence's hold at every look together), so stating either
+// is sound.
 func (e *run) stated(f, j int) *stats.Comparison {
-	if e.s.Mode == Versus && e.kept[f] != nil && e.kept[f][j] != nil {
-		c := *e.kept[f][j]
-		return e.onFailures(j, &c)
-	}
+	now := e.secondComparison
 	if f == 0 {
-		return e.comparison(j)
+		now = e.comparison
 	}
-	return e.secondComparison(j)
+	c := now(j)
+	if e.s.Mode != Versus || e.kept[f] == nil || e.kept[f][j] == nil || c.Verdict == e.kept[f][j].Verdict {
+		return c
+	}
+	kept := *e.kept[f][j]
+	return e.onFailures(j, &kept)
 }
 
 // secondComparison states arm j against Arms[0] on the second figure, on its rounds so far.

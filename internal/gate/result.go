@@ -69,8 +69,8 @@ type Comparison struct {
 	NewUs  float64 `json:"new_cpu_us"`
 	Rounds int     `json:"rounds"`
 	// DecidedAt is the round whose look decided the CPU figure, when the comparison raced on after it for its
-	// p99: the verdict, change and interval are that look's (a confidence sequence's verdict holds at the look
-	// that reaches it; the rounds after are the p99's).
+	// p99 and all its rounds no longer bear the verdict out: the verdict, change and interval are that look's (a
+	// confidence sequence's verdict holds at the look that reaches it; the rounds after are the p99's).
 	DecidedAt        int `json:"decided_at,omitempty"`
 	RequestsPerTrial int `json:"requests_per_trial"`
 	// Seconds is the time its rounds took (both versions' trials at once).
