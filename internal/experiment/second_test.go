@@ -170,7 +170,8 @@ func aaVerdicts(out *Outcome) (wrong, yielded int) {
 
 // TestASparseFigure: gate's latency, measured in every third round only. The rounds without it count for the
 // first figure and not for the second (a third of them), a second figure 30% worse is still shown so on its own
-// rounds, and the race runs until both are decided (each stated as the look that decided it); without Sparse, a round that leaves it out is an error.
+// rounds, and the race runs until both are decided (each verdict kept once reached); without Sparse, a round
+// that leaves it out is an error.
 func TestASparseFigure(t *testing.T) {
 	run := func(sparse bool) (*Outcome, error) {
 		f := arms(rand.New(rand.NewSource(3)), 0.02, 0, 0)

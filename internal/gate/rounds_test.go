@@ -91,7 +91,8 @@ func simulatedSeed(t *testing.T, seed uint64, budget time.Duration, effect, sd, 
 
 // Each comparison races until it is decided or shown not worse, and leaves its rounds to the others; one that
 // cannot be decided runs until the budget ends; one decided on CPU that races on for its p99 is stated on all
-// its rounds while they bear its verdict out (else at the look that decided it, decided_at). Every round of a comparison runs on a fresh pair of stacks.
+// its rounds while they bear its verdict out (else at the look that decided it, decided_at). Every round of a
+// comparison runs on a fresh pair of stacks.
 func TestRoundsRaceEachComparisonUntilItIsDecided(t *testing.T) {
 	// GET /c's trials are too noisy for the budget to decide.
 	effect := map[string]float64{"mix": 0.10, "GET /a": 0.25, "GET /b": 0, "GET /c": 0}
