@@ -147,10 +147,10 @@ func kindNames(list string, faster bool) ([]string, error) {
 
 type apps struct{ old, copy, zero, planted, slower string }
 
-// writeApps copies the demo (at demo) five times: OLD, a copy of it, one with the plant's code and no slowdown (zero), NEW
-// with the plant, and one with a plant of 25% (what zero is 20% cheaper than). The plant's code costs every request
-// a little (getrusage, parse_url: +1.5% of /remote's CPU), so a run that races a plant races it against zero: the
-// routes the plant is not in are then the same in both versions.
+// writeApps copies the demo (at demo) five times: OLD, a copy of it, one with the plant's code and no slowdown
+// (zero), NEW with the plant, and one with a plant of 25% (what zero is 20% cheaper than). The plant's code costs
+// every request a little (getrusage, parse_url: +1.5% of /remote's CPU), so a run that races a plant races it
+// against zero: the routes the plant is not in are then the same in both versions.
 func writeApps(o opts, demo string) (apps, error) {
 	a := apps{}
 	dirs := []*string{&a.old, &a.copy, &a.zero, &a.planted, &a.slower}
