@@ -152,11 +152,10 @@ type apps struct{ old, copy, zero, planted, slower string }
 // every request a little (getrusage, parse_url: +1.5% of /remote's CPU), so a run that races a plant races it
 // against zero: the routes the plant is not in are then the same in both versions.
 func writeApps(o opts, demo string) (apps, error) {
-	a := apps{}
-	dirs := []*string{&a.old, &a.copy, &a.zero, &a.planted, &a.slower}
-	for i, name := range []string{"old", "copy", "zero", "planted", "slower"} {
-		*dirs[i] = filepath.Join(o.out, name)
-		if err := os.CopyFS(*dirs[i], os.DirFS(demo)); err != nil {
+	in := func(name string) string { return filepath.Join(o.out, name) }
+	a := apps{in("old"), in("copy"), in("zero"), in("planted"), in("slower")}
+	for _, d := range []string{a.old, a.copy, a.zero, a.planted, a.slower} {
+		if err := os.CopyFS(d, os.DirFS(demo)); err != nil {
 			return a, fmt.Errorf("copy the demo (run from the repository's top): %w", err)
 		}
 	}

@@ -174,8 +174,8 @@ type gate struct {
 	comps     []*comparison
 	budget    *experiment.Budget
 	roundsRun int // rounds run (every comparison racing took its turn on one pair of stacks)
-	// watchWall is the wall time of the rounds run while some comparisons were not worse and others undecided:
-	// [1] of those in which the ones not worse took their turns, [0] of those they sat out (takingTurns).
+	// watchWall is the wall time of the rounds run while some comparisons were watching their p99 and others
+	// open: [1] of those in which the watching ones took their turns, [0] of those they sat out (takingTurns).
 	watchWall [2]time.Duration
 	// first: the run's first pair is starting (it logs in; an optional URL's failure is noted, not an error).
 	first bool
