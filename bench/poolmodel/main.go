@@ -1,5 +1,5 @@
 // Command poolmodel sets the pool size's model beside the goodput it stands for. Static pools of several sizes
-// of the demo serve one load that fills the largest, in interleaved rounds (the order turning each round); each
+// of the demo (or of a prepared workload preset's app, -preset; its services start once for all pools) serve one load that fills the largest, in interleaved rounds (the order turning each round); each
 // trial reads goodput and the scheduler's figures of the pool (CPU time, run-queue wait). It prints each size's
 // goodput against the best (the mean and spread of a round's log ratio) and what a request holds a worker for
 // against its CPU (W/C: a worker's wall time, less its run-queue wait, per CPU second), from the pool of one,
@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/signal"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
@@ -25,26 +27,37 @@ import (
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
 	"github.com/phptune/phptune/internal/stats"
+	"github.com/phptune/phptune/internal/workload"
 )
 
+// opts are the command's flags.
+type opts struct {
+	preset      string
+	rounds      int
+	sizes       []int
+	conc, fixed int
+	dur, warm   time.Duration
+}
+
 func main() {
-	rounds := flag.Int("rounds", 15, "rounds")
+	var o opts
+	flag.StringVar(&o.preset, "preset", "demo", "the workload preset served (phptune workload list), prepared first (phptune workload prepare NAME)")
+	flag.IntVar(&o.rounds, "rounds", 15, "rounds")
 	sizesFlag := flag.String("sizes", "1,2,3,4,6,8", "pool sizes, comma-separated")
-	conc := flag.Int("c", 0, "connections (0: twice the largest size)")
-	dur := flag.Duration("d", 1500*time.Millisecond, "a trial's measured window")
-	warm := flag.Duration("w", 300*time.Millisecond, "a window's warm-up")
-	fixed := flag.Int("n", 0, "requests a trial, timed from the first sent to the last answered (0: a window of -d)")
+	flag.IntVar(&o.conc, "c", 0, "connections (0: twice the largest size)")
+	flag.DurationVar(&o.dur, "d", 1500*time.Millisecond, "a trial's measured window")
+	flag.DurationVar(&o.warm, "w", 300*time.Millisecond, "a window's warm-up")
+	flag.IntVar(&o.fixed, "n", 0, "requests a trial, timed from the first sent to the last answered (0: a window of -d)")
 	flag.Parse()
-	sizes, err := parseSizes(*sizesFlag)
-	if err != nil {
+	var err error
+	if o.sizes, err = parseSizes(*sizesFlag); err != nil {
 		fmt.Fprintln(os.Stderr, "poolmodel:", err)
 		os.Exit(2)
 	}
-	c := *conc
-	if c == 0 {
-		c = 2 * sizes[len(sizes)-1]
+	if o.conc == 0 {
+		o.conc = 2 * o.sizes[len(o.sizes)-1]
 	}
-	if err := run(*rounds, sizes, c, *dur, *warm, *fixed); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "poolmodel:", err)
 		os.Exit(1)
 	}
@@ -70,12 +83,29 @@ type figures struct {
 	wc      float64 // a worker's wall time less its run-queue wait, per CPU second: meaningful when every worker is busy
 }
 
-func run(rounds int, sizes []int, conc int, dur, warm time.Duration, fixed int) error {
-	ctx := context.Background()
-	mix, err := demostack.Mix()
+// run serves o.preset's app with its services started for the whole run and stopped on every path, an interrupt
+// included.
+func run(o opts) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app, err := workload.PresetApp(o.preset) // its error names the nearest preset, or says to prepare it
 	if err != nil {
 		return err
 	}
+	svc, err := app.StartServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
+	}
+	return svc.During(ctx, func(ctx context.Context) error { return measureSizes(ctx, app, o) })
+}
+
+// measureSizes starts a static pool of each size and measures o.rounds interleaved rounds, printing the report.
+func measureSizes(ctx context.Context, app *workload.App, o opts) error {
+	rounds, sizes, conc, dur, warm, fixed := o.rounds, o.sizes, o.conc, o.dur, o.warm, o.fixed
+	// The app's anonymous pages with their content checks: a page that fails its check is an error, and a trial
+	// with errors is no figure.
+	mix := app.URLs
 	sts := make([]*stack.Stack, len(sizes))
 	defer func() {
 		for _, st := range sts {
@@ -87,9 +117,11 @@ func run(rounds int, sizes []int, conc int, dur, warm time.Duration, fixed int) 
 	for i, n := range sizes {
 		cfg := knob.Debian()
 		cfg.PM, cfg.MaxChildren = "static", n
-		if sts[i], err = demostack.Start(ctx, cfg); err != nil {
-			return err
+		st, err := demostack.StartApp(ctx, app.Stack, cfg)
+		if err != nil {
+			return fmt.Errorf("start a pool of %d for %s: %w", n, o.preset, err)
 		}
+		sts[i] = st
 	}
 	trialWall := make([]time.Duration, len(sizes))
 	trial := func(i int) (figures, error) {
@@ -156,11 +188,11 @@ func run(rounds int, sizes []int, conc int, dur, warm time.Duration, fixed int) 
 		all += w
 	}
 	fmt.Printf("a trial took %.2f s on average\n", all.Seconds()/float64(len(sizes)*(rounds+1)))
-	report(sizes, conc, dur, fixed, got)
+	report(o.preset, sizes, conc, dur, fixed, got)
 	return nil
 }
 
-func report(sizes []int, conc int, dur time.Duration, fixed int, got [][]figures) {
+func report(preset string, sizes []int, conc int, dur time.Duration, fixed int, got [][]figures) {
 	best := 0
 	med := func(i int, f func(figures) float64) float64 {
 		var xs []float64
@@ -179,8 +211,8 @@ func report(sizes []int, conc int, dur time.Duration, fixed int, got [][]figures
 	if fixed > 0 {
 		trial = fmt.Sprintf("%d requests a trial, timed whole", fixed)
 	}
-	fmt.Printf("%d rounds, %d connections, %s, %d CPUs; goodput against the best size (%d)\n",
-		len(got[0]), conc, trial, runtime.NumCPU(), sizes[best])
+	fmt.Printf("%s: %d rounds, %d connections, %s, %d CPUs; goodput against the best size (%d)\n",
+		preset, len(got[0]), conc, trial, runtime.NumCPU(), sizes[best])
 	fmt.Printf("%5s %10s %10s %10s %8s\n", "size", "req/s", "vs best", "sd/round", "W/C")
 	for i, n := range sizes {
 		var lr []float64

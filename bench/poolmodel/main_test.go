@@ -37,9 +37,9 @@ func TestReport(t *testing.T) {
 		{{200 * math.Exp(-0.1), 1.2}, {200 * math.Exp(-0.2), 1.1}, {200 * math.Exp(-0.3), 1.3}},
 		{{200, 1.05}, {200, 1.0}, {200, 1.1}},
 	}
-	out := capture.Stdout(t, func() { report(sizes, 8, 1500*time.Millisecond, 0, got) })
+	out := capture.Stdout(t, func() { report("demo", sizes, 8, 1500*time.Millisecond, 0, got) })
 	cpus := runtime.NumCPU()
-	want := fmt.Sprintf("3 rounds, 8 connections, 1.5s windows, %d CPUs; goodput against the best size (4)\n", cpus)
+	want := fmt.Sprintf("demo: 3 rounds, 8 connections, 1.5s windows, %d CPUs; goodput against the best size (4)\n", cpus)
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("first line: want %q in\n%s", want, out)
 	}
@@ -65,7 +65,7 @@ func TestReport(t *testing.T) {
 		t.Errorf("want the model's line %q in\n%s", model, out)
 	}
 	// Without a pool of 1 there is no model; a fixed number of requests a trial says so.
-	out = capture.Stdout(t, func() { report(sizes[1:], 8, time.Second, 50, got[1:]) })
+	out = capture.Stdout(t, func() { report("demo", sizes[1:], 8, time.Second, 50, got[1:]) })
 	if strings.Contains(out, "model:") || !strings.Contains(out, "50 requests a trial, timed whole") {
 		t.Errorf("sizes 2 and 4, 50 requests a trial:\n%s", out)
 	}
