@@ -181,7 +181,13 @@ func measureSizes(ctx context.Context, app *workload.App, o opts) error {
 			}
 			got[i] = append(got[i], f)
 		}
-		fmt.Fprintf(os.Stderr, "round %d of %d\n", r+1, rounds)
+		// Each size's goodput in its order of the round: whether the spread is a few stray trials or all of them.
+		var line strings.Builder
+		for k := range sizes {
+			i := (k + r) % len(sizes)
+			fmt.Fprintf(&line, " %d:%.1f", sizes[i], got[i][r].goodput)
+		}
+		fmt.Fprintf(os.Stderr, "round %d of %d, req/s by size in order:%s\n", r+1, rounds, line.String())
 	}
 	var all time.Duration
 	for _, w := range trialWall {
