@@ -202,8 +202,12 @@ type Outcome struct {
 	Name   string `json:"name"`
 	Winner int    `json:"winner"` // Race and Smallest: the arm chosen; Versus: 0
 	// Best, in Smallest, is the live arm with the best estimate, which every other arm's Vs is against.
-	Best   int         `json:"best,omitempty"`
-	Rounds int         `json:"rounds"` // complete rounds
+	Best   int `json:"best,omitempty"`
+	Rounds int `json:"rounds"` // complete rounds
+	// Needed, in Smallest left undecided, is the rounds in all after which the race would have its answer at its
+	// estimates and spreads (Look.Needed at its end; MaxRoundsNeeded: not at these estimates); 0 when decided or
+	// not known. An open size's own comparison may be rounds from a verdict that does not decide the race.
+	Needed int         `json:"needed,omitempty"`
 	Ended  string      `json:"ended"`
 	Arms   []ArmResult `json:"arms"`
 	// Order is the arms' names in the order their trials ran.

@@ -89,6 +89,9 @@ func (e *run) smallestFinish() {
 	o.Best = e.bestLive()
 	o.Winner = o.Best
 	decided := len(e.live) > 0 && e.within(e.live[0])
+	if !decided {
+		o.Needed = e.smallestNeeded()
+	}
 	if w := e.firstWithin(); w >= 0 {
 		// Shown within the margin of every live arm: a claim that holds at the pairs' level, though an arm
 		// before it is still open (a size a percent or two from the margin is open for hundreds of rounds).

@@ -455,9 +455,11 @@ func (t *tuner) sizesRow(sizes []int, spec arms.TrialSpec, out *experiment.Outco
 	return pick, row, comps
 }
 
-// sizesNeed is what would decide an open sizes' race (a row's Need): the rounds the comparison of its first open
-// size with the best needs, at a round of the sizes still in it; "" where none says. WordPress's said nothing where
-// the next look's cost was "3m41s", size 2 lying at the margin's edge (2026-11-28).
+// sizesNeed is what would decide an open sizes' race (a row's Need): the rounds its answer needs (Outcome.Needed),
+// else those the comparison of its first open size with the best needs, at a round of the sizes still in it; ""
+// where none says. WordPress's said nothing where the next look's cost was "3m41s", size 2 lying at the margin's
+// edge; then "about 5 rounds (6s more)", size 1's to be shown worse, where 2 within the margin of 4 needed many
+// more (2026-11-28).
 func sizesNeed(out *experiment.Outcome, trial time.Duration) string {
 	live, first := 0, -1
 	for i, a := range out.Arms {
@@ -469,10 +471,14 @@ func sizesNeed(out *experiment.Outcome, trial time.Duration) string {
 			}
 		}
 	}
+	round := time.Duration(max(live, 2)) * trial
+	if out.Needed > 0 {
+		return Need(out.Needed, out.Rounds, round)
+	}
 	if first < 0 {
 		return ""
 	}
-	return Need(out.Arms[first].Vs.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*trial)
+	return Need(out.Arms[first].Vs.RoundsNeeded, out.Rounds, round)
 }
 
 // setRange sets the range of the sizes not shown worse than the best: the winner, the within and the open ones.
