@@ -206,6 +206,10 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 	for _, k := range keys {
 		args = append(args, "-d", k+"="+o.INI[k])
 	}
+	// PHP's time limit counts CPU time, which callgrind stretches 50 times and more (with the JIT, whose code it
+	// must watch, more still): WordPress's page under the tracing JIT hit the 30 s limit. The count needs the
+	// request whole, so the limit is lifted, the settings' own too (the last -d wins).
+	args = append(args, "-d", "max_execution_time=0")
 	// php-cgi's opcache runs for the "cgi-fcgi" SAPI; enable_cli covers PHP builds that report "cli" here.
 	if _, ok := o.INI["opcache.enable_cli"]; !ok {
 		args = append(args, "-d", "opcache.enable_cli=1")

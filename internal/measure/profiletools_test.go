@@ -413,6 +413,26 @@ int main(int argc, char **argv) {
 	}
 }
 
+// TestInstructionsOutlastPHPsTimeLimit: a request of about a second under callgrind (a few hundredths natively)
+// is counted whole though the settings limit PHP to one second: callgrind's slowdown is not the app's.
+func TestInstructionsOutlastPHPsTimeLimit(t *testing.T) {
+	app := phpApp(t, "$s = 0; for ($i = 0; $i < 4000000; $i++) { $s += $i; }\necho \"sum $s\\n\";\n")
+	o := instrOptions(t, app)
+	o.Warmup, o.N = 1, 1
+	o.INI = map[string]string{"max_execution_time": "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, err := Instructions(ctx, o)
+	if err != nil {
+		t.Fatalf("a request longer than PHP's time limit under callgrind: %v", err)
+	}
+	t.Logf("%d instructions a request, %s in all", res.PerRequest, time.Since(start).Round(time.Millisecond))
+	if res.PerRequest < 4000000 {
+		t.Errorf("%d instructions a request for 4 million loops: the request was not counted whole", res.PerRequest)
+	}
+}
+
 func TestInstructionsReportsPHPErrors(t *testing.T) {
 	app := phpApp(t, "undefined_function_here();\n")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
