@@ -20,7 +20,8 @@ func Profile(w io.Writer, r *profile.Result) {
 	var ok []profile.VariantResult
 	for _, v := range r.Variants {
 		if v.Error != "" {
-			fmt.Fprintf(w, "\n  %s FAILED: %s\n", v.Name, v.Error)
+			fmt.Fprintln(w)
+			wrapTo(w, "  ", "    ", v.Name+" FAILED: "+v.Error)
 			continue
 		}
 		ok = append(ok, v)
@@ -223,7 +224,7 @@ func Profile(w io.Writer, r *profile.Result) {
 		if len(advice) > 0 {
 			fmt.Fprintf(w, "\n  %s:\n", v.Name)
 			for _, a := range advice {
-				fmt.Fprintf(w, "    - %s\n", a)
+				wrapTo(w, "    - ", "      ", a)
 			}
 		}
 	}

@@ -19,7 +19,11 @@ func TestProfileSummary(t *testing.T) {
 			Instructions: []profile.URLInstr{{URI: "/", InstrResult: &measure.InstrResult{PerRequest: 5e6, Warmup: 2, N: 3}}},
 			Opcache:      &measure.Opcache{}},
 		{Name: "pm=bogus", Error: "start php-fpm: pm bogus"},
+		{Name: "jit=tracing", Error: "instructions of /: php-cgi /tmp/phptune-111963450/app/index.php: PHP Fatal error:  " +
+			"Maximum execution time of 30 seconds exceeded in /tmp/phptune-111963450/app/wp-includes/l10n.php on line 298"},
 	}}
+	r.Variants[0].Warnings = append(r.Variants[0].Warnings, "PHP's text is on 4 KiB pages: opcache.huge_code_pages=1 "+
+		"(for the master: php.ini or php-fpm -d) copies it to huge pages at start-up")
 	var b bytes.Buffer
 	Profile(&b, r)
 	out := b.String()
@@ -32,6 +36,11 @@ func TestProfileSummary(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > lineWidth {
+			t.Errorf("a line of %d columns, want at most %d: %q", len(l), lineWidth, l)
 		}
 	}
 	// openat moved most, so it comes before read.
