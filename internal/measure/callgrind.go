@@ -208,8 +208,10 @@ func Instructions(ctx context.Context, o InstrOptions) (*InstrResult, error) {
 	}
 	// PHP's time limit counts CPU time, which callgrind stretches 50 times and more (with the JIT, whose code it
 	// must watch, more still): WordPress's page under the tracing JIT hit the 30 s limit. The count needs the
-	// request whole, so the limit is lifted, the settings' own too (the last -d wins).
-	args = append(args, "-d", "max_execution_time=0")
+	// request whole, so the limit is lifted, the settings' own too (the last -d wins). max_input_time's timer (60 s
+	// in Debian's php.ini) is armed at a request's start and, under php-cgi -T, lasts the request: WordPress under
+	// the JIT then met "Maximum execution time of 0 seconds exceeded". -1 leaves it to max_execution_time.
+	args = append(args, "-d", "max_execution_time=0", "-d", "max_input_time=-1")
 	// php-cgi's opcache runs for the "cgi-fcgi" SAPI; enable_cli covers PHP builds that report "cli" here.
 	if _, ok := o.INI["opcache.enable_cli"]; !ok {
 		args = append(args, "-d", "opcache.enable_cli=1")

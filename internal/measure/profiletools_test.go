@@ -414,12 +414,13 @@ int main(int argc, char **argv) {
 }
 
 // TestInstructionsOutlastPHPsTimeLimit: a request of about a second under callgrind (a few hundredths natively)
-// is counted whole though the settings limit PHP to one second: callgrind's slowdown is not the app's.
+// is counted whole though the settings limit PHP (and its input time, whose timer lasts the request under -T) to
+// one second: callgrind's slowdown is not the app's.
 func TestInstructionsOutlastPHPsTimeLimit(t *testing.T) {
 	app := phpApp(t, "$s = 0; for ($i = 0; $i < 4000000; $i++) { $s += $i; }\necho \"sum $s\\n\";\n")
 	o := instrOptions(t, app)
 	o.Warmup, o.N = 1, 1
-	o.INI = map[string]string{"max_execution_time": "1"}
+	o.INI = map[string]string{"max_execution_time": "1", "max_input_time": "1"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
