@@ -1,5 +1,6 @@
 // Command poolmodel sets the pool size's model beside the goodput it stands for. Static pools of several sizes
-// of the demo (or of a prepared workload preset's app, -preset; its services start once for all pools) serve one load that fills the largest, in interleaved rounds (the order turning each round); each
+// of the demo (or of a prepared workload preset's app, -preset; its services start once for all pools) serve
+// one load that fills the largest, in interleaved rounds (the order turning each round); each
 // trial reads goodput and the scheduler's figures of the pool (CPU time, run-queue wait). It prints each size's
 // goodput against the best (the mean and spread of a round's log ratio) and what a request holds a worker for
 // against its CPU (W/C: a worker's wall time, less its run-queue wait, per CPU second), from the pool of one,
@@ -41,7 +42,8 @@ type opts struct {
 
 func main() {
 	var o opts
-	flag.StringVar(&o.preset, "preset", "demo", "the workload preset served (phptune workload list), prepared first (phptune workload prepare NAME)")
+	flag.StringVar(&o.preset, "preset", "demo",
+		"the workload preset served (phptune workload list), prepared first (phptune workload prepare NAME)")
 	flag.IntVar(&o.rounds, "rounds", 15, "rounds")
 	sizesFlag := flag.String("sizes", "1,2,3,4,6,8", "pool sizes, comma-separated")
 	flag.IntVar(&o.conc, "c", 0, "connections (0: twice the largest size)")
