@@ -3,7 +3,8 @@
 // values), both started cold and loaded at the same time (a duet block: what the machine does meanwhile falls on
 // both alike), block after block of -n requests each. It prints each block's CPU a request of each pool (php-fpm's
 // process group, as tune's CPU trials read it), their ratio, and the JIT buffer's use after the block; then the
-// ratio's mean and spread over the blocks after -skip (the compiling ones). A JIT that is still compiling when
+// ratio's mean and spread over the blocks after -skip (the compiling ones): the mean of one pair of pools, whose
+// own offsets (about 2% a stack, docs/engine.md) it holds and its interval does not. A JIT still compiling when
 // tune's trials run would show here as blocks whose ratio keeps falling past the warm-up tune gives a pool (a
 // few requests a worker). By default the mix is tune's: the preset's pages with its signed-in ones (-anonymous:
 // the anonymous pages alone, as profile counts instructions on). bench/jitwarm.sh runs it.
