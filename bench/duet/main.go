@@ -20,9 +20,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
@@ -59,21 +57,9 @@ func main() {
 // run measures o.preset's app with its services started for the whole run and stopped on every path, an
 // interrupt included (the stacks' deferred stops run too).
 func run(o opts) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// Not prepared: PresetApp's error says to run phptune workload prepare NAME; an unknown name: Lookup's names
-	// the nearest preset. Both are one line, passed through.
-	app, err := workload.PresetApp(o.preset)
-	if err != nil {
-		return err
-	}
-	svc, err := app.StartServices(ctx)
-	defer svc.Stop(context.Background())
-	if err != nil {
-		return err
-	}
-	// A database exiting under the run turns its pages into errors: say so rather than only that requests failed.
-	return svc.During(ctx, func(ctx context.Context) error { return measureRounds(ctx, app, o) })
+	return demostack.WithPreset(o.preset, func(ctx context.Context, app *workload.App) error {
+		return measureRounds(ctx, app, o)
+	})
 }
 
 // measureRounds starts the two stacks of app and measures o.rounds rounds each way, printing the spreads.

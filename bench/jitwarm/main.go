@@ -17,9 +17,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
@@ -63,18 +61,9 @@ func run(o opts) error {
 	if o.blocks <= o.skip || o.n < 1 || o.conc < 1 {
 		return errors.New("-blocks must exceed -skip, and -n and -c be at least 1")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	app, err := workload.PresetApp(o.preset)
-	if err != nil {
-		return err
-	}
-	svc, err := app.StartServices(ctx)
-	defer svc.Stop(context.Background())
-	if err != nil {
-		return err
-	}
-	return svc.During(ctx, func(ctx context.Context) error { return measureBlocks(ctx, app, o) })
+	return demostack.WithPreset(o.preset, func(ctx context.Context, app *workload.App) error {
+		return measureBlocks(ctx, app, o)
+	})
 }
 
 // measureBlocks starts the two pools and prints o.blocks duet blocks and their summary.

@@ -14,12 +14,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
@@ -88,18 +86,9 @@ type figures struct {
 // run serves o.preset's app with its services started for the whole run and stopped on every path, an interrupt
 // included.
 func run(o opts) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	app, err := workload.PresetApp(o.preset) // its error names the nearest preset, or says to prepare it
-	if err != nil {
-		return err
-	}
-	svc, err := app.StartServices(ctx)
-	defer svc.Stop(context.Background())
-	if err != nil {
-		return err
-	}
-	return svc.During(ctx, func(ctx context.Context) error { return measureSizes(ctx, app, o) })
+	return demostack.WithPreset(o.preset, func(ctx context.Context, app *workload.App) error {
+		return measureSizes(ctx, app, o)
+	})
 }
 
 // measureSizes starts a static pool of each size and measures o.rounds interleaved rounds, printing the report.

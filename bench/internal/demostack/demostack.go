@@ -1,9 +1,13 @@
 // Package demostack starts apps on private stacks for the bench commands: the bundled demo, or a workload
-// preset's app (workload.PresetApp) through StartApp; and gives the demo's URL mix as the demo preset defines it.
+// preset's app (workload.PresetApp) through StartApp, its services run by WithPreset; and gives the demo's URL mix
+// as the demo preset defines it.
 package demostack
 
 import (
 	"context"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/phptune/phptune/internal/knob"
@@ -27,6 +31,25 @@ func StartApp(ctx context.Context, template stack.Config, cfg knob.Config) (*sta
 	template.FastStop = true
 	cfg.Apply(&template, "www")
 	return stack.Start(ctx, template)
+}
+
+// WithPreset runs f on the prepared preset name's app with its services (its database) started for the whole
+// run, and stopped on every path, an interrupt or SIGTERM included (ctx is cancelled then, so f's deferred stops
+// run too); a service that exits under f is said (workload.Services.During). An unknown name's error names the
+// nearest preset, an unprepared one's says to prepare it: one line each, passed through.
+func WithPreset(name string, f func(ctx context.Context, app *workload.App) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app, err := workload.PresetApp(name)
+	if err != nil {
+		return err
+	}
+	svc, err := app.StartServices(ctx)
+	defer svc.Stop(context.Background())
+	if err != nil {
+		return err
+	}
+	return svc.During(ctx, func(ctx context.Context) error { return f(ctx, app) })
 }
 
 // Mix is the demo preset's URLs with their weights.

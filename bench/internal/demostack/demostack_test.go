@@ -13,6 +13,7 @@ import (
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
 	"github.com/phptune/phptune/internal/stack"
+	"github.com/phptune/phptune/internal/workload"
 )
 
 // The demo preset's mix: pages of the app, each with a weight.
@@ -125,4 +126,13 @@ func inGroups(t *testing.T, groups map[string]int) []int {
 		out = append(out, pids...)
 	}
 	return out
+}
+
+// WithPreset passes an unknown preset's one-line error through (naming the nearest), and never calls f.
+func TestWithPresetRefusesAnUnknownName(t *testing.T) {
+	called := false
+	err := WithPreset("wordpres", func(context.Context, *workload.App) error { called = true; return nil })
+	if err == nil || !strings.Contains(err.Error(), "wordpress") || strings.Contains(err.Error(), "\n") || called {
+		t.Errorf("WithPreset(wordpres) = %v (f called: %v), want one line naming wordpress, f not called", err, called)
+	}
 }
