@@ -21,7 +21,8 @@ type Knob struct {
 	// CPU time per request.
 	CPUOnly bool
 	// CPUTime knobs change what a request costs in CPU time without changing the work counted (huge pages,
-	// the binary's code layout): decided on CPU time per request, never screened.
+	// the binary's code layout), or in a way a count does not show (the JIT): decided on CPU time per request,
+	// never screened.
 	CPUTime bool
 	// Pool knobs shape php-fpm's pool (pm, max_children): raced on the configuration's own pool. The other
 	// throughput knobs (transport, keep-alive, buffers) are raced on its steady twin, a static pool of its size.

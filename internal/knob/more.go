@@ -72,12 +72,15 @@ func Backlog() Knob {
 }
 
 // JIT is opcache's JIT: off, or tracing/function with a buffer (the buffer is set once for the master, so it
-// goes to php-fpm -d; the mode is per pool).
+// goes to php-fpm -d; the mode is per pool). Decided on CPU time and never screened: the code it makes at run time
+// is counted only once hot, which a count of a few requests in one process may not reach (WordPress's tracing JIT
+// counted +0.6% instructions in tune's screen and was dropped, 18% fewer in profile's count, -2.6% CPU time a
+// request in bench/jitwarm), and its instructions are not its time.
 func JIT() Knob {
 	return Knob{
 		Name:    "jit",
 		Doc:     "opcache.jit off, tracing or function, with a 64 MiB buffer when on",
-		CPUOnly: true,
+		CPUTime: true,
 		Skip: func(f Facts, c Config) string {
 			if c.INI["opcache.enable"] == "0" {
 				return "opcache is off (the JIT is part of it)"

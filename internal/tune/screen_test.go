@@ -81,3 +81,43 @@ func TestScreenedRowIsNoStatisticalVerdict(t *testing.T) {
 		t.Fatalf("no knob screened whole (note %q, %d screens)", tu.plan.ScreenNote, len(tu.log.screens))
 	}
 }
+
+// TestTheScreenBoundsACandidatesCount: a candidate's count that runs past the screen's sixth of the budget is
+// given up at its end and the candidate left to the timed trials, saying so; the screen then stops (WordPress's
+// candidates, counted unbounded, took 546 s of a 20-minute run's 200 s share). The JIT is never counted: its
+// instructions are neither its time nor, before its code is hot, its work.
+func TestTheScreenBoundsACandidatesCount(t *testing.T) {
+	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu.sat = &Saturation{NoiseSD: 0.5} // a no-op race long enough that the screen pays
+	counts := 0
+	count := func(ctx context.Context, cfg knob.Config) (float64, error) {
+		counts++
+		if counts == 1 {
+			return 1000, nil // the starting point's count: quick
+		}
+		<-ctx.Done() // a candidate's count that would run on
+		return 0, ctx.Err()
+	}
+	tu.o.Screen = &Screener{Instructions: count, Syscalls: count}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	began := time.Now()
+	if err := tu.screen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 8*time.Second {
+		t.Errorf("the screen took %s of a 5 s share", took)
+	}
+	if len(tu.log.screens) != 1 || !tu.log.screens[0].Survived ||
+		!strings.Contains(tu.log.screens[0].Note, "ran past the screen's sixth of the budget") {
+		t.Fatalf("screens %+v: want one candidate left to the trials, its count past the screen's share", tu.log.screens)
+	}
+	for _, sc := range tu.log.screens {
+		if sc.Knob == "jit" {
+			t.Errorf("the JIT was counted: %+v", sc)
+		}
+	}
+}
