@@ -45,10 +45,10 @@ func TestTheScreenGivesUpACountThatCannotPay(t *testing.T) {
 	}
 }
 
-// TestScreenedRowIsNoStatisticalVerdict: a CPU-only knob whose every candidate the screen counted doing the same
-// work gets the row "screened" on metric work, with no interval and no rounds: a count, not a timed
-// no_difference; its JSON says "screened".
-func TestScreenedRowIsNoStatisticalVerdict(t *testing.T) {
+// screenedAlike is a tuner of every knob, an hour's budget, whose screen counted every candidate doing the same
+// work as the starting point.
+func screenedAlike(t *testing.T) *tuner {
+	t.Helper()
 	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +59,14 @@ func TestScreenedRowIsNoStatisticalVerdict(t *testing.T) {
 	if err := tu.screen(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return tu
+}
+
+// TestScreenedRowIsNoStatisticalVerdict: a CPU-only knob whose every candidate the screen counted doing the same
+// work gets the row "screened" on metric work, with no interval and no rounds: a count, not a timed
+// no_difference; its JSON says "screened".
+func TestScreenedRowIsNoStatisticalVerdict(t *testing.T) {
+	tu := screenedAlike(t)
 	rows := 0
 	for _, k := range tu.o.Knobs {
 		if len(tu.screenNotes(k.Name)) == 0 {
@@ -120,16 +128,7 @@ func TestTheScreenBoundsACandidatesCount(t *testing.T) {
 // JIT's are not: its instructions are neither its time nor, before its code is hot, its work (WordPress's tracing
 // JIT counted +0.6% in the screen and was dropped; it saves 2.6% of CPU time a request).
 func TestTheJITIsNeverScreened(t *testing.T) {
-	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("preload.php", nil), Budget: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tu.sat = &Saturation{NoiseSD: 0.1}
-	same := func(context.Context, knob.Config) (float64, error) { return 1000, nil }
-	tu.o.Screen = &Screener{Instructions: same, Syscalls: same}
-	if err := tu.screen(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tu := screenedAlike(t)
 	counted := map[string]bool{}
 	for _, sc := range tu.log.screens {
 		counted[sc.Knob] = true
