@@ -60,3 +60,35 @@ func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
 		t.Errorf("settling took %s, beyond its bound", d)
 	}
 }
+
+// TestACPUTrialsStackIsWarmedByRequests: a CPU arm's static pool is warmed with a sixth of a CPU trial's
+// requests, not a step of load (real php-fpm, its status page's count of accepted requests).
+func TestACPUTrialsStackIsWarmedByRequests(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte("<?php echo \"ok\\n\";\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := knob.Debian()
+	cfg.PM, cfg.MaxChildren = "static", 2
+	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
+	l := &Lengths{Win: 300 * time.Millisecond, Warm: 100 * time.Millisecond, CPURequests: 600}
+	s := newStackSet(o, l, func(TrialRecord) {}, func(string) {})
+	defer s.StopAll()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := s.shared(cfg, TrialSpec{Conc: 2, Metric: MetricCPU}).(*stackArm)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	st, err := measure.ReadFPMStatus(ctx, a.w.Pool.Network, a.w.Pool.Address, a.w.Pool.StatusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The warm-up's 100, the check's few requests and status pages (this read included); a step of 0.4 s of
+	// load would have sent hundreds of these.
+	want := int64(l.CPURequests / cpuWarmShare)
+	if st.AcceptedConn < want || st.AcceptedConn > want+12 {
+		t.Errorf("the pool accepted %d requests: want the warm-up's %d and the check's few", st.AcceptedConn, want)
+	}
+}

@@ -305,7 +305,7 @@ func (s *stackSet) startChecked(ctx context.Context, w *Stack, spec TrialSpec) e
 	}
 	defer leave()
 	for try := 1; ; try++ {
-		if err := s.start(ctx, w, spec.Conc); err != nil {
+		if err := s.start(ctx, w, spec); err != nil {
 			return err
 		}
 		if spec.Check == nil {
@@ -326,9 +326,9 @@ func (s *stackSet) startChecked(ctx context.Context, w *Stack, spec TrialSpec) e
 // checkStarts is how often a configuration whose Check fails is started before it counts as not in effect.
 const checkStarts = 6
 
-// start serves w's configuration, checks every URL and settles the pool at conc connections; on an error
+// start serves w's configuration, checks every URL and settles the pool at spec's connections; on an error
 // nothing of it is left running.
-func (s *stackSet) start(ctx context.Context, w *Stack, conc int) error {
+func (s *stackSet) start(ctx context.Context, w *Stack, spec TrialSpec) error {
 	sc := s.o.Stack
 	sc.FastStop = true // an arm stops between trials: nothing is in flight
 	w.Config.Apply(&sc, "tune")
@@ -345,8 +345,12 @@ func (s *stackSet) start(ctx context.Context, w *Stack, conc int) error {
 		return err
 	}
 	settled := time.Now()
-	if conc > 0 {
-		if err := Settle(ctx, w.Pool, s.LoadOptions(w, conc), w.Config.MaxChildren); err != nil {
+	if spec.Conc > 0 {
+		o := s.LoadOptions(w, spec.Conc)
+		if spec.Metric == MetricCPU {
+			o.Requests = int64(s.lengths.CPURequests / cpuWarmShare)
+		}
+		if err := Settle(ctx, w.Pool, o, w.Config.MaxChildren); err != nil {
 			st.Stop(context.Background())
 			return fmt.Errorf("settle %s: %w", w.Config, err)
 		}
@@ -668,6 +672,17 @@ const warmConns = 16
 // worker's first requests cost more than its later ones (WordPress's first few about twice the CPU).
 const warmPerWorker = 4
 
+// cpuWarmShare: a CPU trial's stack is warmed with a sixth of the trial's requests (warmPerWorker a worker at
+// the least), not with warmStep's load. A CPU trial has no warm-up of its own, so this is all its stack gets; and
+// a duet round starts the next round's stacks beside its trials, where the step's 0.4 s of load a stack took a
+// third of the machine's CPU (the demo, 2026-11-29: 170 requests a stack; its JIT's cost a request steady after
+// about 70 requests of a fresh pool's). Warmed so, a duet trial of the demo served 185 requests a second where it
+// served 145, and a round took 2.4 s where it took 3.2 (docs/engine.md, "A round's length").
+const cpuWarmShare = 6
+
+// warmStep is the step of load a static pool gets first when its warm-up is not counted in requests.
+const warmStep = 400 * time.Millisecond
+
 // MaxSettle bounds Settle: php-fpm doubles a dynamic pool's spawn rate each second up to 32 a second, so a
 // pool of up to 64 workers reaches its size in about 6 s of steady load.
 const MaxSettle = 8 * time.Second
@@ -679,14 +694,15 @@ const settleStep = time.Second
 // ondemand pool starts with a few workers and php-fpm adds them at most once a second; a trial's short warm-up
 // does not cover that, so a fresh arm would lose against one that had served for a while (on the demo,
 // preload came out worse in every run for this reason alone). A static pool has its workers, but its opcache
-// and JIT buffer start empty: it gets a short step of load (two demo runs disagreed on pm static vs dynamic,
-// -5.4% and +5.1%, when static arms went in cold), then warmPerWorker requests a worker.
+// and JIT buffer start empty: it gets o.Requests requests where they are set (a CPU trial's stack), else a
+// short step of load (two demo runs disagreed on pm static vs dynamic, -5.4% and +5.1%, when static arms went
+// in cold), then warmPerWorker requests a worker.
 func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildren int) error {
 	o.Warmup = 0
 	if pool.PM == "static" {
 		return warmStatic(ctx, o, maxChildren)
 	}
-	o.Duration = settleStep
+	o.Duration, o.Requests = settleStep, 0
 	prev := -1
 	for end := time.Now().Add(MaxSettle); time.Now().Before(end); {
 		if _, err := Unmeasured(ctx, o); err != nil {
@@ -703,12 +719,15 @@ func Settle(ctx context.Context, pool stack.Endpoint, o load.Options, maxChildre
 	return ctx.Err()
 }
 
-// warmStatic sends a static pool every URL a few times, which fills opcache and warms the JIT's counters, then
-// enough requests that every worker has served warmPerWorker (a slow app's first requests in a worker cost
-// more than its later ones: without this, the demo's sweep measured 71, 115 and 144 req/s in its first three
-// trials at one connection, as its 128 workers took their first turns).
+// warmStatic sends a static pool every URL a few times, which fills opcache and warms the JIT's counters (o's
+// requests where set, else warmStep's load), then enough requests that every worker has served warmPerWorker
+// (a slow app's first requests in a worker cost more than its later ones: without this, the demo's sweep
+// measured 71, 115 and 144 req/s in its first three trials at one connection, as its 128 workers took their
+// first turns).
 func warmStatic(ctx context.Context, o load.Options, workers int) error {
-	o.Duration = 400 * time.Millisecond
+	if o.Requests == 0 {
+		o.Duration = warmStep
+	}
 	res, err := Unmeasured(ctx, o)
 	if err != nil {
 		return err
