@@ -2,6 +2,7 @@ package arms
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -90,5 +91,81 @@ func TestACPUTrialsStackIsWarmedByRequests(t *testing.T) {
 	want := int64(l.CPURequests / cpuWarmShare)
 	if st.AcceptedConn < want || st.AcceptedConn > want+12 {
 		t.Errorf("the pool accepted %d requests: want the warm-up's %d and the check's few", st.AcceptedConn, want)
+	}
+}
+
+// TestAStartIsCheckedBeforeItsURLs: a configuration whose Check fails is started again, and a start that fails
+// it sends the app nothing (real php-fpm; the app counts its requests in a file).
+func TestAStartIsCheckedBeforeItsURLs(t *testing.T) {
+	dir := t.TempDir()
+	// In /tmp itself: the workers' user cannot enter the test's own directories.
+	f, err := os.CreateTemp("", "phptune-hits-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := f.Name()
+	f.Close()
+	t.Cleanup(func() { os.Remove(hits) })
+	if err := os.Chmod(hits, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	php := "<?php file_put_contents('" + hits + "', \"x\\n\", FILE_APPEND); echo \"ok\\n\";\n"
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(php), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
+	s := newStackSet(o, &Lengths{Win: 300 * time.Millisecond, CPURequests: 20}, func(TrialRecord) {}, func(string) {})
+	defer s.StopAll()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	count := func() int {
+		b, err := os.ReadFile(hits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(b) / 2
+	}
+	// started starts an arm of a static pool of children workers, with the requests the app saw meanwhile.
+	started := func(children int, spec TrialSpec) (*stackArm, int, error) {
+		before := count()
+		cfg := knob.Debian()
+		cfg.PM, cfg.MaxChildren = "static", children
+		a := s.shared(cfg, spec).(*stackArm)
+		err := a.Start(ctx)
+		return a, count() - before, err
+	}
+	var once int
+	for _, children := range []int{2, 3} { // the run's first check sends memory probes of its own: the second counts
+		a, n, err := started(children, TrialSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Stop()
+		once = n
+	}
+	if once == 0 {
+		t.Fatal("a plain start sent the app no request: the test counts nothing")
+	}
+	tries := 0
+	flaky := func(int) (string, error) {
+		if tries++; tries < 3 {
+			return "", errors.New("not yet")
+		}
+		return "in effect", nil
+	}
+	a, n, err := started(4, TrialSpec{Check: flaky})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.w.note != "in effect; php-fpm start 3" {
+		t.Errorf("a check passing on the third start: the stack's note is %q", a.w.note)
+	}
+	a.Stop()
+	if n != once {
+		t.Errorf("a start checked three times sent the app %d requests, where a plain one sent %d", n, once)
+	}
+	never := func(int) (string, error) { return "", errors.New("never") }
+	if _, n, err := started(5, TrialSpec{Check: never}); !errors.Is(err, ErrNotInEffect) || n != 0 {
+		t.Errorf("a check that never passes: %v, and the app saw %d requests", err, n)
 	}
 }
