@@ -3,8 +3,10 @@ package arms
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,7 +167,7 @@ func TestAStartIsCheckedBeforeItsURLs(t *testing.T) {
 		t.Errorf("a start checked three times sent the app %d requests, where a plain one sent %d", n, once)
 	}
 	never := func(int) (string, error) { return "", errors.New("never") }
-	if _, n, err := started(5, TrialSpec{Check: never}); !errors.Is(err, ErrNotInEffect) || n != 0 {
+	if _, n, err := started(5, TrialSpec{Check: never}); !errors.Is(err, ErrNotInEffect) || !strings.Contains(fmt.Sprint(err), "never in 6 starts") || n != 0 {
 		t.Errorf("a check that never passes: %v, and the app saw %d requests", err, n)
 	}
 }

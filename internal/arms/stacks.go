@@ -327,28 +327,30 @@ type checkFailed struct{ err error }
 
 func (e checkFailed) Error() string { return e.err.Error() }
 
-// start serves w's configuration, checks that it took effect (spec's Check) and every URL, and settles the pool
-// at spec's connections; on an error nothing of it is left running. The Check comes first: where it fails (a
-// huge-pages start passed it once in 12 here) the URLs' check and the warm-up would be spent on a stack that is
-// stopped at once.
+// start serves w's configuration, checks that it took effect (spec's Check, as soon as PHP is up: where it
+// fails, a huge-pages start passing it once in 12 here, the stack is stopped before its workers are waited for,
+// its HTTP server started, its URLs checked and its pool warmed) and every URL, and settles the pool at spec's
+// connections; on an error nothing of it is left running.
 func (s *stackSet) start(ctx context.Context, w *Stack, spec TrialSpec) error {
 	sc := s.o.Stack
 	sc.FastStop = true // an arm stops between trials: nothing is in flight
 	w.Config.Apply(&sc, "tune")
+	var refused error // what spec's Check said against this start
+	if spec.Check != nil {
+		sc.CheckPHP = func(pid int) error {
+			w.note, refused = spec.Check(pid)
+			return refused
+		}
+	}
 	st, err := stack.Start(ctx, sc)
 	if exitcode.Of(err) == exitcode.Usage {
 		return err // bad input says what to do in a line of its own, not under a configuration's name
 	}
+	if errors.Is(err, stack.ErrCheckPHP) {
+		return checkFailed{refused}
+	}
 	if err != nil {
 		return fmt.Errorf("start %s: %w", w.Config, err)
-	}
-	if spec.Check != nil {
-		note, err := spec.Check(st.PID(st.PHP()))
-		if err != nil {
-			st.Stop(context.Background())
-			return checkFailed{err}
-		}
-		w.note = note
 	}
 	w.Server, w.Pool = st, phpPool(st, w.Config)
 	if err := s.check(ctx, w); err != nil {

@@ -66,6 +66,12 @@ type Config struct {
 	// for requests in flight and takes seconds for a large pool: 5.5 s for 128 static workers against 0.35 s):
 	// for stacks that serve nobody when they stop, such as tune's arms between trials.
 	FastStop bool
+	// CheckPHP, when set, says whether the start took effect, given PHP's first process (php-fpm's master, or
+	// Apache's parent under mod_php): it is asked as soon as PHP is up (php-fpm's first pool answers its ping),
+	// before the stack waits for its workers and starts its HTTP server, so that a start it refuses costs little
+	// (huge code pages: where the loader put PHP's text decides). Its error stops the stack; Start returns it
+	// wrapped in ErrCheckPHP.
+	CheckPHP func(pid int) error
 
 	portPicker func() (int, error) // tests: the ports picked, to lose the race between pick and bind
 }

@@ -190,21 +190,30 @@ func (s *Stack) startFPM(cfg Config, pools []Pool, w workers) error {
 	return s.spawn("php-fpm", s.PHPINI.Env(), s.FPMBin, args...)
 }
 
+// fpmPing waits until ep answers its ping over FastCGI.
+func (s *Stack) fpmPing(ctx context.Context, deadline time.Time, ep Endpoint) error {
+	params := fcgi.CGIParams(fcgi.CGIOptions{ScriptFilename: ep.PingPath, ScriptName: ep.PingPath, DocumentRoot: "/"})
+	err := s.poll(ctx, deadline, func(c context.Context) error {
+		status, body, _, err := fcgi.Get(c, ep.Network, ep.Address, params)
+		if err != nil {
+			return err
+		}
+		if status != 200 || !bytes.Contains(body, []byte("pong")) {
+			return fmt.Errorf("ping %s answered %d %q", ep.PingPath, status, body)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("php-fpm pool %s did not come up: %w", ep.Name, err)
+	}
+	return nil
+}
+
 // fpmHealthy waits until every pool answers its ping over FastCGI, and a static pool has all its workers.
 func (s *Stack) fpmHealthy(ctx context.Context, deadline time.Time) error {
 	for _, ep := range s.Pools {
-		params := fcgi.CGIParams(fcgi.CGIOptions{ScriptFilename: ep.PingPath, ScriptName: ep.PingPath, DocumentRoot: "/"})
-		if err := s.poll(ctx, deadline, func(c context.Context) error {
-			status, body, _, err := fcgi.Get(c, ep.Network, ep.Address, params)
-			if err != nil {
-				return err
-			}
-			if status != 200 || !bytes.Contains(body, []byte("pong")) {
-				return fmt.Errorf("ping %s answered %d %q", ep.PingPath, status, body)
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("php-fpm pool %s did not come up: %w", ep.Name, err)
+		if err := s.fpmPing(ctx, deadline, ep); err != nil {
+			return err
 		}
 		// Every run starts from the same state: a static pool with all its workers forked and idle
 		// (right after start-up some are still initialising and the status page lists them as "(null)").

@@ -248,9 +248,18 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := s.endpoints(cfg, pools); err != nil {
 		return nil, err
 	}
+	deadline := time.Now().Add(15 * time.Second)
 	if len(pools) > 0 {
 		if err := s.startFPM(cfg, pools, w); err != nil {
 			return nil, err
+		}
+		if cfg.CheckPHP != nil {
+			if err := s.fpmPing(ctx, deadline, s.Pools[0]); err != nil {
+				return nil, err
+			}
+			if err := s.checkPHP(cfg.CheckPHP); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if httpBin != "" {
@@ -272,10 +281,26 @@ func start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		s.HTTPURL = fmt.Sprintf("http://127.0.0.1:%d/", port)
 	}
-	if err := s.waitHealthy(ctx, 15*time.Second); err != nil {
+	if err := s.waitHealthy(ctx, deadline); err != nil {
 		return nil, err
 	}
+	if cfg.CheckPHP != nil && len(pools) == 0 {
+		if err := s.checkPHP(cfg.CheckPHP); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// ErrCheckPHP wraps what Config.CheckPHP found against a start.
+var ErrCheckPHP = errors.New("not in effect")
+
+// checkPHP asks check about the stack's first PHP process.
+func (s *Stack) checkPHP(check func(pid int) error) error {
+	if err := check(s.PID(s.PHP())); err != nil {
+		return fmt.Errorf("%w: %w", ErrCheckPHP, err)
+	}
+	return nil
 }
 
 // findHTTP is the HTTP server's binary ("" with NoNginx).
@@ -402,8 +427,7 @@ func (s *Stack) spawn(name string, env []string, bin string, args ...string) err
 }
 
 // waitHealthy waits until every pool answers its ping over FastCGI and the HTTP server answers.
-func (s *Stack) waitHealthy(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
+func (s *Stack) waitHealthy(ctx context.Context, deadline time.Time) error {
 	if err := s.fpmHealthy(ctx, deadline); err != nil {
 		return err
 	}

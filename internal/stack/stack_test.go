@@ -367,3 +367,38 @@ func TestStaleDirsAreSwept(t *testing.T) {
 		t.Errorf("a live run's dir %s was removed: %v", live, err)
 	}
 }
+
+// TestCheckPHPComesBeforeTheHTTPServer: CheckPHP is asked about php-fpm's master before nginx starts, and a start
+// it refuses leaves nothing running.
+func TestCheckPHPComesBeforeTheHTTPServer(t *testing.T) {
+	port, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var master int
+	var comm []byte
+	var listening error
+	refuse := errors.New("refused")
+	cfg := Config{AppFS: workloads.Demo(), HTTPPort: port, CheckPHP: func(pid int) error {
+		master = pid
+		comm, _ = os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			listening = errors.New("nginx listens already")
+		}
+		return refuse
+	}}
+	_, err = Start(context.Background(), cfg)
+	if !errors.Is(err, ErrCheckPHP) || !errors.Is(err, refuse) {
+		t.Fatalf("a start CheckPHP refuses: %v", err)
+	}
+	if listening != nil {
+		t.Error(listening)
+	}
+	if !strings.HasPrefix(string(comm), "php-fpm") {
+		t.Errorf("CheckPHP was given pid %d (%q): want php-fpm's master", master, comm)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", master)); err == nil {
+		t.Errorf("php-fpm's master (pid %d) still runs after the start was refused", master)
+	}
+}
