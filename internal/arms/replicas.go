@@ -277,6 +277,20 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 	return obs, err
 }
 
+// Fill keeps the arm's stack loaded at its trials' connections, unmeasured, until ctx ends: in a duet round, until
+// the rivals' trials end (experiment.Filler). What it meets is not the round's: the trials were measured.
+func (a *replicaArm) Fill(ctx context.Context) {
+	if a.w == nil || !a.spec.Duet {
+		return
+	}
+	o := a.g.s.LoadOptions(a.w, a.spec.Conc)
+	o.Warmup, o.Duration = 0, maxFill
+	Unmeasured(ctx, o)
+}
+
+// maxFill bounds a Fill whose rivals' trials do not end (a stall): their own timeouts end them sooner.
+const maxFill = time.Minute
+
 // Stop lets go of the arm's stacks. The last arm to stop cancels the stacks starting ahead and waits for them, so
 // that none is left running after the experiment.
 func (a *replicaArm) Stop() {

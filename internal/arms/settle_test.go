@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/measure"
@@ -169,5 +170,45 @@ func TestAStartIsCheckedBeforeItsURLs(t *testing.T) {
 	never := func(int) (string, error) { return "", errors.New("never") }
 	if _, n, err := started(5, TrialSpec{Check: never}); !errors.Is(err, ErrNotInEffect) || !strings.Contains(fmt.Sprint(err), "never in 6 starts") || n != 0 {
 		t.Errorf("a check that never passes: %v, and the app saw %d requests", err, n)
+	}
+}
+
+// TestADuetArmFillsUntilCancelled: a duet arm's Fill loads its stack until its context ends, and returns then
+// (real php-fpm; the pool's accepted count).
+func TestADuetArmFillsUntilCancelled(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte("<?php usleep(2000); echo \"ok\\n\";\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := knob.Debian()
+	cfg.PM, cfg.MaxChildren = "static", 2
+	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
+	r := New(o, &Lengths{Win: 300 * time.Millisecond, CPURequests: 20}, func(TrialRecord) {}, func(string) {})
+	defer r.StopAll()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := r.Arm(cfg, TrialSpec{Phase: "fill", Metric: MetricCPU, Conc: 2, Duet: true})
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	w := a.(*replicaArm).w
+	accepted := func() int64 {
+		st, err := measure.ReadFPMStatus(ctx, w.Pool.Network, w.Pool.Address, w.Pool.StatusPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.AcceptedConn
+	}
+	before := accepted()
+	fill, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	began := time.Now()
+	a.(experiment.Filler).Fill(fill)
+	if d := time.Since(began); d > 3*time.Second {
+		t.Errorf("Fill returned %s after its context began, %s after it ended", d, d-300*time.Millisecond)
+	}
+	if n := accepted() - before; n < 10 {
+		t.Errorf("the pool accepted %d requests while the arm filled for 0.3 s", n)
 	}
 }

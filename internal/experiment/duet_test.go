@@ -201,3 +201,52 @@ func TestDuetCancelsCommonNoise(t *testing.T) {
 		t.Errorf("A/A duet races: %d false verdicts in %d runs at alpha 1%%", falseVerdicts, runs)
 	}
 }
+
+// pacedArm's trials take their time; as a Filler it records how long each of its fills ran past its trial.
+type pacedArm struct {
+	name  string
+	trial time.Duration
+	mu    sync.Mutex
+	fills []time.Duration // each fill's length
+}
+
+func (a *pacedArm) Name() string                    { return a.name }
+func (a *pacedArm) Start(ctx context.Context) error { return nil }
+func (a *pacedArm) Stop()                           {}
+func (a *pacedArm) Trial(ctx context.Context) (Observation, error) {
+	time.Sleep(a.trial)
+	return Observation{Value: 100}, nil
+}
+func (a *pacedArm) Fill(ctx context.Context) {
+	began := time.Now()
+	<-ctx.Done()
+	a.mu.Lock()
+	a.fills = append(a.fills, time.Since(began))
+	a.mu.Unlock()
+}
+
+// TestADuetsFasterArmFillsUntilTheLastTrialEnds: in a duet round the arm whose trial ends first keeps loading
+// until the slowest trial ends, and the slowest never fills; alternating rounds never fill.
+func TestADuetsFasterArmFillsUntilTheLastTrialEnds(t *testing.T) {
+	fast, slow := &pacedArm{name: "fast", trial: 5 * time.Millisecond}, &pacedArm{name: "slow", trial: 100 * time.Millisecond}
+	spec := Spec{Name: "fill", Arms: []Arm{fast, slow}, Mode: Race, HigherIsBetter: true, MinEffect: 0.03, Alpha: 0.01,
+		Duet: true, MaxRounds: 3}
+	if _, err := Run(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if len(fast.fills) != 3 || len(slow.fills) != 0 {
+		t.Fatalf("fills: the fast arm %d, the slow one %d; want 3 and none", len(fast.fills), len(slow.fills))
+	}
+	for _, d := range fast.fills {
+		if d < 40*time.Millisecond {
+			t.Errorf("the fast arm filled for %s, less than the slow trial's rest (95 ms)", d)
+		}
+	}
+	spec.Duet, fast.fills = false, nil
+	if _, err := Run(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if len(fast.fills) != 0 {
+		t.Errorf("alternating rounds filled %d times", len(fast.fills))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/phptune/phptune/internal/stats"
 )
@@ -206,6 +207,14 @@ func (e *run) together(ctx context.Context, n int, arms []int) []tried {
 		}
 	}
 	var wg sync.WaitGroup
+	var running atomic.Int32
+	fill, allDone := context.WithCancel(ctx)
+	defer allDone()
+	for x := range arms {
+		if out[x].err == nil {
+			running.Add(1)
+		}
+	}
 	for x, i := range arms {
 		if out[x].err != nil {
 			continue
@@ -215,6 +224,13 @@ func (e *run) together(ctx context.Context, n int, arms []int) []tried {
 		go func() {
 			defer wg.Done()
 			out[x].obs, out[x].err = e.s.Arms[i].Trial(ctx)
+			if running.Add(-1) == 0 {
+				allDone()
+				return
+			}
+			if f, ok := e.s.Arms[i].(Filler); ok && out[x].err == nil {
+				f.Fill(fill)
+			}
 		}()
 	}
 	wg.Wait()
