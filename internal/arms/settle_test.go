@@ -89,10 +89,10 @@ func TestACPUTrialsStackIsWarmedByRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The warm-up's 100, the check's few requests and status pages (this read included); a step of 0.4 s of
-	// load would have sent hundreds of these.
+	// The warm-up's 100, the check's few requests and the status pages read until the workers were up (more on
+	// a busy machine: 113 beside a busy loop); a step of 0.4 s of load sent 1,434 here.
 	want := int64(l.CPURequests / cpuWarmShare)
-	if st.AcceptedConn < want || st.AcceptedConn > want+12 {
+	if st.AcceptedConn < want || st.AcceptedConn > 2*want {
 		t.Errorf("the pool accepted %d requests: want the warm-up's %d and the check's few", st.AcceptedConn, want)
 	}
 }
