@@ -20,13 +20,9 @@ import (
 // TestSettleGrowsAFreshDynamicPool: a fresh pm=dynamic arm is brought up to the workers the load keeps busy
 // before anything measures it (real php-fpm; every request waits 20 ms, so 16 connections keep 16 workers busy).
 func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte("<?php usleep(20000); echo \"ok\\n\";\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	o := onePage(t, "<?php usleep(20000); echo \"ok\\n\";\n")
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "dynamic", 16
-	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 	l := &Lengths{Win: 300 * time.Millisecond, Warm: 100 * time.Millisecond, CPURequests: 20}
 	s := newStackSet(o, l, func(TrialRecord) {}, func(string) {})
 	defer s.StopAll()
@@ -68,13 +64,9 @@ func TestSettleGrowsAFreshDynamicPool(t *testing.T) {
 // TestACPUTrialsStackIsWarmedByRequests: a CPU arm's static pool is warmed with a sixth of a CPU trial's
 // requests, not a step of load (real php-fpm, its status page's count of accepted requests).
 func TestACPUTrialsStackIsWarmedByRequests(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte("<?php echo \"ok\\n\";\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	o := onePage(t, "<?php echo \"ok\\n\";\n")
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "static", 2
-	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 	l := &Lengths{Win: 300 * time.Millisecond, Warm: 100 * time.Millisecond, CPURequests: 600}
 	s := newStackSet(o, l, func(TrialRecord) {}, func(string) {})
 	defer s.StopAll()
@@ -100,7 +92,6 @@ func TestACPUTrialsStackIsWarmedByRequests(t *testing.T) {
 // TestAStartIsCheckedBeforeItsURLs: a configuration whose Check fails is started again, and a start that fails
 // it sends the app nothing (real php-fpm; the app counts its requests in a file).
 func TestAStartIsCheckedBeforeItsURLs(t *testing.T) {
-	dir := t.TempDir()
 	// In /tmp itself: the workers' user cannot enter the test's own directories.
 	f, err := os.CreateTemp("", "phptune-hits-")
 	if err != nil {
@@ -112,11 +103,7 @@ func TestAStartIsCheckedBeforeItsURLs(t *testing.T) {
 	if err := os.Chmod(hits, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	php := "<?php file_put_contents('" + hits + "', \"x\\n\", FILE_APPEND); echo \"ok\\n\";\n"
-	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(php), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
+	o := onePage(t, "<?php file_put_contents('"+hits+"', \"x\\n\", FILE_APPEND); echo \"ok\\n\";\n")
 	s := newStackSet(o, &Lengths{Win: 300 * time.Millisecond, CPURequests: 20}, func(TrialRecord) {}, func(string) {})
 	defer s.StopAll()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -176,13 +163,9 @@ func TestAStartIsCheckedBeforeItsURLs(t *testing.T) {
 // TestADuetArmFillsUntilCancelled: a duet arm's Fill loads its stack until its context ends, and returns then
 // (real php-fpm; the pool's accepted count).
 func TestADuetArmFillsUntilCancelled(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte("<?php usleep(2000); echo \"ok\\n\";\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	o := onePage(t, "<?php usleep(2000); echo \"ok\\n\";\n")
 	cfg := knob.Debian()
 	cfg.PM, cfg.MaxChildren = "static", 2
-	o := Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 	r := New(o, &Lengths{Win: 300 * time.Millisecond, CPURequests: 20}, func(TrialRecord) {}, func(string) {})
 	defer r.StopAll()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -211,4 +194,14 @@ func TestADuetArmFillsUntilCancelled(t *testing.T) {
 	if n := accepted() - before; n < 10 {
 		t.Errorf("the pool accepted %d requests while the arm filled for 0.3 s", n)
 	}
+}
+
+// onePage is arms' Config for an app of one page, index.php of php, served from a fresh docroot.
+func onePage(t *testing.T, php string) Config {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.php"), []byte(php), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Config{Stack: stack.Config{App: dir}, Timeout: 10 * time.Second, URLs: []load.MixItem{{URI: "/", Weight: 1}}}
 }
