@@ -285,7 +285,7 @@ func (a *replicaArm) Fill(ctx context.Context) {
 	}
 	o := a.g.s.LoadOptions(a.w, a.spec.Conc)
 	o.Warmup, o.Duration = 0, maxFill
-	Unmeasured(ctx, o)
+	_, _ = Unmeasured(ctx, o)
 }
 
 // maxFill bounds a Fill whose rivals' trials do not end (a stall): their own timeouts end them sooner.
