@@ -328,7 +328,7 @@ type checkFailed struct{ err error }
 func (e checkFailed) Error() string { return e.err.Error() }
 
 // start serves w's configuration, checks that it took effect (spec's Check, as soon as PHP is up: where it
-// fails, a huge-pages start passing it once in 12 here, the stack is stopped before its workers are waited for,
+// fails, as a huge-pages start does one time in two here, the stack is stopped before its workers are waited for,
 // its HTTP server started, its URLs checked and its pool warmed) and every URL, and settles the pool at spec's
 // connections; on an error nothing of it is left running.
 func (s *stackSet) start(ctx context.Context, w *Stack, spec TrialSpec) error {
