@@ -280,7 +280,7 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 // Fill keeps the arm's stack loaded at its trials' connections, unmeasured, until ctx ends: in a duet round, until
 // the rivals' trials end (experiment.Filler). What it meets is not the round's: the trials were measured.
 func (a *replicaArm) Fill(ctx context.Context) {
-	if a.w == nil || !a.spec.Duet {
+	if a.w == nil {
 		return
 	}
 	o := a.g.s.LoadOptions(a.w, a.spec.Conc)
