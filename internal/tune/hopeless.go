@@ -72,8 +72,12 @@ func (t *tuner) hopeless(name string, rounds int) string {
 	if rounds < 2 {
 		return fmt.Sprintf("the time left buys it at most a round, too few to decide anything; %s", need)
 	}
+	makes := "a knob like it makes"
+	if name == knob.MaxChildren().Name {
+		makes = "a pool's sizes plausibly differ by"
+	}
 	return fmt.Sprintf("the budget leaves it about %d rounds, which could tell apart only changes larger than %s in "+
-		"requests/s (a round varies about %.0f%%), more than a knob like it makes; %s", rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), need)
+		"requests/s (a round varies about %.0f%%), more than %s; %s", rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), makes, need)
 }
 
 // roundsToResolve is the fewest rounds from from on whose half-width, at a round's spread sd and alpha, is within
@@ -174,8 +178,25 @@ func (t *tuner) roundsAt(allow, least time.Duration, nArms, cold int, spec arms.
 	if spare < least {
 		return 0
 	}
-	allow = min(max(allow, least), spare) - startsCost(cold, t.costs.start(spec.StartKind()))
+	return t.roundsIn(min(max(allow, least), spare), nArms, cold, spec)
+}
+
+// roundsIn is the rounds allow buys the race of arms arms (cold of them to start) on spec, once they started.
+func (t *tuner) roundsIn(allow time.Duration, nArms, cold int, spec arms.TrialSpec) int {
+	allow -= startsCost(cold, t.costs.start(spec.StartKind()))
 	return max(0, int(allow/(time.Duration(nArms)*t.costs.trial(spec.Metric))))
+}
+
+// sizesNote is why the pool sizes' race does not run at its turn, given its allowance and least ("" when it runs).
+// Held to the final's claim only where it was deferred (atTurn), it still does not run where the rounds its
+// allowance buys cannot resolve the change its sizes plausibly make: a 3-minute demo's ran its 4 rounds to
+// intervals of +-60 to 70% (2026-11-28, runs k to n), 10 s its CPU races lacked (huge_code_pages open in 6 of 8).
+func (t *tuner) sizesNote(allow, least time.Duration, nArms int, spec arms.TrialSpec) string {
+	name := knob.MaxChildren().Name
+	if t.atTurn(name) {
+		return t.atTurnNote(name, t.roundsAt(allow, least, nArms, nArms, spec))
+	}
+	return t.hopeless(name, t.roundsIn(max(allow, least), nArms, nArms, spec))
 }
 
 // noteTurn records where the time stood at the turn of name's race, given allow (Result.Turns).

@@ -220,7 +220,7 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	nArms := len(sizes)
 	allow, least := t.allowance(k.Name, nArms, nArms, spec, names(later)), t.d.cost(spec, nArms, nArms)
 	t.noteTurn(k.Name, allow)
-	if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, nArms, nArms, spec)); why != "" {
+	if why := t.sizesNote(allow, least, nArms, spec); why != "" {
 		t.keepStartingSize(limit, floor, why)
 		return nil
 	}
