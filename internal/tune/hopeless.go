@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/phptune/phptune/internal/arms"
@@ -170,15 +171,45 @@ func (t *tuner) sharedRounds(order []string) int {
 }
 
 // roundsAt is the rounds the race of arms arms (cold of them to start) on spec would get at its turn: what its
-// allowance buys, at least what its least costs (least), within what the final and a leaning race's look claim
-// (a deferred race runs on time the others left, to which they have the first claim: WordPress's pool sizes took
+// allowance buys, at least what its least costs (least), within what claim leaves of the time (turnClaim: a
+// deferred race runs on time the others left, to which they have the first claim: WordPress's pool sizes took
 // 87 s of the final's), else none.
-func (t *tuner) roundsAt(allow, least time.Duration, nArms, cold int, spec arms.TrialSpec) int {
-	spare := t.left() - t.finalClaim()
+func (t *tuner) roundsAt(claim, allow, least time.Duration, nArms, cold int, spec arms.TrialSpec) int {
+	spare := t.left() - claim
 	if spare < least {
 		return 0
 	}
 	return t.roundsIn(min(max(allow, least), spare), nArms, cold, spec)
+}
+
+// turnClaim is what a race held to the final's claim (atTurn) must leave at its turn, were it to take allow: the
+// final's claim (finalClaim), and the second looks at the open races that would cost less each, whose knobs it
+// names. Looks go to the cheapest first; a race run on the time the others leave yields to them as it does to
+// the final: a 3-minute demo's server race took 24 s for 7 rounds that could not decide it, where
+// validate_timestamps and huge_code_pages were each about 12 s from a decision (2026-11-29, run o).
+func (t *tuner) turnClaim(allow time.Duration) (claim time.Duration, nearer []string) {
+	left := t.left()
+	s := t.finalShareAt(left)
+	claim = s.claim()
+	counted := map[*openRace]bool{}
+	if claim > s.keep() { // the looks beside the final are in its claim
+		if _, lean := t.finalNeed(); lean != nil {
+			counted[lean] = true
+		}
+		if o, _ := t.sizesOpen(left); o != nil {
+			counted[o] = true
+		}
+	}
+	for _, o := range t.open {
+		if counted[o] || !o.lookable() || o.rc.x.Look().Needed >= experiment.MaxRoundsNeeded {
+			continue
+		}
+		if c := t.lookCost(o); c <= allow {
+			claim += c
+			nearer = append(nearer, o.rc.r.knob.Name)
+		}
+	}
+	return claim, nearer
 }
 
 // roundsIn is the rounds allow buys the race of arms arms (cold of them to start) on spec, once they started.
@@ -194,7 +225,7 @@ func (t *tuner) roundsIn(allow time.Duration, nArms, cold int, spec arms.TrialSp
 func (t *tuner) sizesNote(allow, least time.Duration, nArms int, spec arms.TrialSpec) string {
 	name := knob.MaxChildren().Name
 	if t.atTurn(name) {
-		return t.atTurnNote(name, t.roundsAt(allow, least, nArms, nArms, spec))
+		return t.atTurnNote(name, allow, least, nArms, nArms, spec)
 	}
 	return t.hopeless(name, t.roundsIn(max(allow, least), nArms, nArms, spec))
 }
@@ -207,27 +238,36 @@ func (t *tuner) noteTurn(name string, allow time.Duration) {
 		AllowS: allow.Seconds(), KeepS: s.keep().Seconds(), LookS: s.looks.Seconds(), ClaimS: s.claim().Seconds()})
 }
 
-// atTurnNote is why a race cannot decide at its turn, given rounds, its row's Reason ("" when it can, or it is
-// not held to the final's claim: atTurn).
-func (t *tuner) atTurnNote(name string, rounds int) string {
+// atTurnNote is why the race of name, of arms arms (cold of them to start) on spec, given allow and at least
+// least, cannot decide at its turn: its row's Reason ("" when it can, or it is not held to the final's claim:
+// atTurn).
+func (t *tuner) atTurnNote(name string, allow, least time.Duration, nArms, cold int, spec arms.TrialSpec) string {
 	if !t.atTurn(name) {
 		return ""
 	}
-	why := t.hopeless(name, rounds)
-	if why != "" && !t.deferred[name] {
+	claim, nearer := t.turnClaim(max(allow, least))
+	why := t.hopeless(name, t.roundsAt(claim, allow, least, nArms, cold, spec))
+	switch {
+	case why == "":
+	case len(nearer) > 0:
+		why += fmt.Sprintf(" (the final comparison and the second looks at %s, nearer a decision, are kept %s)",
+			strings.Join(nearer, ", "), claim.Round(time.Second))
+	case !t.deferred[name]:
 		why += fmt.Sprintf(" (the final comparison is kept %s, what deciding the changes found is foreseen to need)",
-			t.finalClaim().Round(time.Second))
+			claim.Round(time.Second))
 	}
 	return why
 }
 
 // atTurnAllow is the time a race held to the final's claim (atTurn) is given at its turn: its allowance, within
-// what the final and a leaning race's look claim (finalClaim), and at least its least. Others keep their allowance.
+// what the final and the looks nearer a decision claim (turnClaim), and at least its least. Others keep their
+// allowance.
 func (t *tuner) atTurnAllow(name string, allow, least time.Duration) time.Duration {
 	if !t.atTurn(name) {
 		return allow
 	}
-	return max(min(allow, t.left()-t.finalClaim()), least)
+	claim, _ := t.turnClaim(max(allow, least))
+	return max(min(allow, t.left()-claim), least)
 }
 
 // atTurn says whether the race of name runs at its turn only on what the final and a leaning race's look leave

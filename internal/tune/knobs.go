@@ -62,7 +62,7 @@ func (t *tuner) decideKnobs(ctx context.Context, ks []knob.Knob, after []string)
 		allow := t.allowance(k.Name, nArms, cold, spec, later)
 		least := t.d.cost(spec, nArms, cold)
 		t.noteTurn(k.Name, allow)
-		if why := t.atTurnNote(k.Name, t.roundsAt(allow, least, nArms, cold, spec)); why != "" {
+		if why := t.atTurnNote(k.Name, allow, least, nArms, cold, spec); why != "" {
 			row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}
 			t.log.addKnob(row.because(StateNotRaced, notRacedWords, why))
 			t.release(k.Name)
