@@ -221,18 +221,16 @@ func (t *tuner) sizePool(ctx context.Context, limit, floor int) error {
 	allow, least := t.allowance(k.Name, nArms, nArms, spec, names(later)), t.d.cost(spec, nArms, nArms)
 	t.noteTurn(k.Name, allow)
 	if why := t.sizesNote(allow, least, nArms, spec); why != "" {
-		t.keepStartingSize(limit, floor, why)
+		t.keepStartingSize(limit, floor, notRacedWords, NotRaced, why)
 		return nil
 	}
 	allow = t.atTurnAllow(k.Name, allow, least)
 	if allow < least {
 		if t.left()-t.finalLeast() < least {
-			t.log.addKnob(KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
-				notRemeasured, "the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least); the knee's size is kept"))
-			if ps := t.pool; ps != nil {
-				ps.Note, ps.State = NotRemeasured, StateNotRaced
-			}
-			t.release(k.Name)
+			// The starting size, as where the race could not decide: a 3-minute demo's files set the knee's 4
+			// in place of Debian's 5, "not compared" (2026-11-29, run q).
+			t.keepStartingSize(limit, floor, notRemeasured, NotRemeasured,
+				"the budget ran out ("+least.Round(time.Second).String()+" would have been needed at the least)")
 			return nil
 		}
 		allow = least
@@ -259,9 +257,10 @@ func (ps *PoolSize) StateOf() RowState {
 // NotRaced is the pool size's note when its race was deferred for good: the budget could not decide it.
 const NotRaced = "not raced: the budget could not decide it"
 
-// keepStartingSize is the pool size where its race could not decide: the starting configuration's size, as an
-// open race keeps it (sizesDone), where memory and the latency goal allow it; else the knee's.
-func (t *tuner) keepStartingSize(limit, floor int, why string) {
+// keepStartingSize is the pool size where its race could not decide or run: the starting configuration's size, as
+// an open race keeps it (sizesDone), where memory and the latency goal allow it; else the knee's. Its row begins
+// with words, why after them; note is the pool's.
+func (t *tuner) keepStartingSize(limit, floor int, words, note, why string) {
 	k := knob.MaxChildren()
 	start := t.o.Base.MaxChildren
 	if start >= max(floor, 1) && (limit <= 0 || start <= limit) {
@@ -271,10 +270,9 @@ func (t *tuner) keepStartingSize(limit, floor int, why string) {
 		why += "; the knee's size is kept (the starting one does not fit)"
 	}
 	if ps := t.pool; ps != nil {
-		ps.Note, ps.State = NotRaced, StateNotRaced
+		ps.Note, ps.State = note, StateNotRaced
 	}
-	t.log.addKnob(KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced,
-		notRacedWords, why))
+	t.log.addKnob(KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotRaced, words, why))
 	t.release(k.Name)
 }
 
