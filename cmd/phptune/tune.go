@@ -107,7 +107,7 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.StringVar(&f.cgroup, "cgroup", "", "size for this `CGROUP`'s memory and CPU limits (a path as /proc/PID/cgroup shows it, "+
 		"or its directory under /sys/fs/cgroup; default: the one phptune runs in)")
 	fl.StringVar(&f.soak, "soak", "", "serve the mix for `DURATION` on top of --budget, reading each worker's memory growth per "+
-		"request for max_requests (default: a tenth of the budget, within it, when max_requests is decided), or off")
+		"request for max_requests (default: a tenth of a budget of 5m or more, within it, when max_requests is decided), or off")
 	fl.DurationVar(&f.p99, "p99", 0, "latency goal judged open-loop at --rate: exit 3 unless the p99 is shown below it")
 	fl.Var(cli.Rate{Rate: &f.rate, Peak: &f.ratePeak}, "rate", "open model: `RATE` requests/s at which --p99 is judged, or peak: the access log's busiest second")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")

@@ -19,13 +19,13 @@ import (
 
 // Memory over hours (DESIGN 9). No trial measures what pm.max_requests is for: a worker that grows from request
 // to request (an extension's leak, a cache that fills) until the pool no longer fits its memory. The soak
-// serves the mix on a static pool of the size chosen from the knee, for a tenth of the budget (or --soak), and
+// serves the mix on a static pool of the size chosen from the knee, for a tenth of the budget (or --soak; none under SoakBudget), and
 // reads each worker's private memory (USS) and its own count of requests between steps of load: growth per
 // request, with its interval, from measure.EstimateGrowth. When the mix grows, each URL is sent alone to a pool
 // of one worker, to name the page that leaks. pm.max_requests is then the requests after which a worker reaches
 // the memory the pool was sized with, and the pool's memory bound counts a worker at what it grows to by then.
 
-// ParseSoak reads --soak into Options.Soak: a duration, or off (-1); "" is 0, a tenth of the budget.
+// ParseSoak reads --soak into Options.Soak: a duration, or off (-1); "" is 0, the budget's own (soakTime).
 func ParseSoak(s string) (time.Duration, error) {
 	switch s {
 	case "":
@@ -120,19 +120,24 @@ const (
 	soakGuardMax = 1 << 30
 )
 
-// soakTime is the soak's time: --soak, or a tenth of the budget when the soak speaks to a knob of this run
-// (max_requests, not left out by --only or --skip nor raced on values --knob names); 0 when off.
+// soakTime is the soak's time: --soak, or a tenth of a budget of SoakBudget or more when the soak speaks to a knob
+// of this run (max_requests, not left out by --only or --skip nor raced on values --knob names); 0 when off.
 func (t *tuner) soakTime() time.Duration {
 	switch {
 	case t.o.Soak < 0:
 		return 0
 	case t.o.Soak > 0:
 		return t.o.Soak
-	case !slices.ContainsFunc(t.o.Knobs, func(k knob.Knob) bool { return k.Soak }):
+	case !slices.ContainsFunc(t.o.Knobs, func(k knob.Knob) bool { return k.Soak }), t.o.Budget < SoakBudget:
 		return 0
 	}
 	return max(t.o.Budget/soakShare, minSoak)
 }
+
+// SoakBudget is the least budget whose own soak runs unless --soak says how long: a 3-minute demo's 18 s showed no
+// growth in any run and were 5 to 7 rounds its CPU races lacked (validate_timestamps and huge_code_pages need 9 to
+// 14 each at a round's 1 to 1.5%; 2026-11-29).
+const SoakBudget = 5 * time.Minute
 
 // soak measures the workers' memory over a long series of requests, names the pages that grow it, and sizes
 // pm.max_requests and the pool's memory bound from that. A soak that cannot run is a warning, not the run's
@@ -140,7 +145,11 @@ func (t *tuner) soakTime() time.Duration {
 func (t *tuner) soak(ctx context.Context) error {
 	d := t.soakTime()
 	if d <= 0 || t.stacks == nil {
-		t.soakRow(nil, "--soak off; the starting value is kept")
+		why := "--soak off; the starting value is kept"
+		if t.o.Soak == 0 && t.o.Budget < SoakBudget {
+			why = fmt.Sprintf("off: a budget under %s cannot spare the time (--soak DURATION runs one on top of it); the starting value is kept", SoakBudget)
+		}
+		t.soakRow(nil, why)
 		return nil
 	}
 	sk := &Soak{}

@@ -208,8 +208,8 @@ func TestWorkerReader(t *testing.T) {
 }
 
 // TestSoakTime: the soak takes a tenth of the budget when it decides a knob of the run (max_requests, pinned or
-// not), none when --only or --skip leave max_requests out or --knob names values to race, unless --soak says how
-// long; --soak off turns it off.
+// not), none when --only or --skip leave max_requests out or --knob names values to race, or the budget is under
+// SoakBudget, unless --soak says how long; --soak off turns it off.
 func TestSoakTime(t *testing.T) {
 	fixed, err := knob.Fixed("max_requests", []string{"0", "500"})
 	if err != nil {
@@ -220,10 +220,17 @@ func TestSoakTime(t *testing.T) {
 		knobs []knob.Knob
 		soak  time.Duration
 		want  time.Duration
-	}{{"every knob", knob.All("", nil), 0, time.Minute}, {"--only opcache", []knob.Knob{knob.Opcache()}, 0, 0},
-		{"--knob max_requests=0,500", []knob.Knob{fixed}, 0, 0}, {"--only opcache --soak 5s", []knob.Knob{knob.Opcache()}, 5 * time.Second, 5 * time.Second},
-		{"--soak off", knob.All("", nil), -1, 0}} {
-		tu, err := newTuner(Options{Base: knob.Debian(), Knobs: c.knobs, Budget: 10 * time.Minute, Soak: c.soak})
+		short bool // a budget under SoakBudget
+	}{{"every knob", knob.All("", nil), 0, time.Minute, false}, {"--only opcache", []knob.Knob{knob.Opcache()}, 0, 0, false},
+		{"--knob max_requests=0,500", []knob.Knob{fixed}, 0, 0, false},
+		{"--only opcache --soak 5s", []knob.Knob{knob.Opcache()}, 5 * time.Second, 5 * time.Second, false},
+		{"--soak off", knob.All("", nil), -1, 0, false}, {"--budget 3m", knob.All("", nil), 0, 0, true},
+		{"--budget 3m --soak 20s", knob.All("", nil), 20 * time.Second, 20 * time.Second, true}} {
+		budget := 10 * time.Minute
+		if c.short {
+			budget = SoakBudget - time.Second
+		}
+		tu, err := newTuner(Options{Base: knob.Debian(), Knobs: c.knobs, Budget: budget, Soak: c.soak})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,7 +87,8 @@ type Options struct {
 	Screen      *Screener
 	ForceScreen bool
 	// Soak is how long the workers' memory is measured over a long series of requests (pm.max_requests and the
-	// pool's memory bound come from it), on top of Budget: 0 takes a tenth of Budget instead, < 0 turns it off.
+	// pool's memory bound come from it), on top of Budget: 0 takes a tenth of a Budget of SoakBudget or more
+	// instead, < 0 turns it off.
 	Soak time.Duration
 	// LogLoad is the access log's load, when the mix is from one: the pool sized is checked against its peak.
 	LogLoad *accesslog.Load
