@@ -235,16 +235,34 @@ func (t *tuner) roundsIn(allow time.Duration, nArms, cold int, spec arms.TrialSp
 }
 
 // sizesNote is why the pool sizes' race does not run at its turn, given its allowance and least ("" when it runs).
-// Held to the final's claim only where it was deferred (atTurn), it still does not run where the rounds its
-// allowance buys cannot resolve the change its sizes plausibly make: a 3-minute demo's ran its 4 rounds to
-// intervals of +-60 to 70% (2026-11-28, runs k to n), 10 s its CPU races lacked (huge_code_pages open in 6 of 8).
+// Held to the final's claim only where it was deferred (atTurn), it still does not run where its allowance and
+// the most its look may claim (sizesLookFits, as the time stands now) could not buy the rounds that show a size
+// within the pool's margin of the best, even at the steadiest spread a sizes' round showed here (sizesRoundSD): a
+// 3-minute demo's raced 4 rounds to intervals of +-60 to 70% and stopped, 10 to 14 s its CPU races lacked
+// (2026-11-28 and 29, runs k to s; huge_code_pages open in 8 of 10). WordPress's at 10 minutes is decided in its
+// look (TestTheSizesLookComesFirst).
 func (t *tuner) sizesNote(allow, least time.Duration, nArms int, spec arms.TrialSpec) string {
 	name := knob.MaxChildren().Name
 	if t.atTurn(name) {
 		return t.atTurnNote(name, allow, least, nArms, nArms, spec)
 	}
-	return t.hopeless(name, t.roundsIn(max(allow, least), nArms, nArms, spec))
+	look := max(sizesLookBound(t.left(), t.finalLeast(), t.o.Budget), 0)
+	n := t.roundsIn(max(allow, least)+look, nArms, nArms, spec)
+	margin := math.Log1p(t.o.poolMargin())
+	need := roundsToResolve(2, margin, sizesRoundSD, t.budget.PairShare(), t.mixture)
+	if n >= need {
+		return ""
+	}
+	round := time.Duration(nArms) * t.costs.trial(spec.Metric)
+	return fmt.Sprintf("the budget leaves it about %d rounds with a second look, and a size shown within %.0f%% of the best needs %d at the "+
+		"least (%s; a round of sizes varies %.0f%% at the steadiest here): a larger --budget races it", n,
+		100*t.o.poolMargin(), need, (time.Duration(need) * round).Round(time.Second), 100*sizesRoundSD)
 }
+
+// sizesRoundSD is the steadiest spread of a pool sizes' round (the log ratio of two sizes' requests/s on static
+// pools) the demo's races showed here: 2.6 to 3.3% (runs m and n), 3.8 to 7.5% elsewhere (t1, t3, t4, r, s). The
+// sweep's spread does not tell it: its dynamic pools varied 4 to 17% a round in the same runs.
+const sizesRoundSD = 0.03
 
 // noteTurn records where the time stood at the turn of name's race, given allow (Result.Turns).
 func (t *tuner) noteTurn(name string, allow time.Duration) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/arms"
+	"github.com/phptune/phptune/internal/clock"
 	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
@@ -162,5 +164,65 @@ func TestTheSizesLookComesFirst(t *testing.T) {
 	if decided < runs/2 || wrong > runs/20 || capacity < runs*3/5 {
 		t.Errorf("want the pool decided in half the runs at least (found %d of %d), on a size worse than the margin "+
 			"in 5%% at most (%d), and the final decided on capacity in 60%% at least (%d)", decided, runs, wrong, capacity)
+	}
+}
+
+// TestTheSizesRaceRunsWhereItCanDecide: the demo as it runs here (duet rounds of 2.6 s varying by 1.5%, starts of
+// 2.5 to 3 s, the sweep's sizes 2 to 16 within 12%, 2026-11-28), its sizes' rounds varying by 5%. A 3-minute run
+// has about 2m35s once its sweep is done (a simulation runs none): the sizes' race is not run, and says why, the
+// starting size kept (deferred here; TestTheSizesRaceWantsRoundsThatCanDecide for a turn that could not decide).
+// At 10 minutes it runs.
+func TestTheSizesRaceRunsWhereItCanDecide(t *testing.T) {
+	for _, c := range []struct {
+		budget time.Duration
+		raced  bool
+	}{{155 * time.Second, false}, {10 * time.Minute, true}} {
+		for seed := int64(1); seed <= 5; seed++ {
+			so := demoSim(63000+seed, 0.05, c.budget)
+			so.Pool = 5
+			so.Sweep, so.SweepSD = map[int]float64{2: 445, 4: 483, 8: 503, 16: 498}, 0.05
+			so.Duet, so.TrialCost[MetricCPU] = true, 1300*time.Millisecond
+			so.Noise[NoiseKey(MetricCPU, "", true)] = experiment.NewReplay(gaussNoise(rand.New(rand.NewSource(seed)), 0.015),
+				rand.New(rand.NewSource(seed+1)))
+			so.StartCost, so.TwinStartCost = 3*time.Second, 2500*time.Millisecond
+			row := rowsByNameOf(t, so)["max_children"]
+			if raced := row.Rounds > 0; raced != c.raced || !raced && (row.Value != "5" || !strings.HasPrefix(row.Note, "not raced: ")) {
+				t.Errorf("%s, seed %d: max_children %s after %d rounds (%s); want raced %v, else 5 kept and why",
+					c.budget, seed, row.Value, row.Rounds, row.Note, c.raced)
+			}
+		}
+	}
+}
+
+func rowsByNameOf(t testing.TB, so SimOptions) map[string]KnobRow {
+	_, rows := simulated(t, so)
+	return rows
+}
+
+// TestTheSizesRaceWantsRoundsThatCanDecide: at the sizes' turn of a 3-minute demo here (2026-11-29, run r: 49 s
+// left, the sizes' allowance 15 s, five sizes at half a second a trial, starts of 3 s), its allowance and the most
+// its look may claim buy about 9 rounds, where a size shown within 5% of the best needs 16 even at the steadiest
+// spread of a sizes' round: it does not run, and says why. With ten minutes left, it runs.
+func TestTheSizesRaceWantsRoundsThatCanDecide(t *testing.T) {
+	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("", nil), Budget: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewSim(0)
+	tu.clock, tu.start = clk, clk.Now()
+	tu.src = &simSource{clock: clk, warm: map[string]int{}}
+	tu.budget = experiment.NewBudget(0.05, 36)
+	tu.costs.guess[MetricGoodput] = 500 * time.Millisecond
+	spec := arms.TrialSpec{Metric: MetricGoodput, Steady: true}
+	tu.costs.startGuess[MetricGoodput], tu.costs.startGuess[spec.StartKind()] = 3*time.Second, 3*time.Second
+	tu.d = tu.decider()
+	least := tu.d.cost(spec, 5, 5)
+	tu.end = clk.Now().Add(49 * time.Second)
+	if why := tu.sizesNote(15*time.Second, least, 5, spec); !strings.Contains(why, "a size shown within 5% of the best needs 16") {
+		t.Errorf("49 s left: %q; want the race not run, for want of the 16 rounds a decision needs", why)
+	}
+	tu.end = clk.Now().Add(10 * time.Minute)
+	if why := tu.sizesNote(100*time.Second, least, 5, spec); why != "" {
+		t.Errorf("10 minutes left: %q; want the race run", why)
 	}
 }

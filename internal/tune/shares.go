@@ -72,11 +72,22 @@ func (s finalShare) claim() time.Duration {
 }
 
 // sizesLookFits says whether the pool sizes' look, at cost c, may claim its time before the final (sizesOpen):
-// at most half of what the final's least leaves of left, and a sixth of the budget. Unbounded, the look took a
-// 3-minute demo's later races and second looks for sizes 100 rounds from a decision (replayed: preload shown
-// worse in 85% of runs, 98% without).
-func sizesLookFits(c, left, least, budget time.Duration) bool {
-	return c <= min((left-least)/2, budget/6)
+// the first, at most half of what the final's least leaves of left, and a sixth of the budget; a look again, once
+// the first has run and only second looks and the final are left, what the final's least leaves. Unbounded, the
+// first look took a 3-minute demo's later races and second looks for sizes 100 rounds from a decision (replayed:
+// preload shown worse in 85% of runs, 98% without). Bound so, the second never ran: the 10-minute demo left its
+// sizes 32 s from a decision, with 104 s left and the final kept 107 s, which decided in 9 rounds and 18 s
+// (2026-11-28, t3).
+func sizesLookFits(c, left, least, budget time.Duration, again bool) bool {
+	if again {
+		return c <= left-least
+	}
+	return c <= sizesLookBound(left, least, budget)
+}
+
+// sizesLookBound is the most the sizes' first look may claim (sizesLookFits).
+func sizesLookBound(left, least, budget time.Duration) time.Duration {
+	return min((left-least)/2, budget/6)
 }
 
 // The rounds the final comparison is kept: a sixth of the budget (at least minRounds: the knobs come first), and

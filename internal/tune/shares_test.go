@@ -77,14 +77,16 @@ func TestFinalShare(t *testing.T) {
 			t.Errorf("%s: claim %s, want %s", c.name, got, c.claim)
 		}
 	}
-	// The sizes' look: at most half of what the final's least leaves, and a sixth of the budget.
+	// The sizes' first look: at most half of what the final's least leaves, and a sixth of the budget; a look
+	// again, what the final's least leaves.
 	for _, c := range []struct {
-		cost, left time.Duration
-		fits       bool
-	}{{40 * s, 200 * s, true}, {91 * s, 200 * s, false}, {100 * s, 300 * s, true}, {101 * s, 300 * s, false}} {
-		if got := sizesLookFits(c.cost, c.left, 20*s, 10*time.Minute); got != c.fits {
-			t.Errorf("a sizes' look of %s with %s left (the final's least 20s, a 10m budget): fits %v, want %v",
-				c.cost, c.left, got, c.fits)
+		cost, left  time.Duration
+		again, fits bool
+	}{{40 * s, 200 * s, false, true}, {91 * s, 200 * s, false, false}, {100 * s, 300 * s, false, true},
+		{101 * s, 300 * s, false, false}, {180 * s, 200 * s, true, true}, {181 * s, 200 * s, true, false}} {
+		if got := sizesLookFits(c.cost, c.left, 20*s, 10*time.Minute, c.again); got != c.fits {
+			t.Errorf("a sizes' look (again: %v) of %s with %s left (the final's least 20s, a 10m budget): fits %v, want %v",
+				c.again, c.cost, c.left, got, c.fits)
 		}
 	}
 }

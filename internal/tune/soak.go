@@ -147,7 +147,8 @@ func (t *tuner) soak(ctx context.Context) error {
 	if d <= 0 || t.stacks == nil {
 		why := "--soak off; the starting value is kept"
 		if t.o.Soak == 0 && t.o.Budget < SoakBudget {
-			why = fmt.Sprintf("off: a budget under %s cannot spare the time (--soak DURATION runs one on top of it); the starting value is kept", SoakBudget)
+			why = fmt.Sprintf("no soak: a budget under %s cannot spare the time (--soak DURATION runs one on top of it); "+
+				"the starting value is kept", SoakBudget)
 		}
 		t.soakRow(nil, why)
 		return nil
