@@ -51,12 +51,15 @@ func (r *Stacks) Arm(cfg knob.Config, spec TrialSpec) experiment.Arm {
 	return &replicaArm{g: g, cfg: RunsOn(cfg, spec), spec: spec, slot: g.made - 1}
 }
 
-// FinalSpread is FinalSpread of the experiments run so far.
-func (r *Stacks) FinalSpread() (float64, bool) {
+// FinalSpread is FinalSpread of the experiments run so far whose phase counts says tell the final's.
+func (r *Stacks) FinalSpread(counts func(phase string) bool) (float64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var sps []*Spread
-	for _, g := range r.groups {
+	for phase, g := range r.groups {
+		if !counts(phase) {
+			continue
+		}
 		g.mu.Lock()
 		sp := g.sp // a copy: its figures' sums are read after the lock
 		g.mu.Unlock()

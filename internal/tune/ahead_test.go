@@ -17,12 +17,12 @@ func (s *specSource) Arm(cfg knob.Config, spec arms.TrialSpec) experiment.Arm {
 	return nil
 }
 
-func (s *specSource) Hold(knob.Config)                            {}
-func (s *specSource) Warm(knob.Config) bool                       { return false }
-func (s *specSource) Fit([]knob.Config) bool                      { return true }
-func (s *specSource) FinalSpread() (float64, bool)                { return 0, false }
-func (s *specSource) StackOffset(string, string) arms.StackOffset { return arms.StackOffset{} }
-func (s *specSource) Tell(string, float64)                        {}
+func (s *specSource) Hold(knob.Config)                              {}
+func (s *specSource) Warm(knob.Config) bool                         { return false }
+func (s *specSource) Fit([]knob.Config) bool                        { return true }
+func (s *specSource) FinalSpread(func(string) bool) (float64, bool) { return 0, false }
+func (s *specSource) StackOffset(string, string) arms.StackOffset   { return arms.StackOffset{} }
+func (s *specSource) Tell(string, float64)                          {}
 
 // TestDuetOnlyWhereTheArmsFitTogether: a CPU race runs duet rounds only where its arms' stacks fit the memory
 // loaded at once (a 600 MiB container whose pool is sized to fill it would meet the OOM killer): the gate's

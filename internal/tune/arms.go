@@ -23,8 +23,9 @@ type armSource interface {
 	Warm(cfg knob.Config) bool
 	// Fit says whether the stacks of cfgs fit the memory loaded all at once (a duet round).
 	Fit(cfgs []knob.Config) bool
-	// FinalSpread is what the final comparison's moves will be set at, from the experiments run so far.
-	FinalSpread() (float64, bool)
+	// FinalSpread is what the final comparison's moves will be set at, from the experiments run so far whose
+	// phase counts says tell the final's.
+	FinalSpread(counts func(phase string) bool) (float64, bool)
 	// StackOffset pools what the experiments of metric other than phase's measured of their stacks' offsets;
 	// Tell says what phase's engine allows for, which its moves are set at.
 	StackOffset(metric, phase string) StackOffset

@@ -138,10 +138,18 @@ func finalMoves(n, per int) int {
 // read. Counted at the most, WordPress's final, moving every round or two, was kept 185 s where the 20 rounds it
 // needed took 232 (ra35).
 func (t *tuner) finalPer(start, round time.Duration) int {
-	if sigma, ok := t.src.FinalSpread(); ok {
+	if sigma, ok := t.src.FinalSpread(t.tellsTheFinal); ok {
 		return arms.StackRounds(sigma, start, round, arms.PerStack(MetricGoodput), t.finalTold())
 	}
 	return arms.PerStack(MetricGoodput)
+}
+
+// tellsTheFinal says whether the experiment of phase tells the final's spread: any but the server's race, whose
+// arms run other runtimes, unless the recommendation runs one. A 3-minute demo's server race (Apache's arms
+// beside php-fpm's) set the final's foreseen moves at one a round, and its keep from 31 s to 71 s, where php-fpm's
+// arms alone were to be compared (2026-11-29, run u).
+func (t *tuner) tellsTheFinal(phase string) bool {
+	return phase != "knob "+knob.ServerName || t.best.ServerName() != t.o.Base.ServerName()
 }
 
 // finalTold is what the final's engine will be told of stacks' offsets on goodput, as the run stands.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phptune/phptune/internal/experiment"
+	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/stats"
 )
 
@@ -180,5 +181,23 @@ func TestTheFinalMovesOnceItsSpreadIsRead(t *testing.T) {
 		if got := finalMoves(c.n, c.per); got != c.want {
 			t.Errorf("%d rounds at %d a stack: %d moves, want %d", c.n, c.per, got, c.want)
 		}
+	}
+}
+
+// TestTheServersRaceTellsTheFinalOnlyWhenAdopted: the final's foreseen moves are read from the races whose arms
+// it will run like: the server's race (other runtimes beside php-fpm) tells them only when the recommendation
+// runs another runtime.
+func TestTheServersRaceTellsTheFinalOnlyWhenAdopted(t *testing.T) {
+	tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("", nil), Budget: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tu.tellsTheFinal("knob jit") || tu.tellsTheFinal("knob "+knob.ServerName) {
+		t.Errorf("php-fpm recommended: the JIT's race tells the final %v, the server's %v; want true, false",
+			tu.tellsTheFinal("knob jit"), tu.tellsTheFinal("knob "+knob.ServerName))
+	}
+	tu.best.Server = knob.ApacheModPHP
+	if !tu.tellsTheFinal("knob " + knob.ServerName) {
+		t.Errorf("mod_php recommended: the server's race does not tell the final; want it to")
 	}
 }

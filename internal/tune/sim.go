@@ -167,13 +167,16 @@ func (g *simMoves) tally(a *simArm, v, second float64, first bool) {
 	g.sp.Trial(a, v, second, a.cost, first, a.per)
 }
 
-// FinalSpread is arms.FinalSpread of the experiments run so far, as arms.Stacks reads it.
-func (s *simSource) FinalSpread() (float64, bool) {
+// FinalSpread is arms.FinalSpread of the experiments run so far that counts says tell the final's, as
+// arms.Stacks reads it.
+func (s *simSource) FinalSpread(counts func(phase string) bool) (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var sps []*arms.Spread
-	for _, g := range s.moves {
-		sps = append(sps, &g.sp)
+	for phase, g := range s.moves {
+		if counts(phase) {
+			sps = append(sps, &g.sp)
+		}
 	}
 	return arms.FinalSpread(sps)
 }
