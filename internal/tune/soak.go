@@ -145,12 +145,13 @@ const SoakBudget = 5 * time.Minute
 func (t *tuner) soak(ctx context.Context) error {
 	d := t.soakTime()
 	if d <= 0 || t.stacks == nil {
-		why := "--soak off; the starting value is kept"
 		if t.o.Soak == 0 && t.o.Budget < SoakBudget {
-			why = fmt.Sprintf("no soak: a budget under %s cannot spare the time (--soak DURATION runs one on top of it); "+
-				"the starting value is kept", SoakBudget)
+			// Said with the races the budget is too short for: a larger one soaks.
+			t.soakRowAs(nil, StateNotRaced, notRacedWords, fmt.Sprintf("a budget under %s cannot spare the time for a "+
+				"soak (--soak DURATION runs one on top of it); the starting value is kept", SoakBudget))
+			return nil
 		}
-		t.soakRow(nil, why)
+		t.soakRow(nil, "--soak off; the starting value is kept")
 		return nil
 	}
 	sk := &Soak{}
@@ -601,12 +602,15 @@ func (t *tuner) boundWithGrowth(ps *PoolSize, sk *Soak) {
 // soakRow sets the max_requests row from the soak (why it was not measured, when sk is nil: the soak did not
 // run), and the recommendation's value, unless the knob is pinned, raced on values the user named, or not decided
 // in this run.
-func (t *tuner) soakRow(sk *Soak, why string) {
+func (t *tuner) soakRow(sk *Soak, why string) { t.soakRowAs(sk, StateNotMeasured, notMeasured, why) }
+
+// soakRowAs is soakRow with the state and words of a row without a soak (sk nil).
+func (t *tuner) soakRowAs(sk *Soak, state RowState, words, why string) {
 	k, ok := t.soakKnob()
 	if !ok {
 		return
 	}
-	row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(StateNotMeasured, notMeasured, why)
+	row := KnobRow{Name: k.Name, Value: k.Get(t.best), From: k.Get(t.o.Base)}.because(state, words, why)
 	if sk != nil {
 		if sk.Growth.Shown && sk.MaxRequests > 0 {
 			t.best.MaxRequests = sk.MaxRequests
