@@ -80,7 +80,8 @@ func (t *tuner) hopeless(name string, rounds int) string {
 		makes = "a pool's sizes plausibly differ by"
 	}
 	return fmt.Sprintf("the budget leaves it about %d rounds, which could tell apart only changes larger than %s in "+
-		"requests/s (a round varies about %.0f%%), more than %s; %s", rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric), makes, need)
+		"requests/s (a round varies about %.0f%%), more than %s; %s", rounds, pctWide(hw), 100*t.roundSD(p.spec.Metric),
+		makes, need)
 }
 
 // roundsToResolve is the fewest rounds from from on whose half-width, at a round's spread sd and alpha, is within
@@ -239,7 +240,7 @@ func (t *tuner) roundsIn(allow time.Duration, nArms, cold int, spec arms.TrialSp
 // the most its look may claim (sizesLookFits, as the time stands now) could not buy the rounds that show a size
 // within the pool's margin of the best, even at the steadiest spread a sizes' round showed here (sizesRoundSD): a
 // 3-minute demo's raced 4 rounds to intervals of +-60 to 70% and stopped, 10 to 14 s its CPU races lacked
-// (2026-11-28 and 29, runs k to s; huge_code_pages open in 8 of 10). WordPress's at 10 minutes is decided in its
+// (2026-11-28 and 29, runs k to s; huge_code_pages open in 8 of 9). WordPress's at 10 minutes is decided in its
 // look (TestTheSizesLookComesFirst).
 func (t *tuner) sizesNote(allow, least time.Duration, nArms int, spec arms.TrialSpec) string {
 	name := knob.MaxChildren().Name
@@ -254,9 +255,9 @@ func (t *tuner) sizesNote(allow, least time.Duration, nArms int, spec arms.Trial
 		return ""
 	}
 	round := time.Duration(nArms) * t.costs.trial(spec.Metric)
-	return fmt.Sprintf("the budget leaves it about %d rounds with a second look, and a size shown within %.0f%% of the best needs %d at the "+
-		"least (%s; a round of sizes varies %.0f%% at the steadiest here): a larger --budget races it", n,
-		100*t.o.poolMargin(), need, (time.Duration(need) * round).Round(time.Second), 100*sizesRoundSD)
+	return fmt.Sprintf("the budget leaves it about %d rounds with a second look, and a size shown within %.0f%% of "+
+		"the best needs %d at the least (%s; a round of sizes varies %.0f%% at the steadiest here): a larger --budget "+
+		"races it", n, 100*t.o.poolMargin(), need, (time.Duration(need) * round).Round(time.Second), 100*sizesRoundSD)
 }
 
 // sizesRoundSD is the steadiest spread of a pool sizes' round (the log ratio of two sizes' requests/s on static

@@ -19,11 +19,12 @@ import (
 
 // Memory over hours (DESIGN 9). No trial measures what pm.max_requests is for: a worker that grows from request
 // to request (an extension's leak, a cache that fills) until the pool no longer fits its memory. The soak
-// serves the mix on a static pool of the size chosen from the knee, for a tenth of the budget (or --soak; none under SoakBudget), and
-// reads each worker's private memory (USS) and its own count of requests between steps of load: growth per
-// request, with its interval, from measure.EstimateGrowth. When the mix grows, each URL is sent alone to a pool
-// of one worker, to name the page that leaks. pm.max_requests is then the requests after which a worker reaches
-// the memory the pool was sized with, and the pool's memory bound counts a worker at what it grows to by then.
+// serves the mix on a static pool of the size chosen from the knee, for a tenth of the budget (or --soak; none
+// under SoakBudget), and reads each worker's private memory (USS) and its own count of requests between steps
+// of load: growth per request, with its interval, from measure.EstimateGrowth. When the mix grows, each URL is
+// sent alone to a pool of one worker, to name the page that leaks. pm.max_requests is then the requests after
+// which a worker reaches the memory the pool was sized with, and the pool's memory bound counts a worker at
+// what it grows to by then.
 
 // ParseSoak reads --soak into Options.Soak: a duration, or off (-1); "" is 0, the budget's own (soakTime).
 func ParseSoak(s string) (time.Duration, error) {
