@@ -351,8 +351,12 @@ func (x *Experiment) Resume(ctx context.Context, cont func(Look) bool) (*Outcome
 	}
 	// Else the balanced orders go on where they stopped: a caller that resumes an experiment a round at a time
 	// (gate's turns) would otherwise run every round in the first order, one arm always first.
+	// What the last finish said of the arms still in is said again at this one's: a Smallest race's best arm
+	// states no comparison, and a look that moved the best left it the one against the old best (the 10-minute
+	// demo's row read "max_children=8 vs 8", 2026-11-29, t5).
 	for _, i := range e.live {
-		e.out.Arms[i].Status, e.out.Arms[i].Note = StatusOpen, ""
+		a := &e.out.Arms[i]
+		a.Status, a.Note, a.Within, a.Vs, a.Vs2 = StatusOpen, "", false, nil, nil
 	}
 	err := e.run(ctx, append([]int(nil), e.live...))
 	e.finish()

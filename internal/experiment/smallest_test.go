@@ -152,3 +152,42 @@ func TestIdenticalRoundsShowNothingWithin(t *testing.T) {
 		t.Errorf("identical counts: ended %s after %d rounds, the first's note %q: want undecided", out.Ended, out.Rounds, out.Arms[0].Note)
 	}
 }
+
+// TestSmallestResumedStatesNoneAgainstItself: three alike sizes, the race paused after 4 rounds and resumed to
+// 30: where the resumed race's best is another arm than the paused one's, the new best states no comparison
+// (it kept the one against the old best) and every other arm is stated against it.
+func TestSmallestResumedStatesNoneAgainstItself(t *testing.T) {
+	moved := 0
+	for seed := int64(0); seed < 60; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		s := Spec{Name: "size", Arms: asArms(arms(rng, 0.05, 0, 0, 0)), Mode: Smallest, HigherIsBetter: true,
+			MinEffect: 0.03, Alpha: 0.01, Continue: func(l Look) bool { return l.Rounds < 4 }}
+		x, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := x.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !x.Resumable() {
+			continue
+		}
+		first := out.Best
+		if out, err = x.Resume(context.Background(), func(l Look) bool { return l.Rounds < 30 }); err != nil {
+			t.Fatal(err)
+		}
+		if out.Best == first {
+			continue
+		}
+		moved++
+		for i, a := range out.Arms {
+			if (i == out.Best) != (a.Vs == nil) {
+				t.Errorf("seed %d: arm %d (best %d, before %d) states %+v", seed, i, out.Best, first, a.Vs)
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no resumed race moved its best: the test shows nothing")
+	}
+}
