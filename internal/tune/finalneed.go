@@ -53,9 +53,9 @@ func (t *tuner) finalShareAt(left time.Duration) finalShare {
 // sizesOpen is the pool sizes' race, with its look's cost, when it ended undecided, a second look still to come
 // (lookable), and that look fits the bound sizesLookFits sets for a first look or a look again: the question a
 // run is asked first (which pool size), to which the final's foreseen need, the later goodput races and the other
-// second looks yield, as they do to a leaning race's look. WordPress at 10 minutes left it open after 4 rounds, 25 from a decision, while pm, listen
-// and fastcgi_buffers raced 100 s at their turns and a second look each, deciding nothing, and the final was kept
-// 2m55s (2026-11-27).
+// second looks yield, as they do to a leaning race's look. WordPress at 10 minutes left it open after 4 rounds,
+// 25 from a decision, while pm, listen and fastcgi_buffers raced 100 s at their turns and a second look each,
+// deciding nothing, and the final was kept 2m55s (2026-11-27).
 func (t *tuner) sizesOpen(left time.Duration) (*openRace, time.Duration) {
 	for _, o := range t.open {
 		if o.sizes == nil || !o.lookable() || o.rc.x.Look().Needed >= experiment.MaxRoundsNeeded {
