@@ -52,8 +52,8 @@ type tuneJSON struct {
 	} `json:"plan"`
 	Trials  []json.RawMessage `json:"trials"`
 	Screens []struct {
-		Knob, Value string
-		Survived    bool `json:"survived"`
+		Knob, Value, Note string
+		Survived          bool `json:"survived"`
 	} `json:"screens"`
 }
 
@@ -155,14 +155,22 @@ func TestTuneDemoDecidesKnobs(t *testing.T) {
 	if noop.Verdict != want {
 		t.Errorf("no-op knob: %+v, want %s", noop, want)
 	}
-	// Screening counted the work of a request first: the no-op leaves it unchanged, the burn and opcache do not.
-	if len(res.Screens) == 0 {
-		t.Error("no candidate was screened")
-	}
+	// Screening counted the work of a request first: the no-op leaves it unchanged, the burn and opcache do not. A
+	// count that could not finish (its share of the budget run out on a slow hour: the timed trials then decide,
+	// as they did, no_difference) judges nothing; a CI run failed so once, its note unread.
+	counted := 0
 	for _, sc := range res.Screens {
-		if (sc.Knob == "precision") == sc.Survived {
-			t.Errorf("screen of %s=%s: survived %v", sc.Knob, sc.Value, sc.Survived)
+		if strings.HasPrefix(sc.Note, "not screened") {
+			t.Logf("screen of %s=%s: %s", sc.Knob, sc.Value, sc.Note)
+			continue
 		}
+		counted++
+		if (sc.Knob == "precision") == sc.Survived {
+			t.Errorf("screen of %s=%s: survived %v (%s)", sc.Knob, sc.Value, sc.Survived, sc.Note)
+		}
+	}
+	if counted == 0 {
+		t.Errorf("no candidate's work was counted: %+v", res.Screens)
 	}
 	if res.Headline == nil || res.Headline.RecommendationRPS <= 0 || res.Headline.DebianRPS <= 0 || res.Headline.RuleOfThumbRPS <= 0 {
 		t.Errorf("headline %+v", res.Headline)
