@@ -253,13 +253,9 @@ func TestMinRoundsDefersTheVerdicts(t *testing.T) {
 	}
 }
 
-// TestResumeDecidesWhatTheBudgetLeftOpen: a race cut short by its budget is resumed later, in fresh trials of
-// the arms still in, and decides on the same sequences (the rounds before the pause count).
-func TestResumeDecidesWhatTheBudgetLeftOpen(t *testing.T) {
-	rng := rand.New(rand.NewSource(9))
-	f := arms(rng, 0.05, 0, math.Log(1.15))
-	s := race(f, 0.01, 0.03)
-	s.Continue = func(l Look) bool { return l.Rounds < 4 }
+// runPaused makes s's experiment and runs it until it ends (s.Continue may pause it, for Resume).
+func runPaused(t *testing.T, s Spec) (*Experiment, *Outcome) {
+	t.Helper()
 	x, err := New(s)
 	if err != nil {
 		t.Fatal(err)
@@ -268,13 +264,24 @@ func TestResumeDecidesWhatTheBudgetLeftOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x, out
+}
+
+// TestResumeDecidesWhatTheBudgetLeftOpen: a race cut short by its budget is resumed later, in fresh trials of
+// the arms still in, and decides on the same sequences (the rounds before the pause count).
+func TestResumeDecidesWhatTheBudgetLeftOpen(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	f := arms(rng, 0.05, 0, math.Log(1.15))
+	s := race(f, 0.01, 0.03)
+	s.Continue = func(l Look) bool { return l.Rounds < 4 }
+	x, out := runPaused(t, s)
 	if out.Ended != EndBudget || out.Rounds != 4 || !x.Resumable() {
 		t.Fatalf("ended %s after %d rounds, resumable %v: want the budget to end it at 4", out.Ended, out.Rounds, x.Resumable())
 	}
 	if out.Arms[1].Vs.Verdict != stats.Inconclusive || x.Look().Needed <= 4 {
 		t.Fatalf("%+v, look %+v: want it undecided with more rounds needed", out.Arms[1].Vs, x.Look())
 	}
-	out, err = x.Resume(context.Background(), func(Look) bool { return true })
+	out, err := x.Resume(context.Background(), func(Look) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,19 +162,13 @@ func TestSmallestResumedStatesNoneAgainstItself(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		s := Spec{Name: "size", Arms: asArms(arms(rng, 0.05, 0, 0, 0)), Mode: Smallest, HigherIsBetter: true,
 			MinEffect: 0.03, Alpha: 0.01, Continue: func(l Look) bool { return l.Rounds < 4 }}
-		x, err := New(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := x.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		x, out := runPaused(t, s)
 		if !x.Resumable() {
 			continue
 		}
 		first := out.Best
-		if out, err = x.Resume(context.Background(), func(l Look) bool { return l.Rounds < 30 }); err != nil {
+		out, err := x.Resume(context.Background(), func(l Look) bool { return l.Rounds < 30 })
+		if err != nil {
 			t.Fatal(err)
 		}
 		if out.Best == first {
