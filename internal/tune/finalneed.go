@@ -149,7 +149,7 @@ func (t *tuner) finalPer(start, round time.Duration) int {
 // beside php-fpm's) set the final's foreseen moves at one a round, and its keep from 31 s to 71 s, where php-fpm's
 // arms alone were to be compared (2026-11-29, run u).
 func (t *tuner) tellsTheFinal(phase string) bool {
-	return phase != "knob "+knob.ServerName || t.best.ServerName() != t.o.Base.ServerName()
+	return phase != knobPhase(knob.ServerName) || t.best.ServerName() != t.o.Base.ServerName()
 }
 
 // finalTold is what the final's engine will be told of stacks' offsets on goodput, as the run stands.

@@ -136,7 +136,7 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 // other goodput knobs on steady twins; a Tail knob's goodput race guards the p99.
 func (t *tuner) specOf(k knob.Knob) arms.TrialSpec {
 	metric := metricOf(k)
-	return arms.TrialSpec{Phase: "knob " + k.Name, Metric: metric, Conc: t.concOf(metric), Steady: metric == MetricGoodput && !k.Pool,
+	return arms.TrialSpec{Phase: knobPhase(k.Name), Metric: metric, Conc: t.concOf(metric), Steady: metric == MetricGoodput && !k.Pool,
 		Tail: metric == MetricGoodput && k.Tail}
 }
 
@@ -179,3 +179,6 @@ func Order(ks []knob.Knob) []string {
 	cpu, rest := cpuFirst(raced)
 	return append(append(names(cpu), knob.MaxChildren().Name), names(rest)...)
 }
+
+// knobPhase is the phase a knob's race records its trials and stacks under.
+func knobPhase(name string) string { return "knob " + name }
