@@ -31,7 +31,8 @@ import (
 // (finaltail.go): a tail shown worse is said first, whatever the two figures show.
 func (t *tuner) final(ctx context.Context) error {
 	rule := t.ruleOfThumb()
-	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName}
+	need, _ := t.finalNeed()
+	h := &Headline{RuleOfThumb: rule.String(), Baseline: t.o.BaseName, KeptS: t.left().Seconds(), ForeseenS: need.Seconds()}
 	if h.Baseline == "" {
 		h.Baseline = "Debian's defaults"
 	}

@@ -270,7 +270,8 @@ func (t *tuner) noteTurn(name string, allow time.Duration) {
 	left := t.left()
 	s := t.finalShareAt(left)
 	t.log.turns = append(t.log.turns, Turn{Knob: name, AtS: t.clock.Now().Sub(t.start).Seconds(), LeftS: left.Seconds(),
-		AllowS: allow.Seconds(), KeepS: s.keep().Seconds(), LookS: s.looks.Seconds(), ClaimS: s.claim().Seconds()})
+		AllowS: allow.Seconds(), KeepS: s.keep().Seconds(), LookS: s.looks.Seconds(), ClaimS: s.claim().Seconds(),
+		NeedS: s.need.Seconds()})
 }
 
 // atTurnNote is why the race of name, of arms arms (cold of them to start) on spec, given allow and at least

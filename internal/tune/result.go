@@ -189,6 +189,8 @@ type Turn struct {
 	KeepS  float64 `json:"final_keep_s"`
 	LookS  float64 `json:"look_s"`
 	ClaimS float64 `json:"final_claim_s"`
+	// NeedS is what the final was foreseen to need (finalNeed), which KeepS holds as far as the time left does.
+	NeedS float64 `json:"final_need_s"`
 }
 
 // Comparison is one candidate of a knob against the value it would replace, from the knob's race.
@@ -243,6 +245,11 @@ type Headline struct {
 	// RoundS is what a round of the final took, on average: with an inconclusive comparison's rounds_needed,
 	// the time that would have decided it.
 	RoundS float64 `json:"round_s,omitempty"`
+	// KeptS is what the races before it left the final when it began, and ForeseenS what deciding the changes
+	// found was foreseen to need of it (finalNeed; 0 when nothing foresaw it): against Rounds x RoundS, how well
+	// the time was planned.
+	KeptS     float64 `json:"kept_s,omitempty"`
+	ForeseenS float64 `json:"foreseen_s,omitempty"`
 
 	// Capacity: the medians of requests per CPU-second and the recommendation's comparisons on it (nil when the
 	// servers' CPU could not be read).
