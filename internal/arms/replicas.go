@@ -249,6 +249,12 @@ func (a *replicaArm) Prepare(ctx context.Context) error {
 	return nil
 }
 
+// Due says whether the arm's next trial first moves it to a fresh stack (its stack has served its rounds): a
+// start of a stack before it, which a caller planning the time of its next round counts.
+func (a *replicaArm) Due() bool {
+	return a.w != nil && a.g.due(a)
+}
+
 // moveIfDue moves a to a fresh stack when its stack has served its rounds.
 func (a *replicaArm) moveIfDue(ctx context.Context) error {
 	if a.g.due(a) {

@@ -57,6 +57,23 @@ type flight struct{ shared int }
 // coldStarter is an arm that knows whether Start will start something (a warm arm costs nothing to start).
 type coldStarter interface{ Cold() bool }
 
+// mover is an arm that knows whether its next trial first moves it to a fresh stack (arms.Stacks' arms).
+type mover interface{ Due() bool }
+
+// movesDue counts the arms whose next trial first starts a fresh stack.
+func movesDue(race []experiment.Arm) int {
+	n := 0
+	for _, a := range race {
+		if t, ok := a.(*timedArm); ok {
+			a = t.Arm
+		}
+		if m, ok := a.(mover); ok && m.Due() {
+			n++
+		}
+	}
+	return n
+}
+
 func newCosts() *costs {
 	return &costs{trials: map[string]int{}, trialWall: map[string]time.Duration{}, guess: map[string]time.Duration{},
 		starts: map[string]int{}, startWall: map[string]time.Duration{}, startGuess: map[string]time.Duration{},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phptune/phptune/internal/experiment"
 	"github.com/phptune/phptune/internal/knob"
 )
 
@@ -64,5 +65,28 @@ func TestDistinctConfigurations(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// dueArm is an arm whose next trial does (or does not) first move it to a fresh stack.
+type dueArm struct {
+	experiment.Arm
+	due bool
+}
+
+func (a dueArm) Due() bool { return a.due }
+
+// TestTheFinalsNextRoundCountsItsMoves: the final goes on to another round only where its live arms' trials and
+// the starts of the stacks they first move to end within the budget.
+func TestTheFinalsNextRoundCountsItsMoves(t *testing.T) {
+	tu := &tuner{costs: newCosts()}
+	tu.costs.guess[MetricGoodput] = 1600 * time.Millisecond
+	tu.costs.startGuess[MetricGoodput] = 5 * time.Second
+	race := []experiment.Arm{&timedArm{Arm: dueArm{}}, &timedArm{Arm: dueArm{due: true}}, dueArm{due: true}, dueArm{}}
+	if n := movesDue(race); n != 2 {
+		t.Errorf("%d arms due to move, want 2", n)
+	}
+	if got, want := tu.finalRound(3, movesDue(race)), 3*1600*time.Millisecond+2*5*time.Second; got != want {
+		t.Errorf("the next round foreseen at %s, want %s (three trials, two starts)", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +200,48 @@ func TestTheServersRaceTellsTheFinalOnlyWhenAdopted(t *testing.T) {
 	tu.best.Server = knob.ApacheModPHP
 	if !tu.tellsTheFinal("knob " + knob.ServerName) {
 		t.Errorf("mod_php recommended: the server's race does not tell the final; want it to")
+	}
+}
+
+// TestTheFinalGivesBackWhatItWillNotNeed: the 10-minute demo (the JIT +20%, trials varying 4%) with keep-alive at
+// +2.5% on goodput, about the minimum effect, which its race seldom decides in the time. Once the changes found
+// foresee the final's need, the final is kept that and tailRounds at the least, not a sixth of the budget: the
+// time it would not have used goes to the race left open. In the runs of 40 that left it open, the final was left
+// a median of 55 s kept a sixth, 28 s kept so; it decided on capacity in every run either way.
+func TestTheFinalGivesBackWhatItWillNotNeed(t *testing.T) {
+	const runs = 40
+	var kept []float64
+	decided := 0
+	for seed := int64(0); seed < runs; seed++ {
+		so := demoSim(7000+seed, 0.04, 10*time.Minute)
+		base := so.Effect
+		so.Effect = func(cfg knob.Config, metric string) float64 {
+			if metric == MetricGoodput && cfg.Keepalive {
+				return base(cfg, metric) + LogEffect(0.025)
+			}
+			return base(cfg, metric)
+		}
+		res, rows := simulated(t, so)
+		h := res.Headline
+		if h == nil {
+			t.Fatalf("seed %d: no final comparison", seed)
+		}
+		if h.CapacityVsDebian != nil && h.CapacityVsDebian.Verdict != stats.Inconclusive {
+			decided++
+		}
+		if rows["keepalive"].Verdict == stats.Inconclusive {
+			kept = append(kept, h.KeptS)
+		}
+	}
+	if len(kept) < runs/4 {
+		t.Fatalf("keep-alive left open in %d runs of %d: too few to judge the final's keep", len(kept), runs)
+	}
+	slices.Sort(kept)
+	median := kept[len(kept)/2]
+	t.Logf("%d runs: keep-alive open in %d, the final left a median of %.0f s there (%.0f to %.0f); decided on "+
+		"capacity in %d", runs, len(kept), median, kept[0], kept[len(kept)-1], decided)
+	if median > 40 || decided < runs*9/10 {
+		t.Errorf("the final left a median of %.0f s, decided in %d of %d runs: want at most 40 s, and 9 runs of 10",
+			median, decided, runs)
 	}
 }

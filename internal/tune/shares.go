@@ -113,13 +113,19 @@ const tailRounds = 20
 // in 38 s (11 rounds), with huge_code_pages left 5 s from a decision and the run ending 44 s early (2026-11-29,
 // t5).
 func (t *tuner) finalLeast() time.Duration {
+	need, _ := t.finalNeed()
+	return t.finalLeastAt(need)
+}
+
+// finalLeastAt is finalLeast where the final is foreseen to need need.
+func (t *tuner) finalLeastAt(need time.Duration) time.Duration {
 	cold := 2 // the baselines
 	if !t.src.Warm(t.best) {
 		cold++ // the recommendation, when no goodput race has run it (CPU races run static twins)
 	}
 	round, starts := 3*t.costs.trial(MetricGoodput), startsCost(cold, t.costs.start(MetricGoodput))
 	least := finalLeastOf(t.o.Budget, round, starts)
-	if need, _ := t.finalNeed(); need > 0 {
+	if need > 0 {
 		return min(least, starts+tailRounds*round)
 	}
 	return least
