@@ -214,13 +214,7 @@ func TestTheFinalGivesBackWhatItWillNotNeed(t *testing.T) {
 	decided := 0
 	for seed := int64(0); seed < runs; seed++ {
 		so := demoSim(7000+seed, 0.04, 10*time.Minute)
-		base := so.Effect
-		so.Effect = func(cfg knob.Config, metric string) float64 {
-			if metric == MetricGoodput && cfg.Keepalive {
-				return base(cfg, metric) + LogEffect(0.025)
-			}
-			return base(cfg, metric)
-		}
+		so.Effect = keepaliveGains(so.Effect, 0.025)
 		res, rows := simulated(t, so)
 		h := res.Headline
 		if h == nil {

@@ -123,13 +123,7 @@ func TestARaceRunAgainLeavesNoTraces(t *testing.T) {
 			"opcache": {"off": LogEffect(-0.44)},
 			"jit":     {"tracing": LogEffect(0.04), "function": LogEffect(0.02)},
 		})
-		planted := so.Effect
-		so.Effect = func(cfg knob.Config, metric string) float64 {
-			if metric == MetricGoodput && cfg.Keepalive {
-				return planted(cfg, metric) + LogEffect(0.25)
-			}
-			return planted(cfg, metric)
-		}
+		so.Effect = keepaliveGains(so.Effect, 0.25)
 		res, rows := simulated(t, so)
 		if strings.Contains(rows["jit"].Note, "Raced again") {
 			again++

@@ -42,6 +42,16 @@ func demoSim(seed int64, sd float64, budget time.Duration) SimOptions {
 		Facts: knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10}}
 }
 
+// keepaliveGains is effect with keep-alive on gaining rel more goodput.
+func keepaliveGains(effect func(knob.Config, string) float64, rel float64) func(knob.Config, string) float64 {
+	return func(cfg knob.Config, metric string) float64 {
+		if metric == MetricGoodput && cfg.Keepalive {
+			return effect(cfg, metric) + LogEffect(rel)
+		}
+		return effect(cfg, metric)
+	}
+}
+
 // simulated is so's run, its rows by knob; a failed run fails t.
 func simulated(t testing.TB, so SimOptions) (*Result, map[string]KnobRow) {
 	res, err := Simulate(context.Background(), so)
