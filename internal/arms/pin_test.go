@@ -3,6 +3,7 @@ package arms
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strconv"
@@ -241,7 +242,9 @@ func allowedList(t *testing.T, pid int) (cpus, state string) {
 			state, _, _ = strings.Cut(strings.TrimSpace(v), " ")
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, syscall.ESRCH) {
+		return "", "" // it exited between the open and the read
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	return cpus, state
