@@ -57,12 +57,12 @@ func (t *tuner) finalShareAt(left time.Duration) finalShare {
 // 25 from a decision, while pm, listen and fastcgi_buffers raced 100 s at their turns and a second look each,
 // deciding nothing, and the final was kept 2m55s (2026-11-27).
 func (t *tuner) sizesOpen(left time.Duration) (*openRace, time.Duration) {
-	least := t.finalLeast()
 	for _, o := range t.open {
 		if o.sizes == nil || !o.lookable() || o.rc.x.Look().Needed >= experiment.MaxRoundsNeeded {
 			continue
 		}
-		if c := t.lookCost(o); sizesLookFits(c, left, least, t.o.Budget, o.looks > 0) {
+		// The final's least reads its need: only where a sizes' race is open (one a run).
+		if c := t.lookCost(o); sizesLookFits(c, left, t.finalLeast(), t.o.Budget, o.looks > 0) {
 			return o, c
 		}
 	}
