@@ -6,7 +6,8 @@
 // the means, whether a duet round measures the same difference (a duet shares the CPUs between the arms: where a
 // value changes how much of the machine its stack takes, the two ways' means part). It prints the same for the
 // trials' capacity (requests served per CPU-second of the stack's servers, tune's final's second figure): a figure
-// an arm's own, which a duet may measure fairly where goodput it cannot. bench/duetgoodput.sh runs it.
+// an arm's own, which a duet may measure fairly where goodput it cannot; and goodput split in two, capacity from
+// the duet round and the servers' share of the machine from the alternating one. bench/duetgoodput.sh runs it.
 package main
 
 import (
@@ -150,18 +151,40 @@ func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
 		rounds, cfgs[1], cfgs[0], o.Connections, o.Duration)
 	report("goodput", rounds, alt.goodput, du.goodput)
 	report("capacity", rounds, alt.capacity, du.capacity)
+	reportSplit(rounds, alt, du)
 	return nil
 }
 
 // figures are a trial's goodput (requests a second in its window) and capacity (requests a CPU-second).
 type figures struct{ goodput, capacity float64 }
 
-// ratios are the rounds' log ratios of each figure, the second pool's over the first's.
-type ratios struct{ goodput, capacity []float64 }
+// ratios are the rounds' log ratios of each figure, the second pool's over the first's; share is goodput over
+// capacity, the CPU-seconds a second the stack's servers got.
+type ratios struct{ goodput, capacity, share []float64 }
 
 func (r *ratios) add(v [2]figures) {
 	r.goodput = append(r.goodput, math.Log(v[1].goodput/v[0].goodput))
 	r.capacity = append(r.capacity, math.Log(v[1].capacity/v[0].capacity))
+	r.share = append(r.share, r.goodput[len(r.goodput)-1]-r.capacity[len(r.capacity)-1])
+}
+
+// reportSplit states goodput read in two parts: capacity from the duet round and the servers' share of the
+// machine from the alternating round beside it (goodput is their product). A duet measures an arm's own capacity
+// where it cannot measure the share an arm gets of the machine; if the split's mean is the alternating goodput's
+// and its spread is smaller, a goodput race could be read so.
+func reportSplit(rounds int, alt, du ratios) {
+	split, diff := make([]float64, rounds), make([]float64, rounds)
+	for i := range split {
+		split[i] = du.capacity[i] + alt.share[i]
+		diff[i] = du.capacity[i] - alt.capacity[i] // the split's round less the alternating goodput's
+	}
+	report("share", rounds, alt.share, du.share)
+	_, sa := stats.MeanSD(alt.goodput)
+	ms, ss := stats.MeanSD(split)
+	md, sd := stats.MeanSD(diff)
+	se := func(s float64) float64 { return 100 * s / math.Sqrt(float64(rounds)) }
+	fmt.Printf("\ngoodput split (duet capacity + alternating share): mean %.2f%% (+-%.2f%%), sd %.2f%%\n", 100*ms, se(ss), 100*ss)
+	fmt.Printf("split's sd %.2f x alternating goodput's; the means differ by %.2f%% (+-%.2f%%)\n", ss/sa, 100*md, se(sd))
 }
 
 // report states each way's mean and spread of a figure's rounds, and how the two ways compare.

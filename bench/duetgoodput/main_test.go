@@ -71,3 +71,21 @@ func TestReport(t *testing.T) {
 		t.Errorf("last line: want %q in\n%s", want, out)
 	}
 }
+
+// The split reads capacity from the duet rounds and the share from the alternating ones: alternating rounds of
+// goodput +4% and 0% with capacity +1% and +1% have shares of +3% and -1%; duet capacities of +2% and +2% make the
+// split +5% and +1%, mean 3%, sd 2.83%, where the alternating goodput's sd is 2.83% too; the split less the
+// alternating goodput is the duet's capacity less the alternating's, +1% each round.
+func TestReportSplit(t *testing.T) {
+	alt := ratios{goodput: []float64{0.04, 0}, capacity: []float64{0.01, 0.01}, share: []float64{0.03, -0.01}}
+	du := ratios{goodput: []float64{0, 0}, capacity: []float64{0.02, 0.02}, share: []float64{-0.02, -0.02}}
+	out := capture.Stdout(t, func() { reportSplit(2, alt, du) })
+	for _, want := range []string{
+		"goodput split (duet capacity + alternating share): mean 3.00% (+-2.00%), sd 2.83%\n",
+		"split's sd 1.00 x alternating goodput's; the means differ by 1.00% (+-0.00%)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in\n%s", want, out)
+		}
+	}
+}

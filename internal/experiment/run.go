@@ -102,9 +102,12 @@ func (e *run) round(ctx context.Context) error {
 	}
 	n := e.out.Rounds + 1
 	var tried []tried
-	if e.s.Duet {
-		tried = e.together(ctx, n, arms)
-	} else {
+	switch {
+	case e.s.Duet:
+		tried = e.together(ctx, n, arms, true)
+	case e.s.Split:
+		tried = e.split(ctx, n, arms)
+	default:
 		tried = e.inTurn(ctx, n, arms)
 	}
 	spilled := e.roundSpill(arms[0], tried)
@@ -193,17 +196,15 @@ func (e *run) inTurn(ctx context.Context, n int, arms []int) []tried {
 // together runs a duet round: every arm prepares (a move to a fresh stack, which must not overlap any trial), then
 // all trials run at once, started in the round's order, so that whatever the machine does meanwhile falls on
 // every arm alike and cancels in their ratios. The trials come back in the round's order.
-func (e *run) together(ctx context.Context, n int, arms []int) []tried {
+func (e *run) together(ctx context.Context, n int, arms []int, prepare bool) []tried {
 	out := make([]tried, len(arms))
 	for x, i := range arms {
 		out[x].arm = i
-		if p, ok := e.s.Arms[i].(Preparer); ok {
-			if err := p.Prepare(ctx); err != nil {
-				out[x].err = err
-				if ctx.Err() != nil || i == 0 {
-					return out[:x+1]
-				}
-			}
+		if !prepare {
+			continue
+		}
+		if stop := e.prepare(ctx, i, &out[x]); stop {
+			return out[:x+1]
 		}
 	}
 	var wg sync.WaitGroup
@@ -235,6 +236,79 @@ func (e *run) together(ctx context.Context, n int, arms []int) []tried {
 	}
 	wg.Wait()
 	return out
+}
+
+// prepare prepares arm i where it is a Preparer, a failure recorded in t; stop says the round ends for all (an
+// interruption, or the incumbent's failure).
+func (e *run) prepare(ctx context.Context, i int, t *tried) (stop bool) {
+	p, ok := e.s.Arms[i].(Preparer)
+	if !ok {
+		return false
+	}
+	if t.err = p.Prepare(ctx); t.err != nil {
+		return ctx.Err() != nil || i == 0
+	}
+	return false
+}
+
+// split runs a split round (Spec.Split): every arm prepares, the trials run in turn, then all at once, and each
+// arm's figures are combined (splitObservation). A failure in either pass is the arm's trial failing.
+func (e *run) split(ctx context.Context, n int, arms []int) []tried {
+	var out []tried // the failures to prepare, then the trials in turn
+	var live []int
+	for _, i := range arms {
+		t := tried{arm: i}
+		stop := e.prepare(ctx, i, &t)
+		if t.err != nil {
+			out = append(out, t)
+		} else {
+			live = append(live, i)
+		}
+		if stop {
+			return out
+		}
+	}
+	turn := e.inTurn(ctx, n, live)
+	incumbentFailed := slices.ContainsFunc(turn, func(t tried) bool { return t.arm == 0 && t.err != nil })
+	if len(turn) < len(live) || ctx.Err() != nil || incumbentFailed {
+		return append(out, turn...) // the round ended for all
+	}
+	var ran []int
+	for _, t := range turn {
+		if t.err == nil {
+			ran = append(ran, t.arm)
+		}
+	}
+	duet := map[int]tried{}
+	for _, t := range e.together(ctx, n, ran, false) {
+		duet[t.arm] = t
+	}
+	for _, t := range turn {
+		if d, ok := duet[t.arm]; ok && t.err == nil {
+			if t.err = d.err; t.err == nil {
+				t.obs, t.err = splitObservation(t.obs, d.obs)
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// splitObservation is an arm's figures of a split round from its trial in turn and its duet trial: Value the
+// turn's share of the machine (Value / Second) times the duet's Second, Second the duet's; their steps add, and
+// so do the two trials' requests and errors. The turn's rate, p99 and stack stand.
+func splitObservation(turn, duet Observation) (Observation, error) {
+	if !(turn.Second > 0 && duet.Second > 0) {
+		return Observation{}, fmt.Errorf("a split round's trial gave no second figure (%v in turn, %v in the duet)",
+			turn.Second, duet.Second)
+	}
+	o := turn
+	o.Value = turn.Value / turn.Second * duet.Second
+	o.Step = turn.Step + turn.SecondStep + duet.SecondStep
+	o.Second, o.SecondStep = duet.Second, duet.SecondStep
+	o.Requests += duet.Requests
+	o.Errors += duet.Errors
+	return o, nil
 }
 
 // progress tells Spec.Progress that arm i's trial of round n is next.
