@@ -18,9 +18,11 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/phptune/phptune/bench/internal/demostack"
+	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/knob"
 	"github.com/phptune/phptune/internal/load"
 	"github.com/phptune/phptune/internal/stack"
@@ -36,6 +38,8 @@ func main() {
 	conc := flag.Int("c", 4, "connections a pool")
 	win := flag.Duration("d", 300*time.Millisecond, "a trial's window")
 	warm := flag.Duration("w", 100*time.Millisecond, "a trial's warm-up")
+	fixed := flag.Int("n", 0, "a duet trial's requests, a fixed set as tune's split rounds send, each arm loading its stack "+
+		"until the other's ends (0: the goodput window)")
 	flag.Parse()
 	cfgs, err := configs(*name, *a, *b, *pool)
 	if err != nil {
@@ -43,7 +47,7 @@ func main() {
 		os.Exit(2)
 	}
 	o := load.Options{Connections: *conc, Duration: *win, Warmup: *warm, Timeout: 10 * time.Second, SkipPreflight: true, Drain: true}
-	if err := run(*rounds, cfgs, o); err != nil {
+	if err := run(*rounds, cfgs, o, *fixed); err != nil {
 		fmt.Fprintln(os.Stderr, "duetgoodput:", err)
 		os.Exit(1)
 	}
@@ -66,7 +70,7 @@ func configs(name, a, b string, pool int) ([2]knob.Config, error) {
 	return cfgs, nil
 }
 
-func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
+func run(rounds int, cfgs [2]knob.Config, o load.Options, fixed int) error {
 	ctx := context.Background()
 	mix, err := demostack.Mix()
 	if err != nil {
@@ -86,13 +90,16 @@ func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
 			return err
 		}
 	}
-	trial := func(i int) (figures, error) {
+	target := func(i int, o load.Options) (load.Options, error) {
 		tg, err := load.ParseTarget(sts[i].HTTPURL)
+		o.Target = tg
+		return o, err
+	}
+	trialWith := func(i int, o load.Options) (figures, error) {
+		oi, err := target(i, o)
 		if err != nil {
 			return figures{}, err
 		}
-		oi := o
-		oi.Target = tg
 		r, err := load.NewRunner(oi)
 		if err != nil {
 			return figures{}, err
@@ -116,13 +123,34 @@ func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
 		capacity := float64(max(res.Served, res.Requests)) / max(after-before, time.Microsecond).Seconds()
 		return figures{float64(res.Requests) / res.DurationS, capacity}, nil
 	}
+	trial := func(i int) (figures, error) { return trialWith(i, o) }
+	od := o
+	if fixed > 0 {
+		od.Requests, od.Duration, od.Warmup, od.Even = int64(fixed), 0, 0, true
+	}
 	duet := func() ([2]figures, error) {
 		var v [2]figures
 		var errs [2]error
 		var wg sync.WaitGroup
+		var running atomic.Int32
+		running.Store(2)
+		fill, allDone := context.WithCancel(ctx)
+		defer allDone()
 		for i := range 2 {
 			wg.Add(1)
-			go func() { defer wg.Done(); v[i], errs[i] = trial(i) }()
+			go func() {
+				defer wg.Done()
+				v[i], errs[i] = trialWith(i, od)
+				if running.Add(-1) == 0 || fixed == 0 {
+					allDone()
+					return
+				}
+				// As tune's arms do (arms.Filler): no trial's end runs alone.
+				if of, err := target(i, o); err == nil {
+					of.Warmup, of.Duration = 0, time.Minute
+					_, _ = arms.Unmeasured(fill, of)
+				}
+			}()
 		}
 		wg.Wait()
 		return v, errors.Join(errs[:]...)
@@ -147,8 +175,12 @@ func run(rounds int, cfgs [2]knob.Config, o load.Options) error {
 		}
 		du.add(v)
 	}
-	fmt.Printf("%d rounds each way: %s against %s, %d connections a pool, %s windows; a round's log ratio\n",
-		rounds, cfgs[1], cfgs[0], o.Connections, o.Duration)
+	duetIs := "the same windows"
+	if fixed > 0 {
+		duetIs = fmt.Sprintf("duets of %d requests", fixed)
+	}
+	fmt.Printf("%d rounds each way: %s against %s, %d connections a pool, %s windows, %s; a round's log ratio\n",
+		rounds, cfgs[1], cfgs[0], o.Connections, o.Duration, duetIs)
 	report("goodput", rounds, alt.goodput, du.goodput)
 	report("capacity", rounds, alt.capacity, du.capacity)
 	reportSplit(rounds, alt, du)

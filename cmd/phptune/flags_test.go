@@ -158,7 +158,7 @@ func TestTuneOptions(t *testing.T) {
 		knobs = append(knobs, k.Name)
 	}
 	if o.Stack.App != app || o.Budget != 5*time.Minute || o.MinEffect != 0.05 || o.PoolMargin != 0.08 || o.Memory != 1<<30 || o.MemoryFrom != "--memory 1GiB" ||
-		o.Soak != -1 || o.Screen != nil || !o.Duet || o.Request.Method != "POST" || !slices.Equal(uris, []string{"/=*", "/blog/=***"}) ||
+		o.Soak != -1 || o.Screen != nil || !o.Duet || !o.Split || o.Request.Method != "POST" || !slices.Equal(uris, []string{"/=*", "/blog/=***"}) ||
 		!slices.Equal(knobs, []string{"opcache"}) || !o.Asked["opcache"] || o.Pins["memory_limit"] != "256M" ||
 		o.BaseName != "your starting point" || o.Limits == nil {
 		t.Errorf("options: %+v", o)

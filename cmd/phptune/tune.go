@@ -112,8 +112,8 @@ docs/engine.md (how a race is decided and its error rates); docs/urls.md (URL fi
 	fl.Var(cli.Rate{Rate: &f.rate, Peak: &f.ratePeak}, "rate", "open model: `RATE` requests/s at which --p99 is judged, or peak: the access log's busiest second")
 	fl.BoolVar(&f.screen, "screen", false, "count CPU-only candidates' work per request first, even with a budget under 5 minutes")
 	fl.BoolVar(&f.noScreen, "no-screen", false, "give CPU-only knobs timed trials without counting their work first")
-	fl.BoolVar(&f.noDuet, "no-duet", false, "run the CPU races' trials in turn, not at the same time (duet rounds, where the machine's "+
-		"noise cancels)")
+	fl.BoolVar(&f.noDuet, "no-duet", false, "run every race's trials in turn only: no duet rounds for the CPU races, no split rounds "+
+		"for goodput (both where the machine's noise cancels)")
 	fl.BoolVar(&f.duetPin, "duet-pin", false, "pin each duet arm's php-fpm and nginx to a CPU share of its own, swapped "+
 		"every round, where there are as many CPUs as arms (off: on a shared machine it made rounds noisier)")
 	cli.FlagGroup(fl, "WHAT TO DECIDE", "knob", "skip", "only", "build", "memory", "cgroup", "soak", "p99", "rate", "screen", "no-screen")
@@ -314,6 +314,7 @@ func (f tuneFlags) options(ctx context.Context, app *workload.App, notes io.Writ
 	}
 	o.ForceScreen = f.screen
 	o.Duet = !f.noDuet
+	o.Split = !f.noDuet
 	o.DuetPin = f.duetPin && o.Duet
 	o.DuetSpread = o.Duet && !o.DuetPin
 	if f.screen && f.noScreen {

@@ -286,6 +286,19 @@ func (a *replicaArm) Trial(ctx context.Context) (experiment.Observation, error) 
 	return obs, err
 }
 
+// SplitTrial is the arm's duet trial of a split round (experiment.Splitter), its capacity read over a fixed set
+// of requests (capacityTrial): on the stack its trial in turn just ran on, at the same time as its rivals',
+// recorded as a duet trial and not counted in its stack's rounds or spread (a duet's goodput is not the arm's own).
+func (a *replicaArm) SplitTrial(ctx context.Context) (experiment.Observation, error) {
+	if a.w == nil {
+		return experiment.Observation{}, errors.New("arm not started")
+	}
+	if err := a.w.Server.Died(); err != nil {
+		return experiment.Observation{}, fmt.Errorf("%s: %w", a.w.Config, err)
+	}
+	return a.g.s.capacityTrial(ctx, a.spec, a.w)
+}
+
 // Fill keeps the arm's stack loaded at its trials' connections, unmeasured, until ctx ends: in a duet round, until
 // the rivals' trials end (experiment.Filler). What it meets is not the round's: the trials were measured.
 func (a *replicaArm) Fill(ctx context.Context) {

@@ -58,6 +58,9 @@ type TrialSpec struct {
 	Capacity bool
 	// Duet: the arms' trials of a round run at the same time (experiment.Spec.Duet).
 	Duet bool
+	// Split: the arms' goodput rounds are split rounds (experiment.Spec.Split), their trials run in turn and then
+	// at the same time (SplitTrial).
+	Split bool
 	// Fresh starts every arm on a stack of its own, never on one tune holds warm: the stack the best so far won
 	// its last race on carries an offset that helped it win (the final's recommendation on it read +0.4 to +0.5
 	// of the offsets' spread better, an audit's simulation), which a comparison of it must not start from.
@@ -77,6 +80,15 @@ func (s TrialSpec) StartKind() string {
 	return s.Metric
 }
 
+// CostKind is what a trial's cost is kept under: its metric's, or a split round's (Split), whose trials cost their
+// share of its duet too.
+func (s TrialSpec) CostKind() string {
+	if s.Split {
+		return s.Metric + "+split"
+	}
+	return s.Metric
+}
+
 // StartStatic keeps the start costs of goodput arms on steady twins.
 const StartStatic = "static"
 
@@ -92,7 +104,9 @@ type TrialRecord struct {
 	// Stack is the number of the stack it ran on, among the run's (an arm's trials move to fresh stacks as its
 	// race goes on): trials of one stack share whatever that stack carries for its life.
 	Stack int `json:"stack,omitempty"`
-	// Duet: the trial ran at the same time as its rivals' of the round (a duet round), not in turn.
+	// Duet: the trial ran at the same time as its rivals' of the round (a duet round, or a split round's duet),
+	// not in turn. A goodput figure of such a trial is not the arm's own: what it got of the machine depends on
+	// its rivals.
 	Duet bool `json:"duet,omitempty"`
 	// CPUs is the CPU share its stack was pinned to in a pinned duet round (a kernel CPU list such as "1" or "2-3";
 	// Options.DuetPin), "spread" where its workers were spread over the CPUs (Options.DuetSpread); empty where

@@ -53,6 +53,8 @@ type stackSet struct {
 type Lengths struct {
 	Warm, Win   time.Duration
 	CPURequests int
+	// SplitRequests are the requests of a split round's duet trial (capacityTrial).
+	SplitRequests int
 }
 
 // Config is what the stacks serve and how a stack is checked: the app, the URLs and how they are sent, and how

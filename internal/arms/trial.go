@@ -177,7 +177,7 @@ func (s *stackSet) goodputWindow(ctx context.Context, spec TrialSpec, w *Stack, 
 		// on the presets; drained, 1.5 to 5.5% against goodput's 3.7 to 7.8% on WordPress, MediaWiki and DokuWiki.
 		n := served(res)
 		rec.ReqPerCPUS = float64(n) / (cpu1 - cpu0).Seconds()
-		obs.Second, obs.SecondStep = rec.ReqPerCPUS, 1/float64(n)
+		obs.Second, obs.SecondStep, obs.Capacity = rec.ReqPerCPUS, 1/float64(n), rec.ReqPerCPUS
 	}
 	s.record(s.faulted(rec, w))
 	return obs, false, nil
@@ -245,6 +245,46 @@ func (s *stackSet) cpuTrial(ctx context.Context, spec TrialSpec, w *Stack) (expe
 	rec.Value = float64(max(ok, 1)) / max(cpu.Seconds(), 1e-6)
 	s.record(s.faulted(rec, w))
 	return experiment.Observation{Value: rec.Value, Requests: ok, Errors: res.Errors, Rate: rec.Goodput, Stack: w.serial}, nil
+}
+
+// capacityTrial is a split round's duet trial (replicaArm.SplitTrial): the fixed set of requests a CPU trial
+// sends, at the race's connections, with the servers' CPU time (php-fpm's and nginx's, as a goodput trial's
+// capacity reads it) before the first and after the last. Every arm's duet serves the same requests, so what the
+// URLs cost cancels in their ratio as the machine's noise does; a goodput window's count of them does not (the
+// demo's 0.3 s windows, 22 to 77 requests an arm in a duet of three: capacity varied 8 to 9% a round).
+func (s *stackSet) capacityTrial(ctx context.Context, spec TrialSpec, w *Stack) (experiment.Observation, error) {
+	o := s.LoadOptions(w, spec.Conc)
+	o.Requests, o.Duration, o.Warmup, o.Even = int64(max(s.lengths.SplitRequests, 1)), 0, 0, true
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return experiment.Observation{}, err
+	}
+	began := time.Now()
+	before, err := w.Server.ServersCPU()
+	if err != nil {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if ctx.Err() != nil {
+		return experiment.Observation{}, ctx.Err()
+	}
+	if res == nil || (err != nil && !errors.Is(err, load.ErrNoRequests)) {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	after, err := w.Server.ServersCPU()
+	if err != nil {
+		return experiment.Observation{}, s.trialError(w, err)
+	}
+	wall := time.Since(began)
+	ok := res.Requests - res.Errors
+	rec := TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Duet: true, Concurrency: spec.Conc,
+		Metric: MetricGoodput, RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(),
+		Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
+	rec.ReqPerCPUS = float64(max(ok, 1)) / max((after-before).Seconds(), 1e-6)
+	rec.Value = rec.Goodput
+	s.record(s.faulted(rec, w))
+	return experiment.Observation{Value: rec.ReqPerCPUS, Capacity: rec.ReqPerCPUS, Second: rec.ReqPerCPUS,
+		Requests: ok, Errors: res.Errors, Rate: rec.Goodput, Stack: w.serial}, nil
 }
 
 // trialError says what went wrong in a trial, with the stack's own last word when one of its processes died.

@@ -30,6 +30,9 @@ type Observation struct {
 	// P99 is the trial's 99th percentile of latency (any unit, the same in every trial) where it measured one:
 	// for the record, and for a caller whose second figure it is.
 	P99 float64 `json:"p99,omitempty"`
+	// Capacity is requests per CPU-second of the arm's servers where the trial read it: what a split round
+	// (Spec.Split) reads the machine's speed from.
+	Capacity float64 `json:"capacity,omitempty"`
 	// Stack says which of the arm's stacks ran the trial (any number, the same for the same stack), for
 	// Spec.StackSD: an arm whose trials all say 0 ran on one stack.
 	Stack int `json:"stack,omitempty"`
@@ -145,14 +148,14 @@ type Spec struct {
 	// that is a Preparer prepares before any trial of the round starts.
 	Duet bool
 	// Split runs each round's trials twice: in turn, then all at once (a duet), and reads an arm's figure of the
-	// round as the product of what each measures fairly: Value / Second of its trial in turn (the share of the
-	// machine the arm got: goodput over capacity is the servers' CPU-seconds a second) times Second of its duet
-	// trial (its capacity, where the machine's noise falls on every arm alike). Every trial must give Second.
-	// For throughput, whose duet is unfair (an arm that takes more of the machine makes its rival look worse),
-	// while its alternating rounds carry the machine's noise: measured on the demo's pools (docs/engine.md), a
-	// split round varied 0.44 to 0.75 times as much as an alternating one. The round's Second is the duet's.
-	// Arms prepare (Preparer) before the trials in turn, not between the two passes: an arm's two trials of a
-	// round run on one stack.
+	// round as the product of what each measures fairly: Value / Capacity of its trial in turn (the share of the
+	// machine the arm got: goodput over capacity is the servers' CPU-seconds a second) times Capacity of its duet
+	// trial (where the machine's noise falls on every arm alike). Every trial must give Capacity. For
+	// throughput, whose duet is unfair (an arm that takes more of the machine makes its rival look worse), while
+	// its alternating rounds carry the machine's noise: on the demo's pools a split round of pm or listen varied
+	// about 0.6 times as much as an alternating one (docs/engine.md, "Split rounds", which says where it is not
+	// fair). The round's second figure is its trial in turn's. Arms prepare (Preparer) before the trials in turn, not between the two passes: an arm's
+	// two trials of a round run on one stack.
 	Split bool
 }
 
@@ -161,6 +164,13 @@ type Spec struct {
 // the trials start; an error counts as the arm's trial failing.
 type Preparer interface {
 	Prepare(ctx context.Context) error
+}
+
+// Splitter is an arm whose duet trial of a split round (Spec.Split) is not a trial like its others: run on the
+// stack its trial in turn just ran on, counted as part of that trial rather than as a trial of the stack's own.
+// The engine calls SplitTrial there, and Trial where the arm is not a Splitter.
+type Splitter interface {
+	SplitTrial(ctx context.Context) (Observation, error)
 }
 
 // Filler is an arm that can keep loading what it runs on, unmeasured. In a duet round an arm whose trial ends

@@ -104,7 +104,7 @@ func (e *run) round(ctx context.Context) error {
 	var tried []tried
 	switch {
 	case e.s.Duet:
-		tried = e.together(ctx, n, arms, true)
+		tried = e.together(ctx, n, arms, false)
 	case e.s.Split:
 		tried = e.split(ctx, n, arms)
 	default:
@@ -195,13 +195,14 @@ func (e *run) inTurn(ctx context.Context, n int, arms []int) []tried {
 
 // together runs a duet round: every arm prepares (a move to a fresh stack, which must not overlap any trial), then
 // all trials run at once, started in the round's order, so that whatever the machine does meanwhile falls on
-// every arm alike and cancels in their ratios. The trials come back in the round's order.
-func (e *run) together(ctx context.Context, n int, arms []int, prepare bool) []tried {
+// every arm alike and cancels in their ratios. The trials come back in the round's order. A split round's duet
+// (split) runs the arms' split trials (Splitter), the arms prepared before its trials in turn.
+func (e *run) together(ctx context.Context, n int, arms []int, split bool) []tried {
 	out := make([]tried, len(arms))
 	for x, i := range arms {
 		out[x].arm = i
-		if !prepare {
-			continue
+		if split {
+			continue // prepared before the trials in turn
 		}
 		if stop := e.prepare(ctx, i, &out[x]); stop {
 			return out[:x+1]
@@ -220,11 +221,13 @@ func (e *run) together(ctx context.Context, n int, arms []int, prepare bool) []t
 		if out[x].err != nil {
 			continue
 		}
-		e.progress(n, i)
+		if !split { // a split round's arms were heard of in turn
+			e.progress(n, i)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[x].obs, out[x].err = e.s.Arms[i].Trial(ctx)
+			out[x].obs, out[x].err = e.trial(ctx, i, split)
 			if running.Add(-1) == 0 {
 				allDone()
 				return
@@ -236,6 +239,14 @@ func (e *run) together(ctx context.Context, n int, arms []int, prepare bool) []t
 	}
 	wg.Wait()
 	return out
+}
+
+// trial runs arm i's trial: its split trial in a split round's duet (Splitter), else its trial.
+func (e *run) trial(ctx context.Context, i int, split bool) (Observation, error) {
+	if sp, ok := e.s.Arms[i].(Splitter); ok && split {
+		return sp.SplitTrial(ctx)
+	}
+	return e.s.Arms[i].Trial(ctx)
 }
 
 // prepare prepares arm i where it is a Preparer, a failure recorded in t; stop says the round ends for all (an
@@ -280,7 +291,7 @@ func (e *run) split(ctx context.Context, n int, arms []int) []tried {
 		}
 	}
 	duet := map[int]tried{}
-	for _, t := range e.together(ctx, n, ran, false) {
+	for _, t := range e.together(ctx, n, ran, true) {
 		duet[t.arm] = t
 	}
 	for _, t := range turn {
@@ -295,17 +306,18 @@ func (e *run) split(ctx context.Context, n int, arms []int) []tried {
 }
 
 // splitObservation is an arm's figures of a split round from its trial in turn and its duet trial: Value the
-// turn's share of the machine (Value / Second) times the duet's Second, Second the duet's; their steps add, and
-// so do the two trials' requests and errors. The turn's rate, p99 and stack stand.
+// turn's share of the machine (Value / Capacity) times the duet's Capacity. Value's step adds the turn's twice
+// (its count reads both the window and the capacity) and the duet's; the requests and errors add. The turn's
+// second figure, rate, p99 and stack stand.
 func splitObservation(turn, duet Observation) (Observation, error) {
-	if !(turn.Second > 0 && duet.Second > 0) {
-		return Observation{}, fmt.Errorf("a split round's trial gave no second figure (%v in turn, %v in the duet)",
-			turn.Second, duet.Second)
+	if !(turn.Capacity > 0 && duet.Capacity > 0) {
+		return Observation{}, fmt.Errorf("a split round's trial read no capacity (%v in turn, %v in the duet)",
+			turn.Capacity, duet.Capacity)
 	}
 	o := turn
-	o.Value = turn.Value / turn.Second * duet.Second
-	o.Step = turn.Step + turn.SecondStep + duet.SecondStep
-	o.Second, o.SecondStep = duet.Second, duet.SecondStep
+	o.Value = turn.Value / turn.Capacity * duet.Capacity
+	o.Capacity = duet.Capacity
+	o.Step = 2*turn.Step + duet.Step
 	o.Requests += duet.Requests
 	o.Errors += duet.Errors
 	return o, nil

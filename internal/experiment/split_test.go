@@ -45,9 +45,20 @@ type splitArm struct {
 	share, capacity float64
 	m               *splitMachine
 	rng             *rand.Rand
-	noSecond        bool
+	noCapacity      bool
 	failInDuet      bool
 	prepares        int
+	splitTrials     int
+}
+
+// splitterArm is a splitArm that is a Splitter.
+type splitterArm struct{ *splitArm }
+
+func (a splitterArm) SplitTrial(ctx context.Context) (Observation, error) {
+	a.m.mu.Lock()
+	a.splitTrials++
+	a.m.mu.Unlock()
+	return a.Trial(ctx)
 }
 
 func (a *splitArm) Name() string                    { return a.name }
@@ -65,8 +76,9 @@ func (a *splitArm) Trial(ctx context.Context) (Observation, error) {
 	}
 	capacity := math.Exp(a.capacity + speed + 0.002*a.rng.NormFloat64())
 	o := Observation{Value: 100 * capacity * math.Exp(a.share+a.m.own*a.rng.NormFloat64()), Requests: 100}
-	if !a.noSecond {
-		o.Second = 50 * capacity
+	if !a.noCapacity {
+		o.Capacity = 50 * capacity
+		o.Second = o.Capacity
 	}
 	return o, nil
 }
@@ -118,12 +130,28 @@ func TestASplitRoundReadsEachFigureWhereItIsFair(t *testing.T) {
 	}
 }
 
-// TestSplitFailures: a challenger whose duet trial fails, or whose trials give no second figure, leaves with the
+// TestASplittersDuetTrialIsItsSplitTrial: an arm that is a Splitter runs its split round's duet trial through
+// SplitTrial, one a round; its trials in turn through Trial.
+func TestASplittersDuetTrialIsItsSplitTrial(t *testing.T) {
+	m, arms := newSplitArms(3, 0.05, 0.01, [2]float64{0, 0}, [2]float64{0.1, 0})
+	a, b := splitterArm{arms[0].(*splitArm)}, splitterArm{arms[1].(*splitArm)}
+	out, err := Run(context.Background(), Spec{Name: "s", Arms: []Arm{a, b}, Mode: Versus, HigherIsBetter: true,
+		MinEffect: 0.03, Alpha: 0.01, Split: true, MaxRounds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Rounds != 3 || a.splitTrials != 3 || b.splitTrials != 3 || m.calls != 12 {
+		t.Errorf("%d rounds, split trials %d and %d of %d trials: want 3 rounds, 3 split trials each of 12",
+			out.Rounds, a.splitTrials, b.splitTrials, m.calls)
+	}
+}
+
+// TestSplitFailures: a challenger whose duet trial fails, or whose trials read no capacity, leaves with the
 // status error and the others go on; an experiment asked for rounds both split and duets is refused.
 func TestSplitFailures(t *testing.T) {
 	_, arms := newSplitArms(1, 0.05, 0.01, [2]float64{0, 0}, [2]float64{0, 0}, [2]float64{0, 0})
 	arms[1].(*splitArm).failInDuet = true
-	arms[2].(*splitArm).noSecond = true
+	arms[2].(*splitArm).noCapacity = true
 	out, err := Run(context.Background(), Spec{Name: "f", Arms: arms, Mode: Race, HigherIsBetter: true,
 		MinEffect: 0.03, Alpha: 0.01, Split: true, MaxRounds: 3})
 	if err != nil {
@@ -140,16 +168,17 @@ func TestSplitFailures(t *testing.T) {
 }
 
 // An arm's figures of a split round: goodput 200 at capacity 50 in turn (the servers got 4 CPU-seconds a second),
-// capacity 60 in the duet: goodput 240 and capacity 60; the steps add, and so do the requests and errors; the
-// p99 and the stack are the turn's.
+// capacity 60 in the duet: goodput 240 and capacity 60; Value's step twice the turn's and the duet's; the requests
+// and errors add; the second figure, p99 and stack are the turn's.
 func TestSplitObservation(t *testing.T) {
-	turn := Observation{Value: 200, Second: 50, Step: 0.01, SecondStep: 0.002, Requests: 100, Errors: 1, P99: 7, Stack: 3}
-	duet := Observation{Value: 150, Second: 60, SecondStep: 0.003, Requests: 80, Errors: 2, P99: 9, Stack: 4}
+	turn := Observation{Value: 200, Capacity: 50, Second: 7, Step: 0.01, Requests: 100, Errors: 1, P99: 7, Stack: 3}
+	duet := Observation{Value: 150, Capacity: 60, Second: 9, SecondStep: 0.003, Step: 0.02, Requests: 80, Errors: 2,
+		P99: 9, Stack: 4}
 	got, err := splitObservation(turn, duet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Observation{Value: 240, Second: 60, Step: 0.015, SecondStep: 0.003, Requests: 180, Errors: 3, P99: 7, Stack: 3}
+	want := Observation{Value: 240, Capacity: 60, Second: 7, Step: 0.04, Requests: 180, Errors: 3, P99: 7, Stack: 3}
 	if math.Abs(got.Value-want.Value) > 1e-9 || math.Abs(got.Step-want.Step) > 1e-12 {
 		t.Errorf("value %v step %v, want %v, %v", got.Value, got.Step, want.Value, want.Step)
 	}

@@ -165,7 +165,7 @@ func (ch Choice) Apply(known []Knob, base *Config, pins map[string]string, asked
 			pins[k.Name] = values[0]
 			continue
 		}
-		if name == "max_children" {
+		if name == MaxChildrenName {
 			return nil, exitcode.UsageErrorf("--knob max_children: the pool size is measured and its neighbours compared; give one value to pin it")
 		}
 		// The first value is where the sweep starts (unless a pin says otherwise): "--knob NAME=V1,V2" tries V2 against V1.

@@ -262,7 +262,7 @@ func Ladder(lo, hi int) []int {
 // neighbours.
 func MaxChildren() Knob {
 	return Knob{
-		Name: "max_children",
+		Name: MaxChildrenName,
 		Pool: true,
 		Doc:  "pm.max_children: the most requests PHP serves at once",
 		Candidates: func(c Config) []string {
@@ -303,9 +303,15 @@ func Listen() Knob {
 	}
 }
 
+// The names of the knobs that other packages single out.
+const (
+	KeepaliveName   = "keepalive"
+	MaxChildrenName = "max_children"
+)
+
 // Keepalive is nginx keeping its FastCGI connections to php-fpm (upstream keepalive, fastcgi_keep_conn).
 func Keepalive() Knob {
-	k := toggle("keepalive", "nginx upstream keepalive with fastcgi_keep_conn: no connect per request, but each kept connection holds a worker",
+	k := toggle(KeepaliveName, "nginx upstream keepalive with fastcgi_keep_conn: no connect per request, but each kept connection holds a worker",
 		[]string{"off", "on"},
 		func(c Config) bool { return c.Keepalive },
 		func(c *Config, on bool) error { c.Keepalive = on; return nil })

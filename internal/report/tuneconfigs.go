@@ -95,8 +95,8 @@ func configRows(r *tune.Result) []configRow {
 	byKey := map[key]*acc{}
 	var order []key
 	for _, t := range r.Trials {
-		if t.Phase == "saturation" {
-			continue
+		if t.Phase == "saturation" || (t.Duet && t.Metric == tune.MetricGoodput) {
+			continue // a split round's duet: its goodput is what its rivals left it
 		}
 		k := key{t.Config, t.Concurrency}
 		a := byKey[k]

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"testing"
+	"time"
 
 	"github.com/phptune/phptune/internal/arms"
 	"github.com/phptune/phptune/internal/clock"
@@ -45,6 +46,42 @@ func TestDuetOnlyWhereTheArmsFitTogether(t *testing.T) {
 		for _, s := range src.specs {
 			if s.Duet != c.want {
 				t.Errorf("%d children of 80 MiB, two arms in 600 MiB, %s: duet %v, want %v", c.children, c.metric, s.Duet, c.want)
+			}
+		}
+	}
+}
+
+// TestSplitRoundsWhereTheyAreFair: with split rounds on (Options.Split), a goodput race's arms run them where their
+// stacks fit the memory loaded together, but the pool sizes' and keep-alive's never (splits), nor a CPU race's;
+// off, none does.
+func TestSplitRoundsWhereTheyAreFair(t *testing.T) {
+	s := arms.New(arms.Config{}, &arms.Lengths{}, nil, nil)
+	s.Limit(600<<20, func(c knob.Config) int64 { return int64(c.MaxChildren) * 80 << 20 })
+	for _, c := range []struct {
+		k        knob.Knob
+		value    string
+		split    bool
+		children int
+		want     bool
+	}{
+		{knob.Listen(), "tcp", true, 2, true}, {knob.PM(), "static", true, 2, true}, {knob.Listen(), "tcp", true, 4, false},
+		{knob.Keepalive(), "on", true, 2, false}, {knob.MaxChildren(), "4", true, 2, false},
+		{knob.JIT(), "tracing", true, 2, false}, {knob.Listen(), "tcp", false, 2, false},
+	} {
+		tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("", nil), Budget: 3 * time.Minute, Split: c.split})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := &specSource{}
+		d := &decider{src: src, costs: newCosts(), clock: clock.Wall{}, fit: s.Fit}
+		from := knob.Debian()
+		from.MaxChildren = c.children
+		if _, err := d.arms(race{knob: c.k, from: from, values: []string{c.value}, spec: tu.specOf(c.k)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, sp := range src.specs {
+			if sp.Split != c.want {
+				t.Errorf("%s, split rounds %v, %d children of 80 MiB: split %v, want %v", c.k.Name, c.split, c.children, sp.Split, c.want)
 			}
 		}
 	}

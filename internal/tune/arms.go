@@ -145,12 +145,30 @@ func (a *timedArm) Start(ctx context.Context) error {
 // Trial runs the arm's trial and charges it its share of the time: the wall time over the most trials that ran
 // at once with it at any time (flight).
 func (a *timedArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	return a.timed(ctx, a.Arm.Trial, true)
+}
+
+// SplitTrial runs the arm's duet trial of a split round (experiment.Splitter; its trial where the arm has none)
+// and charges its share of the time to the arm's trials without counting one: a trial then costs its round's
+// share, a round of k arms k + 1 trials' time, which the races' rounds are foreseen at.
+func (a *timedArm) SplitTrial(ctx context.Context) (experiment.Observation, error) {
+	if sp, ok := a.Arm.(experiment.Splitter); ok {
+		return a.timed(ctx, sp.SplitTrial, false)
+	}
+	return a.timed(ctx, a.Arm.Trial, false)
+}
+
+// timed runs trial and charges its share of the time, counted as a trial where count says so.
+func (a *timedArm) timed(ctx context.Context, trial func(context.Context) (experiment.Observation, error),
+	count bool) (experiment.Observation, error) {
 	f := a.c.takeOff(a.metric)
 	began := a.clock.Now()
-	o, err := a.Arm.Trial(ctx)
+	o, err := trial(ctx)
 	a.c.mu.Lock()
 	delete(a.c.inFlight[a.metric], f)
-	a.c.trials[a.metric]++
+	if count {
+		a.c.trials[a.metric]++
+	}
 	a.c.trialWall[a.metric] += a.clock.Now().Sub(began) / time.Duration(f.shared)
 	a.c.mu.Unlock()
 	return o, err

@@ -44,6 +44,12 @@ type decider struct {
 	fit  func([]knob.Config) bool
 }
 
+// splits says whether the goodput race of knob name may run split rounds (Options.Split). Not the pool sizes': a
+// duet changes how pools of other sizes fare beside each other (the demo's 4 workers against 2: split rounds
+// read +4.9% [+-2.2] more than alternating ones, no steadier), nor keep-alive's, whose share of the machine is what
+// varies (split rounds no steadier). docs/engine.md, "Split rounds".
+func splits(name string) bool { return name != knob.KeepaliveName && name != knob.MaxChildrenName }
+
 // race is one knob's race: its candidate values against the incumbent configuration.
 type race struct {
 	knob   knob.Knob
@@ -82,7 +88,7 @@ const minRounds = 4
 
 // cost is what a race of k arms, starting cold of them, takes at the least: the arms start side by side.
 func (d *decider) cost(spec arms.TrialSpec, k, cold int) time.Duration {
-	return startsCost(cold, d.costs.start(spec.StartKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.Metric)
+	return startsCost(cold, d.costs.start(spec.StartKind())) + time.Duration(d.least()*k)*d.costs.trial(spec.CostKind())
 }
 
 // tuned is es, the experiment of phase's arms, with the engine's parameters the decider was given for trials of
@@ -141,10 +147,10 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 	}
 	k, n, metric := r.knob, len(rc.arms), rc.spec.Metric
 	// A race that shows nothing after a third of the rounds its time allows ends then (at least 8 rounds in).
-	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(metric)))
+	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(rc.spec.CostKind())))
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
-		ParallelStart: true, Duet: rc.spec.Duet, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, metric),
+		ParallelStart: true, Duet: rc.spec.Duet, Split: rc.spec.Split, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, rc.spec.CostKind()),
 		Progress: func(p experiment.Progress) {
 			if d.progress != nil {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
@@ -171,7 +177,7 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 // before the arms let go of them.
 func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration, apply func(knob.Config)) error {
 	l := rc.x.Look()
-	out, err := rc.x.Resume(ctx, d.within(d.clock.Now(), allowance, 0, l.Live, rc.spec.Metric))
+	out, err := rc.x.Resume(ctx, d.within(d.clock.Now(), allowance, 0, l.Live, rc.spec.CostKind()))
 	rc.second += out.Rounds - l.Rounds
 	rc.stopped = err
 	d.ended(rc, out, apply)
@@ -182,9 +188,9 @@ func (d *decider) resume(ctx context.Context, rc *raced, allowance time.Duration
 // has not ended; a promising race runs on to stretch when its decision is in reach there. A race's first
 // minRounds rounds are its least, whatever they take (a slow value, such as opcache off, takes several times
 // the trials that were planned), within the budget.
-func (d *decider) within(began time.Time, limit, stretch time.Duration, n int, metric string) func(experiment.Look) bool {
+func (d *decider) within(began time.Time, limit, stretch time.Duration, n int, kind string) func(experiment.Look) bool {
 	return func(l experiment.Look) bool {
-		round := time.Duration(n) * d.costs.trial(metric)
+		round := time.Duration(n) * d.costs.trial(kind)
 		next := d.clock.Now().Add(round)
 		if l.Rounds < d.least() {
 			return next.Before(d.end)
@@ -216,13 +222,15 @@ func (d *decider) arms(r race) (*raced, error) {
 	// A duet round loads every arm's stack at once: where they would not fit the memory together (a container's
 	// limit, a pool sized to fill it), the rounds alternate, one stack loaded at a time, rather than meet the
 	// OOM killer.
-	rc.spec.Duet = d.duet && rc.spec.Metric == MetricCPU && (d.fit == nil || d.fit(rc.cfgs))
+	fits := d.fit == nil || d.fit(rc.cfgs)
+	rc.spec.Duet = d.duet && rc.spec.Metric == MetricCPU && fits
+	rc.spec.Split = rc.spec.Split && fits // as planned (tuner.specOf)
 	for i, c := range rc.cfgs {
 		s := rc.spec
 		if i > 0 && k.Check != nil {
 			s.Check = k.Check
 		}
-		a := &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.Metric, kind: rc.spec.StartKind()}
+		a := &timedArm{Arm: d.src.Arm(c, s), name: orUnset(k.Get(c)), c: d.costs, clock: d.clock, metric: rc.spec.CostKind(), kind: rc.spec.StartKind()}
 		if rc.spec.Tail {
 			rc.arms = append(rc.arms, tailArm{a})
 			continue
@@ -344,7 +352,7 @@ func (d *decider) report(rc *raced, out *experiment.Outcome) {
 				}
 			}
 			if !c.outForTail() { // it left the race: more rounds would not run it
-				row.Need = Need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.Metric))
+				row.Need = Need(dec.RoundsNeeded, out.Rounds, time.Duration(max(live, 2))*d.costs.trial(spec.CostKind()))
 			}
 			if out.Winner != 0 && inc.Status == experiment.StatusDropped {
 				// The pick by way of another value: the incumbent was shown worse than one that lost to it.

@@ -67,3 +67,39 @@ func (c *costs) await(ok func(*costs) bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestASplitTrialIsChargedWithoutCounting: a split round's duet trial charges its time to the trials of its
+// kind without counting one, so that a trial costs its round's share: three trials of 0.4 s, each with its share
+// of a duet, 0.2 s, cost 0.6 s each.
+func TestASplitTrialIsChargedWithoutCounting(t *testing.T) {
+	clk := clock.NewSim(time.Microsecond)
+	c := newCosts()
+	a := &timedArm{Arm: &clockedArm{clk: clk, took: 400 * time.Millisecond}, c: c, clock: clk, metric: "goodput+split"}
+	for range 3 {
+		a.Arm.(*clockedArm).took = 400 * time.Millisecond
+		if _, err := a.Trial(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		a.Arm.(*clockedArm).took = 200 * time.Millisecond
+		if _, err := a.SplitTrial(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := c.trial("goodput+split"), 600*time.Millisecond; got < want || got > want+time.Millisecond {
+		t.Errorf("a trial costs %s, want %s", got, want)
+	}
+}
+
+// clockedArm's trial takes took on its clock.
+type clockedArm struct {
+	clk  *clock.Sim
+	took time.Duration
+}
+
+func (a *clockedArm) Name() string                    { return "clocked" }
+func (a *clockedArm) Start(ctx context.Context) error { return nil }
+func (a *clockedArm) Stop()                           {}
+func (a *clockedArm) Trial(ctx context.Context) (experiment.Observation, error) {
+	a.clk.Add(a.took)
+	return experiment.Observation{Value: 1}, nil
+}

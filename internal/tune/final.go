@@ -71,7 +71,7 @@ func (t *tuner) final(ctx context.Context) error {
 			return t.clock.Now().Add(t.finalRound(l.Live, movesDue(race))).Before(t.end)
 		},
 		RoundsLeft: func(live int) int {
-			return int(t.end.Sub(t.clock.Now()) / (time.Duration(live) * sofar.per(t.clock.Now(), t.costs.trial(MetricGoodput))))
+			return int(t.end.Sub(t.clock.Now()) / (time.Duration(live) * sofar.per(t.clock.Now(), t.finalTrial())))
 		},
 		Progress: func(p experiment.Progress) {
 			sofar.trials++
@@ -124,7 +124,14 @@ func (t *tuner) final(ctx context.Context) error {
 // trials, WordPress's last round began 5.8 s before the budget's end, moved an arm (5.4 s) and ended 1.2 s past it
 // (2026-11-29, ra51).
 func (t *tuner) finalRound(live, moves int) time.Duration {
-	return time.Duration(live)*t.costs.trial(MetricGoodput) + time.Duration(moves)*t.costs.start(MetricGoodput)
+	return time.Duration(live)*t.finalTrial() + time.Duration(moves)*t.costs.start(MetricGoodput)
+}
+
+// finalTrial is what a trial of the final comparison costs. Its rounds alternate, not split: they compare pools
+// of other shapes (Debian's dynamic pool against a static one), which a duet changes as it does the pool sizes'
+// (splits), and in the 10-minute demo (2026-11-29, run d1) its split rounds were no steadier.
+func (t *tuner) finalTrial() time.Duration {
+	return t.costs.trial(MetricGoodput)
 }
 
 // pace is what an experiment's trials have taken so far, its starts and moves to fresh stacks included: on

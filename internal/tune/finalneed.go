@@ -116,7 +116,7 @@ func (t *tuner) finalNeed() (time.Duration, *openRace) {
 		cold--
 	}
 	// Its arms move to fresh stacks side by side (arms.Stacks), every finalPer rounds once its own spread is read.
-	start, round := t.costs.start(MetricGoodput), time.Duration(nArms)*t.costs.trial(MetricGoodput)
+	start, round := t.costs.start(MetricGoodput), time.Duration(nArms)*t.finalTrial()
 	moves := time.Duration(finalMoves(n, t.finalPer(start, round)))
 	return startsCost(cold, start) + moves*startsCost(nArms, start) + time.Duration(n)*round, lean
 }

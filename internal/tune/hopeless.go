@@ -69,7 +69,7 @@ func (t *tuner) hopeless(name string, rounds int) string {
 		return ""
 	}
 	n := roundsToResolve(max(rounds, 2), plausible, t.roundSD(p.spec.Metric), t.budget.PairShare(), t.mixture)
-	round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
+	round := time.Duration(p.arms) * t.costs.trial(p.spec.CostKind())
 	need := fmt.Sprintf("it needs about %d rounds (%s) to show %s: a larger --budget races it", n,
 		(time.Duration(n) * round).Round(time.Second), pctWide(plausible))
 	if rounds < 2 {
@@ -162,10 +162,10 @@ func (t *tuner) sharedRounds(order []string) int {
 	for _, name := range order {
 		if p, ok := t.plans[name]; ok && !t.deferred[name] {
 			starts += startsCost(p.coldArms(), t.costs.start(p.spec.StartKind()))
-			rounds += time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
+			rounds += time.Duration(p.arms) * t.costs.trial(p.spec.CostKind())
 		}
 	}
-	rounds += 3 * t.costs.trial(MetricGoodput) // the final shares like a race of three
+	rounds += 3 * t.finalTrial() // the final shares like a race of three
 	pool := t.left() - starts - t.finalLeast()
 	if pool <= 0 || rounds <= 0 {
 		return 0
@@ -232,7 +232,7 @@ func (t *tuner) turnClaim(allow time.Duration) (claim time.Duration, nearer []st
 // roundsIn is the rounds allow buys the race of arms arms (cold of them to start) on spec, once they started.
 func (t *tuner) roundsIn(allow time.Duration, nArms, cold int, spec arms.TrialSpec) int {
 	allow -= startsCost(cold, t.costs.start(spec.StartKind()))
-	return max(0, int(allow/(time.Duration(nArms)*t.costs.trial(spec.Metric))))
+	return max(0, int(allow/(time.Duration(nArms)*t.costs.trial(spec.CostKind()))))
 }
 
 // sizesNote is why the pool sizes' race does not run at its turn, given its allowance and least ("" when it runs).
@@ -254,7 +254,7 @@ func (t *tuner) sizesNote(allow, least time.Duration, nArms int, spec arms.Trial
 	if n >= need {
 		return ""
 	}
-	round := time.Duration(nArms) * t.costs.trial(spec.Metric)
+	round := time.Duration(nArms) * t.costs.trial(spec.CostKind())
 	return fmt.Sprintf("the budget leaves it about %d rounds with a second look, and a size shown within %.0f%% of "+
 		"the best needs %d at the least (%s; a round of sizes varies %.0f%% at the steadiest here): a larger --budget "+
 		"races it", n, 100*t.o.poolMargin(), need, (time.Duration(need) * round).Round(time.Second), 100*sizesRoundSD)

@@ -173,7 +173,7 @@ func (t *tuner) capacity() (float64, string) {
 	var trials []float64
 	cfg := t.best.String()
 	for _, tr := range t.log.trials {
-		if tr.Config == cfg && tr.Metric == MetricGoodput {
+		if tr.Config == cfg && tr.Metric == MetricGoodput && !tr.Duet {
 			trials = append(trials, tr.Goodput)
 		}
 	}

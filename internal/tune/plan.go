@@ -31,6 +31,8 @@ const (
 	// stacks' own offsets (1.5 to 2% a stack), which only more stacks average out: the rounds are kept short, since
 	// each moves to fresh stacks.
 	cpuDuetSeconds = 0.8
+	// splitSeconds is a split round's duet trial's length (Options.Split), at the app's rate alone.
+	splitSeconds   = 0.3
 	maxCPURequests = 4000
 )
 
@@ -45,6 +47,7 @@ func (t *tuner) fit() error {
 		secs = cpuDuetSeconds
 	}
 	t.lengths.CPURequests = int(math.Min(math.Max(math.Round(secs*peak), minCPURequests), maxCPURequests))
+	t.lengths.SplitRequests = int(math.Min(math.Max(math.Round(splitSeconds*peak), minCPURequests), maxCPURequests))
 	// A CPU trial keeps the CPUs busy, no more: more connections would only queue, and every connection sends
 	// whole cycles of the mix (the same requests each trial), so they would round the trial up to more requests.
 	// Not the knee's: a few short sweep trials put it at 1 in one run of the demo and 8 in the next, and the CPU
@@ -52,6 +55,10 @@ func (t *tuner) fit() error {
 	t.cpuConc = cpuConcPerCore * t.cpus()
 	sent := evenRequests(t.lengths.CPURequests, t.cpuConc, len(load.MixSequence(t.o.URLs)))
 	t.costs.guess[MetricGoodput] = t.lengths.Warm + t.lengths.Win + 50*time.Millisecond
+	// A split round's trial costs its share of the round's duet besides: the arms send splitSeconds of requests
+	// each, side by side, at about their share of the machine.
+	t.costs.guess[arms.TrialSpec{Metric: MetricGoodput, Split: true}.CostKind()] = t.costs.guess[MetricGoodput] +
+		time.Duration(splitSeconds*float64(time.Second)) + 30*time.Millisecond
 	t.costs.guess[MetricCPU] = time.Duration(float64(sent)/t.rateAt(t.cpuConc)*float64(time.Second)) + 30*time.Millisecond
 	if st := t.startsSoFar(); st.N > 0 {
 		// The run's first stacks settled no dynamic pool: a CPU trial's static twin starts about as fast; a
@@ -61,12 +68,15 @@ func (t *tuner) fit() error {
 		t.costs.startGuess[MetricGoodput] = first + min(time.Duration(bits.Len(uint(t.conc))+1)*time.Second, arms.MaxSettle)
 	}
 	t.plan.WarmupS, t.plan.WindowS, t.plan.CPURequests = t.lengths.Warm.Seconds(), t.lengths.Win.Seconds(), t.lengths.CPURequests
+	if t.o.Split {
+		t.plan.SplitRequests = t.lengths.SplitRequests
+	}
 	t.plan.Concurrency, t.plan.CPUConcurrency = t.conc, t.cpuConc
 	if n := peak * t.lengths.Win.Seconds(); n < 20 {
 		t.warn(fmt.Sprintf("at %.1f req/s a %s trial holds only %.0f requests: the comparisons will be coarse and slow to decide",
 			peak, t.lengths.Win.Round(10*time.Millisecond), n))
 	}
-	least := startsCost(2, t.costs.start(MetricGoodput)) + time.Duration(minRounds*3)*t.costs.trial(MetricGoodput)
+	least := startsCost(2, t.costs.start(MetricGoodput)) + time.Duration(minRounds*3)*t.finalTrial()
 	what := "the final comparison needs"
 	if d := t.soakTime(); t.o.Soak == 0 && d > 0 { // within the budget; --soak's is on top of it
 		least, what = least+d, "the soak and the final comparison need"
@@ -189,13 +199,13 @@ func (t *tuner) candidates(k knob.Knob, cur knob.Config) []string {
 // allowance is the time the race of knob name (arms arms, cold of them to start) may take, with later the races
 // after it (timeShares). The races that decide early leave their time to the later ones.
 func (t *tuner) allowance(name string, nArms, cold int, spec arms.TrialSpec, later []string) time.Duration {
-	this := raceShare{round: time.Duration(nArms) * t.costs.trial(spec.Metric), starts: startsCost(cold, t.costs.start(spec.StartKind()))}
+	this := raceShare{round: time.Duration(nArms) * t.costs.trial(spec.CostKind()), starts: startsCost(cold, t.costs.start(spec.StartKind()))}
 	return t.shares().allowance(this, t.laterShares(name, later))
 }
 
 // shares is the time left as the races share it.
 func (t *tuner) shares() timeShares {
-	return timeShares{left: t.left(), finalLeast: t.finalLeast(), finalRound: 3 * t.costs.trial(MetricGoodput)}
+	return timeShares{left: t.left(), finalLeast: t.finalLeast(), finalRound: 3 * t.finalTrial()}
 }
 
 // laterShares are the shares of the races planned among later (but name), not deferred.
@@ -203,7 +213,7 @@ func (t *tuner) laterShares(name string, later []string) []raceShare {
 	var out []raceShare
 	for _, n := range later {
 		if p, ok := t.plans[n]; ok && n != name && !t.deferred[n] {
-			round := time.Duration(p.arms) * t.costs.trial(p.spec.Metric)
+			round := time.Duration(p.arms) * t.costs.trial(p.spec.CostKind())
 			out = append(out, raceShare{round: round, starts: startsCost(p.coldArms(), t.costs.start(p.spec.StartKind())),
 				reserve: reserveRounds * round})
 		}

@@ -279,7 +279,7 @@ func (t *tuner) keepStartingSize(limit, floor int, words, note, why string) {
 // raceSizes runs the sizes' experiment and records its row, its comparisons and the pool's range; undecided,
 // it is kept for a second look (sizesLook).
 func (t *tuner) raceSizes(ctx context.Context, sizes []int, spec arms.TrialSpec, allow, stretch time.Duration) error {
-	rc, out, err := t.runSizes(ctx, t.best, sizes, spec, t.sizesGoOn(allow, stretch, len(sizes), spec.Metric))
+	rc, out, err := t.runSizes(ctx, t.best, sizes, spec, t.sizesGoOn(allow, stretch, len(sizes), spec.CostKind()))
 	if out == nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func (t *tuner) runSizes(ctx context.Context, from knob.Config, sizes []int, spe
 	n := len(rc.arms)
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Smallest, HigherIsBetter: true, MinEffect: t.o.poolMargin(),
 		Alpha: t.budget.Draw(experiment.Pairs(experiment.Smallest, n)), RunAlpha: t.budget.Total(), ParallelStart: true,
-		Continue: cont,
+		Split: rc.spec.Split, Continue: cont,
 		Progress: func(p experiment.Progress) {
 			t.status("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d sizes in the race)", p.Round, k.Name, p.Arm, p.Live))
 		}}
@@ -360,12 +360,12 @@ func (t *tuner) sizesPicked(rc *raced, cfg knob.Config) {
 // then had 13 rounds where 17 decided (2026-11-26, ra28). After sizesLeast rounds it stops when the rounds its
 // estimate needs (experiment.Look.Needed) are more than its allowance still buys. It then ends open, as it would
 // have when its time ran out: the pick the starting size, or the size not shown worse nearest it (openPick).
-func (t *tuner) sizesGoOn(allow, stretch time.Duration, n int, metric string) func(experiment.Look) bool {
+func (t *tuner) sizesGoOn(allow, stretch time.Duration, n int, kind string) func(experiment.Look) bool {
 	began := t.clock.Now()
-	cont := t.d.within(began, allow, stretch, n, metric)
+	cont := t.d.within(began, allow, stretch, n, kind)
 	return func(l experiment.Look) bool {
 		if l.Rounds >= sizesLeast && l.Needed > l.Rounds {
-			round := time.Duration(l.Live) * t.costs.trial(metric)
+			round := time.Duration(l.Live) * t.costs.trial(kind)
 			if began.Add(allow).Sub(t.clock.Now()) < time.Duration(l.Needed-l.Rounds)*round {
 				return false
 			}
@@ -433,7 +433,7 @@ func (t *tuner) sizesRow(sizes []int, spec arms.TrialSpec, out *experiment.Outco
 		row.Verdict = NonInferior
 	} else {
 		row.Note = ps.openNote(t.o.Base.MaxChildren) + "; " + row.Note
-		row.Need = sizesNeed(out, t.costs.trial(spec.Metric))
+		row.Need = sizesNeed(out, t.costs.trial(spec.CostKind()))
 	}
 	if picked < 0 {
 		// A size between the raced ones: nothing measured it, so the row has no change of its own.

@@ -93,7 +93,9 @@ type Plan struct {
 	WarmupS     float64 `json:"warmup_s"`
 	WindowS     float64 `json:"window_s"`
 	CPURequests int     `json:"cpu_trial_requests"`
-	Concurrency int     `json:"concurrency"` // load for the knob comparisons: the knee's, then the decided pool's
+	// SplitRequests are a split round's duet trial's requests (Options.Split; 0: no split rounds).
+	SplitRequests int `json:"split_trial_requests,omitempty"`
+	Concurrency   int `json:"concurrency"` // load for the knob comparisons: the knee's, then the decided pool's
 	// ConcurrencyNote says how the load moved when the pool's size was decided (empty: it did not).
 	ConcurrencyNote string `json:"concurrency_note,omitempty"`
 	// CPUConcurrency is the CPU trials' load: the knee's, at most two connections a CPU.

@@ -145,7 +145,7 @@ func (t *tuner) raceAgain(ctx context.Context, o *openRace, spare time.Duration)
 	}
 	nArms, spec := len(o.rc.r.values)+1, o.rc.spec
 	// As a second look's: the rounds the first race's estimate needed, and half as many again.
-	need := startsCost(nArms, t.costs.start(spec.StartKind())) + time.Duration(o.rc.x.Look().Needed*nArms)*t.costs.trial(spec.Metric)
+	need := startsCost(nArms, t.costs.start(spec.StartKind())) + time.Duration(o.rc.x.Look().Needed*nArms)*t.costs.trial(spec.CostKind())
 	allow := min(spare, need+need/2)
 	t.status("second look "+k.Name, "raced again: the configuration it was raced in has changed since")
 	t.budget.Plan(experiment.Pairs(experiment.Race, nArms))
@@ -240,7 +240,7 @@ func (t *tuner) lookCosts(o *openRace, l experiment.Look) (starts, round time.Du
 	if !rc.spec.Twin() && rc.best.Key() != t.best.Key() {
 		cold++
 	}
-	return startsCost(cold, t.costs.start(rc.spec.StartKind())), time.Duration(l.Live) * t.costs.trial(rc.spec.Metric)
+	return startsCost(cold, t.costs.start(rc.spec.StartKind())), time.Duration(l.Live) * t.costs.trial(rc.spec.CostKind())
 }
 
 // looksNote says what the second looks did once none is left to take: how many were taken, the time left and

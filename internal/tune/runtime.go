@@ -231,7 +231,7 @@ func (t *tuner) runtimesTable() *Runtimes {
 		r.TotalBytes = m.shared + m.front + int64(r.Size)*m.perWorker
 		var good, perCPU []float64
 		for _, tr := range t.log.trials {
-			if tr.Phase == phase && tr.Config == config {
+			if tr.Phase == phase && tr.Config == config && !tr.Duet {
 				good = append(good, tr.Goodput)
 				if tr.ReqPerCPUS > 0 {
 					perCPU = append(perCPU, tr.ReqPerCPUS)

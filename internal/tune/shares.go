@@ -123,7 +123,7 @@ func (t *tuner) finalLeastAt(need time.Duration) time.Duration {
 	if !t.src.Warm(t.best) {
 		cold++ // the recommendation, when no goodput race has run it (CPU races run static twins)
 	}
-	round, starts := 3*t.costs.trial(MetricGoodput), startsCost(cold, t.costs.start(MetricGoodput))
+	round, starts := 3*t.finalTrial(), startsCost(cold, t.costs.start(MetricGoodput))
 	least := finalLeastOf(t.o.Budget, round, starts)
 	if need > 0 {
 		return min(least, starts+tailRounds*round)

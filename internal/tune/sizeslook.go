@@ -21,14 +21,14 @@ func (t *tuner) sizesLook(ctx context.Context, o *openRace, allow time.Duration)
 	if again {
 		t.status("second look "+rc.r.knob.Name, "raced again: the configuration it was raced in has changed since")
 		t.budget.Plan(experiment.Pairs(experiment.Smallest, len(o.sizes)))
-		cont := t.d.within(t.clock.Now(), allow, 0, len(o.sizes), rc.spec.Metric)
+		cont := t.d.within(t.clock.Now(), allow, 0, len(o.sizes), rc.spec.CostKind())
 		if rc, out, err = t.runSizes(ctx, t.best, o.sizes, rc.spec, cont); out == nil {
 			return err
 		}
 		before = 0
 	} else {
 		l := rc.x.Look()
-		out, err = rc.x.Resume(ctx, t.d.within(t.clock.Now(), allow, 0, l.Live, rc.spec.Metric))
+		out, err = rc.x.Resume(ctx, t.d.within(t.clock.Now(), allow, 0, l.Live, rc.spec.CostKind()))
 		err = t.sizesErr(ctx, rc, out, err)
 	}
 	rc.second += out.Rounds - before
