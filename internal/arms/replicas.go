@@ -293,10 +293,9 @@ func (a *replicaArm) SplitTrial(ctx context.Context) (experiment.Observation, er
 	if a.w == nil {
 		return experiment.Observation{}, errors.New("arm not started")
 	}
-	if err := a.w.Server.Died(); err != nil {
-		return experiment.Observation{}, fmt.Errorf("%s: %w", a.w.Config, err)
-	}
-	return a.g.s.capacityTrial(ctx, a.spec, a.w)
+	spec := a.spec
+	spec.Duet = true // with Split: the round's duet (stackSet.trialOnce)
+	return a.g.s.trial(ctx, spec, a.w)
 }
 
 // Fill keeps the arm's stack loaded at its trials' connections, unmeasured, until ctx ends: in a duet round, until

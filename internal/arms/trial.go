@@ -59,9 +59,12 @@ func (s *stackSet) trialOnce(ctx context.Context, spec TrialSpec, w *Stack) (obs
 			obs, err = experiment.Observation{}, fmt.Errorf("%s: %w", w.Config, oerr)
 		}
 	}()
-	if spec.Metric == MetricCPU {
+	switch {
+	case spec.Metric == MetricCPU:
 		obs, err = s.cpuTrial(ctx, spec, w)
-	} else {
+	case spec.Split && spec.Duet:
+		obs, err = s.capacityTrial(ctx, spec, w)
+	default:
 		obs, err = s.goodputTrial(ctx, spec, w)
 	}
 	// A server that died during the trial: what was measured is its death (nginx's 502s), not the configuration.
@@ -277,7 +280,7 @@ func (s *stackSet) capacityTrial(ctx context.Context, spec TrialSpec, w *Stack) 
 	}
 	wall := time.Since(began)
 	ok := res.Requests - res.Errors
-	rec := TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Duet: true, Concurrency: spec.Conc,
+	rec := TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Duet: spec.Duet, Concurrency: spec.Conc,
 		Metric: MetricGoodput, RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(),
 		Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
 	rec.ReqPerCPUS = float64(max(ok, 1)) / max((after-before).Seconds(), 1e-6)

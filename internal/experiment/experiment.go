@@ -154,8 +154,8 @@ type Spec struct {
 	// throughput, whose duet is unfair (an arm that takes more of the machine makes its rival look worse), while
 	// its alternating rounds carry the machine's noise: on the demo's pools a split round of pm or listen varied
 	// about 0.6 times as much as an alternating one (docs/engine.md, "Split rounds", which says where it is not
-	// fair). The round's second figure is its trial in turn's. Arms prepare (Preparer) before the trials in turn, not between the two passes: an arm's
-	// two trials of a round run on one stack.
+	// fair). The round's second figure is its trial in turn's. Arms prepare (Preparer) before the trials in
+	// turn, not between the two passes: an arm's two trials of a round run on one stack.
 	Split bool
 }
 

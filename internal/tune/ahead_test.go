@@ -67,6 +67,7 @@ func TestSplitRoundsWhereTheyAreFair(t *testing.T) {
 		{knob.Listen(), "tcp", true, 2, true}, {knob.PM(), "static", true, 2, true}, {knob.Listen(), "tcp", true, 4, false},
 		{knob.Keepalive(), "on", true, 2, false}, {knob.MaxChildren(), "4", true, 2, false},
 		{knob.JIT(), "tracing", true, 2, false}, {knob.Listen(), "tcp", false, 2, false},
+		{knob.Server(""), knob.ApacheFPM, true, 2, true},
 	} {
 		tu, err := newTuner(Options{Base: knob.Debian(), Knobs: knob.All("", nil), Budget: 3 * time.Minute, Split: c.split})
 		if err != nil {

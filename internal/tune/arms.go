@@ -150,7 +150,7 @@ func (a *timedArm) Trial(ctx context.Context) (experiment.Observation, error) {
 
 // SplitTrial runs the arm's duet trial of a split round (experiment.Splitter; its trial where the arm has none)
 // and charges its share of the time to the arm's trials without counting one: a trial then costs its round's
-// share, a round of k arms k + 1 trials' time, which the races' rounds are foreseen at.
+// share, its duet's included, which the races' rounds are foreseen at.
 func (a *timedArm) SplitTrial(ctx context.Context) (experiment.Observation, error) {
 	if sp, ok := a.Arm.(experiment.Splitter); ok {
 		return a.timed(ctx, sp.SplitTrial, false)

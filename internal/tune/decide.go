@@ -45,8 +45,8 @@ type decider struct {
 }
 
 // splits says whether the goodput race of knob name may run split rounds (Options.Split). Not the pool sizes': a
-// duet changes how pools of other sizes fare beside each other (the demo's 4 workers against 2: split rounds
-// read +4.9% [+-2.2] more than alternating ones, no steadier), nor keep-alive's, whose share of the machine is what
+// duet changes how pools of other sizes fare beside each other (the demo's 4 workers against 2: split rounds read
+// +4.9% [+-2.2] more than alternating ones, no steadier); nor keep-alive's, whose share of the machine is what
 // varies (split rounds no steadier). docs/engine.md, "Split rounds".
 func splits(name string) bool { return name != knob.KeepaliveName && name != knob.MaxChildrenName }
 
@@ -150,7 +150,8 @@ func (d *decider) race(ctx context.Context, r race) (*raced, error) {
 	affordable := int(r.allowance / (time.Duration(n) * d.costs.trial(rc.spec.CostKind())))
 	es := experiment.Spec{Name: k.Name, Arms: rc.arms, Mode: experiment.Race, HigherIsBetter: true, MinEffect: d.minEffect,
 		Alpha: d.budget.Draw(experiment.Pairs(experiment.Race, n)), RunAlpha: d.budget.Total(), FutileAfter: max(8, affordable/3),
-		ParallelStart: true, Duet: rc.spec.Duet, Split: rc.spec.Split, Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, rc.spec.CostKind()),
+		ParallelStart: true, Duet: rc.spec.Duet, Split: rc.spec.Split,
+		Continue: d.within(d.clock.Now(), r.allowance, r.stretch, n, rc.spec.CostKind()),
 		Progress: func(p experiment.Progress) {
 			if d.progress != nil {
 				d.progress("knob "+k.Name, fmt.Sprintf("round %d, %s=%s (%d in the race)", p.Round, k.Name, orUnset(p.Arm), p.Live))
