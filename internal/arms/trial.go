@@ -206,41 +206,20 @@ func served(res *load.Result) int64 {
 	return max(res.Requests-res.Errors, 1)
 }
 
-// cpuTrial sends a fixed set of requests (every connection whole cycles of the mix, so every trial serves the
-// same requests, whatever the URLs cost) and reads php-fpm's CPU time before the first and after the last:
-// every request's whole cost falls inside, and nothing else does, so requests per CPU-second is exact for
-// these requests, whatever else the machine is doing (a neighbour that takes a core slows throughput, not
-// this).
+// cpuTrial sends a fixed set of requests (fixedSet) and reads php-fpm's CPU time before the first and after the
+// last: every request's whole cost falls inside, and nothing else does, so requests per CPU-second is exact for
+// these requests, whatever else the machine is doing (a neighbour that takes a core slows throughput, not this).
 func (s *stackSet) cpuTrial(ctx context.Context, spec TrialSpec, w *Stack) (experiment.Observation, error) {
-	o := s.LoadOptions(w, spec.Conc)
-	o.Requests, o.Duration, o.Warmup, o.Even = int64(s.lengths.CPURequests), 0, 0, true
-	r, err := load.NewRunner(o)
+	pgid := w.Server.PID(w.Server.PHP())
+	res, cpu, wall, err := s.fixedSet(ctx, w, spec.Conc, s.lengths.CPURequests, func() (time.Duration, error) {
+		return measure.GroupCPU(pgid)
+	})
 	if err != nil {
 		return experiment.Observation{}, err
 	}
-	pgid := w.Server.PID(w.Server.PHP())
-	began := time.Now()
-	before, err := measure.GroupCPU(pgid)
-	if err != nil {
-		return experiment.Observation{}, s.trialError(w, err)
-	}
-	res, err := r.Trial(ctx, 0, 0)
-	if ctx.Err() != nil {
-		return experiment.Observation{}, ctx.Err()
-	}
-	if res == nil || (err != nil && !errors.Is(err, load.ErrNoRequests)) {
-		return experiment.Observation{}, s.trialError(w, err)
-	}
-	after, err := measure.GroupCPU(pgid)
-	if err != nil {
-		return experiment.Observation{}, s.trialError(w, err)
-	}
-	wall := time.Since(began)
-	cpu := after - before
 	ok := res.Requests - res.Errors
-	rec := TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Duet: spec.Duet, Concurrency: spec.Conc, Metric: MetricCPU,
-		RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(), Requests: res.Requests,
-		Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds(), CPUs: w.cpus}
+	rec := fixedRecord(spec, w, MetricCPU, res, wall)
+	rec.CPUs = w.cpus
 	if res.Requests > 0 && cpu > 0 {
 		rec.CPUUsPerReq = float64(cpu/time.Microsecond) / float64(res.Requests)
 		rec.ServerCPU = map[string]float64{w.Server.PHP(): rec.CPUUsPerReq}
@@ -251,43 +230,61 @@ func (s *stackSet) cpuTrial(ctx context.Context, spec TrialSpec, w *Stack) (expe
 }
 
 // capacityTrial is a split round's duet trial (replicaArm.SplitTrial): the fixed set of requests a CPU trial
-// sends, at the race's connections, with the servers' CPU time (php-fpm's and nginx's, as a goodput trial's
-// capacity reads it) before the first and after the last. Every arm's duet serves the same requests, so what the
-// URLs cost cancels in their ratio as the machine's noise does; a goodput window's count of them does not (the
-// demo's 0.3 s windows, 22 to 77 requests an arm in a duet of three: capacity varied 8 to 9% a round).
+// sends (fixedSet), at the race's connections, with the servers' CPU time (php-fpm's and nginx's, as a goodput
+// trial's capacity reads it) around them. Every arm's duet serves the same requests, so what the URLs cost
+// cancels in their ratio as the machine's noise does; a goodput window's count of them does not (the demo's 0.3 s
+// windows, 22 to 77 requests an arm in a duet of three: capacity varied 8 to 9% a round).
 func (s *stackSet) capacityTrial(ctx context.Context, spec TrialSpec, w *Stack) (experiment.Observation, error) {
-	o := s.LoadOptions(w, spec.Conc)
-	o.Requests, o.Duration, o.Warmup, o.Even = int64(max(s.lengths.SplitRequests, 1)), 0, 0, true
-	r, err := load.NewRunner(o)
+	res, cpu, wall, err := s.fixedSet(ctx, w, spec.Conc, max(s.lengths.SplitRequests, 1), w.Server.ServersCPU)
 	if err != nil {
 		return experiment.Observation{}, err
 	}
-	began := time.Now()
-	before, err := w.Server.ServersCPU()
-	if err != nil {
-		return experiment.Observation{}, s.trialError(w, err)
-	}
-	res, err := r.Trial(ctx, 0, 0)
-	if ctx.Err() != nil {
-		return experiment.Observation{}, ctx.Err()
-	}
-	if res == nil || (err != nil && !errors.Is(err, load.ErrNoRequests)) {
-		return experiment.Observation{}, s.trialError(w, err)
-	}
-	after, err := w.Server.ServersCPU()
-	if err != nil {
-		return experiment.Observation{}, s.trialError(w, err)
-	}
-	wall := time.Since(began)
 	ok := res.Requests - res.Errors
-	rec := TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Duet: spec.Duet, Concurrency: spec.Conc,
-		Metric: MetricGoodput, RPS: float64(res.Requests) / wall.Seconds(), Goodput: float64(ok) / wall.Seconds(),
-		Requests: res.Requests, Errors: res.Errors, Latency: res.Latency, ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
-	rec.ReqPerCPUS = float64(max(ok, 1)) / max((after-before).Seconds(), 1e-6)
+	rec := fixedRecord(spec, w, MetricGoodput, res, wall)
+	rec.ReqPerCPUS = float64(max(ok, 1)) / max(cpu.Seconds(), 1e-6)
 	rec.Value = rec.Goodput
 	s.record(s.faulted(rec, w))
 	return experiment.Observation{Value: rec.ReqPerCPUS, Capacity: rec.ReqPerCPUS, Second: rec.ReqPerCPUS,
 		Requests: ok, Errors: res.Errors, Rate: rec.Goodput, Stack: w.serial}, nil
+}
+
+// fixedSet sends n requests over conc connections to w, every connection whole cycles of the mix (so every such
+// trial serves the same requests, whatever the URLs cost), and reads cpu before the first and after the last:
+// the result, the CPU time between, and the wall time the set took.
+func (s *stackSet) fixedSet(ctx context.Context, w *Stack, conc, n int,
+	cpu func() (time.Duration, error)) (*load.Result, time.Duration, time.Duration, error) {
+	o := s.LoadOptions(w, conc)
+	o.Requests, o.Duration, o.Warmup, o.Even = int64(n), 0, 0, true
+	r, err := load.NewRunner(o)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	began := time.Now()
+	before, err := cpu()
+	if err != nil {
+		return nil, 0, 0, s.trialError(w, err)
+	}
+	res, err := r.Trial(ctx, 0, 0)
+	if ctx.Err() != nil {
+		return nil, 0, 0, ctx.Err()
+	}
+	if res == nil || (err != nil && !errors.Is(err, load.ErrNoRequests)) {
+		return nil, 0, 0, s.trialError(w, err)
+	}
+	after, err := cpu()
+	if err != nil {
+		return nil, 0, 0, s.trialError(w, err)
+	}
+	return res, after - before, time.Since(began), nil
+}
+
+// fixedRecord is the record of a fixed set's trial on w of metric: its rates over the wall time it took.
+func fixedRecord(spec TrialSpec, w *Stack, metric string, res *load.Result, wall time.Duration) TrialRecord {
+	ok := res.Requests - res.Errors
+	return TrialRecord{Phase: spec.Phase, Config: w.Config.String(), Stack: w.serial, Duet: spec.Duet,
+		Concurrency: spec.Conc, Metric: metric, RPS: float64(res.Requests) / wall.Seconds(),
+		Goodput: float64(ok) / wall.Seconds(), Requests: res.Requests, Errors: res.Errors, Latency: res.Latency,
+		ClientCPUUs: res.ClientCPUUsPerReq, WallS: wall.Seconds()}
 }
 
 // trialError says what went wrong in a trial, with the stack's own last word when one of its processes died.
