@@ -7,6 +7,8 @@
 #   sh bench/engine.sh -choose      choose g and minRounds on the other recorded runs
 #   sh bench/engine.sh -stack-sd 0.01 -new-stack-every 10
 #   sh bench/engine.sh -duet        duet rounds beside alternating ones only (CPU races' noise recorded in duet rounds)
+#   sh bench/engine.sh -split-only  goodput races in split rounds beside in turn, on runs that ran split rounds
+#                                   (internal/experiment/testdata/split; -split DIR for others')
 # To replay other runs' noise:
 #   go run ./bench/engine -extract DIR phptune-results/*/result.json && go run ./bench/engine -noise DIR
 set -eu

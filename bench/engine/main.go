@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"math/rand"
 	"os"
@@ -35,12 +36,13 @@ import (
 )
 
 // The noise files replayed: goodput (dynamic pools, or any pool in older recordings), goodput on static pools
-// (steady twins), CPU, and CPU in duet rounds (kept apart: a duet cancels what its trials share). The last two
-// are optional: older recordings have neither.
+// (steady twins), CPU, CPU in duet rounds (kept apart: a duet cancels what its trials share) and split rounds'
+// goodput figures (tune.SimOptions.Split). The last three are optional: older recordings have none of them.
 var (
 	staticKey = tune.NoiseKey(tune.MetricGoodput, "static", false)
 	duetKey   = tune.NoiseKey(tune.MetricCPU, "", true)
-	noiseKeys = []string{tune.MetricGoodput, staticKey, tune.MetricCPU, duetKey}
+	splitKey  = tune.NoiseKey(tune.MetricGoodput, "", true)
+	noiseKeys = []string{tune.MetricGoodput, staticKey, tune.MetricCPU, duetKey, splitKey}
 )
 
 // planted are the demo's measured effects (opcache off -44%, the JIT's tracing +20% and function +10%, preload
@@ -61,6 +63,7 @@ type setup struct {
 	least   int     // tune's fewest rounds for a race (0: its default)
 	told    bool    // the engine is told the stacks' spread (Spec.StackSD)
 	duet    bool    // CPU races run duet rounds (tune.SimOptions.Duet), on duet rounds' noise
+	split   bool    // goodput races run split rounds where tune does (tune.SimOptions.Split)
 	// duetSD is the spread of the offsets planted in duet rounds, on top of the recording's own: its rounds ran
 	// on fresh stacks, so their residuals hold the offsets already (0: those alone).
 	duetSD float64
@@ -87,6 +90,10 @@ func main() {
 	twinStart := flag.Duration("twin-start", time.Second, "what starting a static twin's stack costs")
 	tuneOnly := flag.Bool("tune-only", false, "the simulated tune runs alone, without the pairwise races")
 	duetOnly := flag.Bool("duet", false, "only the rows that set duet rounds beside alternating ones")
+	splitDir := flag.String("split", "internal/experiment/testdata/split",
+		"directory of the goodput noise of runs that ran split rounds (their trials in turn, and noise-"+splitKey+
+			".json their split figures), for the rows that set split rounds beside rounds in turn (\"\": none)")
+	splitOnly := flag.Bool("split-only", false, "only the rows that set split rounds beside rounds in turn")
 	flag.Parse()
 	if *extract != "" {
 		if err := extractNoise(*extract, flag.Args()); err != nil {
@@ -109,6 +116,10 @@ func main() {
 		return
 	}
 	held := part(noise, experiment.Noise.Held)
+	if *splitOnly {
+		splitRows(held, *splitDir, s)
+		return
+	}
 	for _, told := range []bool{false, true} {
 		if *tuneOnly || *duetOnly && !told {
 			continue
@@ -135,6 +146,35 @@ func main() {
 		}
 	}
 	fmt.Println(legend)
+	if *splitDir != "" && !*duetOnly {
+		splitRows(held, *splitDir, s)
+	}
+}
+
+// splitRows prints simulated tune runs with the goodput races in turn and in split rounds where tune runs them
+// so (tune.SimOptions.Split), every goodput trial replaying the runs of dir, which ran split rounds: their trials
+// in turn, and their split figures. The CPU races run as tune runs them.
+func splitRows(noise map[string]experiment.Noise, dir string, s setup) {
+	noise = maps.Clone(noise)
+	for _, k := range []string{tune.MetricGoodput, staticKey, splitKey} {
+		n, err := experiment.LoadNoise(fmt.Sprintf("%s/noise-%s.json", dir, k))
+		if err != nil {
+			fail(err)
+		}
+		noise[k] = n.Held()
+		fmt.Printf("split runs' noise %-14s %4d rounds (sd of a log ratio %.3f) from %s\n", k, len(n.Rounds), n.SD(), n.Source)
+	}
+	fmt.Printf("\nSimulated tune runs of the demo, goodput races in turn and in split rounds (\"split\") on those runs' noise,\n")
+	fmt.Printf("a split round's duet trial %s an arm besides its trial in turn, %d runs each:\n", tune.SplitShare, s.runs)
+	fmt.Println(header)
+	for _, budget := range []time.Duration{10 * time.Minute, 3 * time.Minute} {
+		for _, split := range []bool{false, true} {
+			t := s
+			t.told, t.split = true, split
+			t.duet, t.duetSD = len(noise[duetKey].Rounds) > 0, s.replay.StackSD
+			fmt.Println(tuneRuns(noise, t, budget).row(budget, t))
+		}
+	}
 }
 
 // tuneRow is a row of simulated tune runs: the stacks' offsets planted, how often the arms move (0: never),
@@ -176,8 +216,8 @@ func loadNoise(dir string) (map[string]experiment.Noise, error) {
 	noise := map[string]experiment.Noise{}
 	for _, m := range noiseKeys {
 		n, err := experiment.LoadNoise(fmt.Sprintf("%s/noise-%s.json", dir, m))
-		if errors.Is(err, fs.ErrNotExist) && (m == staticKey || m == duetKey) {
-			continue // older recordings: static pools' goodput replays goodput's noise; no duet rows
+		if errors.Is(err, fs.ErrNotExist) && (m == staticKey || m == duetKey || m == splitKey) {
+			continue // older recordings: static pools' goodput replays goodput's noise; no duet or split rows
 		}
 		if err != nil {
 			return nil, err
@@ -216,8 +256,9 @@ func extractNoise(dir string, files []string) error {
 		// A duet round's trials are recorded as they end: in the order they started (the round's), each takes
 		// its recorded slot. Alternating trials end in the order they start.
 		slices.SortStableFunc(r.Trials, func(a, b tune.TrialRecord) int { return cmp.Compare(a.AtS, b.AtS) })
+		turns := map[[2]string]tune.TrialRecord{} // a goodput race's last trial in turn, by phase and arm
 		for _, t := range r.Trials {
-			if !strings.HasPrefix(t.Phase, "knob ") && t.Phase != "final" {
+			if !strings.HasPrefix(t.Phase, "knob ") && t.Phase != "final" || t.Fault != "" {
 				continue
 			}
 			m, v := t.Metric, t.Value
@@ -225,6 +266,15 @@ func extractNoise(dir string, files []string) error {
 				m, v = tune.MetricGoodput, t.RPS
 			}
 			pm, _, _ := strings.Cut(strings.TrimPrefix(t.Config, "pm="), " ")
+			arm := [2]string{t.Phase, t.Config}
+			switch {
+			case m == tune.MetricGoodput && t.Duet && !splitNow(t.Phase):
+				continue // a race tune no longer runs in split rounds (the pool sizes', the final's)
+			case m == tune.MetricGoodput && t.Duet: // a split round's duet: the round's figure (splitFigure)
+				v, pm = splitFigure(turns[arm], t), ""
+			case m == tune.MetricGoodput:
+				turns[arm] = t
+			}
 			m = tune.NoiseKey(m, pm, t.Duet)
 			byMetric[m] = append(byMetric[m], experiment.Recorded{Run: f, Group: f + " " + t.Phase, Arm: t.Config, Value: v})
 		}
@@ -243,6 +293,22 @@ func extractNoise(dir string, files []string) error {
 			path, len(n.Rounds), len(n.Runs), n.SD())
 	}
 	return nil
+}
+
+// splitNow says whether tune runs the race of phase in split rounds now (tune.Splits): the split rounds replayed
+// are those of the races that run them.
+func splitNow(phase string) bool {
+	name, ok := strings.CutPrefix(phase, "knob ")
+	return ok && tune.Splits(name)
+}
+
+// splitFigure is an arm's figure of a split round, as the engine reads it: its goodput in turn over the capacity
+// it showed there (its share of the machine) times the capacity of its duet trial; 0 where either read none.
+func splitFigure(turn, duet tune.TrialRecord) float64 {
+	if turn.ReqPerCPUS <= 0 || duet.ReqPerCPUS <= 0 {
+		return 0
+	}
+	return turn.Value / turn.ReqPerCPUS * duet.ReqPerCPUS
 }
 
 // pairwise: two-arm races on the noises of keys at a typical share of a tune run's error budget, each arm on one
@@ -401,7 +467,7 @@ func simulate(noise map[string]experiment.Noise, s setup, budget time.Duration, 
 		TrialCost: map[string]time.Duration{tune.MetricGoodput: s.goodputTrial, tune.MetricCPU: s.cpuTrial},
 		StartCost: s.start, TwinStartCost: s.twinStart, MinEffect: tune.DefaultMinEffect, Alpha: 0.05, Conc: 4, Pool: 4,
 		Facts:   knob.Facts{THP: "madvise", MaxResponse: 16 << 10, Concurrency: 4, RealpathLimit: 4 << 20, RealpathUsed: 4 << 10},
-		Mixture: s.mixture, MinRounds: s.least, Duet: s.duet}
+		Mixture: s.mixture, MinRounds: s.least, Duet: s.duet, Split: s.split}
 	if s.duet {
 		so.TrialCost[tune.MetricCPU] = s.duetTrial
 	}
@@ -546,6 +612,9 @@ func (sc *score) row(budget time.Duration, s setup) string {
 	}
 	if s.duet {
 		every = fmt.Sprintf("duet:%.0f%%", 100*s.duetSD) // duet rounds move every round
+	}
+	if s.split {
+		every += " split"
 	}
 	per := func(k int) float64 { return float64(k) / float64(n) }
 	return fmt.Sprintf("  %6s %10.1f%% %8s %4s | %22.1f%% %5.1f%% %5.1f%% | %12.1f%% | %11.1f%% | %6.1f%% %6.1f%% | "+

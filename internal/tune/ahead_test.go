@@ -52,7 +52,7 @@ func TestDuetOnlyWhereTheArmsFitTogether(t *testing.T) {
 }
 
 // TestSplitRoundsWhereTheyAreFair: with split rounds on (Options.Split), a goodput race's arms run them where their
-// stacks fit the memory loaded together, but the pool sizes' and keep-alive's never (splits), nor a CPU race's;
+// stacks fit the memory loaded together, but the pool sizes' and keep-alive's never (Splits), nor a CPU race's;
 // off, none does.
 func TestSplitRoundsWhereTheyAreFair(t *testing.T) {
 	s := arms.New(arms.Config{}, &arms.Lengths{}, nil, nil)

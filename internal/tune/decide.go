@@ -44,11 +44,11 @@ type decider struct {
 	fit  func([]knob.Config) bool
 }
 
-// splits says whether the goodput race of knob name may run split rounds (Options.Split). Not the pool sizes': a
+// Splits says whether the goodput race of knob name may run split rounds (Options.Split). Not the pool sizes': a
 // duet changes how pools of other sizes fare beside each other (the demo's 4 workers against 2: split rounds read
 // +4.9% [+-2.2] more than alternating ones, no steadier); nor keep-alive's, whose share of the machine is what
 // varies (split rounds no steadier). docs/engine.md, "Split rounds".
-func splits(name string) bool { return name != knob.KeepaliveName && name != knob.MaxChildrenName }
+func Splits(name string) bool { return name != knob.KeepaliveName && name != knob.MaxChildrenName }
 
 // race is one knob's race: its candidate values against the incumbent configuration.
 type race struct {

@@ -129,7 +129,7 @@ func (t *tuner) finalRound(live, moves int) time.Duration {
 
 // finalTrial is what a trial of the final comparison costs. Its rounds alternate, not split: they compare pools
 // of other shapes (Debian's dynamic pool against a static one), which a duet changes as it does the pool sizes'
-// (splits), and in the 10-minute demo (2026-11-29, run d1) its split rounds were no steadier.
+// (Splits), and in the 10-minute demo (2026-11-29, run d1) its split rounds were no steadier.
 func (t *tuner) finalTrial() time.Duration {
 	return t.costs.trial(MetricGoodput)
 }

@@ -134,12 +134,12 @@ func (t *tuner) notRaced(k knob.Knob) (KnobRow, bool) {
 
 // specOf is what k's race measures: CPU knobs on CPU trials, pool knobs on goodput in their own pools, the
 // other goodput knobs on steady twins; a Tail knob's goodput race guards the p99; goodput races run split rounds
-// where the run does (Options.Split) and they are fair (splits).
+// where the run does (Options.Split) and they are fair (Splits).
 func (t *tuner) specOf(k knob.Knob) arms.TrialSpec {
 	metric := metricOf(k)
 	goodput := metric == MetricGoodput
 	return arms.TrialSpec{Phase: knobPhase(k.Name), Metric: metric, Conc: t.concOf(metric), Steady: goodput && !k.Pool,
-		Tail: goodput && k.Tail, Split: goodput && t.o.Split && splits(k.Name)}
+		Tail: goodput && k.Tail, Split: goodput && t.o.Split && Splits(k.Name)}
 }
 
 // concOf is the load of metric's trials: the knee's for goodput, enough to keep the CPUs busy for CPU trials.

@@ -34,7 +34,13 @@ const (
 	// splitSeconds is a split round's duet trial's length (Options.Split), at the app's rate alone.
 	splitSeconds   = 0.3
 	maxCPURequests = 4000
+	// SplitShare is what a split round's duet adds to an arm's trial: the arms send splitSeconds of requests each,
+	// side by side, at about their share of the machine.
+	SplitShare = time.Duration(splitSeconds*float64(time.Second)) + 30*time.Millisecond
 )
+
+// splitKind is what a split round's trial's cost is kept under (arms.TrialSpec.CostKind).
+var splitKind = arms.TrialSpec{Metric: MetricGoodput, Split: true}.CostKind()
 
 // fit sets the trials' lengths from the app's speed at the comparisons' load, and refuses a budget that cannot
 // hold even the final comparison's least.
@@ -55,10 +61,7 @@ func (t *tuner) fit() error {
 	t.cpuConc = cpuConcPerCore * t.cpus()
 	sent := evenRequests(t.lengths.CPURequests, t.cpuConc, len(load.MixSequence(t.o.URLs)))
 	t.costs.guess[MetricGoodput] = t.lengths.Warm + t.lengths.Win + 50*time.Millisecond
-	// A split round's trial costs its share of the round's duet besides: the arms send splitSeconds of requests
-	// each, side by side, at about their share of the machine.
-	t.costs.guess[arms.TrialSpec{Metric: MetricGoodput, Split: true}.CostKind()] = t.costs.guess[MetricGoodput] +
-		time.Duration(splitSeconds*float64(time.Second)) + 30*time.Millisecond
+	t.costs.guess[splitKind] = t.costs.guess[MetricGoodput] + SplitShare
 	t.costs.guess[MetricCPU] = time.Duration(float64(sent)/t.rateAt(t.cpuConc)*float64(time.Second)) + 30*time.Millisecond
 	if st := t.startsSoFar(); st.N > 0 {
 		// The run's first stacks settled no dynamic pool: a CPU trial's static twin starts about as fast; a

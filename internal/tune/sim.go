@@ -69,6 +69,12 @@ type SimOptions struct {
 	// each at its share of the machine, so a round costs that times its arms (as real runs charge it), and its
 	// next stacks start beside its trials (a move waits only for what a start takes beyond them).
 	Duet bool
+	// Split runs the goodput races tune runs in split rounds (Options.Split) that way, on the noise of split
+	// rounds' figures (Noise[NoiseKey(MetricGoodput, "", true)], which must be given: what a real split round
+	// reads, its turn's share of the machine times its duet's capacity, extracted by bench/engine). A split
+	// round's trial costs TrialCost's for its kind (arms.TrialSpec.CostKind; none: a goodput trial and
+	// SplitShare), its duet's share taken before its trial in turn.
+	Split bool
 	// Tail is the true log ratio of cfg's p99 against Base's in goodput trials (nil: none: every trial's p99 the
 	// same), TailSD the spread of a trial's log p99 about it (0: 0.3), drawn from the goodput replay's source.
 	Tail   func(cfg knob.Config) float64
@@ -82,10 +88,17 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	if key := NoiseKey(MetricCPU, "", true); so.Duet && so.Noise[key] == nil {
 		return nil, fmt.Errorf("simulate: duet races replay duet rounds' noise, and none is given (%s)", key)
 	}
+	if key := NoiseKey(MetricGoodput, "", true); so.Split && so.Noise[key] == nil {
+		return nil, fmt.Errorf("simulate: split races replay split rounds' noise, and none is given (%s)", key)
+	}
 	t, err := newTuner(Options{Base: so.Base, Knobs: so.Knobs, Budget: so.Budget, MinEffect: so.MinEffect, PoolMargin: so.PoolMargin,
-		Alpha: so.Alpha, Asked: so.Asked, Duet: so.Duet, Progress: so.Progress})
+		Alpha: so.Alpha, Asked: so.Asked, Duet: so.Duet, Split: so.Split, Progress: so.Progress})
 	if err != nil {
 		return nil, err
+	}
+	so.TrialCost = maps.Clone(so.TrialCost)
+	if _, ok := so.TrialCost[splitKind]; !ok && so.Split {
+		so.TrialCost[splitKind] = so.TrialCost[MetricGoodput] + SplitShare
 	}
 	clk := clock.NewSim(time.Microsecond)
 	t.clock, t.start, t.end = clk, clk.Now(), clk.Now().Add(so.Budget)
@@ -236,10 +249,10 @@ func (s *simSource) Arm(cfg knob.Config, spec arms.TrialSpec) experiment.Arm {
 	// neighbour's burst), as arms that run in the same rounds do: twins' static pools, or the pools as written
 	// (the pm race's arms too, whose incumbent is the dynamic pool the noise was recorded on).
 	pm := ""
-	if spec.Twin() {
+	if spec.Twin() && !spec.Split { // split rounds' figures are kept under one key (bench/engine)
 		pm = "static"
 	}
-	noise := s.noiseKey(spec.Metric, pm, spec.Duet)
+	noise := s.noiseKey(spec.Metric, pm, spec.Duet || spec.Split)
 	start := s.o.StartCost
 	if spec.Twin() && s.o.TwinStartCost > 0 {
 		start = s.o.TwinStartCost
@@ -255,7 +268,10 @@ func (s *simSource) Arm(cfg knob.Config, spec arms.TrialSpec) experiment.Arm {
 	}
 	s.mu.Unlock()
 	a := &simArm{ReplayArm: s.o.Noise[noise].Arm(run.String(), effect), s: s, key: run.Key(), cost: s.o.TrialCost[spec.Metric], start: start,
-		moves: g, readsSecond: spec.Metric == MetricGoodput, fresh: spec.Fresh, duet: spec.Duet}
+		moves: g, readsSecond: spec.Metric == MetricGoodput, fresh: spec.Fresh, duet: spec.Duet, split: spec.Split}
+	if spec.Split {
+		a.splitCost = s.o.TrialCost[splitKind] - a.cost
+	}
 	if s.o.Tail != nil {
 		a.tail = s.o.Tail(cfg)
 	}
@@ -327,10 +343,12 @@ type simArm struct {
 	tail        float64
 	holding     bool
 	fresh       bool // arms.TrialSpec.Fresh: never the warm stack
-	// duet: its rounds are duets (TrialSpec.Duet); prepared: Prepare readied this round's trial.
-	duet, prepared bool
-	moves          *simMoves
-	per, n         int // the most trials a stack serves (0: one for its life); trials on this one
+	// duet: its rounds are duets (TrialSpec.Duet); split: split rounds (TrialSpec.Split), whose duet trials cost
+	// splitCost each; prepared: Prepare readied this round's trial.
+	duet, split, prepared bool
+	splitCost             time.Duration
+	moves                 *simMoves
+	per, n                int // the most trials a stack serves (0: one for its life); trials on this one
 	// cur is the stack it runs on, used the ones it ran on; epoch its moves since it started.
 	cur, epoch int
 	used       map[int]bool
@@ -392,16 +410,21 @@ func (a *simArm) Start(ctx context.Context) error {
 	return a.ReplayArm.Start(ctx)
 }
 
-// Prepare readies a duet round's trial (experiment.Preparer): the engine prepares the round's arms one after
-// another, in the round's order, before their trials run at once. The arm moves when due and the clock advances
-// by its share of the round here rather than in Trial, so that what the run's clock and draws read does not
-// depend on the order the trials' goroutines run in: a seed's run is reproducible.
+// Prepare readies a duet round's trial, or a split round's (experiment.Preparer): the engine prepares the round's
+// arms one after another, in the round's order, before their trials run (a duet's at once, a split round's in
+// turn and then at once). The arm moves when due and the clock advances by its share of what runs at once here
+// rather than in the trials, so that what the run's clock and draws read does not depend on the order the
+// trials' goroutines run in: a seed's run is reproducible. A split round's figure is drawn in turn (Trial).
 func (a *simArm) Prepare(ctx context.Context) error {
-	if !a.duet {
+	if !a.duet && !a.split {
 		return nil
 	}
 	a.prepared = true
 	a.move()
+	if a.split {
+		a.s.clock.Add(a.splitCost)
+		return ctx.Err()
+	}
 	a.s.clock.Add(a.cost)
 	return a.ReplayArm.Prepare(ctx)
 }
@@ -430,10 +453,13 @@ func (a *simArm) move() {
 	a.runOn(a.s.newStack())
 }
 
-// Trial runs the arm's trial: in turn, it moves when due and takes its time here; in a duet round Prepare did.
+// Trial runs the arm's trial: in turn, it moves when due and takes its time here; in a duet round Prepare did,
+// in a split round Prepare moved it.
 func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	if !a.prepared {
 		a.move()
+	}
+	if !a.prepared || a.split {
 		a.s.clock.Add(a.cost)
 	}
 	a.prepared = false
@@ -443,6 +469,9 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	o, err := a.ReplayArm.Trial(ctx)
 	o.Rate = o.Value
 	o.Second = o.Value
+	if a.split {
+		o.Capacity = 1 // the figure drawn is the round's: its share of the machine (SplitTrial)
+	}
 	if a.capacity != nil && err == nil {
 		c, _ := a.capacity.Trial(ctx)
 		o.Second = c.Value
@@ -458,6 +487,15 @@ func (a *simArm) Trial(ctx context.Context) (experiment.Observation, error) {
 	}
 	a.s.mu.Unlock()
 	return o, err
+}
+
+// SplitTrial is a split round's duet trial (experiment.Splitter): Trial drew the round's figure as the arm's share
+// of the machine, and this trial reads capacity 1; Prepare took its time.
+func (a *simArm) SplitTrial(ctx context.Context) (experiment.Observation, error) {
+	if err := ctx.Err(); err != nil {
+		return experiment.Observation{}, err
+	}
+	return experiment.Observation{Value: 1, Capacity: 1}, nil
 }
 
 // p99 is a goodput trial's p99, microseconds: 5 ms, times its true ratio and its noise when SimOptions.Tail is set.
@@ -491,7 +529,8 @@ func (a *simArm) Stop() {
 // NoiseKey is what a trial's noise is kept and replayed under: its metric, for goodput whether its pool was
 // static (interleaved trials leave a dynamic pool to shrink and regrow, which a static one never does:
 // steadyPool), and whether it ran in a duet round, whose trials share the machine's noise (kept apart: replayed
-// as alternating rounds, it would hold drift a duet cancels, and the other way round).
+// as alternating rounds, it would hold drift a duet cancels, and the other way round). Goodput's duet noise is
+// split rounds' figures (SimOptions.Split), whatever their pools.
 func NoiseKey(metric, pm string, duet bool) string {
 	key := metric
 	if metric == MetricGoodput && pm == "static" {

@@ -101,10 +101,10 @@ type Options struct {
 	// DuetSpread spreads each duet arm's php-fpm workers over the CPUs for its trial, one to each in turn, where
 	// the arms are not pinned apart (DuetPin): a CPU a neighbour slows then slows every arm alike.
 	DuetSpread bool
-	// Split runs the goodput races' rounds and the final's as split rounds (experiment.Spec.Split): the trials in
-	// turn, then at the same time, goodput read as the share of the machine an arm got in turn times the capacity
-	// it showed in the duet (docs/engine.md, "Split rounds"). Keep-alive's race alternates (its share is what
-	// varies); off, all of them do.
+	// Split runs the goodput races' rounds as split rounds (experiment.Spec.Split): the trials in turn, then at
+	// the same time, goodput read as the share of the machine an arm got in turn times the capacity it showed in
+	// the duet (docs/engine.md, "Split rounds"). The pool sizes', keep-alive's and the final's alternate (Splits,
+	// finalTrial); off, all of them do.
 	Split bool
 }
 
