@@ -258,6 +258,7 @@ func extractNoise(dir string, files []string) error {
 		slices.SortStableFunc(r.Trials, func(a, b tune.TrialRecord) int { return cmp.Compare(a.AtS, b.AtS) })
 		turns := map[[2]string]tune.TrialRecord{} // a goodput race's last trial in turn, by phase and arm
 		for _, t := range r.Trials {
+			// A trial with a fault (the OOM killer struck) was no measurement: tune measured it again.
 			if !strings.HasPrefix(t.Phase, "knob ") && t.Phase != "final" || t.Fault != "" {
 				continue
 			}

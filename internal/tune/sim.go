@@ -96,9 +96,10 @@ func Simulate(ctx context.Context, so SimOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	so.TrialCost = maps.Clone(so.TrialCost)
 	if _, ok := so.TrialCost[splitKind]; !ok && so.Split {
-		so.TrialCost[splitKind] = so.TrialCost[MetricGoodput] + SplitShare
+		costs := map[string]time.Duration{splitKind: so.TrialCost[MetricGoodput] + SplitShare}
+		maps.Copy(costs, so.TrialCost) // the caller's map stays as it was
+		so.TrialCost = costs
 	}
 	clk := clock.NewSim(time.Microsecond)
 	t.clock, t.start, t.end = clk, clk.Now(), clk.Now().Add(so.Budget)
